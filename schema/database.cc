@@ -1,0 +1,124 @@
+#include "schema/database.h"
+
+#include <string>
+
+namespace trialdb {
+
+const char* schema_sql() {
+  static const char* sql =
+#include "schema_sql.inc"
+      ;
+  return sql;
+}
+
+namespace {
+[[noreturn]] void fail(sqlite3* db, const std::string& what) {
+  throw DbError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+}
+}  // namespace
+
+Database::Database(const std::string& path, bool create) : path_(path) {
+  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw DbError("cannot open database " + path + ": " + msg);
+  }
+  sqlite3_busy_timeout(db_, 30000);
+  exec("PRAGMA journal_mode=WAL");
+  exec("PRAGMA synchronous=NORMAL");
+  exec("PRAGMA foreign_keys=OFF");
+  // Version check before touching the DDL so a newer file is not altered by an older binary.
+  bool has_version = false;
+  {
+    Statement q(db_, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version'");
+    has_version = q.step();
+  }
+  if (has_version) {
+    Statement v(db_, "SELECT max(version) FROM schema_version");
+    if (v.step() && !v.is_null(0) && v.int64(0) > kSchemaVersion)
+      throw DbError(path + ": database schema version " + std::to_string(v.int64(0)) +
+                    " is newer than this trialdb (" + std::to_string(kSchemaVersion) + ")");
+  }
+  exec("BEGIN IMMEDIATE");
+  try {
+    exec(schema_sql());
+    Statement v(db_, "SELECT count(*) FROM schema_version");
+    v.step();
+    if (v.int64(0) == 0)
+      exec("INSERT INTO schema_version(version) VALUES (" + std::to_string(kSchemaVersion) + ")");
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+Database::~Database() { sqlite3_close_v2(db_); }
+
+void Database::exec(std::string_view sql) {
+  std::string s(sql);
+  char* err = nullptr;
+  if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    throw DbError(path_ + ": " + msg);
+  }
+}
+
+Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
+  if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                         &stmt_, nullptr) != SQLITE_OK)
+    fail(db, "prepare '" + std::string(sql.substr(0, 80)) + "'");
+}
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement& Statement::bind(int i, int64_t v) {
+  if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+Statement& Statement::bind(int i, double v) {
+  if (sqlite3_bind_double(stmt_, i, v) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+Statement& Statement::bind(int i, std::string_view v) {
+  if (sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8) != SQLITE_OK)
+    fail(db_, "bind");
+  return *this;
+}
+Statement& Statement::bind_blob(int i, const void* p, size_t n) {
+  if (sqlite3_bind_blob64(stmt_, i, n ? p : "", n, SQLITE_TRANSIENT) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+Statement& Statement::bind_null(int i) {
+  if (sqlite3_bind_null(stmt_, i) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+bool Statement::step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  std::string msg = sqlite3_errmsg(db_);
+  sqlite3_reset(stmt_);
+  throw DbError(msg);
+}
+void Statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+std::string Statement::text(int col) const {
+  const unsigned char* p = sqlite3_column_text(stmt_, col);
+  return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string();
+}
+
+Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+Transaction::~Transaction() {
+  if (!done_) sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+void Transaction::commit() {
+  db_.exec("COMMIT");
+  done_ = true;
+}
+
+}  // namespace trialdb

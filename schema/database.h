@@ -1,0 +1,82 @@
+// Opening a trialdb database: pragmas, the schema and its version, and small RAII helpers
+// around the SQLite C API that every layer uses.
+#pragma once
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace trialdb {
+
+inline constexpr int kSchemaVersion = 1;
+
+// The DDL and public views (schema/schema.sql).
+const char* schema_sql();
+
+struct DbError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Owns a connection opened with WAL, a busy timeout and the schema applied.
+class Database {
+ public:
+  // Opens (creating if needed) and applies the schema; throws DbError with the file name.
+  explicit Database(const std::string& path, bool create = true);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  sqlite3* handle() const { return db_; }
+  const std::string& path() const { return path_; }
+  void exec(std::string_view sql);
+  int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+// A prepared statement with typed bind/column helpers; reset() before re-binding.
+class Statement {
+ public:
+  Statement(sqlite3* db, std::string_view sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& bind(int i, int64_t v);
+  Statement& bind(int i, int v) { return bind(i, static_cast<int64_t>(v)); }
+  Statement& bind(int i, double v);
+  Statement& bind(int i, std::string_view v);          // TEXT, copied
+  Statement& bind_blob(int i, const void* p, size_t n);  // copied
+  Statement& bind_null(int i);
+  bool step();   // true while a row is available; throws DbError on failure
+  void run() { step(); reset(); }
+  void reset();
+
+  int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double real(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::string text(int col) const;
+  sqlite3_stmt* handle() const { return stmt_; }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// BEGIN IMMEDIATE on construction, ROLLBACK unless commit() was called.
+class Transaction {
+ public:
+  explicit Transaction(Database& db);
+  ~Transaction();
+  void commit();
+
+ private:
+  Database& db_;
+  bool done_ = false;
+};
+
+}  // namespace trialdb

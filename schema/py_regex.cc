@@ -1,0 +1,56 @@
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "schema/py_regex.h"
+
+#include <pcre2.h>
+
+namespace trialdb {
+
+std::string python_to_pcre2(std::string_view p) {
+  std::string out;
+  out.reserve(p.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == '\\' && i + 1 < p.size()) {
+      out += '\\';
+      out += p[i + 1] == 'Z' ? 'z' : p[i + 1];  // Python \Z is PCRE2 \z (absolute end)
+      ++i;
+    } else {
+      out += p[i];
+    }
+  }
+  return out;
+}
+
+std::unique_ptr<PyRegex> PyRegex::compile(std::string_view pattern, std::string* err) {
+  std::string translated = python_to_pcre2(pattern);
+  int code = 0;
+  PCRE2_SIZE offset = 0;
+  // Python str patterns are Unicode-aware: \w, \d and case folding follow Unicode (UCP).
+  pcre2_code* re = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()), translated.size(),
+                                 PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &code, &offset, nullptr);
+  if (!re) {
+    PCRE2_UCHAR buf[256];
+    pcre2_get_error_message(code, buf, sizeof buf);
+    *err = "invalid regular expression '" + std::string(pattern) + "': " +
+           reinterpret_cast<const char*>(buf) + " at offset " + std::to_string(offset);
+    return nullptr;
+  }
+  pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);  // falls back to the interpreter if JIT is missing
+  std::unique_ptr<PyRegex> r(new PyRegex());
+  r->pattern_ = std::string(pattern);
+  r->code_ = re;
+  r->match_data_ = pcre2_match_data_create_from_pattern(re, nullptr);
+  return r;
+}
+
+PyRegex::~PyRegex() {
+  pcre2_match_data_free(static_cast<pcre2_match_data*>(match_data_));
+  pcre2_code_free(static_cast<pcre2_code*>(code_));
+}
+
+bool PyRegex::search(std::string_view subject) const {
+  int rc = pcre2_match(static_cast<pcre2_code*>(code_), reinterpret_cast<PCRE2_SPTR>(subject.data()),
+                       subject.size(), 0, 0, static_cast<pcre2_match_data*>(match_data_), nullptr);
+  return rc >= 0;
+}
+
+}  // namespace trialdb

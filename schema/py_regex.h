@@ -1,0 +1,35 @@
+// Python `re.search` semantics on PCRE2 (JIT where available).
+//
+// smdebug's collection regexes use lookahead (`^(?!gradient).*weight`), which neither std::regex
+// nor RE2 support; PCRE2 does, and its syntax is a superset of Python's for what trials use.
+// The few spellings that differ are translated (`\Z` -> `\z`). Matching is unanchored (search).
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace trialdb {
+
+class PyRegex {
+ public:
+  // nullptr and *err set (naming the pattern) when the pattern does not compile.
+  static std::unique_ptr<PyRegex> compile(std::string_view pattern, std::string* err);
+  ~PyRegex();
+  PyRegex(const PyRegex&) = delete;
+  PyRegex& operator=(const PyRegex&) = delete;
+
+  // True when the pattern matches anywhere in subject. Not thread-safe (reuses match data).
+  bool search(std::string_view subject) const;
+  const std::string& pattern() const { return pattern_; }
+
+ private:
+  PyRegex() = default;
+  std::string pattern_;
+  void* code_ = nullptr;        // pcre2_code*
+  void* match_data_ = nullptr;  // pcre2_match_data*
+};
+
+// Translates Python-only regex spellings to PCRE2.
+std::string python_to_pcre2(std::string_view pattern);
+
+}  // namespace trialdb

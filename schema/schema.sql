@@ -1,0 +1,197 @@
+-- trialdb storage schema.
+--
+-- Private tables hold one trial's data in normalised form; the public views at the end are
+-- the stable interface (users, rules and tests query only those). Every public view works in a
+-- plain sqlite3 shell: nothing here calls an extension function.
+--
+-- Visibility: rows of a (step, worker) are written in one transaction, and a value is visible
+-- in the public views only once its global step is complete (step.complete = 1), so a reader
+-- never sees half a step.
+
+CREATE TABLE IF NOT EXISTS schema_version (
+  version INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS trial (
+  trial_id         INTEGER PRIMARY KEY,
+  name             TEXT NOT NULL UNIQUE,
+  path             TEXT NOT NULL,            -- local folder or s3://bucket/prefix
+  expected_workers INTEGER NOT NULL DEFAULT 0,  -- number of collection files seen
+  ended            INTEGER NOT NULL DEFAULT 0   -- training_job_end.ts seen
+);
+
+CREATE TABLE IF NOT EXISTS worker (
+  worker_id INTEGER PRIMARY KEY,
+  trial_id  INTEGER NOT NULL REFERENCES trial(trial_id),
+  name      TEXT NOT NULL,
+  UNIQUE (trial_id, name)
+);
+
+-- One row per global step seen in any index file.
+CREATE TABLE IF NOT EXISTS step (
+  trial_id     INTEGER NOT NULL REFERENCES trial(trial_id),
+  step         INTEGER NOT NULL,
+  mode         TEXT NOT NULL,              -- TRAIN, EVAL, PREDICT, GLOBAL
+  mode_step    INTEGER NOT NULL,
+  -- The step smdebug's Tensor API files this step's values under: the global step, except for
+  -- GLOBAL-mode steps, which smdebug keys by their mode step.
+  tensor_step  INTEGER NOT NULL,
+  complete     INTEGER NOT NULL DEFAULT 0,
+  completed_at REAL,                       -- unix time the step became complete
+  PRIMARY KEY (trial_id, step)
+) WITHOUT ROWID;
+
+-- (step, worker) pairs whose index file has been ingested completely.
+CREATE TABLE IF NOT EXISTS step_worker (
+  trial_id  INTEGER NOT NULL,
+  step      INTEGER NOT NULL,
+  worker_id INTEGER NOT NULL,
+  PRIMARY KEY (trial_id, step, worker_id)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS tensor (
+  tensor_id INTEGER PRIMARY KEY,
+  trial_id  INTEGER NOT NULL REFERENCES trial(trial_id),
+  name      TEXT NOT NULL,
+  UNIQUE (trial_id, name)
+);
+
+CREATE TABLE IF NOT EXISTS collection (
+  collection_id INTEGER PRIMARY KEY,
+  trial_id      INTEGER NOT NULL REFERENCES trial(trial_id),
+  name          TEXT NOT NULL,
+  definition    TEXT NOT NULL,             -- merged JSON: include_regex, tensor_names, ...
+  UNIQUE (trial_id, name)
+);
+
+-- Membership resolved at ingest (listed name or include_regex match, Python re.search).
+CREATE TABLE IF NOT EXISTS collection_member (
+  collection_id INTEGER NOT NULL,
+  tensor_id     INTEGER NOT NULL,
+  PRIMARY KEY (collection_id, tensor_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS collection_member_by_tensor ON collection_member(tensor_id);
+
+-- The fixed list of reductions; idx is the bit in value.red_mask and the column order below.
+CREATE TABLE IF NOT EXISTS reduction_kind (
+  idx       INTEGER PRIMARY KEY,
+  reduction TEXT NOT NULL,
+  abs       INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO reduction_kind(idx, reduction, abs) VALUES
+  (0, 'min', 0), (1, 'max', 0), (2, 'mean', 0), (3, 'prod', 0), (4, 'std', 0),
+  (5, 'variance', 0), (6, 'sum', 0), (7, 'l1', 0), (8, 'l2', 0),
+  (9, 'min', 1), (10, 'max', 1), (11, 'mean', 1), (12, 'prod', 1), (13, 'std', 1),
+  (14, 'variance', 1), (15, 'sum', 1), (16, 'l1', 1), (17, 'l2', 1);
+
+-- One row per (tensor, global step, worker) for which anything was saved.
+-- Reductions live beside the metadata so the reductions view never touches a blob.
+-- red_src: 0 none, 1 the r_* columns, 2 a one-element value whose element is in r_min (the
+-- other 17 follow from it; this keeps scalar-heavy trials small). SQLite stores NaN as NULL,
+-- so a set red_mask bit with a NULL column means NaN.
+CREATE TABLE IF NOT EXISTS value (
+  value_id   INTEGER PRIMARY KEY,
+  trial_id   INTEGER NOT NULL,
+  tensor_id  INTEGER NOT NULL,
+  step       INTEGER NOT NULL,             -- global step
+  worker_id  INTEGER NOT NULL,
+  dtype      TEXT,                         -- numpy name; NULL when no raw value was saved
+  shape      TEXT,                         -- JSON array; saved shape when no raw value
+  red_src    INTEGER NOT NULL DEFAULT 0,
+  red_mask   INTEGER NOT NULL DEFAULT 0,
+  r_min REAL, r_max REAL, r_mean REAL, r_prod REAL, r_std REAL, r_variance REAL,
+  r_sum REAL, r_l1 REAL, r_l2 REAL,
+  ra_min REAL, ra_max REAL, ra_mean REAL, ra_prod REAL, ra_std REAL, ra_variance REAL,
+  ra_sum REAL, ra_l1 REAL, ra_l2 REAL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS value_by_tensor ON value(tensor_id, step, worker_id);
+CREATE INDEX IF NOT EXISTS value_by_step ON value(trial_id, step);
+
+-- Raw values as self-describing blobs (docs/BLOB_FORMAT.md), apart from the metadata so that
+-- scans of value stay small.
+CREATE TABLE IF NOT EXISTS value_blob (
+  value_id INTEGER PRIMARY KEY,
+  data     BLOB NOT NULL
+);
+
+-- Index files fully ingested (the unit of incremental ingest).
+CREATE TABLE IF NOT EXISTS ingested_file (
+  trial_id INTEGER NOT NULL,
+  path     TEXT NOT NULL,                  -- relative to the trial root
+  PRIMARY KEY (trial_id, path)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS ingest_error (
+  error_id INTEGER PRIMARY KEY,
+  trial_id INTEGER NOT NULL,
+  file     TEXT NOT NULL,
+  step     INTEGER,
+  message  TEXT NOT NULL,
+  at       REAL NOT NULL DEFAULT (unixepoch('subsec'))
+);
+
+-- ---------------------------------------------------------------------------------------------
+-- Public views.
+-- ---------------------------------------------------------------------------------------------
+
+CREATE VIEW IF NOT EXISTS trials AS
+SELECT t.name AS trial,
+       t.path AS path,
+       max(t.expected_workers, (SELECT count(*) FROM worker w WHERE w.trial_id = t.trial_id)) AS workers,
+       t.ended AS ended
+FROM trial t;
+
+CREATE VIEW IF NOT EXISTS steps AS
+SELECT t.name AS trial, s.step, s.mode, s.mode_step, s.complete
+FROM step s JOIN trial t ON t.trial_id = s.trial_id;
+
+CREATE VIEW IF NOT EXISTS tensors AS
+SELECT t.name AS trial, tn.name AS tensor
+FROM tensor tn JOIN trial t ON t.trial_id = tn.trial_id;
+
+CREATE VIEW IF NOT EXISTS collections AS
+SELECT t.name AS trial, c.name AS collection, tn.name AS tensor
+FROM collection c
+JOIN trial t ON t.trial_id = c.trial_id
+JOIN collection_member m ON m.collection_id = c.collection_id
+JOIN tensor tn ON tn.tensor_id = m.tensor_id;
+
+CREATE VIEW IF NOT EXISTS tensor_values AS
+SELECT t.name AS trial, tn.name AS tensor, s.tensor_step AS step, w.name AS worker,
+       s.mode, s.mode_step, v.dtype, v.shape, b.data AS value
+FROM value v
+JOIN step s ON s.trial_id = v.trial_id AND s.step = v.step AND s.complete
+JOIN trial t ON t.trial_id = v.trial_id
+JOIN tensor tn ON tn.tensor_id = v.tensor_id
+JOIN worker w ON w.worker_id = v.worker_id
+LEFT JOIN value_blob b ON b.value_id = v.value_id;
+
+CREATE VIEW IF NOT EXISTS reductions AS
+SELECT t.name AS trial, tn.name AS tensor, s.tensor_step AS step, w.name AS worker,
+       k.reduction, k.abs,
+       CASE
+         WHEN v.red_src = 2 THEN
+           CASE WHEN k.idx IN (4, 5) THEN v.r_min - v.r_min
+                WHEN k.idx IN (13, 14) THEN abs(v.r_min) - abs(v.r_min)
+                WHEN k.abs OR k.idx IN (7, 8) THEN abs(v.r_min)
+                ELSE v.r_min END
+         ELSE
+           CASE k.idx
+             WHEN 0 THEN v.r_min  WHEN 1 THEN v.r_max  WHEN 2 THEN v.r_mean
+             WHEN 3 THEN v.r_prod WHEN 4 THEN v.r_std  WHEN 5 THEN v.r_variance
+             WHEN 6 THEN v.r_sum  WHEN 7 THEN v.r_l1   WHEN 8 THEN v.r_l2
+             WHEN 9 THEN v.ra_min  WHEN 10 THEN v.ra_max WHEN 11 THEN v.ra_mean
+             WHEN 12 THEN v.ra_prod WHEN 13 THEN v.ra_std WHEN 14 THEN v.ra_variance
+             WHEN 15 THEN v.ra_sum WHEN 16 THEN v.ra_l1  WHEN 17 THEN v.ra_l2
+           END
+       END AS value
+FROM value v
+JOIN reduction_kind k ON (v.red_mask >> k.idx) & 1
+JOIN step s ON s.trial_id = v.trial_id AND s.step = v.step AND s.complete
+JOIN trial t ON t.trial_id = v.trial_id
+JOIN tensor tn ON tn.tensor_id = v.tensor_id
+JOIN worker w ON w.worker_id = v.worker_id;
+
+CREATE VIEW IF NOT EXISTS ingest_errors AS
+SELECT t.name AS trial, e.file, e.step, e.message
+FROM ingest_error e JOIN trial t ON t.trial_id = e.trial_id;

@@ -1,0 +1,75 @@
+// The value blob: how one raw tensor value is stored (docs/BLOB_FORMAT.md).
+//
+//   u8 magic 0xB1 | u8 dtype | u8 ndim | u8 flags | ndim x i64 dims (LE) | data
+//
+// data is the C-order little-endian elements (numel x itemsize bytes); strings are numel
+// entries of u32 length + UTF-8 bytes. flags bit 0: data is u64 raw size + a zlib stream.
+// Decoding validates everything (header, dtype, dims, data length) and never reads out of
+// bounds, because blobs reach the SQL functions from arbitrary user queries.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trialdb {
+
+enum class DType : uint8_t {
+  Bool = 0, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64,
+  Float16, BFloat16, Float32, Float64, Complex64, Complex128, String,
+};
+inline constexpr int kDTypeCount = 16;
+
+const char* dtype_name(DType t);                      // numpy names; "string" for strings
+std::optional<DType> dtype_from_name(std::string_view name);
+size_t dtype_size(DType t);                           // bytes per element; 0 for String
+inline bool dtype_is_real(DType t) { return t != DType::String && t != DType::Complex64 && t != DType::Complex128; }
+
+inline constexpr uint8_t kBlobMagic = 0xB1;
+inline constexpr uint8_t kBlobZlib = 1;
+inline constexpr int kMaxDims = 32;
+inline constexpr size_t kBlobHeaderFixed = 4;
+
+// A decoded, validated view of a blob. data points into the blob, or into the caller's
+// scratch buffer when the blob was compressed.
+struct TensorView {
+  DType dtype = DType::Float32;
+  int ndim = 0;
+  int64_t dims[kMaxDims] = {};
+  int64_t numel = 1;
+  const uint8_t* data = nullptr;
+  size_t data_bytes = 0;
+};
+
+// Validates and decodes. On failure returns false and sets *err to a static description.
+bool decode_blob(const void* blob, size_t size, TensorView* out, std::vector<uint8_t>* scratch,
+                 const char** err);
+
+// Appends a header; the caller appends exactly the data bytes the header implies.
+void append_blob_header(std::string* out, DType dtype, const int64_t* dims, int ndim, uint8_t flags = 0);
+
+// Header + data in one buffer. compress: zlib the data if that makes it smaller.
+std::string encode_blob(DType dtype, const int64_t* dims, int ndim, const void* data, size_t bytes,
+                        bool compress = false);
+
+// Element count of a shape, or -1 on overflow / negative dims.
+int64_t shape_numel(const int64_t* dims, int ndim);
+
+// JSON array text for a shape, e.g. "[2,3]" ("[]" for 0-d).
+std::string shape_json(const int64_t* dims, int ndim);
+
+// float16 / bfloat16 to float (exact).
+float half_to_float(uint16_t h);
+inline float bfloat16_to_float(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+
+// Element i of a real-valued view as double (no bounds check: i < numel).
+double element_as_double(const TensorView& v, int64_t i);
+
+}  // namespace trialdb

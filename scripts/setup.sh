@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency from Debian packages (and s3rver from npm, for the S3
+# tests), then configures and builds trialdb into ./build. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+PKGS="build-essential cmake pkg-config git sqlite3 libsqlite3-dev libprotobuf-dev protobuf-compiler
+zlib1g-dev libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libgtest-dev libgmock-dev
+libbenchmark-dev python3 python3-numpy clang libclang-rt-14-dev libcairo2-dev nodejs npm"
+missing=""
+for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+fi
+# s3rver: a real S3-speaking server on loopback for the S3 tests (tests/s3/package.json).
+if [ -f tests/s3/package.json ] && [ ! -d tests/s3/node_modules/s3rver ]; then
+  (cd tests/s3 && npm install --no-audit --no-fund --silent) || echo "warning: s3rver not installed; S3 tests will fail" >&2
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} >/dev/null
+cmake --build build -j"$(nproc)"
