@@ -1,0 +1,52 @@
+// Where a trial's files come from: a local folder or an S3 prefix. The ingester sees only this
+// interface, so S3 reuses the local path exactly (index offsets become ranged GETs).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace trialdb {
+
+struct SourceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct SourceFile {
+  std::string path;   // relative to the trial root, '/'-separated
+  uint64_t size = 0;
+};
+
+class TrialSource {
+ public:
+  virtual ~TrialSource() = default;
+  // Human-readable root (folder or s3://bucket/prefix), used in messages and trials.path.
+  virtual std::string root() const = 0;
+  // Files under a relative directory prefix (e.g. "index/"), recursively, sorted by path.
+  // start_after: only paths > start_after (S3 ListObjectsV2 start-after), "" for all.
+  virtual std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after = "") = 0;
+  // Whole file, or std::nullopt when it does not exist (yet).
+  virtual std::optional<std::string> read(const std::string& path) = 0;
+  // Byte range [offset, offset + length). Returns fewer bytes when the file is shorter (a live
+  // writer may not have flushed yet); std::nullopt when the file does not exist.
+  virtual std::optional<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) = 0;
+  // Several ranges at once; implementations may run them concurrently (S3: curl multi).
+  struct Range {
+    std::string path;
+    uint64_t offset = 0, length = 0;
+  };
+  virtual std::vector<std::optional<std::string>> read_ranges(const std::vector<Range>& ranges) {
+    std::vector<std::optional<std::string>> out;
+    out.reserve(ranges.size());
+    for (const auto& r : ranges) out.push_back(read_range(r.path, r.offset, r.length));
+    return out;
+  }
+  virtual bool exists(const std::string& path) = 0;
+};
+
+// Opens a local folder or an s3://bucket/prefix URL.
+std::unique_ptr<TrialSource> open_source(const std::string& location);
+
+}  // namespace trialdb

@@ -1,0 +1,22 @@
+// The trialdb subcommands. Each add_* registers one subcommand on the CLI11 app; its callback
+// sets the process exit code through exit_code() (see README "Exit codes").
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace trialdb::cli {
+
+// Exit codes, documented in README.md.
+enum Exit : int {
+  kExitOk = 0,
+  kExitError = 1,          // failed: nothing (more) was done
+  kExitUsage = 2,          // bad command line
+  kExitFindings = 3,       // rules --exit-code: a new finding was recorded
+  kExitPartial = 4,        // finished with errors: bad input was reported and skipped
+};
+int& exit_code();
+
+void add_ingest(CLI::App& app);
+void add_info(CLI::App& app);
+void add_sql(CLI::App& app);
+
+}  // namespace trialdb::cli

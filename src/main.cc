@@ -1,0 +1,38 @@
+// trialdb: SageMaker Debugger trials as an SQLite analytical store. The command line front end.
+#include <iostream>
+
+#include "src/commands.h"
+
+namespace trialdb::cli {
+int& exit_code() {
+  static int code = kExitOk;
+  return code;
+}
+}  // namespace trialdb::cli
+
+int main(int argc, char** argv) {
+  using namespace trialdb::cli;
+  CLI::App app{"trialdb: SageMaker Debugger trials as SQL.\n"
+               "Example: trialdb ingest ./my_trial --db trials.db && trialdb info --db trials.db"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "trialdb 0.1.0");
+  add_ingest(app);
+  add_info(app);
+  add_sql(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "trialdb: error: " << e.what() << "\n";
+    return kExitError;
+  }
+  return exit_code();
+}
