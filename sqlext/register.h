@@ -1,0 +1,16 @@
+// Registers every trialdb SQL function (tensor_*, regexp, the tensor_sum / tensor_concat
+// aggregates and the tensor_each table-valued function) on one connection. The CLI calls this;
+// the loadable module (build/lib/trialdb.so) calls it from sqlite3_trialdb_init.
+#pragma once
+#include <sqlite3.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// SQLITE_OK, or the first SQLite error code a registration returned.
+int trialdb_register_sql_functions(sqlite3* db);
+
+#ifdef __cplusplus
+}
+#endif

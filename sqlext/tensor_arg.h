@@ -1,0 +1,147 @@
+// Shared plumbing of the SQL functions: decoding and validating value-blob arguments, reading
+// scalar arguments, building result blobs, and reporting errors that name the function and the
+// argument. Every function goes through these so malformed input is an SQL error, never a crash.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "schema/value_blob.h"
+#include "sqlext/sqlite_api.h"
+
+namespace trialdb::sqlext {
+
+// A decoded argument; scratch holds the inflated data of a compressed blob.
+struct TensorArg {
+  TensorView view;
+  std::vector<uint8_t> scratch;
+};
+
+enum ArgStatus { kArgOk, kArgNull, kArgError };
+
+// Decodes argument argno (0-based) of fn. kArgNull: the argument is SQL NULL (the caller
+// returns NULL); kArgError: an error naming fn and the argument has been set on ctx.
+ArgStatus get_tensor(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, TensorArg* out);
+
+// printf-style SQL error: "<fn>: <message>".
+void result_errorf(sqlite3_context* ctx, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Numeric argument as double / int64: false (error set) when it is NULL or not a number.
+bool get_double(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, const char* what, double* out);
+bool get_int(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, const char* what, int64_t* out);
+// Text argument; false (error set) when it is not text.
+bool get_text(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, const char* what, std::string* out);
+
+// An error unless the tensor holds real numbers (not strings or complex).
+bool require_real(sqlite3_context* ctx, const TensorView& v, const char* fn, int argno);
+
+// Result blob of the given dtype and shape, allocated with sqlite3_malloc64 so SQLite takes it
+// without a copy. data() is where the caller writes exactly data_bytes bytes; finish() hands
+// it to SQLite. Too large for SQLITE_LIMIT_LENGTH or out of memory: ok() is false, error set.
+class ResultBlob {
+ public:
+  ResultBlob(sqlite3_context* ctx, DType dtype, const int64_t* dims, int ndim, size_t data_bytes);
+  ~ResultBlob();
+  ResultBlob(const ResultBlob&) = delete;
+  ResultBlob& operator=(const ResultBlob&) = delete;
+  bool ok() const { return blob_ != nullptr; }
+  uint8_t* data() { return blob_ + header_; }
+  void finish();
+
+ private:
+  sqlite3_context* ctx_;
+  uint8_t* blob_ = nullptr;
+  size_t header_ = 0, size_ = 0;
+};
+
+// Text result (JSON) with a length-limit check.
+void result_text(sqlite3_context* ctx, const std::string& s);
+
+// The connection's SQLITE_LIMIT_LENGTH: the largest blob or string a result may be.
+int64_t length_limit(sqlite3_context* ctx);
+
+// Runs body, turning C++ exceptions into SQL errors (out of memory, or the message).
+template <class Body>
+void guarded(sqlite3_context* ctx, const char* fn, Body&& body) {
+  try {
+    body();
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  } catch (const std::exception& e) {
+    result_errorf(ctx, "%s: %s", fn, e.what());
+  }
+}
+
+// Typed element loaders: load(p, i) returns element i as double. visit_real calls f with the
+// loader matching a real dtype, so the hot loops are instantiated per dtype with no per-element
+// dispatch.
+template <class T>
+struct LoadAs {
+  static double load(const uint8_t* p, int64_t i) {
+    T x;
+    std::memcpy(&x, p + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+    return static_cast<double>(x);
+  }
+};
+struct LoadBool {
+  static double load(const uint8_t* p, int64_t i) { return p[i] ? 1.0 : 0.0; }
+};
+struct LoadHalf {
+  static double load(const uint8_t* p, int64_t i) {
+    uint16_t h;
+    std::memcpy(&h, p + 2 * i, 2);
+    return half_to_float(h);
+  }
+};
+struct LoadBFloat16 {
+  static double load(const uint8_t* p, int64_t i) {
+    uint16_t h;
+    std::memcpy(&h, p + 2 * i, 2);
+    return bfloat16_to_float(h);
+  }
+};
+
+template <class F>
+bool visit_real(DType t, F&& f) {
+  switch (t) {
+    case DType::Bool: f(LoadBool{}); return true;
+    case DType::Int8: f(LoadAs<int8_t>{}); return true;
+    case DType::UInt8: f(LoadAs<uint8_t>{}); return true;
+    case DType::Int16: f(LoadAs<int16_t>{}); return true;
+    case DType::UInt16: f(LoadAs<uint16_t>{}); return true;
+    case DType::Int32: f(LoadAs<int32_t>{}); return true;
+    case DType::UInt32: f(LoadAs<uint32_t>{}); return true;
+    case DType::Int64: f(LoadAs<int64_t>{}); return true;
+    case DType::UInt64: f(LoadAs<uint64_t>{}); return true;
+    case DType::Float16: f(LoadHalf{}); return true;
+    case DType::BFloat16: f(LoadBFloat16{}); return true;
+    case DType::Float32: f(LoadAs<float>{}); return true;
+    case DType::Float64: f(LoadAs<double>{}); return true;
+    default: return false;
+  }
+}
+
+// All elements of a real tensor as doubles (C order).
+std::vector<double> to_doubles(const TensorView& v);
+
+bool dtype_is_integer(DType t);   // bool and the int/uint types
+
+// Registration hooks, one per source file (register.cc calls them all).
+int register_meta_functions(sqlite3* db);
+int register_reduce_functions(sqlite3* db);
+int register_count_functions(sqlite3* db);
+int register_stats_functions(sqlite3* db);
+int register_compare_functions(sqlite3* db);
+int register_elementwise_functions(sqlite3* db);
+int register_json_functions(sqlite3* db);
+int register_aggregate_functions(sqlite3* db);
+int register_each_module(sqlite3* db);
+int register_regexp_function(sqlite3* db);
+
+// Flags every scalar function is registered with.
+inline constexpr int kScalarFlags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
+
+}  // namespace trialdb::sqlext
