@@ -18,5 +18,6 @@ int& exit_code();
 void add_ingest(CLI::App& app);
 void add_info(CLI::App& app);
 void add_sql(CLI::App& app);
+void add_synth(CLI::App& app);
 
 }  // namespace trialdb::cli

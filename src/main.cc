@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add_ingest(app);
   add_info(app);
   add_sql(app);
+  add_synth(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,308 @@
+// trialdb synth: writes a synthetic trial that looks like a PyTorch hook's output, for tests and
+// benchmarks of any size.
+//
+// Tensors: K tensors of E elements, cycling through five kinds per layer j:
+//   Net_fc<j>.weight, Net_fc<j>.bias, relu<j>_output_0, gradient/Net_fc<j>.weight,
+//   gradient/Net_fc<j>.bias
+// plus the scalar CrossEntropyLoss_output_0, in the collections weights, biases, default,
+// gradients, losses and all (as the hook exports them). Weights are 2-d when E factors.
+// Values are deterministic for a seed: weights ~ U(-0.1, 0.1), biases ~ U(-0.01, 0.01), relu
+// outputs max(0, U(-1, 1)), and gradients ~ U(-g, g) with g shrinking over the steps (a vanishing
+// gradient), the loss decaying from 2.3. Every --eval-every'th global step is an EVAL step
+// (no gradients), the rest TRAIN. Files are written straight from one reused buffer.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ingest/trial_writer.h"
+#include "schema/reductions.h"
+#include "src/commands.h"
+
+namespace trialdb::cli {
+
+namespace {
+
+struct SynthArgs {
+  std::string out;
+  int64_t steps = 10;
+  int64_t tensors = 8;
+  int64_t elements = 1000;
+  int workers = 1;
+  std::string dtype = "float32";
+  uint64_t seed = 1;
+  int64_t eval_every = 10;
+  bool checksums = false;
+  bool reductions_only = false;
+};
+
+enum Kind { kWeight = 0, kBias, kActivation, kGradWeight, kGradBias, kKinds };
+
+// xorshift64*: fast, deterministic, good enough for synthetic values.
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(seed ? seed : 0x9E3779B97F4A7C15ull) {}
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1Dull;
+  }
+  float uniform_pm1() { return static_cast<float>(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }  // [-1, 1)
+};
+
+uint64_t mix(uint64_t a, uint64_t b) {
+  uint64_t z = a * 0x9E3779B97F4A7C15ull + b + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t mag = x & 0x7FFFFFFFu;
+  if (mag >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | (mag > 0x7F800000u ? 0x200u : 0));
+  if (mag >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);   // overflow to inf
+  if (mag < 0x38800000u) {                                                  // subnormal or zero
+    float a;
+    std::memcpy(&a, &mag, 4);
+    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(a * 16777216.0f)));
+  }
+  uint32_t h = ((mag - 0x38000000u) >> 13);
+  uint32_t rest = mag & 0x1FFFu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;                   // round to nearest even
+  return static_cast<uint16_t>(sign | h);
+}
+
+uint16_t float_to_bfloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  x += 0x7FFFu + ((x >> 16) & 1);   // round to nearest even (no NaNs here)
+  return static_cast<uint16_t>(x >> 16);
+}
+
+// Fills buf with n values v(i) = scale * U(-1,1) (+ relu) converted to dtype.
+void fill(std::vector<uint8_t>* buf, DType dtype, int64_t n, Rng rng, float scale, bool relu) {
+  buf->resize(static_cast<size_t>(n) * dtype_size(dtype));
+  uint8_t* p = buf->data();
+  for (int64_t i = 0; i < n; ++i) {
+    float v = rng.uniform_pm1();
+    if (relu && v < 0) v = 0;
+    v *= scale;
+    switch (dtype) {
+      case DType::Float32: std::memcpy(p + 4 * i, &v, 4); break;
+      case DType::Float64: {
+        double d = v;
+        std::memcpy(p + 8 * i, &d, 8);
+        break;
+      }
+      case DType::Float16: {
+        uint16_t h = float_to_half(v);
+        std::memcpy(p + 2 * i, &h, 2);
+        break;
+      }
+      case DType::BFloat16: {
+        uint16_t h = float_to_bfloat16(v);
+        std::memcpy(p + 2 * i, &h, 2);
+        break;
+      }
+      case DType::Int32: {
+        int32_t k = static_cast<int32_t>(std::lrint(v * 1000.0f));
+        std::memcpy(p + 4 * i, &k, 4);
+        break;
+      }
+      case DType::Int64: {
+        int64_t k = std::llrint(v * 1000.0f);
+        std::memcpy(p + 8 * i, &k, 8);
+        break;
+      }
+      default: break;
+    }
+  }
+}
+
+struct TensorSpec {
+  std::string name;
+  Kind kind;
+  std::vector<int64_t> shape;
+};
+
+std::vector<int64_t> shape_for(Kind kind, int64_t e) {
+  if (e == 1) return {};                      // scalars
+  if (kind == kWeight || kind == kGradWeight) {
+    int64_t r = static_cast<int64_t>(std::sqrt(static_cast<double>(e)));
+    while (r > 1 && e % r != 0) --r;
+    if (r > 1) return {r, e / r};
+  }
+  return {e};
+}
+
+std::vector<CollectionSpec> synth_collections(const std::vector<TensorSpec>& specs, const std::string& loss,
+                                              bool reductions_only) {
+  auto make = [&](std::string name, std::vector<std::string> regex, auto pred) {
+    CollectionSpec c;
+    c.name = std::move(name);
+    c.include_regex = std::move(regex);
+    for (const auto& t : specs)
+      if (pred(t)) c.tensor_names.push_back(t.name);
+    std::sort(c.tensor_names.begin(), c.tensor_names.end());
+    if (reductions_only) {
+      c.save_raw_tensor = false;
+      c.save_shape = true;
+      c.reductions = "min,max,mean,prod,std,variance,sum,l1_norm,l2_norm,abs_min,abs_max,abs_mean,abs_prod,"
+                     "abs_std,abs_variance,abs_sum,abs_l1_norm,abs_l2_norm";
+    }
+    return c;
+  };
+  std::vector<CollectionSpec> out;
+  out.push_back(make("weights", {"^(?!gradient).*weight"}, [](const TensorSpec& t) { return t.kind == kWeight; }));
+  out.push_back(make("biases", {"^(?!gradient).*bias"}, [](const TensorSpec& t) { return t.kind == kBias; }));
+  out.push_back(make("gradients", {"^gradient"}, [](const TensorSpec& t) { return t.kind == kGradWeight || t.kind == kGradBias; }));
+  out.push_back(make("default", {".*relu.*_output"}, [](const TensorSpec& t) { return t.kind == kActivation; }));
+  CollectionSpec losses = make("losses", {"[Ll]oss_(?!input).*output"}, [](const TensorSpec&) { return false; });
+  losses.tensor_names = {loss};
+  losses.save_histogram = false;
+  out.push_back(losses);
+  out.push_back(make("all", {".*"}, [](const TensorSpec&) { return false; }));
+  return out;
+}
+
+const char* const kReductionNames[kRedCount] = {"min", "max", "mean", "prod", "std", "variance", "sum", "l1", "l2"};
+
+int run_synth(const SynthArgs& a) {
+  auto dtype = dtype_from_name(a.dtype);
+  bool supported = dtype && (*dtype == DType::Float32 || *dtype == DType::Float64 || *dtype == DType::Float16 ||
+                             *dtype == DType::BFloat16 || *dtype == DType::Int32 || *dtype == DType::Int64);
+  if (!supported) {
+    std::cerr << "trialdb synth: error: --dtype " << a.dtype
+              << " is not supported (use float32, float64, float16, bfloat16, int32 or int64)\n";
+    return kExitUsage;
+  }
+  if (a.steps < 1 || a.tensors < 0 || a.elements < 1 || a.workers < 1 || a.eval_every < 0) {
+    std::cerr << "trialdb synth: error: --steps, --elements and --workers must be >= 1, --tensors and "
+                 "--eval-every >= 0\n";
+    return kExitUsage;
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(a.out, ec) && !std::filesystem::is_empty(a.out, ec)) {
+    std::cerr << "trialdb synth: error: " << a.out << " exists and is not empty; choose a new folder\n";
+    return kExitError;
+  }
+
+  std::vector<TensorSpec> specs;
+  specs.reserve(a.tensors);
+  static const char* const fmt[kKinds] = {"Net_fc%lld.weight", "Net_fc%lld.bias", "relu%lld_output_0",
+                                          "gradient/Net_fc%lld.weight", "gradient/Net_fc%lld.bias"};
+  for (int64_t i = 0; i < a.tensors; ++i) {
+    Kind kind = static_cast<Kind>(i % kKinds);
+    char name[64];
+    std::snprintf(name, sizeof name, fmt[kind], static_cast<long long>(i / kKinds));
+    specs.push_back({name, kind, shape_for(kind, a.elements)});
+  }
+  const std::string loss = "CrossEntropyLoss_output_0";
+
+  TrialWriterOptions opt;
+  opt.real_data_crc = a.checksums;
+  TrialWriter trial(a.out, opt);
+  std::vector<std::string> workers;
+  for (int w = 0; w < a.workers; ++w) workers.push_back("worker_" + std::to_string(w));
+  auto collections = synth_collections(specs, loss, a.reductions_only);
+  for (const auto& w : workers) trial.write_collections(w, a.workers, collections);
+
+  std::vector<uint8_t> buf;
+  uint64_t values = 0, records = 0, event_bytes = 0;
+  int64_t train_steps = 0, eval_steps = 0;
+  const double decay_steps = std::max<double>(1.0, a.steps / 3.0);
+  for (int64_t g = 0; g < a.steps; ++g) {
+    bool eval = a.eval_every > 0 && g % a.eval_every == a.eval_every - 1;
+    TrialMode mode = eval ? TrialMode::kEval : TrialMode::kTrain;
+    int64_t mode_step = eval ? eval_steps++ : train_steps++;
+    trial.set_wall_time(1.7e9 + static_cast<double>(g));
+    float grad_scale = 0.01f * static_cast<float>(std::exp(-g / decay_steps));
+    for (int w = 0; w < a.workers; ++w) {
+      auto step = trial.begin_step(g, workers[w], mode, mode_step);
+      auto emit = [&](const std::string& name, const std::vector<int64_t>& shape, DType dt) {
+        if (!a.reductions_only) {
+          step->add_tensor(name, dt, shape, buf.data(), buf.size());
+          values += buf.size() / dtype_size(dt);
+          ++records;
+          return;
+        }
+        TensorView v;
+        v.dtype = dt;
+        v.ndim = static_cast<int>(shape.size());
+        for (int d = 0; d < v.ndim; ++d) v.dims[d] = shape[d];
+        v.numel = static_cast<int64_t>(buf.size() / dtype_size(dt));
+        v.data = buf.data();
+        v.data_bytes = buf.size();
+        Reductions r;
+        if (!compute_reductions(v, &r)) return;
+        for (int abs = 0; abs < 2; ++abs)
+          for (int k = 0; k < kRedCount; ++k) {
+            step->add_reduction(name, kReductionNames[k], abs, r.v[k + abs * kRedCount]);
+            ++values;
+            ++records;
+          }
+        step->add_shape(name, shape);
+      };
+      // Order as the PyTorch hook writes a step: parameters and activations, loss, gradients.
+      for (int pass = 0; pass < 2; ++pass) {
+        for (size_t i = 0; i < specs.size(); ++i) {
+          const TensorSpec& t = specs[i];
+          bool grad = t.kind == kGradWeight || t.kind == kGradBias;
+          if (grad != (pass == 1) || (grad && eval)) continue;
+          float scale = t.kind == kWeight ? 0.1f : t.kind == kBias ? 0.01f : t.kind == kActivation ? 1.0f : grad_scale;
+          Rng rng(mix(mix(a.seed, i), mix(static_cast<uint64_t>(g), static_cast<uint64_t>(w))));
+          fill(&buf, *dtype, a.elements, rng, scale, t.kind == kActivation);
+          emit(t.name, t.shape, *dtype);
+        }
+        if (pass == 0) {
+          Rng rng(mix(mix(a.seed, 0xF00Dull), mix(static_cast<uint64_t>(g), static_cast<uint64_t>(w))));
+          float l = static_cast<float>(2.3 * std::exp(-g / decay_steps)) + 0.05f * rng.uniform_pm1();
+          buf.resize(4);
+          std::memcpy(buf.data(), &l, 4);
+          emit(loss, {}, DType::Float32);
+        }
+      }
+      step->close();
+      event_bytes += step->event_bytes();
+    }
+  }
+  trial.write_end_marker();
+  std::cout << "synth: wrote " << a.out << ": steps=" << a.steps << " train_steps=" << train_steps
+            << " eval_steps=" << eval_steps << " workers=" << a.workers << " tensors=" << specs.size() + 1
+            << " records=" << records << " values=" << values << " event_bytes=" << event_bytes << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_synth(CLI::App& app) {
+  auto args = std::make_shared<SynthArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "synth", "Write a synthetic smdebug trial (weights, biases, activations, gradients, a loss; TRAIN and EVAL "
+               "steps; collections; end marker), deterministic for a seed");
+  cmd->add_option("OUT", args->out, "New trial folder to write")->required();
+  cmd->add_option("--steps", args->steps, "Global steps")->capture_default_str();
+  cmd->add_option("--tensors", args->tensors, "Tensors of --elements values each (plus one scalar loss)")
+      ->capture_default_str();
+  cmd->add_option("--elements", args->elements, "Elements per tensor (1 = scalars)")->capture_default_str();
+  cmd->add_option("--workers", args->workers, "Workers, each writing every step")->capture_default_str();
+  cmd->add_option("--dtype", args->dtype, "float32, float64, float16, bfloat16, int32 or int64")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Seed; the same seed writes the same bytes")->capture_default_str();
+  cmd->add_option("--eval-every", args->eval_every, "Every Nth global step is EVAL (0 = TRAIN only)")
+      ->capture_default_str();
+  cmd->add_flag("--checksums", args->checksums, "Footers are real data CRCs (smdebug write_checksum)");
+  cmd->add_flag("--reductions-only", args->reductions_only,
+                "Save the 18 reductions and the shape of each tensor instead of its values");
+  cmd->callback([args] { exit_code() = run_synth(*args); });
+}
+
+}  // namespace trialdb::cli
