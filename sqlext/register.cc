@@ -8,6 +8,13 @@ extern "C" int trialdb_register_sql_functions(sqlite3* db) {
   int (*const kRegistrations[])(sqlite3*) = {
       register_meta_functions,
       register_reduce_functions,
+      register_count_functions,
+      register_stats_functions,
+      register_compare_functions,
+      register_elementwise_functions,
+      register_json_functions,
+      register_aggregate_functions,
+      register_each_module,
       register_regexp_function,
   };
   for (auto reg : kRegistrations) {

@@ -124,6 +124,10 @@ bool visit_real(DType t, F&& f) {
   }
 }
 
+// Element i (< numel) as an SQL value: integer for bool/int dtypes (uint64 beyond int64 as
+// real), real for floats (NaN becomes NULL), text for strings, "[re,im]" JSON for complex.
+void result_element(sqlite3_context* ctx, const TensorView& v, int64_t i);
+
 // All elements of a real tensor as doubles (C order).
 std::vector<double> to_doubles(const TensorView& v);
 

@@ -1,0 +1,182 @@
+// Distribution functions with numpy's exact semantics:
+//   tensor_percentile(v, p)              numpy.percentile(v, p), method 'linear'
+//   tensor_histogram(v, bins [, lo, hi]) numpy.histogram(v, bins, range=(lo, hi)) as JSON
+//   tensor_bincount(v)                   numpy.bincount(v.ravel()) as an int64 blob
+#include <algorithm>
+#include <cmath>
+
+#include "sqlext/json_text.h"
+#include "sqlext/tensor_arg.h"
+
+namespace trialdb::sqlext {
+
+namespace {
+
+// numpy's _lerp: a + (b - a) * t, computed from b's side when t >= 0.5 for monotonicity.
+double lerp(double a, double b, double t) {
+  double diff = b - a;
+  return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
+}
+
+void percentile_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  const char* fn = "tensor_percentile";
+  guarded(ctx, fn, [&] {
+    TensorArg t;
+    if (get_tensor(ctx, argv, 0, fn, &t) != kArgOk) return;
+    const TensorView& v = t.view;
+    if (!require_real(ctx, v, fn, 0)) return;
+    if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
+    double p;
+    if (!get_double(ctx, argv, 1, fn, "p", &p)) return;
+    if (!(p >= 0 && p <= 100)) return result_errorf(ctx, "%s: p must be in [0, 100], got %g", fn, p);
+    if (v.numel == 0) return;  // numpy raises; SQL gets NULL
+    std::vector<double> x = to_doubles(v);
+    for (double e : x)
+      if (e != e) return;  // any NaN: numpy gives NaN, SQL NULL
+    const int64_t n = v.numel;
+    // numpy 'linear': virtual index (n - 1) * q with q = p / 100.
+    double idx = static_cast<double>(n - 1) * (p / 100);
+    double lo_d = std::floor(idx);
+    int64_t lo = static_cast<int64_t>(lo_d);
+    if (lo > n - 1) lo = n - 1;
+    int64_t hi = std::min(lo + 1, n - 1);
+    double gamma = idx - lo_d;
+    std::nth_element(x.begin(), x.begin() + lo, x.end());
+    double a = x[lo];
+    double b = a;
+    if (hi != lo) b = *std::min_element(x.begin() + lo + 1, x.end());
+    sqlite3_result_double(ctx, lerp(a, b, gamma));
+  });
+}
+
+void histogram_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  const char* fn = "tensor_histogram";
+  guarded(ctx, fn, [&] {
+    if (argc == 3) return result_errorf(ctx, "%s: give both lo and hi, or neither", fn);
+    TensorArg t;
+    if (get_tensor(ctx, argv, 0, fn, &t) != kArgOk) return;
+    const TensorView& v = t.view;
+    if (!require_real(ctx, v, fn, 0)) return;
+    int64_t bins;
+    if (!get_int(ctx, argv, 1, fn, "bins", &bins)) return;
+    if (bins < 1) return result_errorf(ctx, "%s: bins must be >= 1, got %lld", fn, static_cast<long long>(bins));
+    if (bins > length_limit(ctx) / 4) return sqlite3_result_error_toobig(ctx);
+    // numpy computes the edges in float32 for float32 values and compares there.
+    const bool f32 = v.dtype == DType::Float32;
+    auto round_edge = [f32](double e) { return f32 ? static_cast<double>(static_cast<float>(e)) : e; };
+    double lo, hi;
+    if (argc == 4) {
+      if (!get_double(ctx, argv, 2, fn, "lo", &lo) || !get_double(ctx, argv, 3, fn, "hi", &hi)) return;
+      if (lo > hi) return result_errorf(ctx, "%s: lo (%g) must not exceed hi (%g)", fn, lo, hi);
+      if (!std::isfinite(lo) || !std::isfinite(hi)) return result_errorf(ctx, "%s: the range [%g, %g] is not finite", fn, lo, hi);
+    } else if (v.numel == 0) {
+      lo = 0, hi = 1;
+    } else {
+      lo = std::numeric_limits<double>::infinity(), hi = -lo;
+      bool nan = false;
+      visit_real(v.dtype, [&](auto loader) {
+        for (int64_t i = 0; i < v.numel; ++i) {
+          double x = loader.load(v.data, i);
+          nan |= x != x;
+          lo = std::min(lo, x);
+          hi = std::max(hi, x);
+        }
+      });
+      if (nan || !std::isfinite(lo) || !std::isfinite(hi))
+        return result_errorf(ctx, "%s: the value range is not finite (NaN or Inf elements); give lo and hi", fn);
+    }
+    lo = round_edge(lo), hi = round_edge(hi);
+    if (lo == hi) lo = round_edge(lo - 0.5), hi = round_edge(hi + 0.5);
+    // numpy.linspace(lo, hi, bins + 1): i * step + lo, the last edge exactly hi.
+    std::vector<double> edges(static_cast<size_t>(bins) + 1);
+    double step = (hi - lo) / static_cast<double>(bins);
+    for (int64_t i = 0; i <= bins; ++i) edges[i] = round_edge(static_cast<double>(i) * step + lo);
+    edges[bins] = hi;
+    std::vector<int64_t> counts(static_cast<size_t>(bins), 0);
+    const double norm = static_cast<double>(bins) / (hi - lo);
+    visit_real(v.dtype, [&](auto loader) {
+      for (int64_t i = 0; i < v.numel; ++i) {
+        double x = loader.load(v.data, i);
+        if (!(x >= lo && x <= hi)) continue;  // outside the range (or NaN): not counted
+        int64_t k = static_cast<int64_t>((x - lo) * norm);
+        if (k >= bins) k = bins - 1;
+        if (k < 0) k = 0;
+        // Bin k holds edges[k] <= x < edges[k + 1] (the last bin also holds hi).
+        while (k > 0 && x < edges[k]) --k;
+        while (k < bins - 1 && x >= edges[k + 1]) ++k;
+        ++counts[k];
+      }
+    });
+    std::string out = "{\"edges\":[";
+    for (int64_t i = 0; i <= bins; ++i) {
+      if (i) out.push_back(',');
+      if (f32) append_json_float(&out, static_cast<float>(edges[i]));
+      else append_json_double(&out, edges[i]);
+    }
+    out += "],\"counts\":[";
+    for (int64_t i = 0; i < bins; ++i) {
+      if (i) out.push_back(',');
+      out += std::to_string(counts[i]);
+    }
+    out += "]}";
+    result_text(ctx, out);
+  });
+}
+
+void bincount_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  const char* fn = "tensor_bincount";
+  guarded(ctx, fn, [&] {
+    TensorArg t;
+    if (get_tensor(ctx, argv, 0, fn, &t) != kArgOk) return;
+    const TensorView& v = t.view;
+    if (!require_real(ctx, v, fn, 0)) return;
+    // Integers, or floats holding non-negative integers (numpy insists on an integer dtype).
+    int64_t max = -1;
+    const char* bad = nullptr;
+    double bad_value = 0;
+    visit_real(v.dtype, [&](auto loader) {
+      for (int64_t i = 0; i < v.numel && !bad; ++i) {
+        double x = loader.load(v.data, i);
+        if (!(x >= 0)) bad = "is negative or NaN", bad_value = x;
+        else if (x != std::floor(x)) bad = "is not an integer", bad_value = x;
+        else if (x >= 9.0e18) bad = "is too large", bad_value = x;
+        else max = std::max(max, static_cast<int64_t>(x));
+      }
+    });
+    if (bad) return result_errorf(ctx, "%s: element %g %s", fn, bad_value, bad);
+    int64_t n = max + 1;
+    if (n > length_limit(ctx) / 8) return sqlite3_result_error_toobig(ctx);
+    int64_t dims[1] = {n};
+    ResultBlob out(ctx, DType::Int64, dims, 1, static_cast<size_t>(n) * 8);
+    if (!out.ok()) return;
+    // Count straight into the result (int64 slots; memcpy because the blob is unaligned).
+    uint8_t* counts = out.data();
+    std::memset(counts, 0, static_cast<size_t>(n) * 8);
+    visit_real(v.dtype, [&](auto loader) {
+      for (int64_t i = 0; i < v.numel; ++i) {
+        int64_t k = static_cast<int64_t>(loader.load(v.data, i)), c;
+        std::memcpy(&c, counts + 8 * k, 8);
+        ++c;
+        std::memcpy(counts + 8 * k, &c, 8);
+      }
+    });
+    out.finish();
+  });
+}
+
+}  // namespace
+
+int register_stats_functions(sqlite3* db) {
+  int rc = SQLITE_OK;
+  auto add = [&](const char* name, int nargs, void (*f)(sqlite3_context*, int, sqlite3_value**)) {
+    if (rc == SQLITE_OK) rc = sqlite3_create_function_v2(db, name, nargs, kScalarFlags, nullptr, f, nullptr, nullptr, nullptr);
+  };
+  add("tensor_percentile", 2, percentile_fn);
+  add("tensor_histogram", 2, histogram_fn);
+  add("tensor_histogram", 3, histogram_fn);
+  add("tensor_histogram", 4, histogram_fn);
+  add("tensor_bincount", 1, bincount_fn);
+  return rc;
+}
+
+}  // namespace trialdb::sqlext

@@ -1,0 +1,114 @@
+#include "sqlext/json_text.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace trialdb::sqlext {
+
+void append_json_double(std::string* out, double x) {
+  if (std::isnan(x)) return out->append("null"), void();
+  if (std::isinf(x)) return out->append(x > 0 ? "1e999" : "-1e999"), void();
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  out->append(buf, r.ptr);
+}
+
+void append_json_float(std::string* out, float x) {
+  if (std::isnan(x) || std::isinf(x)) return append_json_double(out, x);
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  out->append(buf, r.ptr);
+}
+
+void append_json_string(std::string* out, std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      default:
+        if (c < 0x20) {
+          out->append("\\u00");
+          out->push_back(kHex[c >> 4]);
+          out->push_back(kHex[c & 15]);
+        } else {
+          out->push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+int64_t element_as_int64(const TensorView& v, int64_t i) {
+  const uint8_t* p = v.data;
+  switch (v.dtype) {
+    case DType::Bool: return p[i] ? 1 : 0;
+    case DType::Int8: return static_cast<int8_t>(p[i]);
+    case DType::UInt8: return p[i];
+#define TRIALDB_LOAD(T) { T x; std::memcpy(&x, p + i * sizeof(T), sizeof(T)); return static_cast<int64_t>(x); }
+    case DType::Int16: TRIALDB_LOAD(int16_t)
+    case DType::UInt16: TRIALDB_LOAD(uint16_t)
+    case DType::Int32: TRIALDB_LOAD(int32_t)
+    case DType::UInt32: TRIALDB_LOAD(uint32_t)
+    case DType::Int64: TRIALDB_LOAD(int64_t)
+    case DType::UInt64: TRIALDB_LOAD(uint64_t)
+#undef TRIALDB_LOAD
+    default: return 0;
+  }
+}
+
+uint64_t element_as_uint64(const TensorView& v, int64_t i) {
+  if (v.dtype != DType::UInt64) return static_cast<uint64_t>(element_as_int64(v, i));
+  uint64_t x;
+  std::memcpy(&x, v.data + 8 * i, 8);
+  return x;
+}
+
+void append_json_element(std::string* out, const TensorView& v, int64_t i) {
+  char buf[32];
+  switch (v.dtype) {
+    case DType::Bool: out->append(v.data[i] ? "true" : "false"); return;
+    case DType::UInt64: {
+      auto r = std::to_chars(buf, buf + sizeof buf, element_as_uint64(v, i));
+      out->append(buf, r.ptr);
+      return;
+    }
+    case DType::Int8: case DType::UInt8: case DType::Int16: case DType::UInt16:
+    case DType::Int32: case DType::UInt32: case DType::Int64: {
+      auto r = std::to_chars(buf, buf + sizeof buf, element_as_int64(v, i));
+      out->append(buf, r.ptr);
+      return;
+    }
+    case DType::Float16: case DType::BFloat16: case DType::Float32:
+      append_json_float(out, static_cast<float>(element_as_double(v, i)));
+      return;
+    case DType::Float64: append_json_double(out, element_as_double(v, i)); return;
+    case DType::Complex64: {
+      float c[2];
+      std::memcpy(c, v.data + 8 * i, 8);
+      out->push_back('[');
+      append_json_float(out, c[0]);
+      out->push_back(',');
+      append_json_float(out, c[1]);
+      out->push_back(']');
+      return;
+    }
+    case DType::Complex128: {
+      double c[2];
+      std::memcpy(c, v.data + 16 * i, 16);
+      out->push_back('[');
+      append_json_double(out, c[0]);
+      out->push_back(',');
+      append_json_double(out, c[1]);
+      out->push_back(']');
+      return;
+    }
+    case DType::String: out->append("null"); return;  // callers use StringCursor
+  }
+}
+
+}  // namespace trialdb::sqlext
