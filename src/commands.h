@@ -19,5 +19,8 @@ void add_ingest(CLI::App& app);
 void add_info(CLI::App& app);
 void add_sql(CLI::App& app);
 void add_synth(CLI::App& app);
+void add_compare(CLI::App& app);
+void add_plot(CLI::App& app);
+void add_shell(CLI::App& app);
 
 }  // namespace trialdb::cli

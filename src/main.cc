@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
   add_info(app);
   add_sql(app);
   add_synth(app);
+  add_compare(app);
+  add_plot(app);
+  add_shell(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,451 @@
+// trialdb plot: charts of trials as PNG or SVG files (format from the --out extension).
+//
+//   distribution  a histogram of one tensor's elements per step, as a heat map (x = step,
+//                 y = value, colour = elements per bin): the seed notebook's animated
+//                 histograms as one image. Several --trial give stacked panels.
+//   reduction     a reduction (l2, mean, ...) over steps for the tensors matching a regex in
+//                 one or more trials, on one chart with a legend.
+//   findings      a timeline of rule findings (view rule_findings), one row per rule.
+//
+// This file reads the database and shapes the data; src/plot/ draws it.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "schema/database.h"
+#include "schema/py_regex.h"
+#include "schema/value_blob.h"
+#include "src/commands.h"
+#include "src/plot/chart.h"
+
+namespace trialdb::cli {
+
+namespace {
+
+using plot::ImageSize;
+using plot::LegendEntry;
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct PlotArgs {
+  std::string db, out, title;
+  int width = 900, height = 0;  // 0: a height that suits the chart
+  std::vector<std::string> trials;
+  std::string mode, worker;
+  // distribution
+  std::string tensor;
+  int bins = 50;
+  std::vector<double> range;
+  bool linear_color = false;
+  // reduction
+  std::string tensor_regex;
+  std::string reduction = "l2";
+  bool abs = false;
+  bool log_y = false;
+  // findings
+  std::string rule_regex;
+  bool by_tensor = false;
+};
+
+std::unique_ptr<Database> open_existing(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw std::runtime_error("no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
+  return std::make_unique<Database>(path, false);
+}
+
+std::vector<std::string> all_trials(Database& db) {
+  std::vector<std::string> out;
+  Statement q(db.handle(), "SELECT trial FROM trials ORDER BY trial");
+  while (q.step()) out.push_back(q.text(0));
+  return out;
+}
+
+void require_trials(Database& db, const std::vector<std::string>& names) {
+  std::vector<std::string> known = all_trials(db);
+  for (const std::string& n : names)
+    if (std::find(known.begin(), known.end(), n) == known.end()) {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw std::runtime_error("no trial named '" + n + "' in " + db.path() +
+                               (list.empty() ? " (it has no trials)" : " (trials: " + list + ")"));
+    }
+}
+
+std::unique_ptr<PyRegex> compile_or_throw(const std::string& pattern, const char* option) {
+  std::string err;
+  auto re = PyRegex::compile(pattern, &err);
+  if (!re) throw UsageError(std::string(option) + ": " + err);
+  return re;
+}
+
+std::string step_title(const PlotArgs& a) { return a.mode.empty() ? "global step" : a.mode + " step"; }
+
+// ---------------------------------------------------------------------------------------------
+// distribution
+
+// The value rows of one tensor in one trial, in step order.
+std::unique_ptr<Statement> value_query(Database& db, const PlotArgs& a, const std::string& trial) {
+  auto q = std::make_unique<Statement>(db.handle(), R"(
+    SELECT step, mode_step, value
+    FROM tensor_values
+    WHERE trial = ?1 AND tensor = ?2 AND value IS NOT NULL
+      AND (?3 = '' OR mode = ?3) AND (?4 = '' OR worker = ?4)
+    ORDER BY step, worker)");
+  q->bind(1, trial).bind(2, a.tensor).bind(3, a.mode).bind(4, a.worker);
+  return q;
+}
+
+// Decodes the blob in column col; throws naming the tensor when it is not a real-valued tensor.
+void decode_or_throw(const Statement& q, int col, const std::string& tensor, TensorView* v,
+                     std::vector<uint8_t>* scratch) {
+  const void* p = sqlite3_column_blob(q.handle(), col);
+  size_t n = static_cast<size_t>(sqlite3_column_bytes(q.handle(), col));
+  const char* err = nullptr;
+  if (!decode_blob(p, n, v, scratch, &err))
+    throw std::runtime_error("tensor " + tensor + ": stored value is not readable (" + std::string(err) + ")");
+  if (!dtype_is_real(v->dtype))
+    throw std::runtime_error("tensor " + tensor + " holds " + dtype_name(v->dtype) +
+                             " values; a distribution needs real numbers");
+}
+
+plot::HeatPanel distribution_panel(Database& db, const PlotArgs& a, const std::string& trial) {
+  TensorView v;
+  std::vector<uint8_t> scratch;
+  // Pass 1: the value range (unless given) over every step, so all columns share the bins.
+  double lo = INFINITY, hi = -INFINITY;
+  size_t rows = 0;
+  {
+    auto q = value_query(db, a, trial);
+    while (q->step()) {
+      rows++;
+      if (a.range.size() == 2) continue;
+      decode_or_throw(*q, 2, a.tensor, &v, &scratch);
+      for (int64_t i = 0; i < v.numel; i++) {
+        double x = element_as_double(v, i);
+        if (!std::isfinite(x)) continue;
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+      }
+    }
+  }
+  plot::HeatPanel p;
+  p.title = trial;
+  if (rows == 0) {
+    Statement any(db.handle(), "SELECT count(*) FROM tensor_values WHERE trial = ?1 AND tensor = ?2");
+    any.bind(1, trial).bind(2, a.tensor);
+    any.step();
+    if (any.int64(0) == 0) {
+      throw std::runtime_error("trial " + trial + " has no tensor named '" + a.tensor +
+                               "' (list them with: trialdb sql --db " + a.db +
+                               " \"SELECT tensor FROM tensors WHERE trial = '" + trial + "'\")");
+    }
+    p.note = "no raw values" + std::string(a.mode.empty() ? "" : " in mode " + a.mode) +
+             " (saved as reductions only?)";
+    return p;
+  }
+  if (a.range.size() == 2) {
+    lo = a.range[0];
+    hi = a.range[1];
+  }
+  if (!(lo <= hi)) { lo = 0; hi = 1; }  // every element NaN/Inf
+  if (hi == lo) plot::pad_range(&lo, &hi, 0, false);
+  const int bins = a.bins;
+  for (int b = 0; b <= bins; b++) p.y_edges.push_back(lo + (hi - lo) * b / bins);
+
+  // Pass 2: the histograms. Workers of one step are pooled into one column.
+  size_t nonfinite = 0, outside = 0;
+  const double scale = bins / (hi - lo);
+  auto q = value_query(db, a, trial);
+  double last_x = NAN;
+  while (q->step()) {
+    double x = static_cast<double>(a.mode.empty() ? q->int64(0) : q->int64(1));
+    if (p.x.empty() || x != last_x) {
+      p.x.push_back(x);
+      p.counts.resize(p.counts.size() + bins, 0.0);
+      last_x = x;
+    }
+    double* col = p.counts.data() + (p.x.size() - 1) * bins;
+    decode_or_throw(*q, 2, a.tensor, &v, &scratch);
+    for (int64_t i = 0; i < v.numel; i++) {
+      double e = element_as_double(v, i);
+      if (!std::isfinite(e)) { nonfinite++; continue; }
+      if (e < lo || e > hi) { outside++; continue; }
+      int b = static_cast<int>((e - lo) * scale);
+      col[std::min(b, bins - 1)] += 1;
+    }
+  }
+  if (nonfinite) p.note = std::to_string(nonfinite) + " NaN/Inf values left out";
+  if (outside)
+    p.note += (p.note.empty() ? "" : "; ") + std::to_string(outside) + " values outside --range";
+  return p;
+}
+
+void plot_distribution(const PlotArgs& a) {
+  if (a.trials.empty()) throw UsageError("distribution: give at least one --trial");
+  if (a.tensor.empty()) throw UsageError("distribution: give --tensor NAME");
+  if (a.bins < 2 || a.bins > 1000) throw UsageError("--bins must be between 2 and 1000");
+  if (a.range.size() == 2 && !(a.range[0] < a.range[1])) throw UsageError("--range: LO must be below HI");
+  auto db = open_existing(a.db);
+  require_trials(*db, a.trials);
+  plot::HeatMap map;
+  map.title = a.title.empty() ? "distribution of " + a.tensor + (a.mode.empty() ? "" : " (" + a.mode + ")") : a.title;
+  map.x_title = step_title(a);
+  map.y_title = "value";
+  map.color_title = "elements per bin";
+  map.log_color = !a.linear_color;
+  for (const std::string& t : a.trials) map.panels.push_back(distribution_panel(*db, a, t));
+  int h = a.height ? a.height : std::max(540, 120 + 300 * static_cast<int>(map.panels.size()));
+  plot::render_heatmap(map, a.out, {a.width, h});
+}
+
+// ---------------------------------------------------------------------------------------------
+// reduction
+
+void plot_reduction(const PlotArgs& a) {
+  if (a.tensor_regex.empty()) throw UsageError("reduction: give --tensor REGEX (e.g. '^gradient/')");
+  auto re = compile_or_throw(a.tensor_regex, "--tensor");
+  auto db = open_existing(a.db);
+  std::vector<std::string> trials = a.trials.empty() ? all_trials(*db) : a.trials;
+  require_trials(*db, trials);
+  if (trials.empty()) throw std::runtime_error(a.db + " has no trials");
+
+  struct Points {
+    std::vector<double> x, y;
+  };
+  // (trial, tensor, worker) -> points in step order
+  std::map<std::tuple<size_t, std::string, std::string>, Points> series;
+  std::set<std::string> tensors, workers;
+  Statement q(db->handle(), R"(
+    SELECT r.tensor, r.step, tv.mode_step, r.worker, r.value
+    FROM reductions r
+    JOIN tensor_values tv
+      ON tv.trial = r.trial AND tv.tensor = r.tensor AND tv.step = r.step AND tv.worker = r.worker
+    WHERE r.trial = ?1 AND r.reduction = ?2 AND r.abs = ?3
+      AND (?4 = '' OR tv.mode = ?4) AND (?5 = '' OR r.worker = ?5)
+    ORDER BY r.tensor, r.worker, r.step)");
+  std::map<std::string, bool> wanted;
+  for (size_t ti = 0; ti < trials.size(); ti++) {
+    q.reset();
+    q.bind(1, trials[ti]).bind(2, a.reduction).bind(3, a.abs ? 1 : 0).bind(4, a.mode).bind(5, a.worker);
+    while (q.step()) {
+      std::string tensor = q.text(0);
+      auto it = wanted.find(tensor);
+      if (it == wanted.end()) it = wanted.emplace(tensor, re->search(tensor)).first;
+      if (!it->second) continue;
+      std::string worker = q.text(3);
+      Points& p = series[{ti, tensor, worker}];
+      p.x.push_back(static_cast<double>(a.mode.empty() ? q.int64(1) : q.int64(2)));
+      p.y.push_back(q.is_null(4) ? NAN : q.real(4));
+      tensors.insert(tensor);
+      workers.insert(worker);
+    }
+  }
+  if (series.empty())
+    throw std::runtime_error("no " + a.reduction + " values for tensors matching '" + a.tensor_regex + "'" +
+                             (a.mode.empty() ? "" : " in mode " + a.mode) + " in trial(s) given");
+  if (tensors.size() > 40)
+    throw UsageError("--tensor '" + a.tensor_regex + "' matches " + std::to_string(tensors.size()) +
+                     " tensors; narrow it to 40 or fewer so the chart stays readable");
+
+  // Colour tells tensors apart and line style tells trials apart; with a single tensor, colour
+  // goes to the trials instead. Several workers get one line each, labelled with the worker.
+  std::vector<std::string> tensor_list(tensors.begin(), tensors.end());
+  bool color_by_trial = tensor_list.size() == 1 && trials.size() > 1;
+  bool show_worker = workers.size() > 1;
+  std::string red = a.reduction + (a.abs ? " of |x|" : "");
+  plot::LineChart chart;
+  chart.title = a.title.empty() ? red + " of " +
+                                      (tensor_list.size() == 1 ? tensor_list[0] : "tensors matching '" + a.tensor_regex + "'") +
+                                      (trials.size() == 1 ? " in " + trials[0] : "")
+                                : a.title;
+  chart.x_title = step_title(a);
+  chart.y_title = red + (a.log_y ? " (log scale)" : "");
+  chart.log_y = a.log_y;
+  for (auto& [key, pts] : series) {
+    const auto& [ti, tensor, worker] = key;
+    size_t tensor_index = std::find(tensor_list.begin(), tensor_list.end(), tensor) - tensor_list.begin();
+    plot::LineSeries s;
+    s.x = std::move(pts.x);
+    s.y = std::move(pts.y);
+    s.color = plot::palette(static_cast<int>(color_by_trial ? ti : tensor_index));
+    s.dash = color_by_trial ? 0 : static_cast<int>(ti % 3);
+    s.label = tensor + (show_worker ? " (" + worker + ")" : "");
+    chart.series.push_back(std::move(s));
+  }
+  if (color_by_trial) {
+    chart.legend.push_back({"trial", {}, 0, LegendEntry::Line, true});
+    for (size_t ti = 0; ti < trials.size(); ti++) chart.legend.push_back({trials[ti], plot::palette(ti), 0});
+  } else {
+    if (trials.size() > 1 || tensor_list.size() > 1)
+      chart.legend.push_back({"tensor", {}, 0, LegendEntry::Line, true});
+    for (size_t i = 0; i < tensor_list.size(); i++)
+      chart.legend.push_back({tensor_list[i], plot::palette(static_cast<int>(i)), 0});
+    if (trials.size() > 1) {
+      chart.legend.push_back({"trial", {}, 0, LegendEntry::Line, true});
+      for (size_t ti = 0; ti < trials.size(); ti++)
+        chart.legend.push_back({trials[ti], {0.25, 0.25, 0.25}, static_cast<int>(ti % 3)});
+    }
+  }
+  if (show_worker) chart.legend.push_back({"one line per worker", {}, 0, LegendEntry::Line, true});
+  plot::render_line_chart(chart, a.out, {a.width, a.height ? a.height : 540});
+}
+
+// ---------------------------------------------------------------------------------------------
+// findings
+
+void plot_findings(const PlotArgs& a) {
+  auto db = open_existing(a.db);
+  {
+    Statement v(db->handle(), "SELECT 1 FROM sqlite_master WHERE name = 'rule_findings' AND type IN ('view', 'table')");
+    if (!v.step())
+      throw std::runtime_error(a.db + " has no rule_findings view: run the rules first (trialdb rules --db " + a.db +
+                               ")");
+  }
+  std::unique_ptr<PyRegex> rule_re;
+  if (!a.rule_regex.empty()) rule_re = compile_or_throw(a.rule_regex, "--rule");
+  std::vector<std::string> trials = a.trials.empty() ? all_trials(*db) : a.trials;
+  require_trials(*db, trials);
+
+  plot::Timeline t;
+  std::map<std::string, int> row_of;         // row label -> row
+  std::map<std::string, int> rule_color;     // rule -> palette index
+  std::map<std::pair<int, int64_t>, int> n;  // (row, step) -> findings
+  std::map<std::pair<int, int64_t>, std::string> rule_at;
+  std::vector<std::string> row_labels;
+  Statement q(db->handle(), R"(
+    SELECT rule, step, mode_step, tensor
+    FROM rule_findings
+    WHERE trial = ?1 AND (?2 = '' OR mode = ?2)
+    ORDER BY rule, tensor, step)");
+  double lo = INFINITY, hi = -INFINITY;
+  for (const std::string& trial : trials) {
+    q.reset();
+    q.bind(1, trial).bind(2, a.mode);
+    while (q.step()) {
+      std::string rule = q.text(0);
+      if (rule_re && !rule_re->search(rule)) continue;
+      std::string label = (trials.size() > 1 ? trial + ": " : "") + rule + (a.by_tensor ? " · " + q.text(3) : "");
+      auto it = row_of.find(label);
+      if (it == row_of.end()) {
+        it = row_of.emplace(label, static_cast<int>(row_labels.size())).first;
+        row_labels.push_back(label);
+      }
+      if (!rule_color.count(rule)) rule_color.emplace(rule, static_cast<int>(rule_color.size()));
+      int64_t x = a.mode.empty() ? q.int64(1) : q.int64(2);
+      n[{it->second, x}]++;
+      rule_at[{it->second, x}] = rule;
+    }
+    // The step range of the whole run, so the timeline also shows where nothing fired.
+    Statement s(db->handle(), R"(
+      SELECT min(CASE WHEN ?2 = '' THEN step ELSE mode_step END),
+             max(CASE WHEN ?2 = '' THEN step ELSE mode_step END)
+      FROM steps WHERE trial = ?1 AND (?2 = '' OR mode = ?2))");
+    s.bind(1, trial).bind(2, a.mode);
+    if (s.step() && !s.is_null(0)) {
+      lo = std::min(lo, s.real(0));
+      hi = std::max(hi, s.real(1));
+    }
+  }
+  for (const auto& [key, count] : n)
+    t.marks.push_back({key.first, static_cast<double>(key.second), count,
+                       plot::palette(rule_color[rule_at[key]])});
+  t.rows = row_labels;
+  t.x_lo = std::isfinite(lo) ? lo : 0;
+  t.x_hi = std::isfinite(hi) ? hi : 1;
+  t.x_title = step_title(a);
+  size_t total = 0;
+  for (const auto& [key, count] : n) total += count;
+  t.title = a.title.empty() ? "rule findings" + (trials.size() == 1 ? ": " + trials[0] : "") + " (" +
+                                  std::to_string(total) + ")"
+                            : a.title;
+  if (a.by_tensor || trials.size() > 1) {
+    for (const auto& [rule, ci] : rule_color) t.legend.push_back({rule, plot::palette(ci), 0, LegendEntry::Marker});
+  }
+  t.legend.push_back({"bigger: more findings", {}, 0, LegendEntry::Line, true});
+  int h = a.height ? a.height : std::clamp(140 + 34 * static_cast<int>(std::max<size_t>(row_labels.size(), 1)), 300, 1600);
+  plot::render_timeline(t, a.out, {a.width, h});
+}
+
+}  // namespace
+
+void add_plot(CLI::App& app) {
+  auto args = std::make_shared<PlotArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "plot",
+      "Draw a chart of trials into a PNG or SVG file (the --out extension chooses).\n"
+      "Examples:\n"
+      "  trialdb plot --db trials.db --out grad.png distribution --trial pt_bad_init --trial pt_good_init "
+      "--tensor gradient/Net_conv1.weight --mode TRAIN\n"
+      "  trialdb plot --db trials.db --out l2.svg reduction --trial pt_bad_init --trial pt_good_init "
+      "--tensor '^gradient/.*weight' --reduction l2 --log\n"
+      "  trialdb plot --db trials.db --out findings.png findings --trial pt_bad_init");
+  cmd->require_subcommand(1);
+  cmd->fallthrough();  // --db/--out/--width/... may also come after the chart kind
+  cmd->add_option("--db", args->db, "Database file")->required();
+  cmd->add_option("--out", args->out, "Image file to write: NAME.png or NAME.svg")->required();
+  cmd->add_option("--width", args->width, "Image width in pixels (default 900)")->check(CLI::Range(100, 20000));
+  cmd->add_option("--height", args->height, "Image height in pixels (default: suits the chart)")
+      ->check(CLI::Range(100, 20000));
+  cmd->add_option("--title", args->title, "Chart title (default: says what is shown)");
+
+  auto add_mode = [&](CLI::App* sub) {
+    sub->add_option("--mode", args->mode, "Only steps of this mode; x is then the mode step (default: all, x = global step)")
+        ->transform(CLI::IsMember({"TRAIN", "EVAL", "PREDICT", "GLOBAL"}, CLI::ignore_case));
+  };
+
+  CLI::App* dist = cmd->add_subcommand(
+      "distribution",
+      "Histogram of one tensor's elements at every step, as a heat map (x = step, y = value, "
+      "colour = elements per bin). One panel per --trial.");
+  dist->add_option("--trial", args->trials, "Trial (repeat for stacked panels)")->required();
+  dist->add_option("--tensor", args->tensor, "Tensor name (exact)")->required();
+  add_mode(dist);
+  dist->add_option("--worker", args->worker, "Only this worker (default: workers pooled)");
+  dist->add_option("--bins", args->bins, "Value bins (default 50)");
+  dist->add_option("--range", args->range, "Value range LO HI (default: min to max over all steps)")->expected(2);
+  dist->add_flag("--linear-color", args->linear_color, "Colour by count, not log(count)");
+
+  CLI::App* red = cmd->add_subcommand(
+      "reduction", "A reduction over steps for the tensors matching --tensor, in one or more trials.");
+  red->add_option("--trial", args->trials, "Trial (repeatable; default: every trial)");
+  red->add_option("--tensor", args->tensor_regex, "Regex of tensor names (Python re.search)")->required();
+  red->add_option("--reduction", args->reduction, "min, max, mean, prod, std, variance, sum, l1 or l2 (default l2)")
+      ->check(CLI::IsMember({"min", "max", "mean", "prod", "std", "variance", "sum", "l1", "l2"}));
+  red->add_flag("--abs", args->abs, "The reduction of |x|");
+  red->add_flag("--log", args->log_y, "Logarithmic y axis");
+  add_mode(red);
+  red->add_option("--worker", args->worker, "Only this worker (default: one line per worker)");
+
+  CLI::App* fnd = cmd->add_subcommand("findings", "Timeline of rule findings (view rule_findings), one row per rule.");
+  fnd->add_option("--trial", args->trials, "Trial (repeatable; default: every trial)");
+  fnd->add_option("--rule", args->rule_regex, "Only rules matching this regex");
+  fnd->add_flag("--by-tensor", args->by_tensor, "One row per rule and tensor");
+  add_mode(fnd);
+
+  cmd->callback([args, dist, red, fnd] {
+    try {
+      if (dist->parsed()) plot_distribution(*args);
+      else if (red->parsed()) plot_reduction(*args);
+      else if (fnd->parsed()) plot_findings(*args);
+      std::cerr << "wrote " << args->out << "\n";
+      exit_code() = kExitOk;
+    } catch (const UsageError& e) {
+      std::cerr << "trialdb plot: " << e.what() << "\n";
+      exit_code() = kExitUsage;
+    } catch (const std::exception& e) {
+      std::cerr << "trialdb plot: " << e.what() << "\n";
+      exit_code() = kExitError;
+    }
+  });
+}
+
+}  // namespace trialdb::cli

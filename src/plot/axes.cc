@@ -1,0 +1,189 @@
+#include "src/plot/axes.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace trialdb::plot {
+
+double base_font_size(int width, int height) {
+  return std::clamp(std::min(width, height) / 38.0, 9.0, 18.0);
+}
+
+Axes::Axes(Canvas& canvas, Rect area, AxisSpec x, AxisSpec y, double font_size)
+    : c_(canvas), x_(std::move(x)), y_(std::move(y)), font_(font_size) {
+  if (!x_.categories.empty()) { x_.lo = -0.5; x_.hi = x_.categories.size() - 0.5; }
+  if (!y_.categories.empty()) { y_.lo = -0.5; y_.hi = y_.categories.size() - 0.5; }
+  const double f = font_;
+  // Bottom: tick labels, then the x title. Top: half a label so the top tick label fits.
+  double bottom = f * 1.2 + 6 + (x_.title.empty() ? 0 : f * 1.5);
+  double top = f * 0.7;
+  double plot_h = std::max(20.0, area.h - top - bottom);
+  yticks_ = ticks_for(y_, plot_h, false);
+  double label_w = 0;
+  for (const Tick& t : yticks_) label_w = std::max(label_w, c_.text_width(t.label, f));
+  label_w = std::min(label_w, area.w * 0.4);
+  double left = label_w + 8 + (y_.title.empty() ? 0 : f * 1.6);
+  double right = f * 1.2;  // room for half of the last x tick label
+  plot_ = {area.x + left, area.y + top, std::max(20.0, area.w - left - right), plot_h};
+  xticks_ = ticks_for(x_, plot_.w, true);
+}
+
+std::vector<Tick> Axes::ticks_for(const AxisSpec& a, double length_px, bool horizontal) const {
+  if (!a.categories.empty()) {
+    std::vector<Tick> out;
+    for (size_t i = 0; i < a.categories.size(); i++) out.push_back({double(i), a.categories[i]});
+    return out;
+  }
+  int max_ticks;
+  if (horizontal) {
+    // Leave at least two characters between the widest labels.
+    double w = std::max(c_.text_width(format_number(a.lo), font_), c_.text_width(format_number(a.hi), font_));
+    w = std::max(w, c_.text_width("0.0000", font_));
+    max_ticks = static_cast<int>(length_px / (w + 2 * font_));
+  } else {
+    max_ticks = static_cast<int>(length_px / (font_ * 2.2));
+  }
+  max_ticks = std::clamp(max_ticks, 2, 12);
+  return a.log ? log_ticks(a.lo, a.hi, max_ticks) : linear_ticks(a.lo, a.hi, max_ticks, a.integer);
+}
+
+double Axes::px(double v) const {
+  double t = x_.log ? (std::log10(v) - std::log10(x_.lo)) / (std::log10(x_.hi) - std::log10(x_.lo))
+                    : (v - x_.lo) / (x_.hi - x_.lo);
+  return plot_.x + t * plot_.w;
+}
+
+double Axes::py(double v) const {
+  double t = y_.log ? (std::log10(v) - std::log10(y_.lo)) / (std::log10(y_.hi) - std::log10(y_.lo))
+                    : (v - y_.lo) / (y_.hi - y_.lo);
+  if (!y_.categories.empty()) t = 1 - t;  // first category at the top
+  return plot_.y + plot_.h - t * plot_.h;
+}
+
+void Axes::draw_grid() {
+  cairo_t* cr = c_.cr();
+  cairo_save(cr);
+  c_.set_color(0.90, 0.90, 0.90);
+  cairo_set_line_width(cr, 1);
+  for (const Tick& t : xticks_) {
+    double x = std::round(px(t.value)) + 0.5;
+    cairo_move_to(cr, x, plot_.y);
+    cairo_line_to(cr, x, plot_.y + plot_.h);
+  }
+  for (const Tick& t : yticks_) {
+    double y = std::round(py(t.value)) + 0.5;
+    cairo_move_to(cr, plot_.x, y);
+    cairo_line_to(cr, plot_.x + plot_.w, y);
+  }
+  cairo_stroke(cr);
+  cairo_restore(cr);
+}
+
+void Axes::draw_frame() {
+  cairo_t* cr = c_.cr();
+  const double f = font_;
+  cairo_save(cr);
+  c_.set_color(0.2, 0.2, 0.2);
+  cairo_set_line_width(cr, 1);
+  cairo_rectangle(cr, std::round(plot_.x) + 0.5, std::round(plot_.y) + 0.5, std::round(plot_.w), std::round(plot_.h));
+  cairo_stroke(cr);
+  double bottom = plot_.y + plot_.h;
+  for (const Tick& t : xticks_) {
+    double x = std::round(px(t.value)) + 0.5;
+    cairo_move_to(cr, x, bottom);
+    cairo_line_to(cr, x, bottom + 4);
+    cairo_stroke(cr);
+    c_.text(x, bottom + 6, t.label, f, HAlign::Center, VAlign::Top);
+  }
+  double max_label = x_.categories.empty() && y_.categories.empty() ? 1e9 : plot_.x - 10;
+  for (const Tick& t : yticks_) {
+    double y = std::round(py(t.value)) + 0.5;
+    cairo_move_to(cr, plot_.x - 4, y);
+    cairo_line_to(cr, plot_.x, y);
+    cairo_stroke(cr);
+    std::string label = y_.categories.empty() ? t.label : c_.fit_text(t.label, f, max_label - (y_.title.empty() ? 0 : f * 1.6));
+    c_.text(plot_.x - 7, y, label, f, HAlign::Right, VAlign::Middle);
+  }
+  if (!x_.title.empty())
+    c_.text(plot_.x + plot_.w / 2, bottom + 6 + f * 1.3, x_.title, f * 1.05, HAlign::Center, VAlign::Top, true);
+  if (!y_.title.empty()) {
+    double label_w = 0;
+    for (const Tick& t : yticks_) label_w = std::max(label_w, c_.text_width(t.label, f));
+    label_w = std::min(label_w, plot_.x - 8 - f * 1.6);
+    c_.text(plot_.x - label_w - 10 - f * 0.2, plot_.y + plot_.h / 2, y_.title, f * 1.05, HAlign::Center,
+            VAlign::Bottom, true, 90);
+  }
+  cairo_restore(cr);
+}
+
+void Axes::clip() {
+  cairo_save(c_.cr());
+  cairo_rectangle(c_.cr(), plot_.x, plot_.y, plot_.w, plot_.h);
+  cairo_clip(c_.cr());
+}
+
+void Axes::unclip() { cairo_restore(c_.cr()); }
+
+void set_dash(Canvas& c, int dash, double lw) {
+  if (dash == 1) {
+    double d[] = {lw * 4, lw * 2.5};
+    cairo_set_dash(c.cr(), d, 2, 0);
+  } else if (dash == 2) {
+    double d[] = {lw * 1, lw * 2};
+    cairo_set_dash(c.cr(), d, 2, 0);
+  } else {
+    cairo_set_dash(c.cr(), nullptr, 0, 0);
+  }
+}
+
+double legend_width(const Canvas& c, const std::vector<LegendEntry>& entries, double font, double max_width) {
+  double w = 0;
+  for (const LegendEntry& e : entries)
+    w = std::max(w, c.text_width(e.label, font, e.heading) + (e.heading ? 0 : font * 2.6));
+  return std::min(w + font, max_width);
+}
+
+void draw_legend(Canvas& c, const std::vector<LegendEntry>& entries, double x, double y, double width,
+                 double max_height, double font) {
+  cairo_t* cr = c.cr();
+  double row = font * 1.45;
+  size_t fit = static_cast<size_t>(std::max(1.0, std::floor(max_height / row)));
+  size_t shown = entries.size() <= fit ? entries.size() : fit - 1;
+  double swatch = font * 2.0;
+  cairo_save(cr);
+  for (size_t i = 0; i < shown; i++) {
+    const LegendEntry& e = entries[i];
+    double cy = y + row * i + row / 2;
+    if (e.heading) {
+      c.set_color(0.1, 0.1, 0.1);
+      c.text(x, cy, c.fit_text(e.label, font, width), font, HAlign::Left, VAlign::Middle, true);
+      continue;
+    }
+    c.set_color(e.color.r, e.color.g, e.color.b);
+    if (e.kind == LegendEntry::Line) {
+      cairo_set_line_width(cr, 2);
+      set_dash(c, e.dash, 2);
+      cairo_move_to(cr, x, cy);
+      cairo_line_to(cr, x + swatch, cy);
+      cairo_stroke(cr);
+      set_dash(c, 0, 2);
+    } else if (e.kind == LegendEntry::Box) {
+      cairo_rectangle(cr, x + swatch * 0.2, cy - font * 0.4, swatch * 0.6, font * 0.8);
+      cairo_fill(cr);
+    } else {
+      cairo_arc(cr, x + swatch / 2, cy, font * 0.35, 0, 2 * M_PI);
+      cairo_fill(cr);
+    }
+    c.set_color(0.1, 0.1, 0.1);
+    double tx = x + swatch + font * 0.5;
+    c.text(tx, cy, c.fit_text(e.label, font, width - (tx - x)), font, HAlign::Left, VAlign::Middle);
+  }
+  if (shown < entries.size()) {
+    c.set_color(0.3, 0.3, 0.3);
+    c.text(x, y + row * shown + row / 2, "+ " + std::to_string(entries.size() - shown) + " more", font,
+           HAlign::Left, VAlign::Middle);
+  }
+  cairo_restore(cr);
+}
+
+}  // namespace trialdb::plot

@@ -1,0 +1,61 @@
+// A drawing surface that ends up as a PNG or an SVG file, chosen by the output file's extension.
+//
+// Everything is drawn with cairo (Debian's libcairo2): one drawing code path gives both a raster
+// PNG (image surface + cairo_surface_write_to_png) and a vector SVG (cairo's SVG surface), with
+// antialiased lines and real fonts, and no image encoder of our own to get wrong.
+#pragma once
+#include <cairo.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace trialdb::plot {
+
+struct PlotError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class Format { Png, Svg };
+
+// The format a file name asks for; throws PlotError naming the file when it is neither.
+Format format_for_path(const std::string& path);
+
+enum class HAlign { Left, Center, Right };
+enum class VAlign { Top, Middle, Bottom, Baseline };
+
+class Canvas {
+ public:
+  // Opens the output (checking it is writable now, so a bad path fails before any work).
+  Canvas(const std::string& path, int width, int height);
+  ~Canvas();
+  Canvas(const Canvas&) = delete;
+  Canvas& operator=(const Canvas&) = delete;
+
+  cairo_t* cr() const { return cr_; }
+  int width() const { return width_; }
+  int height() const { return height_; }
+
+  // Text in the UI sans font (DejaVu Sans on Debian). angle in degrees, counter-clockwise.
+  double text_width(const std::string& s, double size, bool bold = false) const;
+  void text(double x, double y, const std::string& s, double size, HAlign h, VAlign v,
+            bool bold = false, double angle = 0);
+  // s shortened with an ellipsis so that it fits in max_width.
+  std::string fit_text(const std::string& s, double size, double max_width) const;
+
+  void set_color(double r, double g, double b, double a = 1.0);
+
+  // Writes the file; throws PlotError naming the file on failure.
+  void finish();
+
+ private:
+  void select_font(double size, bool bold) const;
+
+  std::string path_;
+  Format format_;
+  int width_, height_;
+  cairo_surface_t* surface_ = nullptr;
+  cairo_t* cr_ = nullptr;
+  bool finished_ = false;
+};
+
+}  // namespace trialdb::plot
