@@ -123,9 +123,11 @@ void concat_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     }
     if (static_cast<int64_t>(s->data.size() - s->head + v.data_bytes) > length_limit(ctx))
       return sqlite3_result_error_toobig(ctx);
+    int64_t total;
+    if (__builtin_add_overflow(s->len, len, &total)) return result_errorf(ctx, "%s: the result shape overflows", fn);
     s->data.append(reinterpret_cast<const char*>(v.data), v.data_bytes);
     s->rows.push_back({v.data_bytes, len});
-    s->len += len;
+    s->len = total;
   });
 }
 

@@ -52,6 +52,12 @@ void json_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     // A rough size bound first, so a huge tensor fails fast instead of building gigabytes.
     if (v.numel > length_limit(ctx) / 2 && (max_elements < 0 || max_elements > length_limit(ctx) / 2))
       return sqlite3_result_error_toobig(ctx);
+    // Empty tensors can still nest a huge number of [] (shape [2^40, 0]): bound the brackets.
+    int64_t containers = 1, limit = length_limit(ctx) / 2;
+    for (int d = 0; d + 1 < v.ndim && containers > 0; ++d) {
+      if (v.dims[d] > limit / containers) return sqlite3_result_error_toobig(ctx);
+      containers *= v.dims[d];
+    }
     std::string out;
     JsonWriter w{v, &out, StringCursor(v)};
     if (max_elements >= 0 && v.numel > max_elements) {

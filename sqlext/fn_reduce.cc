@@ -66,11 +66,14 @@ struct AxisSplit {
 AxisSplit split_at(const TensorView& v, int axis) {
   AxisSplit s;
   for (int d = 0; d < v.ndim; ++d) {
-    if (d < axis) s.outer *= v.dims[d];
-    if (d > axis) s.inner *= v.dims[d];
+    // With numel > 0 these products are bounded by numel; an empty tensor may have huge other
+    // dims, but then the result is empty too.
+    if (v.numel > 0 && d < axis) s.outer *= v.dims[d];
+    if (v.numel > 0 && d > axis) s.inner *= v.dims[d];
     if (d != axis) s.out_dims[s.out_ndim++] = v.dims[d];
   }
   s.len = v.dims[axis];
+  if (v.numel == 0) s.outer = s.inner = 0;
   return s;
 }
 
@@ -90,7 +93,7 @@ void reduce_axis_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     if (!out.ok()) return;
     // Each slice along the axis is gathered into a float64 buffer and reduced with the same
     // kernel as tensor_reduce, so a 1-d slice gives what tensor_reduce gives.
-    std::vector<double> slice(static_cast<size_t>(s.len));
+    std::vector<double> slice(out_n ? static_cast<size_t>(s.len) : 0);
     TensorView sv;
     sv.dtype = DType::Float64;
     sv.ndim = 1;

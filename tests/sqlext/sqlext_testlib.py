@@ -1,0 +1,86 @@
+"""Shared helpers of the sqlext end-to-end tests (run with /usr/bin/python3).
+
+Arguments every test receives from CTest: --module build/lib/trialdb.so, --shell sqlite3,
+--cli build/bin/trialdb (may be empty), --fixtures tests/data/fixtures, --doc docs/SQL.md.
+"""
+import argparse
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+
+def args():
+    p = argparse.ArgumentParser()
+    p.add_argument("--module", required=True)
+    p.add_argument("--shell", default="sqlite3")
+    p.add_argument("--cli", default="")
+    p.add_argument("--fixtures", default="")
+    p.add_argument("--doc", default="")
+    return p.parse_args()
+
+
+def module_stem(path):
+    """What .load / load_extension take: the path without .so (SQLite adds it)."""
+    return path[:-3] if path.endswith(".so") else path
+
+
+def connect(module, path=":memory:"):
+    con = sqlite3.connect(path)
+    con.enable_load_extension(True)
+    con.load_extension(module_stem(module))
+    con.enable_load_extension(False)
+    return con
+
+
+def shell(shell_bin, module, sql, db=":memory:"):
+    """Runs sql in the stock sqlite3 shell after .load; returns (returncode, stdout, stderr)."""
+    script = ".load %s\n%s\n" % (module_stem(module), sql)
+    r = subprocess.run([shell_bin, "-batch", "-bail", db], input=script, capture_output=True, text=True, timeout=30)
+    return r.returncode, r.stdout, r.stderr
+
+
+_fixture_db = None
+
+
+def fixture_db(a, trial="pt_bad_init"):
+    """A database with one fixture trial ingested by `trialdb ingest`, or None when the CLI
+    (or its ingest command) is not available in this build."""
+    global _fixture_db
+    if _fixture_db is not None:
+        return _fixture_db or None
+    _fixture_db = ""
+    if not a.cli or not os.path.exists(a.cli) or not a.fixtures:
+        return None
+    d = tempfile.mkdtemp(prefix="sqlext_fixture_")
+    db = os.path.join(d, "trial.db")
+    r = subprocess.run([a.cli, "ingest", os.path.join(a.fixtures, trial), "--db", db, "--name", trial],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        print("note: trialdb ingest failed (%d): %s" % (r.returncode, r.stderr.strip()[:300]), file=sys.stderr)
+        return None
+    _fixture_db = db
+    return db
+
+
+class Checker:
+    def __init__(self):
+        self.failures = 0
+        self.checks = 0
+
+    def eq(self, got, want, what):
+        self.checks += 1
+        if got != want:
+            self.failures += 1
+            print("FAIL %s:\n  got  %r\n  want %r" % (what, got, want))
+
+    def true(self, cond, what):
+        self.checks += 1
+        if not cond:
+            self.failures += 1
+            print("FAIL %s" % what)
+
+    def done(self):
+        print("%d checks, %d failures" % (self.checks, self.failures))
+        sys.exit(1 if self.failures or not self.checks else 0)
