@@ -61,9 +61,13 @@ void histogram_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     if (!get_int(ctx, argv, 1, fn, "bins", &bins)) return;
     if (bins < 1) return result_errorf(ctx, "%s: bins must be >= 1, got %lld", fn, static_cast<long long>(bins));
     if (bins > length_limit(ctx) / 4) return sqlite3_result_error_toobig(ctx);
-    // numpy computes the edges in float32 for float32 values and compares there.
-    const bool f32 = v.dtype == DType::Float32;
-    auto round_edge = [f32](double e) { return f32 ? static_cast<double>(static_cast<float>(e)) : e; };
+    // numpy computes the edges in the values' own dtype for float32 and float16 and compares
+    // there; in float64 for everything else.
+    const bool f32 = v.dtype == DType::Float32, f16 = v.dtype == DType::Float16;
+    auto round_edge = [f32, f16](double e) {
+      if (f16) return static_cast<double>(half_to_float(double_to_half(e)));
+      return f32 ? static_cast<double>(static_cast<float>(e)) : e;
+    };
     double lo, hi;
     if (argc == 4) {
       if (!get_double(ctx, argv, 2, fn, "lo", &lo) || !get_double(ctx, argv, 3, fn, "hi", &hi)) return;
@@ -110,7 +114,7 @@ void histogram_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     std::string out = "{\"edges\":[";
     for (int64_t i = 0; i <= bins; ++i) {
       if (i) out.push_back(',');
-      if (f32) append_json_float(&out, static_cast<float>(edges[i]));
+      if (f32 || f16) append_json_float(&out, static_cast<float>(edges[i]));
       else append_json_double(&out, edges[i]);
     }
     out += "],\"counts\":[";

@@ -111,4 +111,25 @@ void append_json_element(std::string* out, const TensorView& v, int64_t i) {
   }
 }
 
+// Correctly rounded (nearest even) float64 -> float16, as numpy's astype(float16).
+uint16_t double_to_half(double d) {
+  uint16_t sign = std::signbit(d) ? 0x8000 : 0;
+  if (std::isnan(d)) return sign | 0x7e00;
+  double a = std::fabs(d);
+  if (a >= 65520.0) return sign | 0x7c00;          // rounds to infinity
+  if (a < 6.103515625e-05) {                       // subnormal: multiples of 2^-24
+    return sign | static_cast<uint16_t>(std::nearbyint(a * 16777216.0));  // 1024 = smallest normal
+  }
+  int e;
+  double f = std::frexp(a, &e);                    // a = f * 2^e, f in [0.5, 1)
+  double m = std::nearbyint((f * 2 - 1) * 1024);   // exact: f * 2 - 1 in [0, 1)
+  int exp = e - 1 + 15;
+  if (m == 1024) {
+    m = 0;
+    ++exp;
+  }
+  if (exp >= 31) return sign | 0x7c00;
+  return sign | static_cast<uint16_t>(exp << 10) | static_cast<uint16_t>(m);
+}
+
 }  // namespace trialdb::sqlext
