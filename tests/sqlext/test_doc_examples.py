@@ -1,0 +1,29 @@
+"""docs/SQL.md examples: each ```sql block followed by a ```text block is run in the stock
+sqlite3 shell with the extension loaded, and its output must be exactly the text block. Also
+checks that every function has a section and at least one example."""
+import re
+
+from sqlext_testlib import Checker, args, shell
+
+FUNCTIONS = ["tensor_dtype", "tensor_shape", "tensor_ndim", "tensor_numel", "tensor_bytes", "tensor_reduce",
+             "tensor_reduce_axis", "tensor_argmax", "tensor_json", "tensor_at", "tensor_each", "tensor_count",
+             "tensor_fraction", "tensor_percentile", "tensor_histogram", "tensor_bincount", "tensor_allclose",
+             "tensor_diff_norm", "tensor_map", "tensor_binop", "tensor_from_json", "tensor_sum", "tensor_concat",
+             "regexp"]
+
+a = args()
+c = Checker()
+doc = open(a.doc).read()
+examples = re.findall(r"```sql\n(.*?)```\n\s*```text\n(.*?)```", doc, re.S)
+c.true(len(examples) >= 20, "doc has examples (%d)" % len(examples))
+for sql, want in examples:
+    rc, out, err = shell(a.shell, a.module, sql)
+    c.eq((rc, out), (0, want), "example:\n%s" % sql.strip())
+
+headings = "\n".join(l for l in doc.splitlines() if l.startswith("## "))
+example_sql = "\n".join(sql for sql, _ in examples)
+for f in FUNCTIONS:
+    c.true(re.search(r"\b%s\b" % f, headings), "%s has a section" % f)
+    c.true(re.search(r"\b%s\s*\(" % f, example_sql) or (f == "regexp" and "REGEXP" in example_sql),
+           "%s has an example" % f)
+c.done()
