@@ -127,7 +127,7 @@ CREATE TABLE IF NOT EXISTS ingest_error (
   file     TEXT NOT NULL,
   step     INTEGER,
   message  TEXT NOT NULL,
-  at       REAL NOT NULL DEFAULT (unixepoch('subsec'))
+  at       REAL NOT NULL DEFAULT ((julianday('now') - 2440587.5) * 86400.0)
 );
 
 -- ---------------------------------------------------------------------------------------------

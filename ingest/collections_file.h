@@ -1,0 +1,28 @@
+// Collections files (collections/.../worker_<W>_collections.json): named groups of tensors,
+// by explicit name or Python regex. One file per worker; their count is the expected number of
+// workers (or _meta.num_workers when larger).
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trialdb {
+
+struct CollectionDef {
+  std::string name;
+  std::vector<std::string> include_regex;
+  std::vector<std::string> tensor_names;
+  std::string definition_json;   // the collection's own JSON object, as written
+};
+
+struct CollectionsFile {
+  std::vector<CollectionDef> collections;
+  int num_workers = 0;           // _meta.num_workers, 0 when absent
+};
+
+bool parse_collections_json(std::string_view text, CollectionsFile* out, std::string* err);
+
+// smdebug finds collection files anywhere below collections/ by this suffix.
+bool is_collections_path(std::string_view path);
+
+}  // namespace trialdb

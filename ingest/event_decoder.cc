@@ -1,0 +1,181 @@
+#include "ingest/event_decoder.h"
+
+#include <cstring>
+
+#include "ingest/proto/smdebug_event.pb.h"
+
+namespace trialdb {
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::kTrain: return "TRAIN";
+    case Mode::kEval: return "EVAL";
+    case Mode::kPredict: return "PREDICT";
+    default: return "GLOBAL";
+  }
+}
+
+bool parse_mode(std::string_view name, Mode* out) {
+  if (name == "TRAIN") *out = Mode::kTrain;
+  else if (name == "EVAL") *out = Mode::kEval;
+  else if (name == "PREDICT") *out = Mode::kPredict;
+  else if (name == "GLOBAL") *out = Mode::kGlobal;
+  else return false;
+  return true;
+}
+
+bool dtype_from_tf(int tf, DType* out, bool* readable) {
+  // smdebug reads HALF, FLOAT, DOUBLE, INT8 (as uint8!), INT32, INT64, STRING, BOOL, UINT8 and
+  // COMPLEX128; every other dtype raises KeyError in its reader.
+  *readable = false;
+  switch (tf) {
+    case 1: *out = DType::Float32; *readable = true; return true;
+    case 2: *out = DType::Float64; *readable = true; return true;
+    case 3: *out = DType::Int32; *readable = true; return true;
+    case 4: *out = DType::UInt8; *readable = true; return true;
+    case 5: *out = DType::Int16; return true;
+    case 6: *out = DType::UInt8; *readable = true; return true;  // smdebug maps DT_INT8 to uint8
+    case 7: *out = DType::String; *readable = true; return true;
+    case 8: *out = DType::Complex64; return true;
+    case 9: *out = DType::Int64; *readable = true; return true;
+    case 10: *out = DType::Bool; *readable = true; return true;
+    case 11: *out = DType::Int8; return true;     // QINT8
+    case 12: *out = DType::UInt8; return true;    // QUINT8
+    case 13: *out = DType::Int32; return true;    // QINT32
+    case 14: *out = DType::BFloat16; return true;
+    case 15: *out = DType::Int16; return true;    // QINT16
+    case 16: *out = DType::UInt16; return true;   // QUINT16
+    case 17: *out = DType::UInt16; return true;
+    case 18: *out = DType::Complex128; *readable = true; return true;
+    case 19: *out = DType::Float16; *readable = true; return true;
+    case 22: *out = DType::UInt32; return true;
+    case 23: *out = DType::UInt64; return true;
+    default: return false;
+  }
+}
+
+namespace {
+
+// Fills `count` elements of type T from a repeated field, TensorFlow style: none -> zeros,
+// one -> broadcast, fewer -> padded with the last, more -> error.
+template <class T, class Field>
+bool fill_typed(const Field& field, int64_t numel, std::string* data, std::string* err) {
+  const int64_t have = field.size();
+  if (have > numel) {
+    *err = "typed value list has " + std::to_string(have) + " elements for a shape of " + std::to_string(numel);
+    return false;
+  }
+  data->resize(static_cast<size_t>(numel) * sizeof(T));
+  T* dst = reinterpret_cast<T*>(data->data());
+  for (int64_t i = 0; i < numel; ++i) {
+    T v = have == 0 ? T{} : static_cast<T>(field.Get(static_cast<int>(i < have ? i : have - 1)));
+    std::memcpy(dst + i, &v, sizeof(T));
+  }
+  return true;
+}
+
+// Takes tensor_content by swap: a large tensor is never copied on its way to the blob.
+bool decode_tensor(pb::TensorProto& t, DecodedTensor* d, std::string* err) {
+  const auto& shape = t.tensor_shape();
+  if (shape.unknown_rank()) return *err = "tensor has unknown rank", false;
+  if (shape.dim_size() > kMaxDims) return *err = "tensor has more than 32 dimensions", false;
+  for (const auto& dim : shape.dim()) {
+    if (dim.size() < 0) return *err = "tensor has a negative dimension", false;
+    d->dims.push_back(dim.size());
+  }
+  int64_t numel = shape_numel(d->dims.data(), static_cast<int>(d->dims.size()));
+  if (numel < 0) return *err = "tensor shape overflows", false;
+
+  if (t.dtype() == 0 || t.dtype() == 7) {
+    if (t.dtype() == 0 && t.string_val_size() == 0 && !t.tensor_content().empty())
+      return *err = "tensor has dtype 0 (invalid) but numeric content", false;
+    d->dtype = DType::String;
+    d->smdebug_readable = true;
+    if (t.string_val_size() != numel && !(t.string_val_size() == 1 && numel > 1)) {
+      if (!(numel == 0 && t.string_val_size() == 0))
+        return *err = "string tensor has " + std::to_string(t.string_val_size()) + " values for a shape of " +
+                      std::to_string(numel), false;
+    }
+    for (int64_t i = 0; i < numel; ++i) {
+      const std::string& s = t.string_val(t.string_val_size() == 1 ? 0 : static_cast<int>(i));
+      uint32_t len = static_cast<uint32_t>(s.size());
+      d->data.append(reinterpret_cast<const char*>(&len), 4);
+      d->data.append(s);
+    }
+    return true;
+  }
+  if (!dtype_from_tf(t.dtype(), &d->dtype, &d->smdebug_readable))
+    return *err = "unknown tensor dtype " + std::to_string(t.dtype()), false;
+  const size_t item = dtype_size(d->dtype);
+  if (!t.tensor_content().empty() || numel == 0) {
+    if (static_cast<uint64_t>(numel) * item != t.tensor_content().size())
+      return *err = "tensor_content has " + std::to_string(t.tensor_content().size()) + " bytes but dtype " +
+                    dtype_name(d->dtype) + " x shape " + shape_json(d->dims.data(), static_cast<int>(d->dims.size())) +
+                    " needs " + std::to_string(numel * static_cast<int64_t>(item)), false;
+    t.mutable_tensor_content()->swap(d->data);
+    return true;
+  }
+  switch (d->dtype) {
+    case DType::Float32: return fill_typed<float>(t.float_val(), numel, &d->data, err);
+    case DType::Float64: return fill_typed<double>(t.double_val(), numel, &d->data, err);
+    case DType::Int32: return fill_typed<int32_t>(t.int_val(), numel, &d->data, err);
+    case DType::Int16: return fill_typed<int16_t>(t.int_val(), numel, &d->data, err);
+    case DType::Int8: return fill_typed<int8_t>(t.int_val(), numel, &d->data, err);
+    case DType::UInt8: return fill_typed<uint8_t>(t.int_val(), numel, &d->data, err);
+    case DType::UInt16: return fill_typed<uint16_t>(t.int_val(), numel, &d->data, err);
+    case DType::Int64: return fill_typed<int64_t>(t.int64_val(), numel, &d->data, err);
+    case DType::Bool: return fill_typed<uint8_t>(t.bool_val(), numel, &d->data, err);
+    case DType::Float16:
+    case DType::BFloat16: return fill_typed<uint16_t>(t.half_val(), numel, &d->data, err);
+    case DType::UInt32: return fill_typed<uint32_t>(t.uint32_val(), numel, &d->data, err);
+    case DType::UInt64: return fill_typed<uint64_t>(t.uint64_val(), numel, &d->data, err);
+    case DType::Complex64: return fill_typed<float>(t.float_val(), numel * 2, &d->data, err);
+    case DType::Complex128: return fill_typed<double>(t.double_val(), numel * 2, &d->data, err);
+    default: return *err = "tensor has no values", false;
+  }
+}
+
+}  // namespace
+
+bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std::string* err) {
+  pb::Event ev;
+  if (!ev.ParseFromArray(payload.data(), static_cast<int>(payload.size())))
+    return *err = "event protobuf does not parse", false;
+  if (!ev.has_summary()) return true;
+  for (auto& v : *ev.mutable_summary()->mutable_value()) {
+    DecodedTensor d;
+    d.tag = v.tag();
+    d.event_step = ev.step();
+    d.mode_step = ev.step();
+    for (const auto& pd : v.metadata().plugin_data()) {
+      const std::string& c = pd.content();
+      char* end = nullptr;
+      long long n = std::strtoll(c.c_str(), &end, 10);
+      bool numeric = !c.empty() && end == c.c_str() + c.size();
+      if (pd.plugin_name() == "mode_step" && numeric) {
+        d.mode_step = n;
+        d.has_mode = true;
+      } else if (pd.plugin_name() == "mode" && numeric && n >= 1 && n <= 4) {
+        d.mode = static_cast<Mode>(n);
+        d.has_mode = true;
+      }
+    }
+    if (v.has_tensor()) {
+      std::string e;
+      if (!decode_tensor(*v.mutable_tensor(), &d, &e)) {
+        *err = "tensor '" + d.tag + "': " + e;
+        return false;
+      }
+    } else if (v.histo().empty()) {
+      float f = v.simple_value();  // a TensorBoard scalar: keep it as a 0-d float32
+      d.dtype = DType::Float32;
+      d.data.assign(reinterpret_cast<const char*>(&f), 4);
+    } else {
+      continue;  // histograms carry no raw value
+    }
+    out->push_back(std::move(d));
+  }
+  return true;
+}
+
+}  // namespace trialdb

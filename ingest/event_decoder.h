@@ -1,0 +1,42 @@
+// Decodes one TFRecord payload (an Event proto) into the tensors it carries.
+//
+// Handles every TensorFlow dtype FORMAT.md lists, tensor_content and the typed *_val forms
+// (a single value broadcast over the shape, fewer values padded with the last, as TensorFlow
+// does), strings (dtype 0 + string_val), 0-d and empty tensors, and smdebug's repeated
+// plugin_data carrying mode and mode_step.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schema/value_blob.h"
+
+namespace trialdb {
+
+enum class Mode : int { kTrain = 1, kEval = 2, kPredict = 3, kGlobal = 4 };
+const char* mode_name(Mode m);
+bool parse_mode(std::string_view name, Mode* out);
+
+struct DecodedTensor {
+  std::string tag;
+  int64_t event_step = 0;
+  bool has_mode = false;       // plugin_data carried mode/mode_step
+  Mode mode = Mode::kGlobal;
+  int64_t mode_step = 0;
+  DType dtype = DType::Float32;
+  // smdebug's reader can decode this dtype (others raise KeyError there): parity decides
+  // whether reductions are offered, see Ingester.
+  bool smdebug_readable = true;
+  std::vector<int64_t> dims;
+  std::string data;            // C-order little-endian bytes; strings: u32 length + bytes each
+};
+
+// Appends the tensors of one Event payload. Events without a summary (file_version) add
+// nothing. Returns false with *err on a malformed payload.
+bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std::string* err);
+
+// TensorFlow DataType number -> our dtype (smdebug's reading of it). false when unknown.
+bool dtype_from_tf(int tf_dtype, DType* out, bool* smdebug_readable);
+
+}  // namespace trialdb

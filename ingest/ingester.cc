@@ -1,0 +1,669 @@
+#include "ingest/ingester.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <future>
+#include <limits>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "ingest/collections_file.h"
+#include "ingest/event_decoder.h"
+#include "ingest/index_file.h"
+#include "ingest/tfrecord.h"
+#include "schema/py_regex.h"
+#include "schema/reductions.h"
+#include "schema/value_blob.h"
+
+namespace trialdb {
+
+namespace {
+
+constexpr std::string_view kReductionsPrefix = "smdebug/reductions/";
+constexpr size_t kIncrementalBlobBytes = 1 << 20;   // larger blobs are streamed, not concatenated
+constexpr size_t kCommitBytes = 64u << 20;          // commit a transaction after this many bytes...
+constexpr size_t kCommitFiles = 256;                // ...or this many files
+
+double now_unix() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// One tensor's contribution to one (step, worker): raw value, saved shape, reductions.
+struct PreparedValue {
+  std::string tensor;
+  bool has_raw = false;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> dims;
+  std::string data;
+  bool has_shape = false;          // a saved shape (shape_payload) when there is no raw value
+  std::vector<int64_t> saved_shape;
+  int red_src = 0;                 // as value.red_src
+  uint32_t red_mask = 0;
+  double red[kAllReductions] = {};
+};
+
+}  // namespace
+
+enum class FileStatus { kReady, kWait };
+
+struct PreparedFile {
+  std::string path;
+  int64_t step = 0;
+  std::string worker;
+  FileStatus status = FileStatus::kReady;
+  Mode mode = Mode::kGlobal;
+  int64_t mode_step = 0;
+  std::vector<PreparedValue> values;
+  std::vector<IngestIssue> errors;
+  uint64_t bytes = 0;
+  bool index_valid = false;        // false: only errors to record, no step data
+};
+
+std::string default_trial_name(const std::string& location) {
+  std::string s = location;
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  size_t slash = s.rfind('/');
+  std::string base = slash == std::string::npos ? s : s.substr(slash + 1);
+  return base.empty() ? s : base;
+}
+
+namespace {
+
+// "smdebug/reductions/abs_l2/grad/x" -> ("grad/x", l2, abs).
+bool parse_reduction_name(const std::string& name, std::string* tensor, int* index, bool* abs) {
+  if (name.compare(0, kReductionsPrefix.size(), kReductionsPrefix) != 0) return false;
+  size_t start = kReductionsPrefix.size();
+  size_t slash = name.find('/', start);
+  if (slash == std::string::npos || slash + 1 >= name.size()) return false;
+  std::string red = name.substr(start, slash - start);
+  *abs = red.compare(0, 4, "abs_") == 0;
+  if (*abs) red = red.substr(4);
+  *index = reduction_index(red);
+  if (*index < 0) return false;
+  *tensor = name.substr(slash + 1);
+  return true;
+}
+
+// Expands a one-element value's derived reductions into explicit columns.
+void expand_scalar_reductions(PreparedValue* v) {
+  double x = v->red[kRedMin];
+  double ax = std::fabs(x);
+  double zero = std::isfinite(x) ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  for (int i = 0; i < kRedCount; ++i) {
+    v->red[i] = (i == kRedStd || i == kRedVariance) ? zero : (i == kRedL1 || i == kRedL2) ? ax : x;
+    v->red[kRedCount + i] = (i == kRedStd || i == kRedVariance) ? zero : ax;
+  }
+  v->red_src = 1;
+}
+
+PreparedValue& value_for(std::vector<PreparedValue>& values, std::map<std::string, size_t>& where,
+                         const std::string& tensor) {
+  auto it = where.find(tensor);
+  if (it != where.end()) return values[it->second];
+  where.emplace(tensor, values.size());
+  values.emplace_back();
+  values.back().tensor = tensor;
+  return values.back();
+}
+
+// Reads, checks and decodes one index file and the records it points at. Runs on a worker thread:
+// touches only the source and its own result.
+PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t step, const std::string& worker,
+                          bool ended) {
+  PreparedFile f;
+  f.path = path;
+  f.step = step;
+  f.worker = worker;
+  auto wait_or_error = [&](const std::string& why) {
+    if (ended) f.errors.push_back({path, step, why});
+    else f.status = FileStatus::kWait;
+  };
+  std::optional<std::string> text = src.read(path);
+  if (!text) {
+    f.status = FileStatus::kWait;   // listed, then gone: look again next pass
+    return f;
+  }
+  f.bytes += text->size();
+  IndexFile idx;
+  std::string err;
+  if (!parse_index_json(*text, &idx, &err)) {
+    // A live writer may not have finished the JSON yet; an ended trial's index is final.
+    wait_or_error(err);
+    return f;
+  }
+  f.index_valid = true;
+  f.mode = idx.mode;
+  f.mode_step = idx.mode_step;
+
+  std::vector<PreparedValue>& values = f.values;
+  std::map<std::string, size_t> where;
+
+  if (!idx.tensors.empty()) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (const auto& e : idx.tensors) {
+      if (e.length < kRecordOverhead || e.start > UINT64_MAX - e.length) {
+        f.errors.push_back({path, step, "index entry for '" + e.tensor + "' has an invalid record length " +
+                                            std::to_string(e.length)});
+        continue;
+      }
+      lo = std::min(lo, e.start);
+      hi = std::max(hi, e.start + e.length);
+    }
+    if (hi > lo) {
+      const std::string& ev = *idx.event_file;
+      std::optional<std::string> span = src.read_range(ev, lo, hi - lo);
+      if (!span) {
+        wait_or_error("event file " + ev + " does not exist");
+        if (f.status == FileStatus::kWait) return f;
+        span = std::string();
+      }
+      f.bytes += span->size();
+      if (span->size() < hi - lo && !ended) {
+        f.status = FileStatus::kWait;   // the writer has not flushed everything yet
+        return f;
+      }
+      for (const auto& e : idx.tensors) {
+        if (e.length < kRecordOverhead || e.start > UINT64_MAX - e.length) continue;
+        if (e.start + e.length - lo > span->size()) {
+          f.errors.push_back({path, step, "tensor '" + e.tensor + "': record at offset " + std::to_string(e.start) +
+                                              " (+" + std::to_string(e.length) + ") is past the end of " + ev +
+                                              " (" + std::to_string(lo + span->size()) + " bytes)"});
+          continue;
+        }
+        std::string_view rec(span->data() + (e.start - lo), e.length);
+        RecordResult r = parse_record(rec);
+        if (r.status != RecordStatus::kOk || r.consumed != e.length) {
+          std::string why = r.status == RecordStatus::kCorrupt ? r.error
+                                                               : "record length field does not match the index length " +
+                                                                     std::to_string(e.length);
+          f.errors.push_back({path, step, "tensor '" + e.tensor + "' in " + ev + " at offset " +
+                                              std::to_string(e.start) + ": " + why});
+          continue;
+        }
+        std::vector<DecodedTensor> decoded;
+        if (!decode_event(r.payload, &decoded, &err)) {
+          f.errors.push_back({path, step, "tensor '" + e.tensor + "' in " + ev + " at offset " +
+                                              std::to_string(e.start) + ": " + err});
+          continue;
+        }
+        if (decoded.empty()) {
+          f.errors.push_back({path, step, "tensor '" + e.tensor + "' in " + ev + ": record holds no tensor"});
+          continue;
+        }
+        DecodedTensor& d = decoded.front();   // smdebug writes one value per record
+        std::string base;
+        int ridx;
+        bool abs;
+        if (parse_reduction_name(e.tensor, &base, &ridx, &abs)) {
+          TensorView tv;
+          tv.dtype = d.dtype;
+          tv.numel = shape_numel(d.dims.data(), static_cast<int>(d.dims.size()));
+          tv.data = reinterpret_cast<const uint8_t*>(d.data.data());
+          tv.data_bytes = d.data.size();
+          if (!dtype_is_real(d.dtype) || tv.numel < 1) {
+            f.errors.push_back({path, step, "reduction '" + e.tensor + "' is not a numeric scalar"});
+            continue;
+          }
+          PreparedValue& v = value_for(values, where, base);
+          if (v.red_src == 2) expand_scalar_reductions(&v);
+          v.red_src = 1;
+          int bit = ridx + (abs ? kRedCount : 0);
+          v.red[bit] = element_as_double(tv, 0);
+          v.red_mask |= 1u << bit;
+          continue;
+        }
+        PreparedValue& v = value_for(values, where, e.tensor);
+        if (v.has_raw) {
+          f.errors.push_back({path, step, "tensor '" + e.tensor + "' appears twice in the index"});
+          continue;
+        }
+        v.has_raw = true;
+        v.dtype = d.dtype;
+        v.dims = std::move(d.dims);
+        v.data = std::move(d.data);
+        TensorView tv;
+        tv.dtype = v.dtype;
+        tv.ndim = static_cast<int>(v.dims.size());
+        tv.numel = shape_numel(v.dims.data(), tv.ndim);
+        tv.data = reinterpret_cast<const uint8_t*>(v.data.data());
+        tv.data_bytes = v.data.size();
+        Reductions red;
+        // Reductions are offered where smdebug can read the value (parity with its Trial API);
+        // tensor_reduce() answers for the rest.
+        if (d.smdebug_readable && compute_reductions(tv, &red)) {
+          uint32_t saved_mask = v.red_mask;
+          double saved[kAllReductions];
+          std::memcpy(saved, v.red, sizeof saved);
+          if (tv.numel == 1 && saved_mask == 0) {
+            v.red_src = 2;
+            v.red[kRedMin] = red.v[kRedMin];
+          } else {
+            v.red_src = 1;
+            std::memcpy(v.red, red.v, sizeof red.v);
+            for (int i = 0; i < kAllReductions; ++i)   // the hook's saved reductions win
+              if (saved_mask & (1u << i)) v.red[i] = saved[i];
+          }
+          v.red_mask = kAllReductionsMask;
+        }
+      }
+    }
+  }
+  for (auto& s : idx.shapes) {
+    PreparedValue& v = value_for(values, where, s.tensor);
+    v.has_shape = true;
+    v.saved_shape = std::move(s.shape);
+  }
+  return f;
+}
+
+}  // namespace
+
+Ingester::Ingester(Database& db, TrialSource& source, IngestOptions options)
+    : db_(db), source_(source), opt_(std::move(options)) {
+  name_ = opt_.name.empty() ? default_trial_name(source_.root()) : opt_.name;
+  open_trial();
+}
+
+Ingester::~Ingester() = default;
+
+void Ingester::open_trial() {
+  {
+    Statement q(db_.handle(), "SELECT trial_id, path FROM trial WHERE name = ?");
+    q.bind(1, name_);
+    if (q.step()) {
+      trial_id_ = q.int64(0);
+      if (q.text(1) != source_.root())
+        throw DbError("trial '" + name_ + "' already exists in " + db_.path() + " from " + q.text(1) +
+                      "; use --name to ingest " + source_.root() + " under another name");
+    }
+  }
+  if (!trial_id_) {
+    Statement ins(db_.handle(), "INSERT INTO trial(name, path) VALUES (?, ?) ON CONFLICT(name) DO NOTHING");
+    ins.bind(1, name_).bind(2, source_.root()).run();
+    Statement q(db_.handle(), "SELECT trial_id FROM trial WHERE name = ?");
+    q.bind(1, name_);
+    q.step();
+    trial_id_ = q.int64(0);
+  }
+  Statement t(db_.handle(), "SELECT name, tensor_id FROM tensor WHERE trial_id = ?");
+  t.bind(1, trial_id_);
+  while (t.step()) tensors_[t.text(0)] = t.int64(1);
+  Statement w(db_.handle(), "SELECT name, worker_id FROM worker WHERE trial_id = ?");
+  w.bind(1, trial_id_);
+  while (w.step()) workers_[w.text(0)] = w.int64(1);
+  Statement f(db_.handle(), "SELECT path FROM ingested_file WHERE trial_id = ?");
+  f.bind(1, trial_id_);
+  while (f.step()) ingested_.insert(f.text(0));
+  Statement e(db_.handle(), "SELECT expected_workers FROM trial WHERE trial_id = ?");
+  e.bind(1, trial_id_);
+  e.step();
+  expected_workers_ = static_cast<int>(e.int64(0));
+}
+
+int64_t Ingester::worker_id(const std::string& name) {
+  auto it = workers_.find(name);
+  if (it != workers_.end()) return it->second;
+  Statement ins(db_.handle(), "INSERT INTO worker(trial_id, name) VALUES (?, ?) ON CONFLICT DO NOTHING");
+  ins.bind(1, trial_id_).bind(2, name).run();
+  Statement q(db_.handle(), "SELECT worker_id FROM worker WHERE trial_id = ? AND name = ?");
+  q.bind(1, trial_id_).bind(2, name);
+  q.step();
+  return workers_[name] = q.int64(0);
+}
+
+int64_t Ingester::tensor_id(const std::string& name) {
+  auto it = tensors_.find(name);
+  if (it != tensors_.end()) return it->second;
+  Statement ins(db_.handle(), "INSERT INTO tensor(trial_id, name) VALUES (?, ?) ON CONFLICT DO NOTHING");
+  ins.bind(1, trial_id_).bind(2, name).run();
+  bool created = sqlite3_changes(db_.handle()) > 0;
+  Statement q(db_.handle(), "SELECT tensor_id FROM tensor WHERE trial_id = ? AND name = ?");
+  q.bind(1, trial_id_).bind(2, name);
+  q.step();
+  int64_t id = tensors_[name] = q.int64(0);
+  if (created) add_memberships(id, name);
+  return id;
+}
+
+void Ingester::add_memberships(int64_t id, const std::string& name) {
+  Statement ins(db_.handle(), "INSERT OR IGNORE INTO collection_member(collection_id, tensor_id) VALUES (?, ?)");
+  for (const auto& c : collections_) {
+    bool member = c.tensor_names.count(name) > 0;
+    for (size_t i = 0; !member && i < c.regexes.size(); ++i) member = c.regexes[i]->search(name);
+    if (member) ins.bind(1, c.id).bind(2, id).run();
+  }
+}
+
+void Ingester::record_error(const IngestIssue& e, IngestStats* stats) {
+  stats->errors.push_back(e);
+  Statement ins(db_.handle(),
+                "INSERT INTO ingest_error(trial_id, file, step, message) SELECT ?1, ?2, ?3, ?4 "
+                "WHERE NOT EXISTS (SELECT 1 FROM ingest_error WHERE trial_id = ?1 AND file = ?2 AND message = ?4)");
+  ins.bind(1, trial_id_).bind(2, e.file);
+  if (e.step >= 0) ins.bind(3, e.step);
+  else ins.bind_null(3);
+  ins.bind(4, e.message).run();
+}
+
+// Reads every collections file, merges them by name (union over workers), and re-resolves
+// membership for all tensors when a definition changed.
+void Ingester::load_collections(bool ended, IngestStats* stats) {
+  std::vector<SourceFile> files = source_.list("collections/");
+  std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> merged;  // regexes, names
+  std::vector<IngestIssue> issues;
+  int files_seen = 0, meta_workers = 0;
+  for (const auto& f : files) {
+    if (!is_collections_path(f.path)) continue;
+    ++files_seen;
+    std::optional<std::string> text = source_.read(f.path);
+    if (!text) continue;
+    CollectionsFile cf;
+    std::string err;
+    if (!parse_collections_json(*text, &cf, &err)) {
+      if (ended) issues.push_back({f.path, -1, err});
+      continue;
+    }
+    meta_workers = std::max(meta_workers, cf.num_workers);
+    for (auto& c : cf.collections) {
+      auto& m = merged[c.name];
+      m.first.insert(c.include_regex.begin(), c.include_regex.end());
+      m.second.insert(c.tensor_names.begin(), c.tensor_names.end());
+    }
+  }
+  Transaction tx(db_);
+  for (const auto& e : issues) record_error(e, stats);
+  int expected = std::max(files_seen, meta_workers);
+  if (expected != expected_workers_) {
+    Statement u(db_.handle(), "UPDATE trial SET expected_workers = ? WHERE trial_id = ?");
+    u.bind(1, expected).bind(2, trial_id_).run();
+    expected_workers_ = expected;
+  }
+  bool changed = false;
+  std::vector<Collection> loaded;
+  for (const auto& [name, m] : merged) {
+    nlohmann::json def = {{"include_regex", std::vector<std::string>(m.first.begin(), m.first.end())},
+                          {"tensor_names", std::vector<std::string>(m.second.begin(), m.second.end())}};
+    std::string text = def.dump();
+    Statement q(db_.handle(), "SELECT collection_id, definition FROM collection WHERE trial_id = ? AND name = ?");
+    q.bind(1, trial_id_).bind(2, name);
+    Collection c;
+    c.name = name;
+    if (q.step()) {
+      c.id = q.int64(0);
+      if (q.text(1) != text) {
+        Statement u(db_.handle(), "UPDATE collection SET definition = ? WHERE collection_id = ?");
+        u.bind(1, text).bind(2, c.id).run();
+        changed = true;
+      }
+    } else {
+      Statement ins(db_.handle(), "INSERT INTO collection(trial_id, name, definition) VALUES (?, ?, ?)");
+      ins.bind(1, trial_id_).bind(2, name).bind(3, text).run();
+      c.id = db_.last_insert_rowid();
+      changed = true;
+    }
+    c.tensor_names = m.second;
+    for (const auto& r : m.first) {
+      std::string err;
+      auto re = PyRegex::compile(r, &err);
+      if (re) c.regexes.push_back(std::move(re));
+      else record_error({"collections/", -1, "collection '" + name + "': " + err}, stats);
+    }
+    loaded.push_back(std::move(c));
+  }
+  collections_ = std::move(loaded);
+  if (changed) {
+    Statement del(db_.handle(),
+                  "DELETE FROM collection_member WHERE collection_id IN (SELECT collection_id FROM collection WHERE trial_id = ?)");
+    del.bind(1, trial_id_).run();
+    for (const auto& [name, id] : tensors_) add_memberships(id, name);
+  }
+  tx.commit();
+}
+
+std::string Ingester::list_start_after() {
+  // Index files of complete steps are final: a repeated listing starts after the last of them.
+  Statement q(db_.handle(),
+              "SELECT max(f.path) FROM ingested_file f WHERE f.trial_id = ?1 AND f.path < "
+              "(SELECT coalesce(min(printf('index/%09d/%012d', s.step / 1000, s.step)), 'index/~') FROM step s "
+              "WHERE s.trial_id = ?1 AND s.complete = 0)");
+  q.bind(1, trial_id_);
+  if (q.step() && !q.is_null(0)) return q.text(0);
+  return "";
+}
+
+void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t, int>* touched) {
+  {
+    // Another process may have ingested it meanwhile.
+    Statement q(db_.handle(), "SELECT 1 FROM ingested_file WHERE trial_id = ? AND path = ?");
+    q.bind(1, trial_id_).bind(2, f.path);
+    if (q.step()) {
+      ingested_.insert(f.path);
+      return;
+    }
+  }
+  if (!f.index_valid) {   // unusable index (ended trial): report it, never look at it again
+    for (const auto& e : f.errors) record_error(e, stats);
+    Statement done(db_.handle(), "INSERT INTO ingested_file(trial_id, path) VALUES (?, ?)");
+    done.bind(1, trial_id_).bind(2, f.path).run();
+    ingested_.insert(f.path);
+    return;
+  }
+  int64_t wid = worker_id(f.worker);
+  {
+    int64_t tensor_step = f.mode == Mode::kGlobal ? f.mode_step : f.step;
+    Statement s(db_.handle(),
+                "INSERT INTO step(trial_id, step, mode, mode_step, tensor_step) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING");
+    s.bind(1, trial_id_).bind(2, f.step).bind(3, std::string_view(mode_name(f.mode))).bind(4, f.mode_step).bind(5, tensor_step).run();
+  }
+  static constexpr const char* kInsertValue =
+      "INSERT INTO value(trial_id, tensor_id, step, worker_id, dtype, shape, red_src, red_mask, "
+      "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
+      "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2) "
+      "VALUES (?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?)";
+  Statement ins(db_.handle(), kInsertValue);
+  Statement blob(db_.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)");
+  Statement zblob(db_.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, zeroblob(?))");
+  for (auto& v : f.values) {
+    if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
+    int64_t tid = tensor_id(v.tensor);
+    ins.bind(1, trial_id_).bind(2, tid).bind(3, f.step).bind(4, wid);
+    if (v.has_raw) {
+      ins.bind(5, std::string_view(dtype_name(v.dtype)));
+      // smdebug reports a 0-d value's shape as [1]; the blob keeps the true 0-d shape.
+      ins.bind(6, v.dims.empty() ? std::string("[1]") : shape_json(v.dims.data(), static_cast<int>(v.dims.size())));
+    } else {
+      ins.bind_null(5);
+      if (v.has_shape) ins.bind(6, shape_json(v.saved_shape.data(), static_cast<int>(v.saved_shape.size())));
+      else ins.bind_null(6);
+    }
+    ins.bind(7, v.red_src).bind(8, static_cast<int64_t>(v.red_mask));
+    for (int i = 0; i < kAllReductions; ++i) {
+      bool present = v.red_src == 1 ? (v.red_mask >> i) & 1 : (v.red_src == 2 && i == kRedMin);
+      if (present && !std::isnan(v.red[i])) ins.bind(9 + i, v.red[i]);
+      else ins.bind_null(9 + i);
+    }
+    try {
+      ins.step();
+    } catch (const DbError& e) {
+      ins.reset();
+      record_error({f.path, f.step, "tensor '" + v.tensor + "' for worker " + f.worker + " was already stored: " + e.what()},
+                   stats);
+      continue;
+    }
+    ins.reset();
+    int64_t value_id = db_.last_insert_rowid();
+    ++stats->values;
+    if (!v.has_raw) continue;
+    int ndim = static_cast<int>(v.dims.size());
+    if (opt_.compress) {
+      std::string b = encode_blob(v.dtype, v.dims.data(), ndim, v.data.data(), v.data.size(), true);
+      blob.bind(1, value_id).bind_blob(2, b.data(), b.size()).run();
+    } else if (v.data.size() < kIncrementalBlobBytes) {
+      blob_scratch_.clear();
+      append_blob_header(&blob_scratch_, v.dtype, v.dims.data(), ndim);
+      blob_scratch_.append(v.data);
+      blob.bind(1, value_id).bind_blob(2, blob_scratch_.data(), blob_scratch_.size()).run();
+    } else {
+      // Stream a large tensor into place: no concatenated copy of it is ever made.
+      std::string header;
+      append_blob_header(&header, v.dtype, v.dims.data(), ndim);
+      zblob.bind(1, value_id).bind(2, static_cast<int64_t>(header.size() + v.data.size())).run();
+      sqlite3_blob* h = nullptr;
+      if (sqlite3_blob_open(db_.handle(), "main", "value_blob", "data", value_id, 1, &h) != SQLITE_OK ||
+          sqlite3_blob_write(h, header.data(), static_cast<int>(header.size()), 0) != SQLITE_OK ||
+          sqlite3_blob_write(h, v.data.data(), static_cast<int>(v.data.size()), static_cast<int>(header.size())) != SQLITE_OK) {
+        std::string msg = sqlite3_errmsg(db_.handle());
+        sqlite3_blob_close(h);
+        throw DbError(db_.path() + ": writing the value of '" + v.tensor + "': " + msg);
+      }
+      sqlite3_blob_close(h);
+    }
+    std::string().swap(v.data);   // release the tensor as soon as it is stored
+  }
+  for (const auto& e : f.errors) record_error(e, stats);
+  Statement sw(db_.handle(), "INSERT OR IGNORE INTO step_worker(trial_id, step, worker_id) VALUES (?, ?, ?)");
+  sw.bind(1, trial_id_).bind(2, f.step).bind(3, wid).run();
+  Statement done(db_.handle(), "INSERT INTO ingested_file(trial_id, path) VALUES (?, ?)");
+  done.bind(1, trial_id_).bind(2, f.path).run();
+  ingested_.insert(f.path);
+  (*touched)[f.step] = 1;
+  ++stats->files_ingested;
+}
+
+// A step is complete when every expected worker wrote it, when a later step is complete, or when
+// training has ended (FORMAT.md). Only steps touched in this transaction can newly qualify.
+int64_t Ingester::complete_steps(const std::map<int64_t, int>& touched, bool ended) {
+  double now = now_unix();
+  if (ended) {
+    Statement u(db_.handle(), "UPDATE step SET complete = 1, completed_at = ? WHERE trial_id = ? AND complete = 0");
+    u.bind(1, now).bind(2, trial_id_).run();
+    return sqlite3_changes(db_.handle());
+  }
+  int expected = expected_workers_ > 0 ? expected_workers_ : static_cast<int>(std::max<size_t>(1, workers_.size()));
+  int64_t last_full = -1;
+  Statement c(db_.handle(), "SELECT count(*) FROM step_worker WHERE trial_id = ? AND step = ?");
+  for (auto it = touched.rbegin(); it != touched.rend(); ++it) {
+    c.bind(1, trial_id_).bind(2, it->first);
+    c.step();
+    bool full = c.int64(0) >= expected;
+    c.reset();
+    if (full) {
+      last_full = it->first;
+      break;
+    }
+  }
+  if (last_full < 0) return 0;
+  Statement u(db_.handle(),
+              "UPDATE step SET complete = 1, completed_at = ? WHERE trial_id = ? AND complete = 0 AND step <= ?");
+  u.bind(1, now).bind(2, trial_id_).bind(3, last_full).run();
+  return sqlite3_changes(db_.handle());
+}
+
+IngestStats Ingester::run_once() {
+  IngestStats stats;
+  // The end marker is checked before listing: everything listed after it is final.
+  const bool ended = source_.exists("training_job_end.ts");
+  stats.ended = ended;
+  load_collections(ended, &stats);
+
+  struct Pending {
+    std::string path;
+    int64_t step;
+    std::string worker;
+  };
+  std::vector<Pending> pending;
+  {
+    std::vector<IngestIssue> bad_names;
+    for (auto& f : source_.list("index/", list_start_after())) {
+      if (ingested_.count(f.path)) continue;
+      int64_t step;
+      std::string worker;
+      if (!parse_index_path(f.path, &step, &worker)) {
+        if (f.path.size() > 5 && f.path.compare(f.path.size() - 5, 5, ".json") == 0)
+          bad_names.push_back({f.path, -1, "index file name is not <12-digit step>_<worker>.json"});
+        continue;
+      }
+      pending.push_back({f.path, step, worker});
+    }
+    if (!bad_names.empty()) {
+      Transaction tx(db_);
+      for (const auto& e : bad_names) record_error(e, &stats);
+      tx.commit();
+    }
+  }
+  std::sort(pending.begin(), pending.end(),
+            [](const Pending& a, const Pending& b) { return a.step != b.step ? a.step < b.step : a.worker < b.worker; });
+
+  const int threads = opt_.threads > 0 ? opt_.threads : std::max(1u, std::thread::hardware_concurrency());
+  const size_t window = static_cast<size_t>(threads) * 2;
+  std::vector<std::future<PreparedFile>> futures(pending.size());
+  size_t submitted = 0;
+  auto submit_until = [&](size_t limit) {
+    for (; submitted < pending.size() && submitted < limit; ++submitted) {
+      const Pending& p = pending[submitted];
+      futures[submitted] = std::async(std::launch::async, [this, p, ended] {
+        return prepare_file(source_, p.path, p.step, p.worker, ended);
+      });
+    }
+  };
+
+  std::unique_ptr<Transaction> tx;
+  std::map<int64_t, int> touched;
+  size_t tx_bytes = 0, tx_files = 0;
+  auto commit = [&] {
+    if (!tx) return;
+    int64_t completed = complete_steps(touched, false);
+    tx->commit();
+    tx.reset();
+    touched.clear();
+    tx_bytes = tx_files = 0;
+    stats.steps_completed += completed;
+    if (completed > 0 && opt_.on_steps_completed) opt_.on_steps_completed(completed);
+  };
+  try {
+    for (size_t i = 0; i < pending.size(); ++i) {
+      submit_until(i + window);
+      PreparedFile f = futures[i].get();
+      stats.bytes_read += f.bytes;
+      if (f.status == FileStatus::kWait) {
+        ++stats.files_waiting;
+      } else {
+        if (opt_.strict && !f.errors.empty()) {
+          commit();
+          Transaction etx(db_);
+          record_error(f.errors.front(), &stats);
+          etx.commit();
+          throw StrictError(f.errors.front().file + (f.errors.front().step >= 0 ? " (step " + std::to_string(f.step) + ")" : "") +
+                            ": " + f.errors.front().message);
+        }
+        if (!tx) tx = std::make_unique<Transaction>(db_);
+        write_file(f, &stats, &touched);
+        tx_bytes += f.bytes;
+        ++tx_files;
+        if (tx_bytes >= kCommitBytes || tx_files >= kCommitFiles) commit();
+      }
+      if (opt_.progress) opt_.progress(i + 1, pending.size());
+    }
+    commit();
+  } catch (...) {
+    for (size_t j = 0; j < submitted; ++j)
+      if (futures[j].valid()) futures[j].wait();
+    throw;
+  }
+  if (ended) {
+    Transaction etx(db_);
+    Statement u(db_.handle(), "UPDATE trial SET ended = 1 WHERE trial_id = ?");
+    u.bind(1, trial_id_).run();
+    int64_t completed = complete_steps({}, true);
+    etx.commit();
+    stats.steps_completed += completed;
+    if (completed > 0 && opt_.on_steps_completed) opt_.on_steps_completed(completed);
+  }
+  return stats;
+}
+
+}  // namespace trialdb

@@ -1,0 +1,121 @@
+// trialdb ingest: read a trial (folder or s3://) into a database, once or following a live job.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "ingest/ingester.h"
+#include "ingest/source.h"
+#include "schema/database.h"
+#include "src/commands.h"
+
+namespace trialdb::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
+
+struct IngestArgs {
+  std::string path, db, name, endpoint;
+  bool strict = false, compress = false, follow = false, rules = false, quiet = false;
+  double interval = 0.2;
+  int threads = 0;
+};
+
+void progress_bar(size_t done, size_t total) {
+  static auto last = std::chrono::steady_clock::time_point{};
+  auto now = std::chrono::steady_clock::now();
+  if (done != total && now - last < std::chrono::milliseconds(100)) return;
+  last = now;
+  const int width = 40;
+  int filled = total ? static_cast<int>(width * done / total) : width;
+  std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu files", filled, "########################################", width - filled,
+               "", done, total);
+  if (done == total) std::fprintf(stderr, "\r%*s\r", width + 40, "");
+  std::fflush(stderr);
+}
+
+void report(const IngestStats& s, const std::string& trial, bool quiet) {
+  const size_t shown = 20;
+  for (size_t i = 0; i < s.errors.size() && i < shown; ++i) {
+    const auto& e = s.errors[i];
+    std::cerr << "trialdb: error: " << e.file << (e.step >= 0 ? " (step " + std::to_string(e.step) + ")" : "") << ": "
+              << e.message << "\n";
+  }
+  if (s.errors.size() > shown)
+    std::cerr << "trialdb: ... and " << s.errors.size() - shown << " more errors (SELECT * FROM ingest_errors)\n";
+  if (!quiet)
+    std::cerr << "trialdb: " << trial << ": " << s.files_ingested << " files, " << s.values << " values, "
+              << s.steps_completed << " steps completed" << (s.files_waiting ? ", " + std::to_string(s.files_waiting) + " files waiting to be complete" : "")
+              << (s.ended ? "; training has ended" : "") << (s.errors.empty() ? "" : "; " + std::to_string(s.errors.size()) + " errors") << "\n";
+}
+
+int run(const IngestArgs& a) {
+  Database db(a.db);
+  std::unique_ptr<TrialSource> source = open_source(a.path);
+  IngestOptions opt;
+  opt.name = a.name;
+  opt.strict = a.strict;
+  opt.compress = a.compress;
+  opt.threads = a.threads;
+  if (!a.quiet && isatty(STDERR_FILENO) && !a.follow) opt.progress = progress_bar;
+  Ingester ing(db, *source, opt);
+
+  if (a.follow) {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+  }
+  bool had_errors = false;
+  while (true) {
+    IngestStats s;
+    try {
+      s = ing.run_once();
+    } catch (const StrictError& e) {
+      std::cerr << "trialdb: error: " << e.what() << " (--strict: stopped)\n";
+      return kExitError;
+    }
+    had_errors |= !s.errors.empty();
+    if (!a.follow || s.files_ingested || !s.errors.empty()) report(s, ing.trial_name(), a.quiet || (a.follow && !s.files_ingested));
+    if (!a.follow) break;
+    if (s.ended && s.files_waiting == 0) break;   // everything before the end marker is in
+    auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.interval);
+    while (!g_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (g_stop) {
+      if (!a.quiet) std::cerr << "trialdb: stopped; all complete steps are kept\n";
+      break;
+    }
+  }
+  return had_errors ? kExitPartial : kExitOk;
+}
+
+}  // namespace
+
+void add_ingest(CLI::App& app) {
+  auto a = std::make_shared<IngestArgs>();
+  CLI::App* cmd = app.add_subcommand("ingest", "Ingest a trial (folder or s3://bucket/prefix) into a database");
+  cmd->footer(
+      "Examples:\n"
+      "  trialdb ingest ./pt_bad_init --db trials.db\n"
+      "  trialdb ingest s3://bucket/job/debug-output --db trials.db --name run1 --follow\n"
+      "Re-running ingests only what is new. Exit codes: 0 ok, 1 failed, 4 finished with errors\n"
+      "(bad input reported and skipped; see the ingest_errors view).");
+  cmd->add_option("path", a->path, "Trial folder or s3://bucket/prefix")->required();
+  cmd->add_option("--db", a->db, "Database file (created if missing)")->required();
+  cmd->add_option("--name", a->name, "Trial name (default: the folder's base name)");
+  cmd->add_flag("--strict", a->strict, "Stop at the first error instead of skipping bad input");
+  cmd->add_flag("--compress", a->compress, "zlib-compress value blobs that shrink");
+  cmd->add_option("--threads", a->threads, "Decoding threads (default: all cores)");
+  cmd->add_flag("--follow", a->follow, "Keep ingesting while the trial grows; exit after training_job_end.ts");
+  cmd->add_option("--interval", a->interval, "Seconds between polls in --follow (default 0.2)");
+  cmd->add_flag("--quiet,-q", a->quiet, "No progress or summary");
+  cmd->callback([a] { exit_code() = run(*a); });
+}
+
+}  // namespace trialdb::cli

@@ -1,0 +1,389 @@
+// Unit tests of the format layer: CRC-32C, TFRecord framing, event decoding, index and
+// collections parsing, value blobs, reductions and the Python-regex matcher.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "ingest/collections_file.h"
+#include "ingest/crc32c.h"
+#include "ingest/event_decoder.h"
+#include "ingest/index_file.h"
+#include "ingest/proto/smdebug_event.pb.h"
+#include "ingest/tfrecord.h"
+#include "schema/py_regex.h"
+#include "schema/reductions.h"
+#include "schema/value_blob.h"
+
+using namespace trialdb;
+
+TEST(Crc32c, KnownVectors) {
+  // RFC 3720 B.4 test vectors.
+  std::string zeros(32, '\0'), ones(32, '\xff'), inc(32, 0);
+  for (int i = 0; i < 32; ++i) inc[i] = static_cast<char>(i);
+  EXPECT_EQ(crc32c(zeros.data(), 32), 0x8a9136aau);
+  EXPECT_EQ(crc32c(ones.data(), 32), 0x62a8ab43u);
+  EXPECT_EQ(crc32c(inc.data(), 32), 0x46dd794eu);
+  EXPECT_EQ(crc32c("123456789", 9), 0xe3069283u);
+  EXPECT_EQ(crc32c("", 0), 0u);
+}
+
+TEST(Crc32c, HardwareAndTableAgreeOnEveryLengthAndAlignment) {
+  std::string buf(300, '\0');
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>(i * 7 + 3);
+  for (size_t off = 0; off < 8; ++off)
+    for (size_t n = 0; n + off <= buf.size(); n += 13)
+      ASSERT_EQ(crc32c(buf.data() + off, n), crc32c_portable(buf.data() + off, n)) << off << " " << n;
+  // Incremental use gives the same CRC as one call.
+  EXPECT_EQ(crc32c(buf.data() + 100, 200, crc32c(buf.data(), 100)), crc32c(buf.data(), 300));
+}
+
+TEST(Crc32c, SmdebugConstantFooter) {
+  EXPECT_EQ(smdebug_constant_footer(), mask_crc32c(crc32c("0x12345678", 10)));
+  EXPECT_EQ(mask_crc32c(0), 0xa282ead8u);
+}
+
+TEST(TfRecord, RoundTripBothFooterForms) {
+  for (bool real : {false, true}) {
+    std::string buf;
+    append_record(&buf, "hello", real);
+    append_record(&buf, "", real);
+    RecordResult a = parse_record(buf);
+    ASSERT_EQ(a.status, RecordStatus::kOk);
+    EXPECT_EQ(a.payload, "hello");
+    EXPECT_EQ(a.consumed, 5 + kRecordOverhead);
+    RecordResult b = parse_record(std::string_view(buf).substr(a.consumed));
+    ASSERT_EQ(b.status, RecordStatus::kOk);
+    EXPECT_EQ(b.payload, "");
+  }
+}
+
+TEST(TfRecord, TruncatedIsIncompleteAndFlippedByteIsCorrupt) {
+  std::string buf;
+  append_record(&buf, "some payload bytes", /*real_crc=*/true);
+  for (size_t n = 0; n < buf.size(); ++n)
+    EXPECT_EQ(parse_record(std::string_view(buf).substr(0, n)).status, RecordStatus::kIncomplete) << n;
+  // With a real data CRC every single flipped byte is caught.
+  for (size_t i = 0; i < buf.size(); ++i) {
+    std::string bad = buf;
+    bad[i] ^= 0x10;
+    RecordResult r = parse_record(bad);
+    EXPECT_EQ(r.status, RecordStatus::kCorrupt) << i;
+    EXPECT_NE(r.error.find("CRC"), std::string::npos) << i;
+  }
+}
+
+TEST(TfRecord, ConstantFooterStillGuardsLengthAndFooter) {
+  // smdebug's default footer is a constant, so data bytes are not covered (as in smdebug);
+  // the length field and the footer itself still are.
+  std::string buf;
+  append_record(&buf, "some payload bytes");
+  for (size_t i : {size_t{0}, size_t{7}, size_t{8}, size_t{11}, buf.size() - 1, buf.size() - 4}) {
+    std::string bad = buf;
+    bad[i] ^= 0x01;
+    EXPECT_EQ(parse_record(bad).status, RecordStatus::kCorrupt) << i;
+  }
+}
+
+TEST(TfRecord, HugeLengthFieldIsNotAnAllocation) {
+  std::string buf(12, '\0');
+  uint64_t len = uint64_t{1} << 40;
+  std::memcpy(buf.data(), &len, 8);
+  uint32_t c = masked_crc32c(buf.data(), 8);
+  std::memcpy(buf.data() + 8, &c, 4);
+  EXPECT_EQ(parse_record(buf).status, RecordStatus::kIncomplete);
+}
+
+namespace {
+std::string event_with(const pb::TensorProto& t, const std::string& tag, int mode = 1, int mode_step = 7) {
+  pb::Event ev;
+  ev.set_step(42);
+  auto* v = ev.mutable_summary()->add_value();
+  v->set_tag(tag);
+  *v->mutable_tensor() = t;
+  auto* a = v->mutable_metadata()->add_plugin_data();
+  a->set_plugin_name("mode_step");
+  a->set_content(std::to_string(mode_step));
+  auto* b = v->mutable_metadata()->add_plugin_data();
+  b->set_plugin_name("mode");
+  b->set_content(std::to_string(mode));
+  return ev.SerializeAsString();
+}
+}  // namespace
+
+TEST(EventDecoder, TensorContentWithRepeatedPluginData) {
+  pb::TensorProto t;
+  t.set_dtype(1);
+  t.mutable_tensor_shape()->add_dim()->set_size(2);
+  float v[2] = {1.5f, -2.0f};
+  t.set_tensor_content(std::string(reinterpret_cast<char*>(v), 8));
+  std::vector<DecodedTensor> out;
+  std::string err;
+  ASSERT_TRUE(decode_event(event_with(t, "w", 2, 3), &out, &err)) << err;
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].tag, "w");
+  EXPECT_EQ(out[0].event_step, 42);
+  EXPECT_EQ(out[0].mode, Mode::kEval);
+  EXPECT_EQ(out[0].mode_step, 3);
+  EXPECT_EQ(out[0].dtype, DType::Float32);
+  EXPECT_EQ(out[0].dims, std::vector<int64_t>{2});
+  EXPECT_EQ(out[0].data.size(), 8u);
+}
+
+TEST(EventDecoder, NoPluginDataMeansGlobalAndEventStep) {
+  pb::Event ev;
+  ev.set_step(9);
+  auto* v = ev.mutable_summary()->add_value();
+  v->set_tag("x");
+  v->mutable_tensor()->set_dtype(3);
+  v->mutable_tensor()->add_int_val(5);
+  std::vector<DecodedTensor> out;
+  std::string err;
+  ASSERT_TRUE(decode_event(ev.SerializeAsString(), &out, &err)) << err;
+  EXPECT_EQ(out[0].mode, Mode::kGlobal);
+  EXPECT_EQ(out[0].mode_step, 9);
+  EXPECT_TRUE(out[0].dims.empty());   // 0-d
+  int32_t x;
+  std::memcpy(&x, out[0].data.data(), 4);
+  EXPECT_EQ(x, 5);
+}
+
+TEST(EventDecoder, TypedValuesBroadcastAndPad) {
+  pb::TensorProto t;
+  t.set_dtype(2);
+  t.mutable_tensor_shape()->add_dim()->set_size(3);
+  t.add_double_val(4.0);
+  std::vector<DecodedTensor> out;
+  std::string err;
+  ASSERT_TRUE(decode_event(event_with(t, "d"), &out, &err)) << err;
+  const double* d = reinterpret_cast<const double*>(out[0].data.data());
+  EXPECT_EQ(d[0], 4.0);
+  EXPECT_EQ(d[2], 4.0);
+  t.add_double_val(5.0);
+  out.clear();
+  ASSERT_TRUE(decode_event(event_with(t, "d"), &out, &err));
+  d = reinterpret_cast<const double*>(out[0].data.data());
+  EXPECT_EQ(d[1], 5.0);
+  EXPECT_EQ(d[2], 5.0);   // padded with the last, as TensorFlow does
+  t.add_double_val(6.0);
+  t.add_double_val(7.0);
+  out.clear();
+  EXPECT_FALSE(decode_event(event_with(t, "d"), &out, &err));
+}
+
+TEST(EventDecoder, StringsAndBadContentSize) {
+  pb::TensorProto s;
+  s.mutable_tensor_shape()->add_dim()->set_size(2);
+  s.add_string_val("ab");
+  s.add_string_val("");
+  std::vector<DecodedTensor> out;
+  std::string err;
+  ASSERT_TRUE(decode_event(event_with(s, "s"), &out, &err)) << err;
+  EXPECT_EQ(out[0].dtype, DType::String);
+  EXPECT_EQ(out[0].data.size(), 4u + 2 + 4);
+
+  pb::TensorProto t;
+  t.set_dtype(1);
+  t.mutable_tensor_shape()->add_dim()->set_size(3);
+  t.set_tensor_content(std::string(8, '\0'));   // 3 floats need 12 bytes
+  out.clear();
+  EXPECT_FALSE(decode_event(event_with(t, "bad"), &out, &err));
+  EXPECT_NE(err.find("needs 12"), std::string::npos) << err;
+
+  t.set_dtype(99);
+  EXPECT_FALSE(decode_event(event_with(t, "bad"), &out, &err));
+  EXPECT_NE(err.find("unknown tensor dtype 99"), std::string::npos) << err;
+}
+
+TEST(EventDecoder, SmdebugDtypeReadingQuirks) {
+  DType d;
+  bool readable;
+  ASSERT_TRUE(dtype_from_tf(6, &d, &readable));   // DT_INT8 is read as uint8 by smdebug
+  EXPECT_EQ(d, DType::UInt8);
+  EXPECT_TRUE(readable);
+  ASSERT_TRUE(dtype_from_tf(5, &d, &readable));   // DT_INT16: smdebug raises KeyError
+  EXPECT_EQ(d, DType::Int16);
+  EXPECT_FALSE(readable);
+  ASSERT_TRUE(dtype_from_tf(19, &d, &readable));
+  EXPECT_EQ(d, DType::Float16);
+  EXPECT_FALSE(dtype_from_tf(21, &d, &readable));
+}
+
+TEST(IndexFile, PathParsing) {
+  int64_t step;
+  std::string worker;
+  ASSERT_TRUE(parse_index_path("index/000000001/000000001500__replica-0_task-1_device-GPU-0.json", &step, &worker));
+  EXPECT_EQ(step, 1500);
+  EXPECT_EQ(worker, "_replica-0_task-1_device-GPU-0");
+  EXPECT_FALSE(parse_index_path("index/000000000/12_worker_0.json", &step, &worker));
+  EXPECT_FALSE(parse_index_path("index/000000000/000000000001_worker_0.txt", &step, &worker));
+}
+
+TEST(IndexFile, RejectsPathsOutsideTheTrial) {
+  EXPECT_TRUE(is_safe_relative_path("events/000000000001/000000000001_worker_0.tfevents"));
+  for (const char* p : {"../../x", "/etc/passwd", "events/../../x", "a//b", "C:/x", "a\\b", ""})
+    EXPECT_FALSE(is_safe_relative_path(p)) << p;
+  IndexFile idx;
+  std::string err;
+  EXPECT_FALSE(parse_index_json(R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"../../x"}})", &idx, &err));
+  EXPECT_NE(err.find("outside the trial"), std::string::npos);
+}
+
+TEST(IndexFile, ValidatesTypes) {
+  IndexFile idx;
+  std::string err;
+  ASSERT_TRUE(parse_index_json(
+      R"({"meta":{"mode":"EVAL","mode_step":3,"event_file_name":"events/e"},
+          "tensor_payload":[{"tensorname":"a","start_idx":8,"length":100}],
+          "shape_payload":[{"tensorname":"b","originalname":"b","shape":[2,3]}]})",
+      &idx, &err))
+      << err;
+  EXPECT_EQ(idx.mode, Mode::kEval);
+  EXPECT_EQ(idx.mode_step, 3);
+  EXPECT_EQ(idx.tensors[0].start, 8u);
+  EXPECT_EQ(idx.shapes[0].shape, (std::vector<int64_t>{2, 3}));
+  for (const char* bad : {"[]", "{", R"({"meta":{"mode":"FOO","mode_step":0}})",
+                          R"({"meta":{"mode":"TRAIN","mode_step":"0"}})",
+                          R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"e"},"tensor_payload":[{"tensorname":"","start_idx":0,"length":1}]})",
+                          R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"e"},"tensor_payload":[{"tensorname":"a","start_idx":-1,"length":1}]})"})
+    EXPECT_FALSE(parse_index_json(bad, &idx, &err)) << bad;
+}
+
+TEST(CollectionsFile, ParsesAndRejects) {
+  CollectionsFile cf;
+  std::string err;
+  ASSERT_TRUE(parse_collections_json(
+      R"({"collections":{"weights":{"name":"weights","include_regex":["^(?!gradient).*weight"],"tensor_names":["w"]}},"_meta":{"num_workers":2}})",
+      &cf, &err));
+  EXPECT_EQ(cf.num_workers, 2);
+  EXPECT_EQ(cf.collections[0].include_regex[0], "^(?!gradient).*weight");
+  EXPECT_FALSE(parse_collections_json(R"({"collections":{"x":{"include_regex":"notalist"}}})", &cf, &err));
+  EXPECT_FALSE(parse_collections_json("garbage", &cf, &err));
+  EXPECT_TRUE(is_collections_path("collections/000000000/worker_0_collections.json"));
+  EXPECT_TRUE(is_collections_path("collections/000000000/collections/000000000/worker_0_collections.json"));
+  EXPECT_FALSE(is_collections_path("index/000000000/worker_0_collections.json"));
+}
+
+TEST(ValueBlob, RoundTripAndValidation) {
+  int64_t dims[2] = {2, 3};
+  float data[6] = {1, 2, 3, 4, 5, 6};
+  for (bool z : {false, true}) {
+    std::string b = encode_blob(DType::Float32, dims, 2, data, sizeof data, z);
+    TensorView v;
+    std::vector<uint8_t> scratch;
+    const char* err = nullptr;
+    ASSERT_TRUE(decode_blob(b.data(), b.size(), &v, &scratch, &err)) << err;
+    EXPECT_EQ(v.ndim, 2);
+    EXPECT_EQ(v.numel, 6);
+    EXPECT_EQ(std::memcmp(v.data, data, sizeof data), 0);
+    // Every truncation is rejected, never read past.
+    for (size_t n = 0; n < b.size(); ++n) EXPECT_FALSE(decode_blob(b.data(), n, &v, &scratch, &err)) << n;
+  }
+  std::string b = encode_blob(DType::Float32, dims, 2, data, sizeof data);
+  b[1] = 99;
+  TensorView v;
+  std::vector<uint8_t> scratch;
+  const char* err = nullptr;
+  EXPECT_FALSE(decode_blob(b.data(), b.size(), &v, &scratch, &err));
+  EXPECT_STREQ(err, "value blob has an unknown dtype");
+}
+
+TEST(ValueBlob, CompressionShrinksZeros) {
+  std::vector<float> zeros(10000, 0.0f);
+  int64_t dims[1] = {10000};
+  std::string z = encode_blob(DType::Float32, dims, 1, zeros.data(), zeros.size() * 4, true);
+  EXPECT_LT(z.size(), 1000u);
+  EXPECT_EQ(z[3], static_cast<char>(kBlobZlib));
+}
+
+TEST(ValueBlob, HalfPrecision) {
+  EXPECT_EQ(half_to_float(0x3c00), 1.0f);
+  EXPECT_EQ(half_to_float(0xc000), -2.0f);
+  EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0f, -24));   // smallest subnormal
+  EXPECT_TRUE(std::isinf(half_to_float(0x7c00)));
+  EXPECT_TRUE(std::isnan(half_to_float(0x7e00)));
+  EXPECT_EQ(bfloat16_to_float(0x3f80), 1.0f);
+}
+
+namespace {
+Reductions reduce(DType t, const void* data, int64_t n) {
+  TensorView v;
+  v.dtype = t;
+  v.ndim = 1;
+  v.dims[0] = n;
+  v.numel = n;
+  v.data = static_cast<const uint8_t*>(data);
+  Reductions r;
+  EXPECT_TRUE(compute_reductions(v, &r));
+  return r;
+}
+}  // namespace
+
+TEST(Reductions, HandComputed) {
+  double x[4] = {1, -2, 3, -4};
+  Reductions r = reduce(DType::Float64, x, 4);
+  EXPECT_DOUBLE_EQ(r.v[kRedMin], -4);
+  EXPECT_DOUBLE_EQ(r.v[kRedMax], 3);
+  EXPECT_DOUBLE_EQ(r.v[kRedSum], -2);
+  EXPECT_DOUBLE_EQ(r.v[kRedMean], -0.5);
+  EXPECT_DOUBLE_EQ(r.v[kRedProd], 24);
+  EXPECT_DOUBLE_EQ(r.v[kRedVariance], 7.25);          // population: E[x^2] - mean^2 = 7.5 - 0.25
+  EXPECT_DOUBLE_EQ(r.v[kRedStd], std::sqrt(7.25));
+  EXPECT_DOUBLE_EQ(r.v[kRedL1], 10);
+  EXPECT_DOUBLE_EQ(r.v[kRedL2], std::sqrt(30.0));
+  EXPECT_DOUBLE_EQ(r.v[kRedCount + kRedMin], 1);
+  EXPECT_DOUBLE_EQ(r.v[kRedCount + kRedMax], 4);
+  EXPECT_DOUBLE_EQ(r.v[kRedCount + kRedMean], 2.5);
+  EXPECT_DOUBLE_EQ(r.v[kRedCount + kRedVariance], 1.25);
+  EXPECT_DOUBLE_EQ(r.v[kRedCount + kRedSum], 10);
+  EXPECT_DOUBLE_EQ(r.v[kRedCount + kRedL2], std::sqrt(30.0));
+}
+
+TEST(Reductions, ShiftedVarianceIsAccurateForLargeOffsets) {
+  std::vector<double> x;
+  for (int i = 0; i < 1000; ++i) x.push_back(1e9 + (i % 2 ? 1.0 : -1.0));
+  Reductions r = reduce(DType::Float64, x.data(), 1000);
+  EXPECT_NEAR(r.v[kRedVariance], 1.0, 1e-9);
+}
+
+TEST(Reductions, NaNPropagatesAndIntegersAndBools) {
+  float x[3] = {1, NAN, 2};
+  Reductions r = reduce(DType::Float32, x, 3);
+  EXPECT_TRUE(std::isnan(r.v[kRedMin]));
+  EXPECT_TRUE(std::isnan(r.v[kRedMean]));
+  uint8_t u[3] = {255, 1, 0};
+  r = reduce(DType::UInt8, u, 3);
+  EXPECT_DOUBLE_EQ(r.v[kRedSum], 256);
+  int8_t s[2] = {-128, 127};
+  r = reduce(DType::Int8, s, 2);
+  EXPECT_DOUBLE_EQ(r.v[kRedMin], -128);
+  uint8_t b[3] = {1, 1, 0};
+  r = reduce(DType::Bool, b, 3);
+  EXPECT_NEAR(r.v[kRedMean], 2.0 / 3, 1e-15);
+  TensorView empty;
+  empty.dtype = DType::Float32;
+  empty.numel = 0;
+  Reductions unused;
+  EXPECT_FALSE(compute_reductions(empty, &unused));
+}
+
+TEST(PyRegex, SearchSemanticsAndLookahead) {
+  std::string err;
+  auto re = PyRegex::compile("^(?!gradient).*weight", &err);
+  ASSERT_TRUE(re) << err;
+  EXPECT_TRUE(re->search("Net_conv0.weight"));
+  EXPECT_FALSE(re->search("gradient/Net_conv0.weight"));
+  auto loss = PyRegex::compile("[Ll]oss_(?!input).*output", &err);
+  EXPECT_TRUE(loss->search("CrossEntropyLoss_output_0"));
+  auto unanchored = PyRegex::compile("relu", &err);
+  EXPECT_TRUE(unanchored->search("layer0_relu_output"));   // search, not match
+  auto z = PyRegex::compile("abc\\Z", &err);
+  EXPECT_TRUE(z->search("xabc"));
+  EXPECT_FALSE(z->search("abc\n"));
+  auto named = PyRegex::compile("(?P<x>a)(?P=x)", &err);
+  ASSERT_TRUE(named) << err;
+  EXPECT_TRUE(named->search("aa"));
+  EXPECT_FALSE(PyRegex::compile("(unclosed", &err));
+  EXPECT_NE(err.find("(unclosed"), std::string::npos);
+}

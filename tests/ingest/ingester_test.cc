@@ -1,0 +1,267 @@
+// Ingester behaviour on real fixtures: smdebug quirks, incremental and idempotent runs, step
+// completeness across workers, files a live job has not finished, and damaged input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <cstring>
+#include <random>
+
+#include "ingest/ingester.h"
+#include "ingest/local_source.h"
+#include "schema/database.h"
+
+using namespace trialdb;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kFixtures = TRIALDB_FIXTURES;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("trialdb_test_" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+fs::path copy_fixture(const std::string& name, const fs::path& into) {
+  fs::path dst = into / name;
+  fs::copy(kFixtures / name, dst, fs::copy_options::recursive);
+  for (auto& e : fs::recursive_directory_iterator(dst)) fs::permissions(e.path(), fs::perms::owner_all, fs::perm_options::add);
+  return dst;
+}
+
+int64_t scalar(Database& db, const std::string& sql) {
+  Statement q(db.handle(), sql);
+  EXPECT_TRUE(q.step()) << sql;
+  return q.int64(0);
+}
+
+std::string text(Database& db, const std::string& sql) {
+  Statement q(db.handle(), sql);
+  if (!q.step()) return "<no row>";
+  return q.is_null(0) ? "<null>" : q.text(0);
+}
+
+IngestStats ingest(Database& db, const fs::path& trial, const std::string& name = "") {
+  LocalSource src(trial.string());
+  IngestOptions o;
+  o.name = name;
+  Ingester ing(db, src, o);
+  return ing.run_once();
+}
+
+// Every public view as one canonical string, to compare whole databases.
+std::string dump_views(Database& db) {
+  std::string out;
+  for (const char* sql : {
+           "SELECT trial, workers, ended FROM trials ORDER BY 1",
+           "SELECT * FROM steps ORDER BY 1, 2",
+           "SELECT * FROM tensors ORDER BY 1, 2",
+           "SELECT * FROM collections ORDER BY 1, 2, 3",
+           "SELECT trial, tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM tensor_values ORDER BY 1, 2, 3, 4",
+           "SELECT trial, tensor, step, worker, reduction, abs, printf('%.17g', value) FROM reductions ORDER BY 1, 2, 3, 4, 5, 6"}) {
+    Statement q(db.handle(), sql);
+    while (q.step()) {
+      for (int c = 0; c < sqlite3_column_count(q.handle()); ++c) out += (q.is_null(c) ? "NULL" : q.text(c)) + "|";
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(Ingester, CoreDtypesFollowsSmdebug) {
+  TempDir tmp;
+  Database db((tmp.path / "t.db").string());
+  IngestStats s = ingest(db, kFixtures / "core_dtypes");
+  EXPECT_TRUE(s.errors.empty());
+  EXPECT_TRUE(s.ended);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM steps WHERE complete"), 7);
+  // GLOBAL-mode step 16 has mode_step 5: smdebug files its values under step 5.
+  EXPECT_EQ(text(db, "SELECT mode || ':' || mode_step FROM steps WHERE step = 16"), "GLOBAL:5");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE tensor = 'scalar/loss' AND step = 5"), 1);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 16"), 0);
+  // smdebug reads DT_INT8 as uint8.
+  EXPECT_EQ(text(db, "SELECT DISTINCT dtype FROM tensor_values WHERE tensor = 'dtype/int8'"), "uint8");
+  // 0-d values are reported with shape [1], as smdebug does; the blob keeps ndim 0.
+  EXPECT_EQ(text(db, "SELECT shape FROM tensor_values WHERE tensor = 'dtype/float32' AND step = 10"), "[1]");
+  EXPECT_EQ(scalar(db, "SELECT unicode(substr(value, 3, 1)) FROM tensor_values WHERE tensor = 'dtype/float32' AND step = 10"), 0);
+  // Dtypes smdebug cannot read keep their values but offer no reductions (parity).
+  EXPECT_EQ(text(db, "SELECT DISTINCT dtype FROM tensor_values WHERE tensor = 'dtype/int16'"), "int16");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM reductions WHERE tensor = 'dtype/int16'"), 0);
+  // Reductions-only tensor: saved shape, no value, the hook's reductions.
+  EXPECT_EQ(text(db, "SELECT shape FROM tensor_values WHERE tensor = 'grad/only_reduced' AND step = 1"), "[100]");
+  EXPECT_EQ(text(db, "SELECT value FROM tensor_values WHERE tensor = 'grad/only_reduced' AND step = 1"), "<null>");
+  EXPECT_GT(scalar(db, "SELECT count(*) FROM reductions WHERE tensor = 'grad/only_reduced' AND reduction = 'mean' AND abs = 1"), 0);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensors WHERE tensor LIKE 'smdebug/%'"), 0);
+  // Empty tensor: a row, no reductions. Strings: dtype string, no reductions.
+  EXPECT_EQ(text(db, "SELECT shape FROM tensor_values WHERE tensor = 'empty/t' AND step = 1"), "[0,4]");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM reductions WHERE tensor IN ('empty/t', 'text/labels')"), 0);
+  EXPECT_EQ(text(db, "SELECT DISTINCT dtype FROM tensor_values WHERE tensor = 'text/labels'"), "string");
+  // A scalar's derived reductions (stored once, expanded by the view).
+  EXPECT_EQ(text(db, "SELECT group_concat(reduction || '=' || value, ' ') FROM (SELECT * FROM reductions "
+                     "WHERE tensor = 'scalar/loss' AND step = 10 AND abs = 0 ORDER BY reduction)"),
+            "l1=1.5 l2=1.5 max=1.5 mean=1.5 min=1.5 prod=1.5 std=0.0 sum=1.5 variance=0.0");
+}
+
+TEST(Ingester, SecondRunAddsNothing) {
+  TempDir tmp;
+  Database db((tmp.path / "t.db").string());
+  ingest(db, kFixtures / "pt_reductions");
+  std::string first = dump_views(db);
+  IngestStats again = ingest(db, kFixtures / "pt_reductions");
+  EXPECT_EQ(again.files_ingested, 0u);
+  EXPECT_EQ(dump_views(db), first);
+}
+
+TEST(Ingester, GrowingTrialGainsExactlyItsNewSteps) {
+  TempDir tmp;
+  fs::path trial = copy_fixture("pt_bad_init", tmp.path);
+  // Hide the second half of the index files and the end marker.
+  fs::path hidden = tmp.path / "hidden";
+  fs::create_directories(hidden);
+  fs::rename(trial / "training_job_end.ts", hidden / "training_job_end.ts");
+  std::vector<fs::path> idx;
+  for (auto& e : fs::recursive_directory_iterator(trial / "index"))
+    if (e.is_regular_file()) idx.push_back(e.path());
+  std::sort(idx.begin(), idx.end());
+  for (size_t i = idx.size() / 2; i < idx.size(); ++i) fs::rename(idx[i], hidden / idx[i].filename());
+
+  Database db((tmp.path / "grow.db").string());
+  IngestStats a = ingest(db, trial);
+  EXPECT_FALSE(a.ended);
+  EXPECT_EQ(a.files_ingested, idx.size() / 2);
+  int64_t complete_before = scalar(db, "SELECT count(*) FROM steps WHERE complete");
+  EXPECT_EQ(complete_before, static_cast<int64_t>(idx.size() / 2));   // one worker: each step completes
+
+  for (size_t i = idx.size() / 2; i < idx.size(); ++i) fs::rename(hidden / idx[i].filename(), idx[i]);
+  fs::rename(hidden / "training_job_end.ts", trial / "training_job_end.ts");
+  IngestStats b = ingest(db, trial);
+  EXPECT_TRUE(b.ended);
+  EXPECT_EQ(b.files_ingested, idx.size() - idx.size() / 2);
+
+  Database ref((tmp.path / "ref.db").string());
+  ingest(ref, trial);
+  EXPECT_EQ(dump_views(db), dump_views(ref));
+}
+
+TEST(Ingester, StepCompletesOnlyWhenEveryWorkerWroteIt) {
+  TempDir tmp;
+  fs::path trial = copy_fixture("dist2", tmp.path);
+  fs::remove(trial / "training_job_end.ts");
+  fs::path late = trial / "index/000000000/000000000008_worker_1.json";
+  fs::path saved = tmp.path / "late.json";
+  fs::rename(late, saved);
+  Database db((tmp.path / "t.db").string());
+  ingest(db, trial);
+  EXPECT_EQ(scalar(db, "SELECT complete FROM steps WHERE step = 8"), 0);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM steps WHERE complete"), 4);
+  // worker_0's rows of step 8 are stored but not visible until the step completes.
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 8"), 0);
+  EXPECT_GT(scalar(db, "SELECT count(*) FROM value WHERE step = 8"), 0);
+  fs::rename(saved, late);
+  ingest(db, trial);
+  EXPECT_EQ(scalar(db, "SELECT complete FROM steps WHERE step = 8"), 1);
+  EXPECT_GT(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 8 AND worker = 'worker_1'"), 0);
+}
+
+TEST(Ingester, UnfinishedFilesWaitWhileLiveAndAreErrorsOnceEnded) {
+  TempDir tmp;
+  fs::path trial = copy_fixture("pt_reductions", tmp.path);
+  fs::remove(trial / "training_job_end.ts");
+  // The last step's event file is cut in the middle of a record; the index is already there.
+  fs::path ev;
+  for (auto& e : fs::recursive_directory_iterator(trial / "events"))
+    if (e.is_regular_file() && (ev.empty() || e.path() > ev)) ev = e.path();
+  auto full = fs::file_size(ev);
+  fs::resize_file(ev, full / 2);
+  Database db((tmp.path / "t.db").string());
+  IngestStats live = ingest(db, trial);
+  EXPECT_TRUE(live.errors.empty());
+  EXPECT_EQ(live.files_waiting, 1u);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM ingest_errors"), 0);
+  // Ended with the file still cut: reported, naming the file and step; the rest is intact.
+  std::ofstream(trial / "training_job_end.ts") << "1";
+  IngestStats ended = ingest(db, trial);
+  ASSERT_FALSE(ended.errors.empty());
+  EXPECT_EQ(ended.errors[0].step, 26);
+  EXPECT_NE(ended.errors[0].message.find("past the end"), std::string::npos) << ended.errors[0].message;
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM ingest_errors WHERE step = 26"), static_cast<int64_t>(ended.errors.size()));
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM steps WHERE complete"), 16);
+}
+
+TEST(Ingester, FlippedByteIsReportedAndTheRestIngested) {
+  TempDir tmp;
+  fs::path trial = copy_fixture("pt_bad_init", tmp.path);
+  fs::path ev = trial / "events/000000000005/000000000005_worker_0.tfevents";
+  {
+    // Flip a byte of the second record's length field (the first record is file_version).
+    std::fstream f(ev, std::ios::in | std::ios::out | std::ios::binary);
+    char head[8];
+    f.read(head, 8);
+    uint64_t first_len;
+    std::memcpy(&first_len, head, 8);
+    std::streamoff at = static_cast<std::streamoff>(first_len + 16 + 2);
+    f.seekg(at);
+    char c;
+    f.get(c);
+    f.seekp(at);
+    f.put(static_cast<char>(c ^ 0x40));
+  }
+  Database db((tmp.path / "t.db").string());
+  IngestStats s = ingest(db, trial);
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_EQ(s.errors[0].step, 5);
+  EXPECT_NE(s.errors[0].message.find("CRC"), std::string::npos);
+  EXPECT_NE(s.errors[0].message.find("000000000005_worker_0.tfevents"), std::string::npos);
+  EXPECT_EQ(text(db, "SELECT file FROM ingest_errors"), "index/000000000/000000000005_worker_0.json");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM steps WHERE complete"), 24);
+  // Only the damaged tensor is missing from step 5.
+  Database ref((tmp.path / "ref.db").string());
+  ingest(ref, kFixtures / "pt_bad_init");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 5") + 1,
+            scalar(ref, "SELECT count(*) FROM tensor_values WHERE step = 5"));
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE step <> 5"),
+            scalar(ref, "SELECT count(*) FROM tensor_values WHERE step <> 5"));
+}
+
+TEST(Ingester, IndexPointingOutsideTheTrialIsRefused) {
+  TempDir tmp;
+  fs::path trial = copy_fixture("dist2", tmp.path);
+  fs::path idx = trial / "index/000000000/000000000004_worker_0.json";
+  std::ifstream in(idx);
+  std::string json((std::istreambuf_iterator<char>(in)), {});
+  in.close();
+  auto at = json.find("events/");
+  json.replace(at, 7, "../../../");
+  std::ofstream(idx) << json;
+  Database db((tmp.path / "t.db").string());
+  IngestStats s = ingest(db, trial);
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_NE(s.errors[0].message.find("outside the trial"), std::string::npos);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM value WHERE step = 4 AND worker_id = (SELECT worker_id FROM worker WHERE name = 'worker_0')"), 0);
+  EXPECT_GT(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 4 AND worker = 'worker_1'"), 0);
+}
+
+TEST(Ingester, SeveralTrialsInOneDatabase) {
+  TempDir tmp;
+  Database db((tmp.path / "t.db").string());
+  ingest(db, kFixtures / "pt_bad_init");
+  ingest(db, kFixtures / "pt_good_init");
+  ingest(db, kFixtures / "pt_good_init", "good_again");
+  EXPECT_EQ(text(db, "SELECT group_concat(trial, ',') FROM (SELECT trial FROM trials ORDER BY trial)"),
+            "good_again,pt_bad_init,pt_good_init");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE trial = 'good_again'"),
+            scalar(db, "SELECT count(*) FROM tensor_values WHERE trial = 'pt_good_init'"));
+  // The same name from another folder is refused, naming both.
+  LocalSource other((kFixtures / "dist2").string());
+  IngestOptions o;
+  o.name = "pt_bad_init";
+  EXPECT_THROW(Ingester(db, other, o), DbError);
+}
