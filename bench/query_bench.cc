@@ -1,0 +1,119 @@
+// The vanishing-gradient question: mean |gradient| of every gradient at every step, answered
+// from the `reductions` view (computed at ingest) and, as the reference, recomputed from the
+// value blobs with tensor_reduce. Checks both answers agree, then reports the median of N runs
+// of each (after one warm-up run, so both read a warm page cache).
+//
+//   query_bench DB TRIAL [--collection gradients] [--repeat N]
+//   prints: rows=.. reductions_ms=.. blobs_ms=.. max_rel_diff=..
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sqlext/register.h"
+
+namespace {
+
+const char* kFromReductions = R"(
+  SELECT r.tensor, r.step, r.worker, r.value
+  FROM reductions AS r
+  WHERE r.trial = ?1 AND r.reduction = 'mean' AND r.abs = 1
+    AND r.tensor IN (SELECT tensor FROM collections WHERE trial = ?1 AND collection = ?2))";
+
+const char* kFromBlobs = R"(
+  SELECT v.tensor, v.step, v.worker, tensor_reduce(v.value, 'mean', 1)
+  FROM tensor_values AS v
+  WHERE v.trial = ?1 AND v.value IS NOT NULL
+    AND v.tensor IN (SELECT tensor FROM collections WHERE trial = ?1 AND collection = ?2))";
+
+using Answer = std::map<std::tuple<std::string, int64_t, std::string>, double>;
+
+bool run(sqlite3* db, const char* sql, const std::string& trial, const std::string& coll, Answer* out, double* ms) {
+  auto t0 = std::chrono::steady_clock::now();
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) {
+    std::fprintf(stderr, "query_bench: %s\n", sqlite3_errmsg(db));
+    return false;
+  }
+  sqlite3_bind_text(st, 1, trial.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 2, coll.c_str(), -1, SQLITE_TRANSIENT);
+  out->clear();
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    auto text = [&](int c) { return std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, c))); };
+    (*out)[{text(0), sqlite3_column_int64(st, 1), text(2)}] = sqlite3_column_double(st, 3);
+  }
+  sqlite3_finalize(st);
+  *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (rc != SQLITE_DONE) {
+    std::fprintf(stderr, "query_bench: %s\n", sqlite3_errmsg(db));
+    return false;
+  }
+  return true;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: query_bench DB TRIAL [--collection gradients] [--repeat N]\n");
+    return 2;
+  }
+  std::string coll = "gradients";
+  int repeat = 5;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--collection") == 0) coll = argv[i + 1];
+    else if (std::strcmp(argv[i], "--repeat") == 0) repeat = std::max(1, std::atoi(argv[i + 1]));
+  }
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(argv[1], &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    std::fprintf(stderr, "query_bench: cannot open %s: %s\n", argv[1], sqlite3_errmsg(db));
+    return 1;
+  }
+  if (trialdb_register_sql_functions(db) != SQLITE_OK) {
+    std::fprintf(stderr, "query_bench: cannot register the SQL functions\n");
+    return 1;
+  }
+  Answer a, b;
+  double ms;
+  std::vector<double> t_red, t_blob;
+  // Warm-up, and the answers to compare.
+  if (!run(db, kFromReductions, argv[2], coll, &a, &ms) || !run(db, kFromBlobs, argv[2], coll, &b, &ms)) return 1;
+  if (a.empty() || a.size() != b.size()) {
+    std::fprintf(stderr, "query_bench: the answers differ in size (%zu from reductions, %zu from blobs)\n", a.size(),
+                 b.size());
+    return 1;
+  }
+  double max_rel = 0;
+  for (const auto& [k, v] : a) {
+    auto it = b.find(k);
+    if (it == b.end()) {
+      std::fprintf(stderr, "query_bench: %s step %lld missing from the blob answer\n", std::get<0>(k).c_str(),
+                   static_cast<long long>(std::get<1>(k)));
+      return 1;
+    }
+    max_rel = std::max(max_rel, std::fabs(v - it->second) / std::max(1e-300, std::fabs(it->second)));
+  }
+  for (int r = 0; r < repeat; ++r) {
+    if (!run(db, kFromReductions, argv[2], coll, &a, &ms)) return 1;
+    t_red.push_back(ms);
+    if (!run(db, kFromBlobs, argv[2], coll, &b, &ms)) return 1;
+    t_blob.push_back(ms);
+  }
+  std::printf("rows=%zu reductions_ms=%.3f blobs_ms=%.3f max_rel_diff=%.3g\n", a.size(), median(t_red),
+              median(t_blob), max_rel);
+  sqlite3_close(db);
+  return 0;
+}
