@@ -261,6 +261,9 @@ void plot_reduction(const PlotArgs& a) {
   std::vector<std::string> tensor_list(tensors.begin(), tensors.end());
   bool color_by_trial = tensor_list.size() == 1 && trials.size() > 1;
   bool show_worker = workers.size() > 1;
+  // One trial, several workers: line style tells the workers apart instead of the trials.
+  bool dash_by_worker = show_worker && trials.size() == 1;
+  std::vector<std::string> worker_list(workers.begin(), workers.end());
   std::string red = a.reduction + (a.abs ? " of |x|" : "");
   plot::LineChart chart;
   chart.title = a.title.empty() ? red + " of " +
@@ -277,7 +280,10 @@ void plot_reduction(const PlotArgs& a) {
     s.x = std::move(pts.x);
     s.y = std::move(pts.y);
     s.color = plot::palette(static_cast<int>(color_by_trial ? ti : tensor_index));
-    s.dash = color_by_trial ? 0 : static_cast<int>(ti % 3);
+    s.dash = dash_by_worker ? static_cast<int>((std::find(worker_list.begin(), worker_list.end(), worker) -
+                                               worker_list.begin()) % 3)
+             : color_by_trial ? 0
+                              : static_cast<int>(ti % 3);
     s.label = tensor + (show_worker ? " (" + worker + ")" : "");
     chart.series.push_back(std::move(s));
   }
@@ -295,7 +301,13 @@ void plot_reduction(const PlotArgs& a) {
         chart.legend.push_back({trials[ti], {0.25, 0.25, 0.25}, static_cast<int>(ti % 3)});
     }
   }
-  if (show_worker) chart.legend.push_back({"one line per worker", {}, 0, LegendEntry::Line, true});
+  if (dash_by_worker) {
+    chart.legend.push_back({"worker", {}, 0, LegendEntry::Line, true});
+    for (size_t wi = 0; wi < worker_list.size(); wi++)
+      chart.legend.push_back({worker_list[wi], {0.25, 0.25, 0.25}, static_cast<int>(wi % 3)});
+  } else if (show_worker) {
+    chart.legend.push_back({"one line per worker", {}, 0, LegendEntry::Line, true});
+  }
   plot::render_line_chart(chart, a.out, {a.width, a.height ? a.height : 540});
 }
 

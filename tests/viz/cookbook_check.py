@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""Runs every query of docs/COOKBOOK.md and checks its output is the one the doc shows.
+
+The doc is machine-checkable: each ```sql block is followed by a ```text block holding what
+`trialdb shell` prints for it in `.mode table`. The database is built the way the doc says, by
+ingesting the fixtures pt_bad_init and pt_good_init.
+
+usage: cookbook_check.py TRIALDB FIXTURES_DIR COOKBOOK.md WORK_DIR [--update]
+--update rewrites the text blocks with the current output (then review the diff).
+"""
+import os
+import re
+import subprocess
+import sys
+
+BLOCK = re.compile(r"```sql\n(.*?)```\n\n```text\n(.*?)```", re.S)
+
+
+def run_query(trialdb, db, sql):
+    p = subprocess.run([trialdb, "shell", "--db", db], input=".mode table\n" + sql,
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0 or p.stderr.strip():
+        return None, "exit %d, stderr: %s" % (p.returncode, p.stderr.strip())
+    return p.stdout, None
+
+
+def main():
+    trialdb, fixtures, doc_path, work = sys.argv[1:5]
+    update = "--update" in sys.argv[5:]
+    os.makedirs(work, exist_ok=True)
+    db = os.path.join(work, "cookbook.db")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.remove(db + suffix)
+    for trial in ("pt_bad_init", "pt_good_init"):
+        subprocess.run([trialdb, "ingest", os.path.join(fixtures, trial), "--db", db],
+                       check=True, capture_output=True)
+    doc = open(doc_path).read()
+    blocks = list(BLOCK.finditer(doc))
+    sql_blocks = doc.count("```sql\n")
+    if sql_blocks != len(blocks):
+        print("FAIL: %d sql blocks but only %d are followed by a text block" % (sql_blocks, len(blocks)))
+        return 1
+    if not blocks:
+        print("FAIL: no sql blocks in %s" % doc_path)
+        return 1
+    failures = 0
+    out = []
+    last = 0
+    for i, m in enumerate(blocks):
+        sql, expected = m.group(1), m.group(2)
+        got, err = run_query(trialdb, db, sql)
+        line = doc.count("\n", 0, m.start()) + 1
+        if err:
+            print("FAIL query %d (line %d): %s\n%s" % (i + 1, line, err, sql))
+            failures += 1
+            got = expected
+        elif got.rstrip() != expected.rstrip():
+            if not update:
+                print("FAIL query %d (line %d) output differs\n--- doc\n%s--- got\n%s" % (i + 1, line, expected, got))
+                failures += 1
+        elif not got.strip():
+            print("FAIL query %d (line %d) printed nothing" % (i + 1, line))
+            failures += 1
+        out.append(doc[last:m.start(2)])
+        out.append(got.rstrip() + "\n")
+        last = m.end(2)
+    out.append(doc[last:])
+    if update:
+        open(doc_path, "w").write("".join(out))
+        print("updated %s (%d queries)" % (doc_path, len(blocks)))
+    print("%d queries, %d failed" % (len(blocks), failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
