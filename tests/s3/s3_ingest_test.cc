@@ -119,7 +119,9 @@ TEST_F(S3Ingest, EveryViewEqualsALocalIngest) {
     }
     for (const char* view : {"steps", "tensors", "collections", "tensor_values", "reductions", "ingest_errors"}) {
       std::vector<std::string> ra = view_rows(a, view), rb = view_rows(b, view);
-      if (std::string(view) != "ingest_errors") EXPECT_FALSE(ra.empty()) << view;
+      if (std::string(view) != "ingest_errors") {
+        EXPECT_FALSE(ra.empty()) << view;
+      }
       EXPECT_EQ(ra.size(), rb.size()) << view;
       EXPECT_TRUE(ra == rb) << view << " differs between the local and the S3 ingest";
     }
