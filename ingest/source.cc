@@ -1,11 +1,18 @@
 #include "ingest/source.h"
 
 #include "ingest/local_source.h"
+#include "ingest/s3_source.h"
 
 namespace trialdb {
 
-std::unique_ptr<TrialSource> open_source(const std::string& location) {
-  if (location.rfind("s3://", 0) == 0) throw SourceError(location + ": S3 support is not built in");
+std::unique_ptr<TrialSource> open_source(const std::string& location, const SourceOptions& options) {
+  if (location.rfind("s3://", 0) == 0) {
+    S3Options s3;
+    s3.endpoint = options.s3_endpoint;
+    s3.region = options.s3_region;
+    s3.path_style = options.s3_path_style;
+    return make_s3_source(location, s3);
+  }
   return std::make_unique<LocalSource>(location);
 }
 

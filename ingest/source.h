@@ -46,7 +46,15 @@ class TrialSource {
   virtual bool exists(const std::string& path) = 0;
 };
 
+// Settings for s3:// locations; empty fields fall back to the standard AWS environment
+// variables (docs/S3.md).
+struct SourceOptions {
+  std::string s3_endpoint;           // --endpoint, else AWS_ENDPOINT_URL
+  std::string s3_region;             // --region, else AWS_REGION / AWS_DEFAULT_REGION
+  std::optional<bool> s3_path_style; // --path-style, else automatic
+};
+
 // Opens a local folder or an s3://bucket/prefix URL.
-std::unique_ptr<TrialSource> open_source(const std::string& location);
+std::unique_ptr<TrialSource> open_source(const std::string& location, const SourceOptions& options = {});
 
 }  // namespace trialdb

@@ -5,11 +5,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <thread>
 
 #include "ingest/ingester.h"
 #include "ingest/source.h"
+#include "rules_sql/rule_runner.h"
 #include "schema/database.h"
 #include "src/commands.h"
 
@@ -21,7 +23,9 @@ std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
 
 struct IngestArgs {
-  std::string path, db, name, endpoint;
+  std::string path, db, name, endpoint, region;
+  std::vector<std::string> params;
+  bool path_style = false;
   bool strict = false, compress = false, follow = false, rules = false, quiet = false;
   double interval = 0.2;
   int threads = 0;
@@ -55,16 +59,38 @@ void report(const IngestStats& s, const std::string& trial, bool quiet) {
               << (s.ended ? "; training has ended" : "") << (s.errors.empty() ? "" : "; " + std::to_string(s.errors.size()) + " errors") << "\n";
 }
 
+void print_findings(const std::vector<rules::Finding>& fs) {
+  for (const auto& f : fs)
+    std::cout << "finding: " << f.trial << " " << f.rule << " step " << f.step << " (" << f.mode << " " << f.mode_step
+              << ") " << f.tensor << " " << f.worker << ": " << f.message << std::endl;
+}
+
 int run(const IngestArgs& a) {
   Database db(a.db);
-  std::unique_ptr<TrialSource> source = open_source(a.path);
+  SourceOptions so;
+  so.s3_endpoint = a.endpoint;
+  so.s3_region = a.region;
+  if (a.path_style) so.s3_path_style = true;
+  std::unique_ptr<TrialSource> source = open_source(a.path, so);
   IngestOptions opt;
   opt.name = a.name;
   opt.strict = a.strict;
   opt.compress = a.compress;
   opt.threads = a.threads;
   if (!a.quiet && isatty(STDERR_FILENO) && !a.follow) opt.progress = progress_bar;
+  // Rules run after each commit that completed steps, so findings appear while the job trains.
+  std::unique_ptr<rules::RuleRunner> runner;
+  std::function<void(int64_t)> evaluate = [&](int64_t) {
+    if (runner) print_findings(runner->evaluate_new_steps());
+  };
+  if (a.rules) opt.on_steps_completed = evaluate;
   Ingester ing(db, *source, opt);
+  if (a.rules) {
+    rules::RuleOptions ro;
+    ro.trials = {ing.trial_name()};
+    ro.params = a.params;
+    runner = std::make_unique<rules::RuleRunner>(db, ro);
+  }
 
   if (a.follow) {
     struct sigaction sa {};
@@ -85,6 +111,7 @@ int run(const IngestArgs& a) {
     if (!a.follow || s.files_ingested || !s.errors.empty()) report(s, ing.trial_name(), a.quiet || (a.follow && !s.files_ingested));
     if (!a.follow) break;
     if (s.ended && s.files_waiting == 0) break;   // everything before the end marker is in
+    if (runner && s.steps_completed == 0) evaluate(0);   // time-based rules (stalled_training)
     auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.interval);
     while (!g_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (g_stop) {
@@ -114,6 +141,11 @@ void add_ingest(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "Decoding threads (default: all cores)");
   cmd->add_flag("--follow", a->follow, "Keep ingesting while the trial grows; exit after training_job_end.ts");
   cmd->add_option("--interval", a->interval, "Seconds between polls in --follow (default 0.2)");
+  cmd->add_flag("--rules", a->rules, "Evaluate the rules on each newly complete step (see trialdb rules)");
+  cmd->add_option("--param", a->params, "With --rules: RULE.KEY=VALUE (repeatable)");
+  cmd->add_option("--endpoint", a->endpoint, "S3-compatible endpoint URL (else AWS_ENDPOINT_URL)");
+  cmd->add_option("--region", a->region, "S3 region (else AWS_REGION / AWS_DEFAULT_REGION)");
+  cmd->add_flag("--path-style", a->path_style, "S3 path-style addressing (automatic with --endpoint)");
   cmd->add_flag("--quiet,-q", a->quiet, "No progress or summary");
   cmd->callback([a] { exit_code() = run(*a); });
 }
