@@ -22,5 +22,6 @@ void add_synth(CLI::App& app);
 void add_compare(CLI::App& app);
 void add_plot(CLI::App& app);
 void add_shell(CLI::App& app);
+void add_rules(CLI::App& app);
 
 }  // namespace trialdb::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add_compare(app);
   add_plot(app);
   add_shell(app);
+  add_rules(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,44 @@
+-- confusion [category_no=auto, labels="labels", predictions="predictions", min_diag=0.9,
+--   max_off_diag=0.1]
+-- Per step and worker where both tensors (named exactly) are saved: C[label][prediction]
+-- counts. For each true class i with samples: finding `class_<i>` when C[i][i] / row_i <
+-- min_diag or any C[i][j] / row_i > max_off_diag (j != i). value = C[i][i] / row_i.
+-- (category_no only widens the matrix, which adds classes without samples: no findings.)
+INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+  (NULL, 'confusion', 'category_no', 'auto'),
+  (NULL, 'confusion', 'labels', 'labels'),
+  (NULL, 'confusion', 'predictions', 'predictions'),
+  (NULL, 'confusion', 'min_diag', '0.9'),
+  (NULL, 'confusion', 'max_off_diag', '0.1');
+
+DROP VIEW IF EXISTS rule_confusion;
+CREATE VIEW rule_confusion AS
+WITH cfg AS (
+  SELECT (SELECT value FROM rule_param WHERE rule = 'confusion' AND param = 'labels') AS labels,
+         (SELECT value FROM rule_param WHERE rule = 'confusion' AND param = 'predictions') AS predictions,
+         rule_real((SELECT value FROM rule_param WHERE rule = 'confusion' AND param = 'min_diag')) AS min_diag,
+         rule_real((SELECT value FROM rule_param WHERE rule = 'confusion' AND param = 'max_off_diag')) AS max_off_diag
+),
+cells AS (
+  SELECT l.trial, l.step, l.worker,
+         json_extract(j.value, '$[0]') AS i, json_extract(j.value, '$[1]') AS j,
+         json_extract(j.value, '$[2]') AS n
+  FROM cfg
+  JOIN rule_now l ON l.tensor = cfg.labels
+  JOIN rule_now p ON p.tensor = cfg.predictions AND p.worker = l.worker,
+  json_each(rule_label_pairs(l.value, p.value, 0)) j
+),
+rows AS (
+  SELECT trial, step, worker, i,
+         sum(n) AS total,
+         sum(CASE WHEN i = j THEN n ELSE 0 END) AS diag,
+         max(CASE WHEN i <> j THEN n ELSE 0 END) AS off
+  FROM cells
+  GROUP BY trial, step, worker, i
+)
+SELECT trial, step, 'class_' || rule_number_text(i) AS tensor, worker,
+       CAST(diag AS REAL) / total AS value,
+       printf('class %s: %d of %d predicted right, at most %d as one other class',
+              rule_number_text(i), diag, total, off) AS message
+FROM rows, cfg
+WHERE CAST(diag AS REAL) / total < cfg.min_diag OR CAST(off AS REAL) / total > cfg.max_off_diag;

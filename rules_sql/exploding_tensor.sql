@@ -1,0 +1,28 @@
+-- exploding_tensor [collection_names, tensor_regex: default all; only_nan=false]
+-- Finding when v has a NaN, or (only_nan false) a +-Inf. value = number of such elements.
+INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+  (NULL, 'exploding_tensor', 'collection_names', ''),
+  (NULL, 'exploding_tensor', 'tensor_regex', ''),
+  (NULL, 'exploding_tensor', 'only_nan', 'false');
+
+DROP VIEW IF EXISTS rule_exploding_tensor;
+CREATE VIEW rule_exploding_tensor AS
+WITH cfg AS (
+  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'exploding_tensor' AND param = 'collection_names'), '') AS collection_names,
+         nullif((SELECT value FROM rule_param WHERE rule = 'exploding_tensor' AND param = 'tensor_regex'), '') AS tensor_regex,
+         rule_bool((SELECT value FROM rule_param WHERE rule = 'exploding_tensor' AND param = 'only_nan')) AS only_nan
+),
+x AS MATERIALIZED (
+  SELECT n.trial, n.step, n.tensor, n.worker,
+         rule_count(n.value, 'nan') + CASE WHEN cfg.only_nan THEN 0 ELSE rule_count(n.value, 'inf') END AS bad
+  FROM rule_now n, cfg
+  WHERE (cfg.collection_names IS NULL AND cfg.tensor_regex IS NULL)
+     OR rule_regexp_any(cfg.tensor_regex, n.tensor)
+     OR EXISTS (SELECT 1 FROM collections k
+                WHERE k.trial = n.trial AND k.tensor = n.tensor
+                  AND rule_in_list(k.collection, cfg.collection_names))
+)
+SELECT trial, step, tensor, worker, bad AS value,
+       printf('%d NaN%s element(s)', bad, CASE WHEN cfg.only_nan THEN '' ELSE '/Inf' END) AS message
+FROM x, cfg
+WHERE bad > 0;

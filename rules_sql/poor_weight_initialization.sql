@@ -1,0 +1,107 @@
+-- poor_weight_initialization [activation_inputs_regex=".*relu_input", threshold=10.0,
+--   distribution_range=0.001, patience=5, steps=10]
+-- Only at the first `steps` complete steps. At S, three checks, each a finding with its label
+-- as tensor (values of worker_0):
+--   activation_variance_ratio: over matching tensors at S, at least two, min var > 0,
+--     max var / min var > threshold. value = that ratio.
+--   gradient_distribution: over `gradients` tensors at S, min of (p95 - p5) <
+--     distribution_range. value = that minimum.
+--   loss: the first tensor (by name) of `losses`, appended at each considered TRAIN or GLOBAL
+--     step where saved; finding when it has more than `patience` values and the newest >= the
+--     one `patience` values before it. value = the newest.
+--
+-- State: the number of complete steps seen, and the loss values appended (at most `steps`).
+INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+  (NULL, 'poor_weight_initialization', 'activation_inputs_regex', '.*relu_input'),
+  (NULL, 'poor_weight_initialization', 'threshold', '10.0'),
+  (NULL, 'poor_weight_initialization', 'distribution_range', '0.001'),
+  (NULL, 'poor_weight_initialization', 'patience', '5'),
+  (NULL, 'poor_weight_initialization', 'steps', '10');
+
+CREATE TABLE IF NOT EXISTS rule_poor_weight_initialization_state (
+  trial TEXT PRIMARY KEY,
+  steps INTEGER NOT NULL           -- complete steps seen, the cursor's included
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS rule_poor_weight_initialization_loss (
+  trial TEXT NOT NULL,
+  k     INTEGER NOT NULL,          -- 1, 2, ... in step order
+  step  INTEGER NOT NULL,
+  loss  REAL,
+  PRIMARY KEY (trial, k)
+) WITHOUT ROWID;
+
+-- The cursor step, if it is among the first `steps`.
+DROP VIEW IF EXISTS rule_poor_weight_initialization_considered;
+CREATE VIEW rule_poor_weight_initialization_considered AS
+SELECT c.trial, c.step, c.mode
+FROM rule_cursor c
+JOIN rule_poor_weight_initialization_state s ON s.trial = c.trial
+WHERE s.steps <= rule_real((SELECT value FROM rule_param
+                            WHERE rule = 'poor_weight_initialization' AND param = 'steps'));
+
+DROP TRIGGER IF EXISTS rule_poor_weight_initialization_fold;
+CREATE TRIGGER rule_poor_weight_initialization_fold
+AFTER UPDATE OF step ON rule_progress
+WHEN new.rule = 'poor_weight_initialization'
+BEGIN
+  INSERT OR REPLACE INTO rule_poor_weight_initialization_state(trial, steps)
+  SELECT new.trial, ifnull((SELECT steps FROM rule_poor_weight_initialization_state
+                            WHERE trial = new.trial), 0) + 1;
+  INSERT INTO rule_poor_weight_initialization_loss(trial, k, step, loss)
+  SELECT n.trial,
+         ifnull((SELECT max(k) FROM rule_poor_weight_initialization_loss WHERE trial = n.trial), 0) + 1,
+         n.step, tensor_reduce(n.value, 'mean')
+  FROM rule_poor_weight_initialization_considered c
+  JOIN rule_now_primary n
+  WHERE c.mode IN ('TRAIN', 'GLOBAL')
+    AND n.tensor = (SELECT min(k.tensor) FROM collections k
+                    WHERE k.trial = c.trial AND k.collection = 'losses');
+END;
+
+DROP VIEW IF EXISTS rule_poor_weight_initialization;
+CREATE VIEW rule_poor_weight_initialization AS
+WITH cfg AS (
+  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'activation_inputs_regex'), '') AS activation_regex,
+         rule_real((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'threshold')) AS threshold,
+         rule_real((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'distribution_range')) AS distribution_range,
+         CAST(rule_real((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'patience')) AS INTEGER) AS patience
+),
+act AS (
+  SELECT count(*) AS n, min(var) AS min_var, max(var) AS max_var
+  FROM (SELECT tensor_reduce(n.value, 'variance') AS var
+        FROM rule_poor_weight_initialization_considered c
+        JOIN rule_now_primary n, cfg
+        WHERE rule_regexp_any(cfg.activation_regex, n.tensor))
+  WHERE var IS NOT NULL
+),
+grad AS (
+  SELECT min(spread) AS min_spread
+  FROM (SELECT rule_percentile(n.value, 95) - rule_percentile(n.value, 5) AS spread
+        FROM rule_poor_weight_initialization_considered c
+        JOIN rule_now_primary n
+        WHERE EXISTS (SELECT 1 FROM collections k
+                      WHERE k.trial = n.trial AND k.tensor = n.tensor AND k.collection = 'gradients'))
+),
+loss AS (
+  SELECT l.step, l.loss, p.loss AS before
+  FROM rule_poor_weight_initialization_considered c
+  JOIN rule_poor_weight_initialization_loss l ON l.trial = c.trial AND l.step = c.step
+  CROSS JOIN cfg
+  JOIN rule_poor_weight_initialization_loss p ON p.trial = l.trial AND p.k = l.k - cfg.patience
+)
+SELECT c.trial, c.step, 'activation_variance_ratio' AS tensor, 'worker_0' AS worker,
+       act.max_var / act.min_var AS value,
+       printf('activation variances differ by a factor %g over %d layers', act.max_var / act.min_var, act.n) AS message
+FROM rule_poor_weight_initialization_considered c, act, cfg
+WHERE act.n >= 2 AND act.min_var > 0 AND act.max_var / act.min_var > cfg.threshold
+UNION ALL
+SELECT c.trial, c.step, 'gradient_distribution', 'worker_0', grad.min_spread,
+       printf('a gradient''s 5th..95th percentile range is only %g', grad.min_spread)
+FROM rule_poor_weight_initialization_considered c, grad, cfg
+WHERE grad.min_spread < cfg.distribution_range
+UNION ALL
+SELECT c.trial, c.step, 'loss', 'worker_0', loss.loss,
+       printf('loss %g is not below %g of %d loss values before', loss.loss, loss.before, cfg.patience)
+FROM rule_poor_weight_initialization_considered c, loss, cfg
+WHERE loss.loss >= loss.before;

@@ -1,0 +1,394 @@
+// RuleRunner (rule_runner.h): installs the rule SQL and walks each trial's new complete steps.
+#include "rules_sql/rule_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "rules_sql/rule_functions.h"
+#include "sqlext/register.h"
+
+namespace trialdb::rules {
+
+namespace {
+
+struct RuleSource {
+  const char* name;
+  const char* kind;   // 'step' or 'clock'
+  const char* sql;
+};
+
+const char* const kBaseSql =
+#include "rules_base.sql.inc"
+    ;
+
+// One entry per rules_sql/<name>.sql, in the order of RULES.md.
+const RuleSource kBuiltins[] = {
+    {"vanishing_gradient", "step",
+#include "vanishing_gradient.sql.inc"
+    },
+    {"exploding_tensor", "step",
+#include "exploding_tensor.sql.inc"
+    },
+    {"weight_update_ratio", "step",
+#include "weight_update_ratio.sql.inc"
+    },
+    {"all_zero", "step",
+#include "all_zero.sql.inc"
+    },
+    {"loss_not_decreasing", "step",
+#include "loss_not_decreasing.sql.inc"
+    },
+    {"overfit", "step",
+#include "overfit.sql.inc"
+    },
+    {"overtraining", "step",
+#include "overtraining.sql.inc"
+    },
+    {"tensor_variance", "step",
+#include "tensor_variance.sql.inc"
+    },
+    {"unchanged_tensor", "step",
+#include "unchanged_tensor.sql.inc"
+    },
+    {"dead_relu", "step",
+#include "dead_relu.sql.inc"
+    },
+    {"saturated_activation", "step",
+#include "saturated_activation.sql.inc"
+    },
+    {"poor_weight_initialization", "step",
+#include "poor_weight_initialization.sql.inc"
+    },
+    {"similar_across_runs", "step",
+#include "similar_across_runs.sql.inc"
+    },
+    {"class_imbalance", "step",
+#include "class_imbalance.sql.inc"
+    },
+    {"confusion", "step",
+#include "confusion.sql.inc"
+    },
+    {"check_input_images", "step",
+#include "check_input_images.sql.inc"
+    },
+    {"nlp_sequence_ratio", "step",
+#include "nlp_sequence_ratio.sql.inc"
+    },
+    {"stalled_training", "clock",
+#include "stalled_training.sql.inc"
+    },
+    {"tree_depth", "step",
+#include "tree_depth.sql.inc"
+    },
+    {"feature_importance_overweight", "step",
+#include "feature_importance_overweight.sql.inc"
+    },
+};
+
+// Names of the runner's own objects: a custom rule may not take them.
+const std::set<std::string> kReservedNames = {"now", "now_primary", "param", "params", "findings", "finding",
+                                              "cursor", "catalog", "progress", "trial_clock"};
+
+bool is_identifier(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+double system_clock_now() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+struct StepRow {
+  int64_t step, mode_step;
+  std::string mode;
+};
+
+}  // namespace
+
+const std::vector<std::string>& builtin_rule_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const RuleSource& r : kBuiltins) v.push_back(r.name);
+    return v;
+  }();
+  return names;
+}
+
+RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(std::move(options)) {
+  if (!options_.clock) options_.clock = system_clock_now;
+  if (trialdb_register_sql_functions(db_.handle()) != SQLITE_OK || register_rule_functions(db_.handle()) != SQLITE_OK)
+    throw std::runtime_error(db_.path() + ": cannot register the SQL functions: " + sqlite3_errmsg(db_.handle()));
+  install();
+  for (const std::string& file : options_.rule_files) load_rule_file(file);
+
+  // Trials and rules named on the command line must exist.
+  for (const std::string& trial : options_.trials) {
+    Statement q(db_.handle(), "SELECT 1 FROM trials WHERE trial = ?1");
+    if (!q.bind(1, trial).step()) throw std::runtime_error("--trial " + trial + ": no such trial in " + db_.path());
+  }
+  std::vector<std::string> all;
+  std::map<std::string, std::string> kind;
+  {
+    Statement q(db_.handle(), "SELECT rule, kind FROM rule_catalog ORDER BY rule");
+    while (q.step()) {
+      all.push_back(q.text(0));
+      kind[q.text(0)] = q.text(1);
+    }
+  }
+  if (options_.rules.empty()) {
+    rules_ = all;
+  } else {
+    for (const std::string& r : options_.rules) {
+      if (!kind.count(r)) throw std::runtime_error("--rule " + r + ": no such rule (known: " + join(all) + ")");
+      if (std::find(rules_.begin(), rules_.end(), r) == rules_.end()) rules_.push_back(r);
+    }
+  }
+  for (const std::string& r : rules_)
+    if (kind[r] == "clock") clock_rules_.push_back(r);
+  for (const std::string& p : options_.params) store_param(p);
+}
+
+void RuleRunner::install() {
+  Transaction tx(db_);
+  db_.exec(kBaseSql);
+  for (const RuleSource& r : kBuiltins) {
+    try {
+      db_.exec(r.sql);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("built-in rule ") + r.name + ": " + e.what());
+    }
+    Statement q(db_.handle(), "INSERT OR REPLACE INTO rule_catalog(rule, kind, source) VALUES (?1, ?2, 'builtin')");
+    q.bind(1, r.name).bind(2, r.kind).run();
+  }
+  tx.commit();
+}
+
+void RuleRunner::load_rule_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("--rule-file " + path + ": cannot read the file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string sql = buf.str();
+
+  // The rules a file defines: the views named rule_<name> it creates.
+  static const std::regex kCreateView(R"(create\s+(?:temp\s+|temporary\s+)?view\s+(?:if\s+not\s+exists\s+)?(?:main\s*\.\s*)?["`\[]?rule_([A-Za-z0-9_]+))",
+                                      std::regex::icase);
+  std::vector<std::string> names;
+  for (auto it = std::sregex_iterator(sql.begin(), sql.end(), kCreateView); it != std::sregex_iterator(); ++it) {
+    std::string name = (*it)[1].str();
+    if (kReservedNames.count(name))
+      throw std::runtime_error("--rule-file " + path + ": view rule_" + name + " is reserved by the rule runner");
+    for (const RuleSource& r : kBuiltins)
+      if (name == r.name)
+        throw std::runtime_error("--rule-file " + path + ": rule_" + name + " is a built-in rule; give yours another name");
+    names.push_back(name);
+  }
+  if (names.empty())
+    throw std::runtime_error("--rule-file " + path +
+                             ": creates no view named rule_<name> (columns trial, step, tensor, worker, value, message)");
+
+  Transaction tx(db_);
+  for (const std::string& name : names) db_.exec("DROP VIEW IF EXISTS rule_" + name);
+  try {
+    db_.exec(sql);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("--rule-file " + path + ": " + e.what());
+  }
+  for (const std::string& name : names) {
+    sqlite3_stmt* probe = nullptr;
+    std::string check = "SELECT trial, step, tensor, worker, value, message FROM rule_" + name + " LIMIT 0";
+    int rc = sqlite3_prepare_v2(db_.handle(), check.c_str(), -1, &probe, nullptr);
+    std::string err = rc == SQLITE_OK ? "" : sqlite3_errmsg(db_.handle());
+    sqlite3_finalize(probe);
+    if (rc != SQLITE_OK)
+      throw std::runtime_error("--rule-file " + path + ": view rule_" + name +
+                               " must have the columns trial, step, tensor, worker, value, message: " + err);
+    Statement q(db_.handle(), "INSERT OR REPLACE INTO rule_catalog(rule, kind, source) VALUES (?1, 'step', ?2)");
+    q.bind(1, name).bind(2, path).run();
+  }
+  tx.commit();
+}
+
+void RuleRunner::store_param(const std::string& setting) {
+  size_t dot = setting.find('.'), eq = setting.find('=');
+  if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot == 0 || eq == dot + 1)
+    throw std::runtime_error("--param " + setting + ": expected RULE.KEY=VALUE");
+  std::string rule = setting.substr(0, dot), key = setting.substr(dot + 1, eq - dot - 1), value = setting.substr(eq + 1);
+  {
+    Statement q(db_.handle(), "SELECT source FROM rule_catalog WHERE rule = ?1");
+    if (!q.bind(1, rule).step()) throw std::runtime_error("--param " + setting + ": no such rule '" + rule + "'");
+    if (q.text(0) == "builtin") {
+      Statement k(db_.handle(), "SELECT 1 FROM rule_params WHERE trial IS NULL AND rule = ?1 AND param = ?2");
+      if (!k.bind(1, rule).bind(2, key).step()) {
+        std::vector<std::string> known;
+        Statement all(db_.handle(), "SELECT param FROM rule_params WHERE trial IS NULL AND rule = ?1 ORDER BY param");
+        all.bind(1, rule);
+        while (all.step()) known.push_back(all.text(0));
+        throw std::runtime_error("--param " + setting + ": rule " + rule + " has no parameter '" + key + "' (known: " +
+                                 join(known) + ")");
+      }
+    }
+  }
+  Transaction tx(db_);
+  const char* upsert =
+      "INSERT INTO rule_params(trial, rule, param, value) VALUES (?1, ?2, ?3, ?4) "
+      "ON CONFLICT (ifnull(trial, ''), rule, param) DO UPDATE SET value = excluded.value";
+  if (options_.trials.empty()) {
+    Statement q(db_.handle(), upsert);
+    q.bind_null(1).bind(2, rule).bind(3, key).bind(4, value).run();
+  } else {
+    for (const std::string& trial : options_.trials) {
+      Statement q(db_.handle(), upsert);
+      q.bind(1, trial).bind(2, rule).bind(3, key).bind(4, value).run();
+    }
+  }
+  tx.commit();
+}
+
+std::vector<Finding> RuleRunner::evaluate_new_steps() {
+  const double now = options_.clock();
+  int64_t before = 0;
+  {
+    Statement q(db_.handle(), "SELECT ifnull(max(finding_id), 0) FROM rule_finding");
+    if (q.step()) before = q.int64(0);
+  }
+  std::vector<std::string> trials = options_.trials;
+  if (trials.empty()) {
+    Statement q(db_.handle(), "SELECT trial FROM trials ORDER BY trial");
+    while (q.step()) trials.push_back(q.text(0));
+  }
+  for (const std::string& trial : trials) evaluate_trial(trial, now);
+
+  std::vector<Finding> found;
+  std::set<std::string> wanted(trials.begin(), trials.end());
+  Statement q(db_.handle(),
+              "SELECT trial, rule, step, mode, mode_step, tensor, worker, value, message FROM rule_finding "
+              "WHERE finding_id > ?1 ORDER BY finding_id");
+  q.bind(1, before);
+  while (q.step()) {
+    Finding f;
+    f.trial = q.text(0);
+    if (!wanted.count(f.trial)) continue;
+    f.rule = q.text(1);
+    f.step = q.int64(2);
+    f.mode = q.text(3);
+    f.mode_step = q.int64(4);
+    f.tensor = q.text(5);
+    f.worker = q.text(6);
+    if (!q.is_null(7)) f.value = q.real(7);
+    f.message = q.text(8);
+    found.push_back(std::move(f));
+  }
+  return found;
+}
+
+void RuleRunner::evaluate_trial(const std::string& trial, double now) {
+  sqlite3* h = db_.handle();
+  StepRow last{};
+  {
+    Statement q(h, "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete ORDER BY step DESC LIMIT 1");
+    if (!q.bind(1, trial).step()) return;   // nothing complete yet
+    last = {q.int64(0), q.int64(2), q.text(1)};
+  }
+
+  // Where each step rule stands.
+  std::map<std::string, std::optional<int64_t>> progress;
+  std::optional<int64_t> from;
+  bool any_step_rule = false;
+  for (const std::string& rule : rules_) {
+    if (std::find(clock_rules_.begin(), clock_rules_.end(), rule) != clock_rules_.end()) continue;
+    Statement q(h, "SELECT step FROM rule_progress WHERE trial = ?1 AND rule = ?2");
+    std::optional<int64_t> p;
+    if (q.bind(1, trial).bind(2, rule).step() && !q.is_null(0)) p = q.int64(0);
+    progress[rule] = p;
+    if (!any_step_rule || (from && (!p || *p < *from))) from = p;
+    any_step_rule = true;
+  }
+
+  std::vector<StepRow> steps;
+  if (any_step_rule) {
+    Statement q(h, "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete AND step > ?2 ORDER BY step");
+    q.bind(1, trial).bind(2, from ? *from : INT64_MIN);
+    while (q.step()) steps.push_back({q.int64(0), q.int64(2), q.text(1)});
+  }
+
+  Statement set_cursor(h,
+                       "INSERT INTO rule_cursor(trial, step, mode, mode_step, tensor_step, now) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  Statement clear_cursor(h, "DELETE FROM rule_cursor");
+  Statement ensure_progress(h, "INSERT OR IGNORE INTO rule_progress(trial, rule, step) VALUES (?1, ?2, NULL)");
+  Statement advance(h, "UPDATE rule_progress SET step = ?3 WHERE trial = ?1 AND rule = ?2");
+  std::map<std::string, std::unique_ptr<Statement>> record;
+  for (const std::string& rule : rules_) {
+    if (!is_identifier(rule)) throw std::runtime_error("rule_catalog: bad rule name '" + rule + "'");
+    record[rule] = std::make_unique<Statement>(
+        h, "INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, message, found_at) "
+           "SELECT c.trial, ?1, c.step, c.mode, c.mode_step, r.tensor, ifnull(r.worker, 'worker_0'), r.value, r.message, c.now "
+           "FROM rule_cursor c JOIN rule_" + rule + " r ON r.trial = c.trial AND r.step = c.step");
+  }
+  auto point_cursor = [&](const StepRow& s) {
+    clear_cursor.run();
+    set_cursor.bind(1, trial).bind(2, s.step).bind(3, s.mode).bind(4, s.mode_step)
+        .bind(5, s.mode == "GLOBAL" ? s.mode_step : s.step).bind(6, now).run();
+  };
+  auto run_rule = [&](const std::string& rule) {
+    try {
+      Statement& r = *record[rule];
+      r.bind(1, rule).run();
+    } catch (const std::exception& e) {
+      throw std::runtime_error("rule " + rule + " on trial " + trial + ": " + e.what());
+    }
+  };
+
+  for (const StepRow& s : steps) {
+    Transaction tx(db_);
+    point_cursor(s);
+    for (const auto& [rule, p] : progress) {
+      if (p && *p >= s.step) continue;
+      ensure_progress.bind(1, trial).bind(2, rule).run();
+      try {
+        advance.bind(1, trial).bind(2, rule).bind(3, s.step).run();
+      } catch (const std::exception& e) {
+        throw std::runtime_error("rule " + rule + " on trial " + trial + " at step " + std::to_string(s.step) + ": " +
+                                 e.what());
+      }
+      run_rule(rule);
+    }
+    clear_cursor.run();
+    tx.commit();
+  }
+
+  // The clock: when the last complete step changed, progress was made now.
+  Transaction tx(db_);
+  Statement clock(h,
+                  "INSERT INTO rule_trial_clock(trial, last_step, progress_at) VALUES (?1, ?2, ?3) "
+                  "ON CONFLICT (trial) DO UPDATE SET last_step = excluded.last_step, progress_at = excluded.progress_at "
+                  "WHERE last_step <> excluded.last_step");
+  clock.bind(1, trial).bind(2, last.step).bind(3, now).run();
+  if (!clock_rules_.empty()) {
+    point_cursor(last);
+    for (const std::string& rule : clock_rules_) run_rule(rule);
+    clear_cursor.run();
+  }
+  tx.commit();
+}
+
+}  // namespace trialdb::rules

@@ -1,0 +1,78 @@
+// RuleRunner: evaluates the rules (built-in SQL views of rules_sql/*.sql plus custom rule
+// files) on every complete step not evaluated before, and records the findings.
+//
+// Used by `trialdb rules` and by `trialdb ingest --rules`:
+//
+//   trialdb::Database db(path);
+//   trialdb::rules::RuleRunner runner(db, {});      // installs the rule views and tables
+//   ... ingest a batch of steps ...
+//   for (const Finding& f : runner.evaluate_new_steps()) ...   // the new findings
+//
+// Call evaluate_new_steps() after every ingest batch, also when the batch added no complete
+// step: stalled_training (a time-based rule) only fires when it is asked. The runner needs the
+// connection to itself while evaluating (each step is one write transaction).
+//
+// Per trial and rule the runner remembers the last evaluated step (rule_progress); complete
+// steps form a prefix of a trial's steps (FORMAT.md), so everything after it is new. Findings
+// are unique per (trial, rule, step, tensor, worker): re-running records nothing twice.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schema/database.h"
+
+namespace trialdb::rules {
+
+struct Finding {
+  std::string trial, rule;
+  int64_t step = 0;
+  std::string mode;
+  int64_t mode_step = 0;
+  std::string tensor, worker;
+  std::optional<double> value;
+  std::string message;
+};
+
+struct RuleOptions {
+  std::vector<std::string> trials;        // empty: every trial of the database
+  std::vector<std::string> rules;         // empty: every rule of rule_catalog
+  std::vector<std::string> rule_files;    // custom rules to load (each creates view rule_<name>)
+  // RULE.KEY=VALUE settings stored in rule_params before evaluating: for each of `trials`
+  // when given, else as the default of every trial.
+  std::vector<std::string> params;
+  std::function<double()> clock;          // unix seconds; default: the system clock
+};
+
+// The built-in rules, in the order of RULES.md.
+const std::vector<std::string>& builtin_rule_names();
+
+class RuleRunner {
+ public:
+  // Installs the rule tables and views, registers the SQL functions (sqlext's and the rule_*
+  // helpers) on db's connection, loads rule files, stores params and checks that every named
+  // trial and rule exists. Throws std::runtime_error naming the bad argument or file.
+  RuleRunner(Database& db, RuleOptions options);
+
+  // Evaluates every selected rule on every complete step after its last evaluated one, in step
+  // order, trial by trial; returns the findings recorded by this call.
+  std::vector<Finding> evaluate_new_steps();
+
+  // The rules this runner evaluates.
+  const std::vector<std::string>& rules() const { return rules_; }
+
+ private:
+  void install();
+  void load_rule_file(const std::string& path);
+  void store_param(const std::string& setting);
+  void evaluate_trial(const std::string& trial, double now);
+
+  Database& db_;
+  RuleOptions options_;
+  std::vector<std::string> rules_;        // selected rules
+  std::vector<std::string> clock_rules_;  // of which kind 'clock'
+};
+
+}  // namespace trialdb::rules

@@ -1,0 +1,144 @@
+-- rules_base.sql: what every rule builds on (docs/RULES.md).
+--
+-- A rule is a view rule_<name>(trial, step, tensor, worker, value, message) that yields the
+-- findings of ONE step: the step under evaluation, held in rule_cursor. The runner
+-- (rule_runner.h) walks each trial's complete steps in order and, per rule and step:
+--   1. sets rule_cursor to the step,
+--   2. UPDATE rule_progress SET step = S  -- fires the rule's fold triggers, which update its
+--      state tables (running sums, counters, bounded history) with step S,
+--   3. INSERT OR IGNORE INTO rule_finding ... SELECT FROM rule_<name>.
+-- So evaluating step S reads step S and bounded state, never the whole trial.
+--
+-- Rules read only the public views of schema.sql, the tables and views defined here, their own
+-- state tables and SQL functions (tensor_* of sqlext, rule_* of rules_sql/rule_functions.h).
+-- This file is applied every time a runner opens a database: tables are IF NOT EXISTS (they
+-- hold data), views are dropped and recreated (they hold none).
+
+-- Parameters, as strings (as SageMaker passes them). trial NULL: the default for every trial;
+-- a row with a trial name overrides it for that trial.
+CREATE TABLE IF NOT EXISTS rule_params (
+  trial TEXT,
+  rule  TEXT NOT NULL,
+  param TEXT NOT NULL,
+  value TEXT
+);
+CREATE UNIQUE INDEX IF NOT EXISTS rule_params_key ON rule_params(ifnull(trial, ''), rule, param);
+CREATE INDEX IF NOT EXISTS rule_params_by_name ON rule_params(rule, param, trial);
+
+-- The rules a runner evaluates: the built-in ones and the custom ones loaded with --rule-file.
+-- kind 'step': evaluated once per complete step; 'clock': evaluated on every run at the last
+-- complete step (stalled_training).
+CREATE TABLE IF NOT EXISTS rule_catalog (
+  rule   TEXT PRIMARY KEY,
+  kind   TEXT NOT NULL DEFAULT 'step',
+  source TEXT NOT NULL DEFAULT 'builtin'     -- 'builtin' or the file a custom rule came from
+);
+
+-- The step under evaluation (one row while the runner evaluates; set it by hand to evaluate a
+-- rule view in a plain sqlite3 shell). tensor_step is how tensor_values numbers that step.
+CREATE TABLE IF NOT EXISTS rule_cursor (
+  trial       TEXT NOT NULL,
+  step        INTEGER NOT NULL,              -- global step
+  mode        TEXT NOT NULL,
+  mode_step   INTEGER NOT NULL,
+  tensor_step INTEGER NOT NULL,
+  now         REAL NOT NULL                  -- unix time of the evaluation
+);
+
+-- Per trial and rule, the last step evaluated (complete steps form a prefix, FORMAT.md, so
+-- "not evaluated before" is "after this step"). Rules hang their fold triggers on updates of it.
+CREATE TABLE IF NOT EXISTS rule_progress (
+  trial TEXT NOT NULL,
+  rule  TEXT NOT NULL,
+  step  INTEGER,                             -- NULL: nothing evaluated yet
+  PRIMARY KEY (trial, rule)
+) WITHOUT ROWID;
+
+-- Per trial, the last complete step the runner saw and when it first saw it (stalled_training).
+CREATE TABLE IF NOT EXISTS rule_trial_clock (
+  trial       TEXT PRIMARY KEY,
+  last_step   INTEGER NOT NULL,
+  progress_at REAL NOT NULL
+) WITHOUT ROWID;
+
+-- Recorded findings. mode / mode_step are those of the global step.
+CREATE TABLE IF NOT EXISTS rule_finding (
+  finding_id INTEGER PRIMARY KEY,
+  trial      TEXT NOT NULL,
+  rule       TEXT NOT NULL,
+  step       INTEGER NOT NULL,
+  mode       TEXT,
+  mode_step  INTEGER,
+  tensor     TEXT NOT NULL,
+  worker     TEXT NOT NULL,
+  value      REAL,
+  message    TEXT,
+  found_at   REAL NOT NULL,
+  UNIQUE (trial, rule, step, tensor, worker)
+);
+
+DROP VIEW IF EXISTS rule_findings;
+CREATE VIEW rule_findings AS
+SELECT trial, rule, step, mode, mode_step, tensor, worker, value, message
+FROM rule_finding;
+
+-- Parameters in effect for the cursor's trial: its own rows, else the defaults.
+DROP VIEW IF EXISTS rule_param;
+CREATE VIEW rule_param AS
+SELECT p.rule, p.param, p.value
+FROM rule_cursor c
+JOIN rule_params p ON p.trial = c.trial
+UNION ALL
+SELECT p.rule, p.param, p.value
+FROM rule_cursor c
+JOIN rule_params p ON p.trial IS NULL
+WHERE NOT EXISTS (SELECT 1 FROM rule_params q
+                  WHERE q.trial = c.trial AND q.rule = p.rule AND q.param = p.param);
+
+-- The raw values of the step under evaluation, numbered by global step. Values without a raw
+-- value (reductions only) are left out; string tensors stay (the tensor_* / rule_* functions
+-- answer NULL for them, so no comparison holds).
+--
+-- This is the one place rules read the private tables, and it applies the public views' rule
+-- (a value is visible once its step is complete). Why not tensor_values: that view numbers
+-- GLOBAL-mode steps by their mode step and hides the global step, so a lookup of one step
+-- cannot be an index search on value(trial_id, step); without statistics SQLite then walks
+-- every value of the trial, and the per-step cost grows with the trial. Here the join order
+-- is fixed (CROSS JOIN): cursor -> trial -> step (primary key) -> value_by_step.
+DROP VIEW IF EXISTS rule_now;
+CREATE VIEW rule_now AS
+SELECT c.trial, c.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker, v.dtype, v.shape,
+       b.data AS value
+FROM rule_cursor c
+CROSS JOIN trial t
+CROSS JOIN step s
+CROSS JOIN value v
+JOIN tensor tn ON tn.tensor_id = v.tensor_id
+JOIN worker w ON w.worker_id = v.worker_id
+JOIN value_blob b ON b.value_id = v.value_id
+WHERE t.name = c.trial
+  AND s.trial_id = t.trial_id AND s.step = c.step AND s.complete
+  AND v.trial_id = t.trial_id AND v.step = s.step;
+
+-- The same for another trial at the cursor's global step (similar_across_runs).
+DROP VIEW IF EXISTS rule_now_other;
+CREATE VIEW rule_now_other AS
+SELECT t.name AS trial, c.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker, v.dtype,
+       v.shape, b.data AS value
+FROM rule_cursor c
+CROSS JOIN trial t
+CROSS JOIN step s
+CROSS JOIN value v
+JOIN tensor tn ON tn.tensor_id = v.tensor_id
+JOIN worker w ON w.worker_id = v.worker_id
+JOIN value_blob b ON b.value_id = v.value_id
+WHERE s.trial_id = t.trial_id AND s.step = c.step AND s.complete
+  AND v.trial_id = t.trial_id AND v.step = s.step;
+
+-- The worker series rules read ("worker_0"; on trials without one, the first worker by name).
+DROP VIEW IF EXISTS rule_now_primary;
+CREATE VIEW rule_now_primary AS
+SELECT n.*
+FROM rule_now n
+WHERE n.worker = (SELECT m.worker FROM rule_now m
+                  ORDER BY m.worker <> 'worker_0', m.worker LIMIT 1);

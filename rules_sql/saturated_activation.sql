@@ -1,0 +1,46 @@
+-- saturated_activation [collection_names; tensor_regex=".*tanh_input,.*sigmoid_input";
+--   threshold_tanh="-9.4999,9.4999"; threshold_sigmoid="-23,16.99999";
+--   threshold_inactivity=1.0, threshold_layer=50.0]
+-- For a selected tensor whose name contains `tanh` (else `sigmoid`; else skip), units as in
+-- dead_relu; a batch entry is active when lo < x < hi; finding when
+-- 100 * (units with activity < threshold_inactivity) / units > threshold_layer.
+-- value = that percentage.
+INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+  (NULL, 'saturated_activation', 'collection_names', ''),
+  (NULL, 'saturated_activation', 'tensor_regex', '.*tanh_input,.*sigmoid_input'),
+  (NULL, 'saturated_activation', 'threshold_tanh', '-9.4999,9.4999'),
+  (NULL, 'saturated_activation', 'threshold_sigmoid', '-23,16.99999'),
+  (NULL, 'saturated_activation', 'threshold_inactivity', '1.0'),
+  (NULL, 'saturated_activation', 'threshold_layer', '50.0');
+
+DROP VIEW IF EXISTS rule_saturated_activation;
+CREATE VIEW rule_saturated_activation AS
+WITH cfg AS (
+  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'collection_names'), '') AS collection_names,
+         nullif((SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'tensor_regex'), '') AS tensor_regex,
+         (SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'threshold_tanh') AS tanh_range,
+         (SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'threshold_sigmoid') AS sigmoid_range,
+         rule_real((SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'threshold_inactivity')) AS threshold_inactivity,
+         rule_real((SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'threshold_layer')) AS threshold_layer
+),
+sel AS (
+  SELECT n.trial, n.step, n.tensor, n.worker, n.value,
+         CASE WHEN instr(n.tensor, 'tanh') > 0 THEN cfg.tanh_range
+              WHEN instr(n.tensor, 'sigmoid') > 0 THEN cfg.sigmoid_range END AS range
+  FROM rule_now n, cfg
+  WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
+     OR EXISTS (SELECT 1 FROM collections k
+                WHERE k.trial = n.trial AND k.tensor = n.tensor
+                  AND rule_in_list(k.collection, cfg.collection_names))
+),
+x AS MATERIALIZED (
+  SELECT sel.trial, sel.step, sel.tensor, sel.worker,
+         rule_inactive_units(sel.value, rule_list_item(sel.range, 0), rule_list_item(sel.range, 1),
+                             cfg.threshold_inactivity) AS pct
+  FROM sel, cfg
+  WHERE sel.range IS NOT NULL
+)
+SELECT trial, step, tensor, worker, pct AS value,
+       printf('%g%% of the units are saturated (threshold %g%%)', pct, cfg.threshold_layer) AS message
+FROM x, cfg
+WHERE pct > cfg.threshold_layer;

@@ -1,0 +1,37 @@
+-- similar_across_runs [other_trial: required; collection_names, tensor_regex: default all]
+-- Finding per (tensor, worker, S) saved in both trials at the same global step when shapes
+-- differ or not allclose(v_base, v_other, rtol=1e-5, atol=1e-8).
+-- value = ||v_base - v_other|| (NULL when the shapes differ).
+-- other_trial names another trial in the same database; its step S must be complete.
+INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+  (NULL, 'similar_across_runs', 'other_trial', ''),
+  (NULL, 'similar_across_runs', 'collection_names', ''),
+  (NULL, 'similar_across_runs', 'tensor_regex', '');
+
+DROP VIEW IF EXISTS rule_similar_across_runs;
+CREATE VIEW rule_similar_across_runs AS
+WITH cfg AS (
+  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'other_trial'), '') AS other_trial,
+         nullif((SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'collection_names'), '') AS collection_names,
+         nullif((SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'tensor_regex'), '') AS tensor_regex
+),
+o AS MATERIALIZED (  -- the other trial's values at the same global step
+  SELECT o.* FROM cfg CROSS JOIN rule_now_other o WHERE o.trial = cfg.other_trial
+),
+x AS MATERIALIZED (
+  SELECT n.trial, n.step, n.tensor, n.worker, o.trial AS other,
+         rule_allclose(n.value, o.value, 1e-5, 1e-8, 0) AS close,
+         rule_diff_norm(n.value, o.value) AS diff
+  FROM rule_now n, cfg
+  JOIN o ON o.tensor = n.tensor AND o.worker = n.worker
+  WHERE (cfg.collection_names IS NULL AND cfg.tensor_regex IS NULL)
+     OR rule_regexp_any(cfg.tensor_regex, n.tensor)
+     OR EXISTS (SELECT 1 FROM collections k
+                WHERE k.trial = n.trial AND k.tensor = n.tensor
+                  AND rule_in_list(k.collection, cfg.collection_names))
+)
+SELECT trial, step, tensor, worker, diff AS value,
+       CASE WHEN diff IS NULL THEN printf('shape differs from %s', other)
+            ELSE printf('differs from %s (||difference|| %g)', other, diff) END AS message
+FROM x
+WHERE close = 0;

@@ -1,0 +1,78 @@
+-- unchanged_tensor [collection_names, tensor_regex: required; num_steps=3, rtol=1e-5,
+--   atol=1e-8, equal_nan=false]
+-- At the tensor's k-th saved step S (k >= num_steps), window = its last num_steps saved steps
+-- up to S; finding per worker when allclose(v_X, v_S) for every earlier X in the window
+-- (numpy allclose with rtol, atol, equal_nan). value = num_steps.
+--
+-- State: per (tensor, worker) its last num_steps saved values, numbered k = 1, 2, ...
+INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+  (NULL, 'unchanged_tensor', 'collection_names', ''),
+  (NULL, 'unchanged_tensor', 'tensor_regex', ''),
+  (NULL, 'unchanged_tensor', 'num_steps', '3'),
+  (NULL, 'unchanged_tensor', 'rtol', '1e-5'),
+  (NULL, 'unchanged_tensor', 'atol', '1e-8'),
+  (NULL, 'unchanged_tensor', 'equal_nan', 'false');
+
+CREATE TABLE IF NOT EXISTS rule_unchanged_tensor_hist (
+  trial  TEXT NOT NULL,
+  tensor TEXT NOT NULL,
+  worker TEXT NOT NULL,
+  k      INTEGER NOT NULL,   -- 1 for the tensor's first saved step, then 2, ...
+  step   INTEGER NOT NULL,
+  value  BLOB,
+  PRIMARY KEY (trial, tensor, worker, k)
+) WITHOUT ROWID;
+
+DROP VIEW IF EXISTS rule_unchanged_tensor_input;
+CREATE VIEW rule_unchanged_tensor_input AS
+WITH cfg AS (
+  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'collection_names'), '') AS collection_names,
+         nullif((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'tensor_regex'), '') AS tensor_regex
+)
+SELECT n.trial, n.tensor, n.worker, n.step, n.value,
+       ifnull((SELECT h.k FROM rule_unchanged_tensor_hist h
+               WHERE h.trial = n.trial AND h.tensor = n.tensor AND h.worker = n.worker
+               ORDER BY h.k DESC LIMIT 1), 0) + 1 AS k
+FROM rule_now n, cfg
+WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
+   OR EXISTS (SELECT 1 FROM collections k
+              WHERE k.trial = n.trial AND k.tensor = n.tensor
+                AND rule_in_list(k.collection, cfg.collection_names));
+
+DROP TRIGGER IF EXISTS rule_unchanged_tensor_fold;
+CREATE TRIGGER rule_unchanged_tensor_fold
+AFTER UPDATE OF step ON rule_progress
+WHEN new.rule = 'unchanged_tensor'
+BEGIN
+  INSERT OR REPLACE INTO rule_unchanged_tensor_hist(trial, tensor, worker, k, step, value)
+  SELECT trial, tensor, worker, k, step, value FROM rule_unchanged_tensor_input;
+  -- Keep the window: the newest num_steps values of the series saved at this step.
+  DELETE FROM rule_unchanged_tensor_hist
+  WHERE trial = new.trial
+    AND k <= (SELECT h.k FROM rule_unchanged_tensor_hist h
+              WHERE h.trial = rule_unchanged_tensor_hist.trial
+                AND h.tensor = rule_unchanged_tensor_hist.tensor
+                AND h.worker = rule_unchanged_tensor_hist.worker
+                AND h.step = new.step)
+           - max(1, (SELECT CAST(rule_real(value) AS INTEGER) FROM rule_param
+                     WHERE rule = 'unchanged_tensor' AND param = 'num_steps'));
+END;
+
+DROP VIEW IF EXISTS rule_unchanged_tensor;
+CREATE VIEW rule_unchanged_tensor AS
+WITH cfg AS (
+  SELECT CAST(rule_real((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'num_steps')) AS INTEGER) AS num_steps,
+         rule_real((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'rtol')) AS rtol,
+         rule_real((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'atol')) AS atol,
+         rule_bool((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'equal_nan')) AS equal_nan
+)
+SELECT s.trial, s.step, s.tensor, s.worker, cfg.num_steps AS value,
+       printf('unchanged over its last %d saved steps (rtol %g, atol %g)', cfg.num_steps, cfg.rtol, cfg.atol) AS message
+FROM rule_cursor c
+JOIN rule_unchanged_tensor_hist s ON s.trial = c.trial AND s.step = c.step
+CROSS JOIN cfg
+WHERE s.k >= cfg.num_steps
+  AND NOT EXISTS (SELECT 1 FROM rule_unchanged_tensor_hist x
+                  WHERE x.trial = s.trial AND x.tensor = s.tensor AND x.worker = s.worker
+                    AND x.k < s.k AND x.k > s.k - cfg.num_steps
+                    AND NOT ifnull(rule_allclose(x.value, s.value, cfg.rtol, cfg.atol, cfg.equal_nan), 0));

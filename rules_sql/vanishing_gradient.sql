@@ -1,0 +1,22 @@
+-- vanishing_gradient [threshold=1e-7]
+-- Tensors of collection `gradients`: a finding per (tensor, worker) with mean(|v|) < threshold.
+-- value = mean(|v|).
+INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+  (NULL, 'vanishing_gradient', 'threshold', '1e-7');
+
+DROP VIEW IF EXISTS rule_vanishing_gradient;
+CREATE VIEW rule_vanishing_gradient AS
+WITH cfg AS (
+  SELECT rule_real((SELECT value FROM rule_param
+                    WHERE rule = 'vanishing_gradient' AND param = 'threshold')) AS threshold
+),
+g AS MATERIALIZED (
+  SELECT n.trial, n.step, n.tensor, n.worker, tensor_reduce(n.value, 'mean', 1) AS mean_abs
+  FROM rule_now n
+  WHERE EXISTS (SELECT 1 FROM collections k
+                WHERE k.trial = n.trial AND k.tensor = n.tensor AND k.collection = 'gradients')
+)
+SELECT g.trial, g.step, g.tensor, g.worker, g.mean_abs AS value,
+       printf('mean |gradient| %g is below threshold %g', g.mean_abs, cfg.threshold) AS message
+FROM g, cfg
+WHERE g.mean_abs < cfg.threshold;

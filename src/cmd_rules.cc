@@ -1,0 +1,121 @@
+// trialdb rules: evaluate the built-in and custom rules on every complete step not evaluated
+// before, record the findings (view rule_findings) and print the new ones.
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "rules_sql/rule_runner.h"
+#include "schema/database.h"
+#include "src/commands.h"
+#include "src/output.h"
+
+namespace trialdb::cli {
+
+namespace {
+
+struct RulesArgs {
+  std::string db;
+  std::vector<std::string> trials, rules, params, rule_files;
+  bool json = false, exit_code = false;
+  std::string on_finding;
+};
+
+std::string number(double v) {
+  char buf[40];
+  snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+// Runs cmd with /bin/sh, the finding in TRIALDB_* variables. Returns the exit status, or -1
+// when it could not run.
+int run_on_finding(const std::string& cmd, const std::string& db, const rules::Finding& f) {
+  std::cout.flush();
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    setenv("TRIALDB_DB", db.c_str(), 1);
+    setenv("TRIALDB_TRIAL", f.trial.c_str(), 1);
+    setenv("TRIALDB_RULE", f.rule.c_str(), 1);
+    setenv("TRIALDB_STEP", std::to_string(f.step).c_str(), 1);
+    setenv("TRIALDB_MODE", f.mode.c_str(), 1);
+    setenv("TRIALDB_MODE_STEP", std::to_string(f.mode_step).c_str(), 1);
+    setenv("TRIALDB_TENSOR", f.tensor.c_str(), 1);
+    setenv("TRIALDB_WORKER", f.worker.c_str(), 1);
+    setenv("TRIALDB_VALUE", f.value ? number(*f.value).c_str() : "", 1);
+    setenv("TRIALDB_MESSAGE", f.message.c_str(), 1);
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+}  // namespace
+
+void add_rules(CLI::App& app) {
+  auto a = std::make_shared<RulesArgs>();
+  CLI::App* cmd = app.add_subcommand("rules", "Evaluate the rules on every new complete step and record the findings");
+  cmd->footer(
+      "Each rule is an SQL view rule_<name> (docs/RULES.md); findings go to the view rule_findings.\n"
+      "Re-running evaluates only steps completed since, and records nothing twice.\n"
+      "Examples:\n"
+      "  trialdb rules --db trials.db\n"
+      "  trialdb rules --db trials.db --trial run1 --rule similar_across_runs --param similar_across_runs.other_trial=run0\n"
+      "  trialdb rules --db trials.db --rule-file my_rule.sql --exit-code --on-finding 'echo $TRIALDB_RULE at $TRIALDB_STEP'");
+  cmd->add_option("--db", a->db, "Database file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--trial", a->trials, "Only this trial (repeatable; default: every trial)");
+  cmd->add_option("--rule", a->rules, "Only this rule (repeatable; default: every rule)");
+  cmd->add_option("--param", a->params,
+                  "RULE.KEY=VALUE: set a rule parameter (stored in rule_params; for the --trial trials, else for all)");
+  cmd->add_option("--rule-file", a->rule_files, "A custom rule: an SQL file creating view rule_<name> (repeatable)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--json", a->json, "Print the new findings as JSON");
+  cmd->add_flag("--exit-code", a->exit_code, "Exit with 3 when a new finding was recorded, else 0");
+  cmd->add_option("--on-finding", a->on_finding,
+                  "Shell command run once per new finding, with TRIALDB_TRIAL, TRIALDB_RULE, TRIALDB_STEP, "
+                  "TRIALDB_MODE, TRIALDB_MODE_STEP, TRIALDB_TENSOR, TRIALDB_WORKER, TRIALDB_VALUE, "
+                  "TRIALDB_MESSAGE, TRIALDB_DB set");
+  cmd->callback([a] {
+    Database db(a->db, false);
+    rules::RuleOptions options;
+    options.trials = a->trials;
+    options.rules = a->rules;
+    options.params = a->params;
+    options.rule_files = a->rule_files;
+    rules::RuleRunner runner(db, options);
+    std::vector<rules::Finding> found = runner.evaluate_new_steps();
+
+    Table t;
+    t.columns = {"trial", "rule", "step", "mode", "mode_step", "tensor", "worker", "value", "message"};
+    t.numeric = {false, false, true, false, true, false, false, true, false};
+    for (const auto& f : found)
+      t.rows.push_back({f.trial, f.rule, std::to_string(f.step), f.mode, std::to_string(f.mode_step), f.tensor, f.worker,
+                        f.value ? number(*f.value) : kNullCell, f.message});
+    if (a->json || !found.empty()) print_table(t, a->json ? Format::kJson : Format::kTable, std::cout);
+    if (!a->json) std::cerr << found.size() << " new finding(s)\n";
+
+    bool failed = false;
+    if (!a->on_finding.empty()) {
+      for (const auto& f : found) {
+        int rc = run_on_finding(a->on_finding, a->db, f);
+        if (rc != 0) {
+          std::cerr << "trialdb rules: --on-finding command exited with " << rc << " for " << f.rule << " at step "
+                    << f.step << " of " << f.trial << "\n";
+          failed = true;
+        }
+      }
+    }
+    if (a->exit_code && !found.empty()) exit_code() = kExitFindings;
+    else if (failed) exit_code() = kExitPartial;
+  });
+}
+
+}  // namespace trialdb::cli
