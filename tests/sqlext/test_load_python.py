@@ -52,6 +52,21 @@ if db:
         WHERE v.value IS NOT NULL AND r.value IS NOT NULL""").fetchone()
     c.true(n > 0, "fixture has raw values with reductions")
     c.eq(bad, 0, "tensor_reduce agrees with the reductions view on the fixture")
+    # tensor_bytes is numpy's tobytes(): its sha256 is the golden file's (smdebug's own answer).
+    import hashlib
+    import json
+    import os
+    golden = json.load(open(os.path.join(a.fixtures, "pt_bad_init.golden.json")))["tensors"]
+    matched = 0
+    for tensor, step, worker, data, dtype in fx.execute(
+            "SELECT tensor, step, worker, tensor_bytes(value), tensor_dtype(value) FROM tensor_values "
+            "WHERE value IS NOT NULL"):
+        g = golden.get(tensor, {}).get("values", {}).get("%d/%s" % (step, worker))
+        if g is None or g.get("sha256") is None:
+            continue
+        matched += 1
+        c.eq((dtype, hashlib.sha256(data).hexdigest()), (g["dtype"], g["sha256"]), "%s step %d bytes" % (tensor, step))
+    c.true(matched > 100, "fixture values checked against golden sha256 (%d)" % matched)
 else:
     print("note: no trialdb CLI with ingest in this build; fixture-db queries not run")
 c.done()
