@@ -4,11 +4,11 @@
 // different save intervals or different numbers of EVAL steps between TRAIN steps still line up
 // (TRAIN step 10 of A next to TRAIN step 10 of B, whatever their global steps are). By default
 // only keys present in both trials are shown; --all adds those present in one trial only, with
-// the other side blank. The ratio is B / A: A is the baseline.
+// the other side blank. The ratio is B / A: A is the baseline; 0/0 and NaN give nan, x/0 gives
+// inf. step_a/step_b are each value's step as in the reductions view (the global step; for
+// GLOBAL-mode steps smdebug's tensor step, which is the mode step).
 //
-// Data comes from the public views: `reductions` gives the value per (tensor, step, worker) and
-// `tensor_values` the mode and mode step of that same value (its `step` is smdebug's tensor step,
-// like the reductions view's, so the join is exact also for GLOBAL-mode steps).
+// Data comes from the public views `reductions` and `steps` (see kReductionRowsSql).
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -60,6 +60,26 @@ struct Row {
   Side a, b;
 };
 
+}  // namespace
+
+// One reduction of every value of a trial with its mode and mode step, from the public views.
+// reductions.step is smdebug's tensor step: the global step, except for GLOBAL-mode steps, which
+// smdebug files under their mode step. So a value whose step is a non-GLOBAL global step takes
+// that step's mode; any other is a GLOBAL-mode value whose mode step is its step. (Joining
+// tensor_values instead is exact in the corner case where a GLOBAL mode step equals another
+// mode's global step, which smdebug's own API cannot tell apart either, but it is two orders of
+// magnitude slower.) Shared with `trialdb plot reduction`.
+extern const char* const kReductionRowsSql = R"(
+    SELECT r.tensor, coalesce(s.mode, 'GLOBAL') AS mode, coalesce(s.mode_step, r.step) AS mode_step,
+           r.step, r.worker, r.value
+    FROM reductions r
+    LEFT JOIN steps s ON s.trial = r.trial AND s.step = r.step AND s.mode <> 'GLOBAL'
+    WHERE r.trial = ?1 AND r.reduction = ?2 AND r.abs = ?3
+      AND (?4 = '' OR coalesce(s.mode, 'GLOBAL') = ?4)
+    ORDER BY r.tensor, r.worker, r.step)";
+
+namespace {
+
 std::string number(double v, bool short_form) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -102,12 +122,7 @@ void require_trial(Database& db, const std::string& name) {
 
 void load_side(Database& db, const CompareArgs& a, const std::string& trial, const PyRegex* re,
                bool is_a, std::map<Key, Row>* rows) {
-  Statement q(db.handle(), R"(
-    SELECT r.tensor, tv.mode, tv.mode_step, r.step, r.worker, r.value
-    FROM reductions r
-    JOIN tensor_values tv
-      ON tv.trial = r.trial AND tv.tensor = r.tensor AND tv.step = r.step AND tv.worker = r.worker
-    WHERE r.trial = ?1 AND r.reduction = ?2 AND r.abs = ?3 AND (?4 = '' OR tv.mode = ?4))");
+  Statement q(db.handle(), kReductionRowsSql);
   q.bind(1, trial).bind(2, a.reduction).bind(3, a.abs ? 1 : 0).bind(4, a.mode);
   std::map<std::string, bool> wanted;  // regex verdict per tensor name
   while (q.step()) {

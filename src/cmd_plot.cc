@@ -26,6 +26,8 @@
 
 namespace trialdb::cli {
 
+extern const char* const kReductionRowsSql;  // src/cmd_compare.cc
+
 namespace {
 
 using plot::ImageSize;
@@ -224,27 +226,21 @@ void plot_reduction(const PlotArgs& a) {
   // (trial, tensor, worker) -> points in step order
   std::map<std::tuple<size_t, std::string, std::string>, Points> series;
   std::set<std::string> tensors, workers;
-  Statement q(db->handle(), R"(
-    SELECT r.tensor, r.step, tv.mode_step, r.worker, r.value
-    FROM reductions r
-    JOIN tensor_values tv
-      ON tv.trial = r.trial AND tv.tensor = r.tensor AND tv.step = r.step AND tv.worker = r.worker
-    WHERE r.trial = ?1 AND r.reduction = ?2 AND r.abs = ?3
-      AND (?4 = '' OR tv.mode = ?4) AND (?5 = '' OR r.worker = ?5)
-    ORDER BY r.tensor, r.worker, r.step)");
+  Statement q(db->handle(), kReductionRowsSql);  // tensor, mode, mode_step, step, worker, value
   std::map<std::string, bool> wanted;
   for (size_t ti = 0; ti < trials.size(); ti++) {
     q.reset();
-    q.bind(1, trials[ti]).bind(2, a.reduction).bind(3, a.abs ? 1 : 0).bind(4, a.mode).bind(5, a.worker);
+    q.bind(1, trials[ti]).bind(2, a.reduction).bind(3, a.abs ? 1 : 0).bind(4, a.mode);
     while (q.step()) {
       std::string tensor = q.text(0);
       auto it = wanted.find(tensor);
       if (it == wanted.end()) it = wanted.emplace(tensor, re->search(tensor)).first;
       if (!it->second) continue;
-      std::string worker = q.text(3);
+      std::string worker = q.text(4);
+      if (!a.worker.empty() && worker != a.worker) continue;
       Points& p = series[{ti, tensor, worker}];
-      p.x.push_back(static_cast<double>(a.mode.empty() ? q.int64(1) : q.int64(2)));
-      p.y.push_back(q.is_null(4) ? NAN : q.real(4));
+      p.x.push_back(static_cast<double>(a.mode.empty() ? q.int64(3) : q.int64(2)));
+      p.y.push_back(q.is_null(5) ? NAN : q.real(5));
       tensors.insert(tensor);
       workers.insert(worker);
     }

@@ -50,7 +50,7 @@ def svg_size(path):
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 db = os.path.join(WORK, "t.db")
-for trial in ("pt_bad_init", "pt_good_init", "pt_reductions", "dist2"):
+for trial in ("pt_bad_init", "pt_good_init", "pt_reductions", "dist2", "core_dtypes"):
     p = run("ingest", os.path.join(FIXTURES, trial), "--db", db)
     check(p.returncode == 0, "ingest %s: %s" % (trial, p.stderr))
 # Two synthetic trials whose TRAIN steps sit at different global steps (EVAL every 3rd vs 5th).
@@ -106,6 +106,11 @@ check(all(len(line) <= 120 for line in p.stdout.splitlines()), "compare table fi
 p = run("compare", "--db", db, "dist2", "dist2", "--json")
 d2 = json.loads(p.stdout)
 check({r["worker"] for r in d2} == {"worker_0", "worker_1"}, "compare dist2: one row per worker")
+
+# GLOBAL mode: core_dtypes' one GLOBAL step (global step 16) is filed under its mode step 5.
+p = run("compare", "--db", db, "core_dtypes", "core_dtypes", "--mode", "GLOBAL", "--reduction", "max", "--json")
+g = json.loads(p.stdout) if p.returncode == 0 else []
+check(len(g) > 0 and all(r["mode"] == "GLOBAL" and r["mode_step"] == 5 for r in g), "compare GLOBAL mode steps")
 
 # --- compare: errors ---------------------------------------------------------------------------
 p = run("compare", "--db", os.path.join(WORK, "missing.db"), "a", "b")
