@@ -16,6 +16,7 @@
 #include "ingest/s3_source.h"
 #include "ingest/s3_xml.h"
 #include "scoped_env.h"
+#include "sigv4_check.h"
 #include "stub_http_server.h"
 
 namespace trialdb {
@@ -181,6 +182,33 @@ TEST_F(S3StubTest, SignsWithSigV4ThroughLibcurl) {
                        R"(Signature=[0-9a-f]{64})")))
       << auth;
   for (const auto& [name, value] : r.headers) EXPECT_EQ(value.find(kSecret), std::string::npos) << name;
+}
+
+TEST_F(S3StubTest, SignaturesVerifyTheWayS3ChecksThem) {
+  // Keys and list parameters full of characters that need encoding: if the URL trialdb sends were
+  // not canonical, libcurl would sign one string and S3 (or MinIO) would check another.
+  env_.set("AWS_SESSION_TOKEN", kToken).set("AWS_REGION", "eu-west-3");
+  FakeS3 s3;
+  const std::vector<std::string> keys = {"odd dir/a b+c!'()*@$,;=:~.bin", "odd dir/caf\xC3\xA9 & <x>.json",
+                                         "odd dir/plain.json", "odd dir/sub/%41.json"};
+  for (const auto& k : keys) s3.objects["pre/" + k] = "0123456789";
+  StubHttpServer server(std::ref(s3));
+  S3Options o = fast();
+  o.list_page_size = 1;  // continuation tokens (which hold '/', ':' and spaces here) on every page
+  auto src = source(server, o);
+  for (const auto& k : keys) {
+    EXPECT_EQ(src->read(k), "0123456789") << k;
+    EXPECT_EQ(src->read_range(k, 3, 4), "3456") << k;
+    EXPECT_TRUE(src->exists(k)) << k;
+  }
+  EXPECT_EQ(src->list("odd dir/").size(), keys.size());
+  EXPECT_EQ(src->list("odd dir/", "odd dir/a b+c!'()*@$,;=:~.bin").size(), keys.size() - 1);
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 3 * keys.size() + 4 + 3);  // 3 per key, then 4 + 3 one-key list pages
+  for (const StubRequest& r : reqs) {
+    EXPECT_EQ(test::check_sigv4(r, kSecret), "") << r.target;
+    EXPECT_NE(test::check_sigv4(r, "not-the-secret"), "") << "the check must be able to fail";
+  }
 }
 
 TEST_F(S3StubTest, SignaturesDifferPerRequestAndSecret) {
