@@ -447,7 +447,7 @@ TEST_F(S3StubTest, ReadRangesKeepsSeveralRequestsInFlight) {
   for (int i = 0; i < 12; ++i) s3.objects["pre/events/" + std::to_string(i)] = pattern(1000, i);
   StubHttpServer server([&](const StubRequest& r) {
     StubReply reply = s3(r);
-    reply.delay_ms = 150;
+    reply.delay_ms = 300;
     return reply;
   });
   S3Options o = fast();
@@ -461,7 +461,7 @@ TEST_F(S3StubTest, ReadRangesKeepsSeveralRequestsInFlight) {
   ASSERT_EQ(got.size(), 12u);
   for (int i = 0; i < 12; ++i) EXPECT_EQ(got[i], pattern(1000, i).substr(10 * i, 100)) << i;
   EXPECT_EQ(server.max_concurrent(), 4);  // bounded, and actually concurrent
-  EXPECT_LT(elapsed, std::chrono::milliseconds(12 * 150 / 2));  // ~3 rounds of 150 ms, not 12
+  EXPECT_LT(elapsed, std::chrono::milliseconds(12 * 300 / 2));  // ~3 rounds of 300 ms, not 12
 }
 
 TEST_F(S3StubTest, ReadRangesCoalescesNeighboursOfOneObject) {

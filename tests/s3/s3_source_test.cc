@@ -68,7 +68,11 @@ TEST_F(S3rverSource, ListingsEqualTheLocalFolders) {
     ASSERT_FALSE(want.empty());
     uint64_t before = src.requests_made();
     expect_same(src.list(""), want, name);
-    EXPECT_EQ(src.requests_made() - before, want.size() / 7 + 1) << name << ": one request per page";
+    // One request per page (a server may or may not send one more, empty, page when the count is
+    // a multiple of the page size).
+    uint64_t pages = src.requests_made() - before;
+    EXPECT_GE(pages, (want.size() + 6) / 7) << name;
+    EXPECT_LE(pages, want.size() / 7 + 1) << name;
     for (const char* dir : {"index/", "events/", "collections/"})
       expect_same(src.list(dir), local_listing(fixture_dir(name), dir), name + " " + dir);
     EXPECT_TRUE(src.list("no-such-dir/").empty());
