@@ -174,7 +174,7 @@ void S3Http::start(Lane& lane, Transfer& t) {
   }
   t.response.body.clear();
   if (t.request->range)  // one allocation for the expected body (spans are bounded by the caller)
-    t.response.body.reserve(static_cast<size_t>(std::min<uint64_t>(t.request->range->second - t.request->range->first + 1, 64u << 20)));
+    t.response.body.reserve(static_cast<size_t>(std::min<uint64_t>(t.request->range->second - t.request->range->first + 1, 8u << 20)));
   t.response.content_range.clear();
   t.response.bucket_region.clear();
   t.response.status = 0;
