@@ -1,0 +1,478 @@
+// Rules: the findings of every bundled fixture equal its findings.json (RULES.md), evaluated in
+// one go and step by step while the trial grows; re-runs add nothing; --param, --rule-file,
+// --exit-code, --on-finding and stalled_training; the rule_* SQL functions on edge cases.
+//
+// Fixture databases are made by the built CLI (`trialdb ingest`), as a user would.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "rules_sql/rule_functions.h"
+#include "rules_sql/rule_runner.h"
+#include "schema/database.h"
+#include "schema/value_blob.h"
+
+namespace fs = std::filesystem;
+using trialdb::Database;
+using trialdb::Statement;
+
+namespace {
+
+const std::string kBin = TRIALDB_BIN;
+const std::string kFixtures = TRIALDB_FIXTURES;
+
+using Key = std::tuple<int64_t, std::string, std::string>;   // step, tensor, worker
+using Findings = std::map<std::string, std::set<Key>>;        // per rule
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "rules_test_XXXXXX").string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct RunResult {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs a shell command line; captures stdout and stderr.
+RunResult sh(const std::string& cmd, const TempDir& tmp) {
+  std::string out = tmp / "stdout.txt", err = tmp / "stderr.txt";
+  int rc = std::system((cmd + " >" + quote(out) + " 2>" + quote(err)).c_str());
+  RunResult r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  std::ifstream o(out), e(err);
+  std::stringstream so, se;
+  so << o.rdbuf();
+  se << e.rdbuf();
+  r.out = so.str();
+  r.err = se.str();
+  return r;
+}
+
+void ingest(const std::string& trial_dir, const std::string& db, const std::string& name, const TempDir& tmp) {
+  RunResult r = sh(quote(kBin) + " ingest " + quote(trial_dir) + " --db " + quote(db) + " --name " + quote(name) + " -q", tmp);
+  ASSERT_EQ(r.status, 0) << r.err;
+}
+
+RunResult rules(const std::string& db, const std::string& args, const TempDir& tmp) {
+  return sh(quote(kBin) + " rules --db " + quote(db) + " " + args, tmp);
+}
+
+std::string zoo_params() {
+  std::ifstream in(kFixtures + "/zoo.params");
+  std::string line, args;
+  while (std::getline(in, line))
+    if (!line.empty()) args += " --param " + quote(line);
+  return args;
+}
+
+Findings recorded(const std::string& db_path, const std::string& trial) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  Findings f;
+  {
+    Statement q(db, "SELECT rule, step, tensor, worker FROM rule_findings WHERE trial = ?1 AND rule <> 'stalled_training'");
+    q.bind(1, trial);
+    while (q.step()) f[q.text(0)].insert({q.int64(1), q.text(2), q.text(3)});
+  }
+  sqlite3_close(db);
+  return f;
+}
+
+int64_t count_findings(const std::string& db_path) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  int64_t n = -1;
+  {
+    Statement q(db, "SELECT count(*) FROM rule_findings");
+    if (q.step()) n = q.int64(0);
+  }
+  sqlite3_close(db);
+  return n;
+}
+
+Findings golden(const std::string& file) {
+  std::ifstream in(kFixtures + "/" + file);
+  EXPECT_TRUE(in) << file;
+  nlohmann::json j = nlohmann::json::parse(in);
+  Findings f;
+  for (auto& [rule, list] : j.items())
+    for (auto& e : list) f[rule].insert({e[0].get<int64_t>(), e[1].get<std::string>(), e[2].get<std::string>()});
+  return f;
+}
+
+// A readable difference, rule by rule.
+std::string diff(const Findings& got, const Findings& want) {
+  std::string s;
+  std::set<std::string> names;
+  for (auto& [r, _] : got) names.insert(r);
+  for (auto& [r, _] : want) names.insert(r);
+  for (const auto& r : names) {
+    std::set<Key> g = got.count(r) ? got.at(r) : std::set<Key>{}, w = want.count(r) ? want.at(r) : std::set<Key>{};
+    for (const auto& k : g)
+      if (!w.count(k)) s += r + ": extra [" + std::to_string(std::get<0>(k)) + ", " + std::get<1>(k) + ", " + std::get<2>(k) + "]\n";
+    for (const auto& k : w)
+      if (!g.count(k)) s += r + ": missing [" + std::to_string(std::get<0>(k)) + ", " + std::get<1>(k) + ", " + std::get<2>(k) + "]\n";
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every fixture, all rules with default parameters (zoo: zoo.params).
+
+class FixtureFindings : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FixtureFindings, EqualGoldenFindingsAndRerunAddsNothing) {
+  const std::string name = GetParam();
+  TempDir tmp;
+  std::string db = tmp / "t.db";
+  ingest(kFixtures + "/" + name, db, name, tmp);
+  std::string args = name == "zoo" ? zoo_params() : "";
+  RunResult first = rules(db, args + " --exit-code --json", tmp);
+  Findings want = golden(name + ".findings.json");
+  size_t n_want = 0;
+  for (auto& [r, s] : want) n_want += s.size();
+  ASSERT_EQ(first.status, n_want ? 3 : 0) << first.err;
+  EXPECT_EQ(nlohmann::json::parse(first.out).size(), n_want);
+  Findings got = recorded(db, name);
+  EXPECT_EQ(got, want) << diff(got, want);
+
+  // Re-running evaluates nothing new and records nothing.
+  int64_t before = count_findings(db);
+  RunResult again = rules(db, args + " --exit-code --json", tmp);
+  EXPECT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out).size(), 0u);
+  EXPECT_EQ(count_findings(db), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, FixtureFindings,
+                         ::testing::Values("core_dtypes", "dist2", "pt_bad_init", "pt_good_init", "pt_reductions", "zoo"));
+
+TEST(RulesCli, SimilarAcrossRunsAgainstGoodInit) {
+  TempDir tmp;
+  std::string db = tmp / "t.db";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  ingest(kFixtures + "/pt_good_init", db, "pt_good_init", tmp);
+  RunResult r = rules(db, "--trial pt_bad_init --param similar_across_runs.other_trial=pt_good_init", tmp);
+  ASSERT_EQ(r.status, 0) << r.err;
+  Findings got = recorded(db, "pt_bad_init"), want = golden("pt_bad_init.vs_good.findings.json");
+  EXPECT_EQ(got, want) << diff(got, want);
+  EXPECT_TRUE(recorded(db, "pt_good_init").empty());   // --trial: the other trial was not evaluated
+}
+
+// The rules evaluated while the trial grows, a few steps per ingest, yield the same findings
+// as evaluated at the end: state carries across runs, and each step is evaluated once.
+TEST(RulesCli, StepByStepWhileTheTrialGrowsEqualsGolden) {
+  TempDir tmp;
+  const fs::path src = kFixtures + "/zoo", live = tmp.path / "zoo";
+  fs::create_directories(live);
+  fs::copy(src / "collections", live / "collections", fs::copy_options::recursive);
+  std::map<int64_t, std::vector<fs::path>> files;   // step -> its event and index files
+  for (auto& e : fs::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file()) continue;
+    std::string top = fs::relative(e.path(), src).begin()->string();
+    if (top != "events" && top != "index") continue;
+    files[std::stoll(e.path().filename().string().substr(0, 12))].push_back(fs::relative(e.path(), src));
+  }
+  ASSERT_EQ(files.size(), 40u);
+  std::string db = tmp / "t.db", params = zoo_params();
+  size_t printed = 0, batch = 0;
+  auto it = files.begin();
+  while (it != files.end()) {
+    for (size_t i = 0; i < 7 && it != files.end(); ++i, ++it)
+      for (const auto& rel : it->second) {
+        fs::create_directories((live / rel).parent_path());
+        fs::copy_file(src / rel, live / rel);
+      }
+    ingest(live.string(), db, "zoo", tmp);
+    RunResult r = rules(db, params + " --json", tmp);
+    ASSERT_EQ(r.status, 0) << r.err;
+    printed += nlohmann::json::parse(r.out).size();
+    ++batch;
+  }
+  EXPECT_EQ(batch, 6u);
+  Findings got = recorded(db, "zoo"), want = golden("zoo.findings.json");
+  EXPECT_EQ(got, want) << diff(got, want);
+  size_t total = 0;
+  for (auto& [r, s] : got) total += s.size();
+  EXPECT_EQ(printed, total);   // each finding printed once, when it was new
+}
+
+TEST(RulesCli, ParamChangesAThresholdAndIsStored) {
+  TempDir tmp;
+  std::string db = tmp / "t.db";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  // Every gradient's mean |g| is below 1e3: a finding per gradient tensor and step where it is
+  // saved (the 20 TRAIN steps).
+  RunResult r = rules(db, "--rule vanishing_gradient --param vanishing_gradient.threshold=1e3", tmp);
+  ASSERT_EQ(r.status, 0) << r.err;
+  Findings got = recorded(db, "pt_bad_init");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got["vanishing_gradient"].size(), 6u * 20u);
+  sqlite3* h = nullptr;
+  sqlite3_open(db.c_str(), &h);
+  {
+    Statement q(h, "SELECT value FROM rule_params WHERE trial IS NULL AND rule = 'vanishing_gradient' AND param = 'threshold'");
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.text(0), "1e3");
+  }
+  sqlite3_close(h);
+
+  RunResult bad = rules(db, "--param vanishing_gradient.treshold=1", tmp);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("treshold"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("threshold"), std::string::npos) << bad.err;   // names the known ones
+  RunResult nonumber = rules(db, "--rule vanishing_gradient --param vanishing_gradient.threshold=abc", tmp);
+  ASSERT_EQ(nonumber.status, 0) << nonumber.err;   // nothing new to evaluate: the value is not read
+  RunResult badrule = rules(db, "--rule no_such_rule", tmp);
+  EXPECT_NE(badrule.status, 0);
+  EXPECT_NE(badrule.err.find("no_such_rule"), std::string::npos) << badrule.err;
+  RunResult badtrial = rules(db, "--trial nope", tmp);
+  EXPECT_NE(badtrial.status, 0);
+  EXPECT_NE(badtrial.err.find("nope"), std::string::npos) << badtrial.err;
+}
+
+// A bad parameter value is an error naming it, not a silent non-finding.
+TEST(RulesCli, NonNumericParameterIsAnError) {
+  TempDir tmp;
+  std::string db = tmp / "t.db";
+  ingest(kFixtures + "/dist2", db, "dist2", tmp);
+  RunResult r = rules(db, "--rule vanishing_gradient --param vanishing_gradient.threshold=abc", tmp);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("'abc' is not a number"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("vanishing_gradient"), std::string::npos) << r.err;
+}
+
+// The custom rule of the seed documents (mean |gradient| above a threshold), written in SQL.
+TEST(RulesCli, CustomRuleFileRunsLikeABuiltInRule) {
+  TempDir tmp;
+  std::string db = tmp / "t.db";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  std::string rule = tmp / "large_gradient.sql";
+  std::ofstream(rule) << R"sql(
+-- rule_large_gradient: mean |gradient| above threshold (default 0.01)
+INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES (NULL, 'large_gradient', 'threshold', '0.01');
+CREATE VIEW rule_large_gradient AS
+SELECT n.trial, n.step, n.tensor, n.worker, tensor_reduce(n.value, 'mean', 1) AS value,
+       'mean |gradient| above threshold' AS message
+FROM rule_now n
+WHERE n.tensor IN (SELECT tensor FROM collections WHERE trial = n.trial AND collection = 'gradients')
+  AND tensor_reduce(n.value, 'mean', 1) >
+      (SELECT rule_real(value) FROM rule_param WHERE rule = 'large_gradient' AND param = 'threshold');
+)sql";
+  RunResult r = rules(db, "--rule-file " + quote(rule) + " --rule large_gradient --exit-code", tmp);
+  ASSERT_EQ(r.status, 3) << r.err;
+
+  // The same answer straight from the public views.
+  sqlite3* h = nullptr;
+  sqlite3_open(db.c_str(), &h);
+  std::set<Key> want;
+  {
+    // pt_bad_init has TRAIN and EVAL steps only, so reductions.step is the global step.
+    Statement q(h,
+                "SELECT r.step, r.tensor, r.worker FROM reductions r "
+                "JOIN collections c ON c.trial = r.trial AND c.tensor = r.tensor AND c.collection = 'gradients' "
+                "WHERE r.trial = 'pt_bad_init' AND r.reduction = 'mean' AND r.abs = 1 AND r.value > 0.01");
+    while (q.step()) want.insert({q.int64(0), q.text(1), q.text(2)});
+  }
+  sqlite3_close(h);
+  ASSERT_FALSE(want.empty());
+  EXPECT_EQ(recorded(db, "pt_bad_init")["large_gradient"], want);
+
+  // It stays registered: a later run (no --rule-file) evaluates it on new steps only.
+  RunResult again = rules(db, "--rule large_gradient --exit-code", tmp);
+  EXPECT_EQ(again.status, 0) << again.err;
+
+  std::string broken = tmp / "broken.sql";
+  std::ofstream(broken) << "CREATE VIEW rule_broken AS SELECT 1 AS trial;";
+  RunResult b = rules(db, "--rule-file " + quote(broken), tmp);
+  EXPECT_NE(b.status, 0);
+  EXPECT_NE(b.err.find("broken.sql"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("columns"), std::string::npos) << b.err;
+  std::string none = tmp / "none.sql";
+  std::ofstream(none) << "SELECT 1;";
+  RunResult n = rules(db, "--rule-file " + quote(none), tmp);
+  EXPECT_NE(n.status, 0);
+  EXPECT_NE(n.err.find("creates no view named rule_"), std::string::npos) << n.err;
+}
+
+TEST(RulesCli, OnFindingRunsOncePerNewFindingWithItsEnvironment) {
+  TempDir tmp;
+  std::string db = tmp / "t.db", log = tmp / "log.txt";
+  ingest(kFixtures + "/core_dtypes", db, "core_dtypes", tmp);
+  std::string cmd = "echo \"$TRIALDB_TRIAL|$TRIALDB_RULE|$TRIALDB_STEP|$TRIALDB_MODE|$TRIALDB_MODE_STEP|$TRIALDB_TENSOR|$TRIALDB_WORKER|$TRIALDB_VALUE\" >> " + quote(log);
+  RunResult r = rules(db, "--exit-code --on-finding " + quote(cmd), tmp);
+  EXPECT_EQ(r.status, 3) << r.err;
+  std::ifstream in(log);
+  std::set<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.insert(line);
+  EXPECT_EQ(lines, (std::set<std::string>{"core_dtypes|exploding_tensor|10|TRAIN|2|layer/weight|worker_0|2",
+                                          "core_dtypes|overfit|7|EVAL|0|scalar/loss|worker_0|3"}));
+  RunResult again = rules(db, "--exit-code --on-finding " + quote(cmd), tmp);
+  EXPECT_EQ(again.status, 0);
+  std::ifstream in2(log);
+  size_t n = 0;
+  for (std::string line; std::getline(in2, line);) ++n;
+  EXPECT_EQ(n, 2u);
+
+  // A failing command is reported (exit 4 without --exit-code).
+  std::string db2 = tmp / "t2.db";
+  ingest(kFixtures + "/core_dtypes", db2, "core_dtypes", tmp);
+  RunResult fail = rules(db2, "--on-finding 'exit 7'", tmp);
+  EXPECT_EQ(fail.status, 4);
+  EXPECT_NE(fail.err.find("exited with 7"), std::string::npos) << fail.err;
+}
+
+// ---------------------------------------------------------------------------------------------
+// stalled_training, through the C++ API with a controlled clock.
+
+TEST(StalledTraining, FiresOnceOnALiveTrialThatStopsGrowingAndNeverOnAnEndedOne) {
+  TempDir tmp;
+  fs::path live = tmp.path / "live";
+  fs::copy(kFixtures + "/dist2", live, fs::copy_options::recursive);
+  fs::remove(live / "training_job_end.ts");
+  // Hold back the last step (both workers' files), so the trial can grow later.
+  std::vector<fs::path> held;
+  for (auto& e : fs::recursive_directory_iterator(live))
+    if (e.is_regular_file() && e.path().filename().string().rfind("000000000008_", 0) == 0) held.push_back(e.path());
+  ASSERT_EQ(held.size(), 4u);
+  fs::path stash = tmp.path / "stash";
+  fs::create_directories(stash);
+  for (size_t i = 0; i < held.size(); ++i) fs::rename(held[i], stash / std::to_string(i));
+
+  std::string db_path = tmp / "t.db";
+  ingest(live.string(), db_path, "live", tmp);
+  fs::copy(kFixtures + "/dist2", tmp.path / "ended", fs::copy_options::recursive);
+  ingest((tmp.path / "ended").string(), db_path, "ended", tmp);
+
+  double now = 1.0e9;
+  Database db(db_path, false);
+  trialdb::rules::RuleOptions opt;
+  opt.rules = {"stalled_training"};
+  opt.params = {"stalled_training.threshold=60"};
+  opt.clock = [&] { return now; };
+  trialdb::rules::RuleRunner runner(db, opt);
+  EXPECT_TRUE(runner.evaluate_new_steps().empty());   // progress is seen now
+  now += 59;
+  EXPECT_TRUE(runner.evaluate_new_steps().empty());
+  now += 2;
+  auto f = runner.evaluate_new_steps();
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].trial, "live");
+  EXPECT_EQ(f[0].rule, "stalled_training");
+  EXPECT_EQ(f[0].step, 6);               // the last complete step
+  EXPECT_EQ(f[0].tensor, "no_progress");
+  EXPECT_DOUBLE_EQ(*f[0].value, 61.0);
+  now += 1000;
+  EXPECT_TRUE(runner.evaluate_new_steps().empty());   // recorded once per stalled step
+
+  // The trial grows again: the clock restarts from the new last step.
+  for (size_t i = 0; i < held.size(); ++i) fs::rename(stash / std::to_string(i), held[i]);
+  ingest(live.string(), db_path, "live", tmp);
+  EXPECT_TRUE(runner.evaluate_new_steps().empty());
+  now += 61;
+  f = runner.evaluate_new_steps();
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].step, 8);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The rule_* SQL functions.
+
+class RuleFunctions : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(sqlite3_open(":memory:", &db_), SQLITE_OK);
+    ASSERT_EQ(trialdb::rules::register_rule_functions(db_), SQLITE_OK);
+  }
+  void TearDown() override { sqlite3_close(db_); }
+  // Evaluates sql with ?1, ?2 bound to float64 tensors; returns the first column as text.
+  std::string eval(const std::string& sql, const std::vector<double>& a, const std::vector<int64_t>& da,
+                   const std::vector<double>& b = {}, const std::vector<int64_t>& db = {}) {
+    std::string ba = trialdb::encode_blob(trialdb::DType::Float64, da.data(), static_cast<int>(da.size()), a.data(), a.size() * 8);
+    std::string bb = trialdb::encode_blob(trialdb::DType::Float64, db.data(), static_cast<int>(db.size()), b.data(), b.size() * 8);
+    Statement q(db_, sql);
+    q.bind_blob(1, ba.data(), ba.size());
+    if (sqlite3_bind_parameter_count(q.handle()) >= 2) q.bind_blob(2, bb.data(), bb.size());
+    if (!q.step()) return "<no row>";
+    return q.is_null(0) ? "NULL" : q.text(0);
+  }
+  sqlite3* db_ = nullptr;
+};
+
+TEST_F(RuleFunctions, PercentileInterpolatesLinearlyLikeNumpy) {
+  // numpy.percentile([1, 2, 3, 4], 5) = 1.15, 95 -> 3.85
+  EXPECT_EQ(eval("SELECT round(rule_percentile(?1, 5), 10)", {4, 1, 3, 2}, {4}), "1.15");
+  EXPECT_EQ(eval("SELECT round(rule_percentile(?1, 95), 10)", {4, 1, 3, 2}, {4}), "3.85");
+  EXPECT_EQ(eval("SELECT rule_percentile(?1, 50)", {NAN, 1}, {2}), "NULL");
+}
+
+TEST_F(RuleFunctions, AllcloseFollowsNumpy) {
+  EXPECT_EQ(eval("SELECT rule_allclose(?1, ?2, 1e-5, 1e-8, 0)", {1, 2}, {2}, {1, 2.00001}, {2}), "1");
+  EXPECT_EQ(eval("SELECT rule_allclose(?1, ?2, 1e-5, 1e-8, 0)", {1, 2}, {2}, {1, 2.001}, {2}), "0");
+  EXPECT_EQ(eval("SELECT rule_allclose(?1, ?2, 1e-5, 1e-8, 0)", {1, 2}, {2}, {1, 2}, {1, 2}), "0");   // shapes differ
+  EXPECT_EQ(eval("SELECT rule_allclose(?1, ?2, 1e-5, 1e-8, 0)", {NAN}, {1}, {NAN}, {1}), "0");
+  EXPECT_EQ(eval("SELECT rule_allclose(?1, ?2, 1e-5, 1e-8, 1)", {NAN}, {1}, {NAN}, {1}), "1");
+  EXPECT_EQ(eval("SELECT rule_allclose(?1, ?2, 1e-5, 1e-8, 0)", {INFINITY}, {1}, {INFINITY}, {1}), "1");
+}
+
+TEST_F(RuleFunctions, InactiveUnitsTreatAxisZeroAsTheBatch) {
+  // 4 samples x 2 units: unit 0 active in 1 of 4 samples (25%), unit 1 never active.
+  std::vector<double> v = {1, 0, -1, 0, -2, -3, 0, -1};
+  EXPECT_EQ(eval("SELECT rule_inactive_units(?1, 0, NULL, 1.0)", v, {4, 2}), "50.0");
+  EXPECT_EQ(eval("SELECT rule_inactive_units(?1, 0, NULL, 30.0)", v, {4, 2}), "100.0");
+  EXPECT_EQ(eval("SELECT rule_inactive_units(?1, -9.5, 9.5, 1.0)", {20, 1}, {2}), "0.0");   // 1-d: one unit
+}
+
+TEST_F(RuleFunctions, CountsLabelPairsAndChannelSums) {
+  EXPECT_EQ(eval("SELECT rule_count(?1, 'nan') || ',' || rule_count(?1, 'inf') || ',' || rule_count(?1, 'zero')",
+                 {NAN, INFINITY, -INFINITY, 0, 1}, {5}),
+            "1,2,1");
+  EXPECT_EQ(eval("SELECT rule_label_pairs(?1, ?2, 0)", {0, 1, 1}, {3}, {0, 0, 1}, {3}), "[[0,0,1],[1,0,1],[1,1,1]]");
+  EXPECT_EQ(eval("SELECT rule_label_pairs(?1, ?2, 1)", {1, 0}, {2}, {0.1, 0.9, 0.8, 0.2}, {2, 2}), "[[0,0,1],[1,1,1]]");
+  EXPECT_EQ(eval("SELECT rule_label_pairs(?1, ?2, 0)", {1, 0}, {2}, {1}, {1}), "NULL");   // counts differ
+  // (2, 2, 2) summed per position of axis 1: 1+2+5+6, 3+4+7+8
+  EXPECT_EQ(eval("SELECT rule_channel_sums(?1, 1)", {1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}), "[14,22]");
+}
+
+TEST_F(RuleFunctions, ParametersParseLikeSageMakerStrings) {
+  Statement q(db_, "SELECT rule_real('+inf') > 1e308, rule_real('none') IS NULL, rule_bool('True'), rule_list_json('0, 1.5'), "
+                   "rule_in_list('weights', 'biases, weights'), rule_regexp_any('^(?!gradient).*weight,foo', 'layer/weight')");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(0), 1);
+  EXPECT_EQ(q.int64(1), 1);
+  EXPECT_EQ(q.int64(2), 1);
+  EXPECT_EQ(q.text(3), "[0,1.5]");
+  EXPECT_EQ(q.int64(4), 1);
+  EXPECT_EQ(q.int64(5), 1);
+  sqlite3_stmt* bad = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db_, "SELECT rule_real('12x')", -1, &bad, nullptr), SQLITE_OK);
+  EXPECT_EQ(sqlite3_step(bad), SQLITE_ERROR);
+  EXPECT_NE(std::string(sqlite3_errmsg(db_)).find("'12x' is not a number"), std::string::npos);
+  sqlite3_finalize(bad);
+}
+
+}  // namespace
