@@ -43,6 +43,19 @@ void result_errorf(sqlite3_context* ctx, const char* fmt, ...) {
   sqlite3_free(msg);
 }
 
+bool decode_checked(const void* blob, size_t size, TensorArg* out, const char** err) {
+  if (!plausible_compressed_size(static_cast<const uint8_t*>(blob), size)) {
+    *err = "compressed value blob claims an impossible uncompressed size";
+    return false;
+  }
+  try {
+    return decode_blob(blob, size, &out->view, &out->scratch, err);
+  } catch (const std::bad_alloc&) {
+    *err = "compressed value blob too large to inflate";
+    return false;
+  }
+}
+
 ArgStatus get_tensor(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, TensorArg* out) {
   int t = sqlite3_value_type(argv[argno]);
   if (t == SQLITE_NULL) return kArgNull;
@@ -53,15 +66,7 @@ ArgStatus get_tensor(sqlite3_context* ctx, sqlite3_value** argv, int argno, cons
   const void* p = sqlite3_value_blob(argv[argno]);
   size_t n = static_cast<size_t>(sqlite3_value_bytes(argv[argno]));
   const char* err = nullptr;
-  if (!plausible_compressed_size(static_cast<const uint8_t*>(p), n)) {
-    err = "compressed value blob claims an impossible uncompressed size";
-  } else {
-    try {
-      if (decode_blob(p, n, &out->view, &out->scratch, &err)) return kArgOk;
-    } catch (const std::bad_alloc&) {
-      err = "compressed value blob too large to inflate";
-    }
-  }
+  if (decode_checked(p, n, out, &err)) return kArgOk;
   result_errorf(ctx, "%s: argument %d: %s", fn, argno + 1, err);
   return kArgError;
 }

@@ -20,6 +20,10 @@ struct TensorArg {
   std::vector<uint8_t> scratch;
 };
 
+// decode_blob plus the checks sqlext adds (a compressed blob may not claim more than zlib's
+// maximum expansion; allocation failure is an error, not an exception). False: *err is set.
+bool decode_checked(const void* blob, size_t size, TensorArg* out, const char** err);
+
 enum ArgStatus { kArgOk, kArgNull, kArgError };
 
 // Decodes argument argno (0-based) of fn. kArgNull: the argument is SQL NULL (the caller

@@ -101,13 +101,12 @@ int each_filter(sqlite3_vtab_cursor* cur, int idx_num, const char*, int argc, sq
     const auto* p = static_cast<const uint8_t*>(sqlite3_value_blob(argv[0]));
     c->blob.assign(p, p + sqlite3_value_bytes(argv[0]));
     const char* err = nullptr;
-    TensorView v;
-    if (!decode_blob(c->blob.data(), c->blob.size(), &v, &c->t.scratch, &err)) {
+    if (!decode_checked(c->blob.data(), c->blob.size(), &c->t, &err)) {
       cur->pVtab->zErrMsg = sqlite3_mprintf("tensor_each: argument 1: %s", err);
+      c->t.view = TensorView();
       c->t.view.numel = 0;
       return SQLITE_ERROR;
     }
-    c->t.view = v;
   } catch (const std::bad_alloc&) {
     return SQLITE_NOMEM;
   }

@@ -39,6 +39,7 @@ TEST_F(Fn, CompressedBlobsDecode) {
   uint64_t raw = uint64_t{1} << 39;
   std::memcpy(forged.data() + 12, &raw, 8);
   EXPECT_TRUE(starts_with(c.q("SELECT tensor_numel(?1)", {forged}), "ERROR: tensor_numel: argument 1: compressed"));
+  EXPECT_TRUE(starts_with(c.q("SELECT count(*) FROM tensor_each(?1)", {forged}), "ERROR: tensor_each: argument 1: compressed"));
 }
 
 TEST_F(Fn, Reduce) {

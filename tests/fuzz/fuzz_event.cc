@@ -1,0 +1,59 @@
+// libFuzzer target: Event / Summary / TensorProto decoding of one record's payload, then what the
+// ingester does with a decoded tensor: reductions and the value blob. Every decoded tensor must
+// hold exactly dtype x shape bytes (strings: one length-prefixed entry per element), so nothing
+// downstream can read past it.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ingest/event_decoder.h"
+#include "schema/reductions.h"
+#include "schema/value_blob.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace trialdb;
+  std::vector<DecodedTensor> out;
+  std::string err;
+  if (!decode_event(std::string_view(reinterpret_cast<const char*>(data), size), &out, &err)) {
+    if (err.empty()) __builtin_trap();
+    return 0;
+  }
+  for (const DecodedTensor& d : out) {
+    const int ndim = static_cast<int>(d.dims.size());
+    if (ndim > kMaxDims) __builtin_trap();
+    const int64_t numel = shape_numel(d.dims.data(), ndim);
+    if (numel < 0) __builtin_trap();
+    if (d.dtype == DType::String) {
+      size_t at = 0;
+      for (int64_t i = 0; i < numel; ++i) {
+        uint32_t len;
+        if (d.data.size() - at < 4) __builtin_trap();
+        std::memcpy(&len, d.data.data() + at, 4);
+        at += 4;
+        if (d.data.size() - at < len) __builtin_trap();
+        at += len;
+      }
+      if (at != d.data.size()) __builtin_trap();
+    } else if (static_cast<uint64_t>(numel) * dtype_size(d.dtype) != d.data.size()) {
+      __builtin_trap();
+    }
+    TensorView tv;
+    tv.dtype = d.dtype;
+    tv.ndim = ndim;
+    tv.numel = numel;
+    tv.data = reinterpret_cast<const uint8_t*>(d.data.data());
+    tv.data_bytes = d.data.size();
+    Reductions red;
+    (void)compute_reductions(tv, &red);
+    std::string blob = encode_blob(d.dtype, d.dims.data(), ndim, d.data.data(), d.data.size());
+    TensorView back;
+    std::vector<uint8_t> scratch;
+    const char* berr = nullptr;
+    if (!decode_blob(blob.data(), blob.size(), &back, &scratch, &berr) || back.numel != numel ||
+        back.data_bytes != d.data.size())
+      __builtin_trap();
+  }
+  return 0;
+}
