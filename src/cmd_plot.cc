@@ -379,7 +379,7 @@ void plot_findings(const PlotArgs& a) {
     for (const auto& [rule, ci] : rule_color) t.legend.push_back({rule, plot::palette(ci), 0, LegendEntry::Marker});
   }
   t.legend.push_back({"bigger: more findings", {}, 0, LegendEntry::Line, true});
-  int h = a.height ? a.height : std::clamp(140 + 34 * static_cast<int>(std::max<size_t>(row_labels.size(), 1)), 300, 1600);
+  int h = a.height ? a.height : std::clamp(140 + 34 * static_cast<int>(std::max<size_t>(row_labels.size(), 1)), 380, 1600);
   plot::render_timeline(t, a.out, {a.width, h});
 }
 
