@@ -33,12 +33,12 @@ WITH cfg AS (
          nullif((SELECT value FROM rule_param WHERE rule = 'class_imbalance' AND param = 'predictions_regex'), '') AS predictions_regex,
          rule_bool((SELECT value FROM rule_param WHERE rule = 'class_imbalance' AND param = 'argmax')) AS argmax
 ),
-names AS (
+names AS MATERIALIZED (
   SELECT (SELECT min(t.tensor) FROM tensors t WHERE t.trial = c.trial AND rule_regexp_any(cfg.labels_regex, t.tensor)) AS labels,
          (SELECT min(t.tensor) FROM tensors t WHERE t.trial = c.trial AND rule_regexp_any(cfg.predictions_regex, t.tensor)) AS predictions
   FROM rule_cursor c, cfg
 ),
-pairs AS (
+pairs AS MATERIALIZED (
   SELECT c.trial, c.step,
          rule_label_pairs((SELECT n.value FROM rule_now_primary n WHERE n.tensor = names.labels),
                           (SELECT n.value FROM rule_now_primary n WHERE n.tensor = names.predictions),

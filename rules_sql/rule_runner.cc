@@ -327,7 +327,10 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now) {
   if (any_step_rule) {
     Statement q(h, "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete AND step > ?2 ORDER BY step");
     q.bind(1, trial).bind(2, from ? *from : INT64_MIN);
-    while (q.step()) steps.push_back({q.int64(0), q.int64(2), q.text(1)});
+    while (q.step()) {
+      if (options_.last_step && q.int64(0) > *options_.last_step) break;
+      steps.push_back({q.int64(0), q.int64(2), q.text(1)});
+    }
   }
 
   Statement set_cursor(h,
@@ -358,8 +361,12 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now) {
     }
   };
 
+  // Steps are committed in batches: a commit per step would cost more than most rules.
+  constexpr size_t kStepsPerTransaction = 64;
+  std::unique_ptr<Transaction> tx;
+  size_t in_tx = 0;
   for (const StepRow& s : steps) {
-    Transaction tx(db_);
+    if (!tx) tx = std::make_unique<Transaction>(db_);
     point_cursor(s);
     for (const auto& [rule, p] : progress) {
       if (p && *p >= s.step) continue;
@@ -373,11 +380,16 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now) {
       run_rule(rule);
     }
     clear_cursor.run();
-    tx.commit();
+    if (++in_tx == kStepsPerTransaction) {
+      tx->commit();
+      tx.reset();
+      in_tx = 0;
+    }
   }
+  if (tx) tx->commit();
 
   // The clock: when the last complete step changed, progress was made now.
-  Transaction tx(db_);
+  Transaction clock_tx(db_);
   Statement clock(h,
                   "INSERT INTO rule_trial_clock(trial, last_step, progress_at) VALUES (?1, ?2, ?3) "
                   "ON CONFLICT (trial) DO UPDATE SET last_step = excluded.last_step, progress_at = excluded.progress_at "
@@ -388,7 +400,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now) {
     for (const std::string& rule : clock_rules_) run_rule(rule);
     clear_cursor.run();
   }
-  tx.commit();
+  clock_tx.commit();
 }
 
 }  // namespace trialdb::rules

@@ -44,6 +44,7 @@ struct RuleOptions {
   // when given, else as the default of every trial.
   std::vector<std::string> params;
   std::function<double()> clock;          // unix seconds; default: the system clock
+  std::optional<int64_t> last_step;       // evaluate no step after this one (replays, benchmarks)
 };
 
 // The built-in rules, in the order of RULES.md.
@@ -59,6 +60,9 @@ class RuleRunner {
   // Evaluates every selected rule on every complete step after its last evaluated one, in step
   // order, trial by trial; returns the findings recorded by this call.
   std::vector<Finding> evaluate_new_steps();
+
+  // Changes RuleOptions::last_step for later calls.
+  void set_last_step(std::optional<int64_t> last_step) { options_.last_step = last_step; }
 
   // The rules this runner evaluates.
   const std::vector<std::string>& rules() const { return rules_; }
