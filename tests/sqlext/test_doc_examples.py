@@ -3,7 +3,7 @@ sqlite3 shell with the extension loaded, and its output must be exactly the text
 checks that every function has a section and at least one example."""
 import re
 
-from sqlext_testlib import Checker, args, shell
+from sqlext_testlib import Checker, args, fixture_db, shell
 
 FUNCTIONS = ["tensor_dtype", "tensor_shape", "tensor_ndim", "tensor_numel", "tensor_bytes", "tensor_reduce",
              "tensor_reduce_axis", "tensor_argmax", "tensor_json", "tensor_at", "tensor_each", "tensor_count",
@@ -19,6 +19,15 @@ c.true(len(examples) >= 20, "doc has examples (%d)" % len(examples))
 for sql, want in examples:
     rc, out, err = shell(a.shell, a.module, sql)
     c.eq((rc, out), (0, want), "example:\n%s" % sql.strip())
+
+# Examples on the fixture trial pt_bad_init, ingested with the trialdb CLI of this build.
+fixture_examples = re.findall(r"```sql fixture\n(.*?)```\n\s*```text\n(.*?)```", doc, re.S)
+if fixture_examples:
+    db = fixture_db(a)
+    c.true(db is not None, "the fixture examples need `trialdb ingest` (--cli %r)" % a.cli)
+    for sql, want in fixture_examples if db else []:
+        rc, out, err = shell(a.shell, a.module, sql, db=db)
+        c.eq((rc, out), (0, want), "fixture example:\n%s\n%s" % (sql.strip(), err))
 
 headings = "\n".join(l for l in doc.splitlines() if l.startswith("## "))
 example_sql = "\n".join(sql for sql, _ in examples)
