@@ -56,6 +56,11 @@ bool dtype_from_tf(int tf, DType* out, bool* readable) {
 
 namespace {
 
+// A value built from fewer typed values than its shape (TensorFlow's broadcast, or zeros when
+// there are none) grows from a few bytes on disk; it may not grow past this. Real writers send
+// large values as tensor_content, whose size the record itself bounds.
+constexpr uint64_t kMaxExpandedBytes = 256u << 20;
+
 // Fills `count` elements of type T from a repeated field, TensorFlow style: none -> zeros,
 // one -> broadcast, fewer -> padded with the last, more -> error.
 template <class T, class Field>
@@ -96,6 +101,10 @@ bool decode_tensor(pb::TensorProto& t, DecodedTensor* d, std::string* err) {
         return *err = "string tensor has " + std::to_string(t.string_val_size()) + " values for a shape of " +
                       std::to_string(numel), false;
     }
+    if (t.string_val_size() == 1 && numel > 1 &&
+        static_cast<uint64_t>(numel) > kMaxExpandedBytes / (4 + t.string_val(0).size()))
+      return *err = "one string value would expand to a shape of " + std::to_string(numel) + " elements (over " +
+                    std::to_string(kMaxExpandedBytes >> 20) + " MiB)", false;
     for (int64_t i = 0; i < numel; ++i) {
       const std::string& s = t.string_val(t.string_val_size() == 1 ? 0 : static_cast<int>(i));
       uint32_t len = static_cast<uint32_t>(s.size());
@@ -108,13 +117,20 @@ bool decode_tensor(pb::TensorProto& t, DecodedTensor* d, std::string* err) {
     return *err = "unknown tensor dtype " + std::to_string(t.dtype()), false;
   const size_t item = dtype_size(d->dtype);
   if (!t.tensor_content().empty() || numel == 0) {
-    if (static_cast<uint64_t>(numel) * item != t.tensor_content().size())
+    // Divide rather than multiply: a forged shape must not wrap around to the content's size.
+    if (t.tensor_content().size() % item != 0 || static_cast<uint64_t>(numel) != t.tensor_content().size() / item)
       return *err = "tensor_content has " + std::to_string(t.tensor_content().size()) + " bytes but dtype " +
                     dtype_name(d->dtype) + " x shape " + shape_json(d->dims.data(), static_cast<int>(d->dims.size())) +
-                    " needs " + std::to_string(numel * static_cast<int64_t>(item)), false;
+                    " needs " +
+                    (static_cast<uint64_t>(numel) > UINT64_MAX / item ? std::string("more than 2^64")
+                                                                       : std::to_string(static_cast<uint64_t>(numel) * item)),
+                    false;
     t.mutable_tensor_content()->swap(d->data);
     return true;
   }
+  if (static_cast<uint64_t>(numel) > kMaxExpandedBytes / item)
+    return *err = "typed values would expand to a shape of " + std::to_string(numel) + " elements (over " +
+                  std::to_string(kMaxExpandedBytes >> 20) + " MiB)", false;
   switch (d->dtype) {
     case DType::Float32: return fill_typed<float>(t.float_val(), numel, &d->data, err);
     case DType::Float64: return fill_typed<double>(t.double_val(), numel, &d->data, err);

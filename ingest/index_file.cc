@@ -44,9 +44,18 @@ bool get_uint(const json& o, const char* key, uint64_t* out) {
   *out = it->get<uint64_t>();
   return true;
 }
-bool valid_name(const json& j) {
-  return j.is_string() && !j.get_ref<const std::string&>().empty() &&
-         j.get_ref<const std::string&>().size() <= kMaxTensorNameBytes;
+// Checks entry i's tensorname; *why says what is wrong with it.
+bool valid_name(const json& e, const char* list, size_t i, std::string* why) {
+  std::string where = std::string("index ") + list + " entry " + std::to_string(i);
+  auto it = e.is_object() ? e.find("tensorname") : e.end();
+  if (!e.is_object() || it == e.end()) return *why = where + " has no tensorname", false;
+  if (!it->is_string()) return *why = where + " has a tensorname that is not a string", false;
+  size_t n = it->get_ref<const std::string&>().size();
+  if (n == 0) return *why = where + " has an empty tensorname", false;
+  if (n > kMaxTensorNameBytes)
+    return *why = where + " has a tensorname of " + std::to_string(n) + " bytes (the limit is " +
+                  std::to_string(kMaxTensorNameBytes) + ")", false;
+  return true;
 }
 }  // namespace
 
@@ -73,10 +82,10 @@ bool parse_index_json(std::string_view text, IndexFile* out, std::string* err) {
   }
   if (auto tp = doc.find("tensor_payload"); tp != doc.end() && !tp->is_null()) {
     if (!tp->is_array()) return *err = "index tensor_payload is not an array", false;
-    for (const auto& e : *tp) {
+    for (size_t i = 0; i < tp->size(); ++i) {
+      const json& e = (*tp)[i];
       IndexEntry ie;
-      if (!e.is_object() || !e.contains("tensorname") || !valid_name(e["tensorname"]))
-        return *err = "index tensor_payload entry has no valid tensorname (empty, not a string or over 4096 bytes)", false;
+      if (!valid_name(e, "tensor_payload", i, err)) return false;
       ie.tensor = e["tensorname"].get<std::string>();
       if (!get_uint(e, "start_idx", &ie.start) || !get_uint(e, "length", &ie.length))
         return *err = "index entry for '" + ie.tensor + "' has no valid start_idx/length", false;
@@ -87,10 +96,10 @@ bool parse_index_json(std::string_view text, IndexFile* out, std::string* err) {
   }
   if (auto sp = doc.find("shape_payload"); sp != doc.end() && !sp->is_null()) {
     if (!sp->is_array()) return *err = "index shape_payload is not an array", false;
-    for (const auto& e : *sp) {
+    for (size_t i = 0; i < sp->size(); ++i) {
+      const json& e = (*sp)[i];
       ShapeEntry se;
-      if (!e.is_object() || !e.contains("tensorname") || !valid_name(e["tensorname"]))
-        return *err = "index shape_payload entry has no valid tensorname", false;
+      if (!valid_name(e, "shape_payload", i, err)) return false;
       se.tensor = e["tensorname"].get<std::string>();
       auto sh = e.find("shape");
       if (sh == e.end() || !sh->is_array() || sh->size() > 32)

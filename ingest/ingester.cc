@@ -38,6 +38,7 @@ struct PreparedValue {
   DType dtype = DType::Float32;
   std::vector<int64_t> dims;
   std::string data;
+  bool raw_too_large = false;      // has_raw, but the value exceeds SQLite's length limit: no blob
   bool has_shape = false;          // a saved shape (shape_payload) when there is no raw value
   std::vector<int64_t> saved_shape;
   int red_src = 0;                 // as value.red_src
@@ -61,6 +62,13 @@ struct PreparedFile {
   uint64_t bytes = 0;
   bool index_valid = false;        // false: only errors to record, no step data
 };
+
+namespace {
+// "<file> (step N): <message>", as errors are printed.
+std::string describe(const IngestIssue& e) {
+  return e.file + (e.step >= 0 ? " (step " + std::to_string(e.step) + ")" : "") + ": " + e.message;
+}
+}  // namespace
 
 std::string default_trial_name(const std::string& location) {
   std::string s = location;
@@ -112,7 +120,7 @@ PreparedValue& value_for(std::vector<PreparedValue>& values, std::map<std::strin
 // Reads, checks and decodes one index file and the records it points at. Runs on a worker thread:
 // touches only the source and its own result.
 PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t step, const std::string& worker,
-                          bool ended) {
+                          bool ended, uint64_t max_blob_bytes) {
   PreparedFile f;
   f.path = path;
   f.step = step;
@@ -156,8 +164,10 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
       const std::string& ev = *idx.event_file;
       std::optional<std::string> span = src.read_range(ev, lo, hi - lo);
       if (!span) {
+        // One error for the file, not one per tensor; saved shapes are still kept.
         wait_or_error("event file " + ev + " does not exist");
         if (f.status == FileStatus::kWait) return f;
+        idx.tensors.clear();
         span = std::string();
       }
       f.bytes += span->size();
@@ -247,6 +257,17 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
               if (saved_mask & (1u << i)) v.red[i] = saved[i];
           }
           v.red_mask = kAllReductionsMask;
+        }
+        std::string header;
+        append_blob_header(&header, v.dtype, v.dims.data(), tv.ndim);
+        if (header.size() + v.data.size() > max_blob_bytes) {
+          // SQLite cannot hold it as one value (SQLITE_MAX_LENGTH); keep what describes it.
+          f.errors.push_back({path, step, "tensor '" + e.tensor + "': its value is " + std::to_string(v.data.size()) +
+                                              " bytes, over SQLite's limit of " + std::to_string(max_blob_bytes) +
+                                              " bytes for one value; its dtype, shape and reductions are stored, "
+                                              "the raw value is not"});
+          v.raw_too_large = true;
+          std::string().swap(v.data);
         }
       }
     }
@@ -434,6 +455,23 @@ std::string Ingester::list_start_after() {
   return "";
 }
 
+// A global step has one mode: a worker whose index disagrees with what another worker wrote is
+// reported (its values are kept, filed under the step's first mode, as smdebug's reader does).
+namespace {
+void check_step_mode(Database& db, int64_t trial_id, PreparedFile& f) {
+  Statement q(db.handle(), "SELECT mode, mode_step FROM step WHERE trial_id = ? AND step = ?");
+  q.bind(1, trial_id).bind(2, f.step);
+  if (!q.step()) return;
+  std::string mode = q.text(0);
+  int64_t mode_step = q.int64(1);
+  if (mode == mode_name(f.mode) && mode_step == f.mode_step) return;
+  f.errors.push_back({f.path, f.step, "worker " + f.worker + " says step " + std::to_string(f.step) + " is " +
+                                          mode_name(f.mode) + " step " + std::to_string(f.mode_step) +
+                                          " but another worker wrote it as " + mode + " step " +
+                                          std::to_string(mode_step) + "; kept as " + mode});
+}
+}  // namespace
+
 void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t, int>* touched) {
   {
     // Another process may have ingested it meanwhile.
@@ -497,7 +535,7 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
     ins.reset();
     int64_t value_id = db_.last_insert_rowid();
     ++stats->values;
-    if (!v.has_raw) continue;
+    if (!v.has_raw || v.raw_too_large) continue;
     int ndim = static_cast<int>(v.dims.size());
     if (opt_.compress) {
       std::string b = encode_blob(v.dtype, v.dims.data(), ndim, v.data.data(), v.data.size(), true);
@@ -569,6 +607,7 @@ IngestStats Ingester::run_once() {
   const bool ended = source_.exists("training_job_end.ts");
   stats.ended = ended;
   load_collections(ended, &stats);
+  if (opt_.strict && !stats.errors.empty()) throw StrictError(describe(stats.errors.front()));
 
   struct Pending {
     std::string path;
@@ -593,11 +632,13 @@ IngestStats Ingester::run_once() {
       Transaction tx(db_);
       for (const auto& e : bad_names) record_error(e, &stats);
       tx.commit();
+      if (opt_.strict) throw StrictError(describe(bad_names.front()));
     }
   }
   std::sort(pending.begin(), pending.end(),
             [](const Pending& a, const Pending& b) { return a.step != b.step ? a.step < b.step : a.worker < b.worker; });
 
+  const uint64_t max_blob = static_cast<uint64_t>(sqlite3_limit(db_.handle(), SQLITE_LIMIT_LENGTH, -1));
   const int threads = opt_.threads > 0 ? opt_.threads : std::max(1u, std::thread::hardware_concurrency());
   const size_t window = static_cast<size_t>(threads) * 2;
   std::vector<std::future<PreparedFile>> futures(pending.size());
@@ -605,8 +646,8 @@ IngestStats Ingester::run_once() {
   auto submit_until = [&](size_t limit) {
     for (; submitted < pending.size() && submitted < limit; ++submitted) {
       const Pending& p = pending[submitted];
-      futures[submitted] = std::async(std::launch::async, [this, p, ended] {
-        return prepare_file(source_, p.path, p.step, p.worker, ended);
+      futures[submitted] = std::async(std::launch::async, [this, p, ended, max_blob] {
+        return prepare_file(source_, p.path, p.step, p.worker, ended, max_blob);
       });
     }
   };
@@ -632,13 +673,13 @@ IngestStats Ingester::run_once() {
       if (f.status == FileStatus::kWait) {
         ++stats.files_waiting;
       } else {
+        if (f.index_valid) check_step_mode(db_, trial_id_, f);
         if (opt_.strict && !f.errors.empty()) {
           commit();
           Transaction etx(db_);
           record_error(f.errors.front(), &stats);
           etx.commit();
-          throw StrictError(f.errors.front().file + (f.errors.front().step >= 0 ? " (step " + std::to_string(f.step) + ")" : "") +
-                            ": " + f.errors.front().message);
+          throw StrictError(describe(f.errors.front()));
         }
         if (!tx) tx = std::make_unique<Transaction>(db_);
         write_file(f, &stats, &touched);
