@@ -102,9 +102,9 @@ void histogram_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
       for (int64_t i = 0; i < v.numel; ++i) {
         double x = loader.load(v.data, i);
         if (!(x >= lo && x <= hi)) continue;  // outside the range (or NaN): not counted
-        int64_t k = static_cast<int64_t>((x - lo) * norm);
-        if (k >= bins) k = bins - 1;
-        if (k < 0) k = 0;
+        // Clamp in double first: with a subnormal range width norm is Inf and so is f.
+        double f = (x - lo) * norm;
+        int64_t k = !(f >= 0) ? 0 : f >= static_cast<double>(bins) ? bins - 1 : static_cast<int64_t>(f);
         // Bin k holds edges[k] <= x < edges[k + 1] (the last bin also holds hi).
         while (k > 0 && x < edges[k]) --k;
         while (k < bins - 1 && x >= edges[k + 1]) ++k;

@@ -1,5 +1,6 @@
 #include "sqlext/tensor_arg.h"
 
+#include <cmath>
 #include <cstdarg>
 #include <limits>
 
@@ -85,7 +86,7 @@ bool get_int(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* 
   int t = sqlite3_value_numeric_type(argv[argno]);
   if (t == SQLITE_FLOAT) {
     double d = sqlite3_value_double(argv[argno]);
-    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9.2e18 && d < 9.2e18) {
+    if (d > -9.2e18 && d < 9.2e18 && d == std::floor(d)) {  // range first: the cast of 1e300 is UB
       *out = static_cast<int64_t>(d);
       return true;
     }
