@@ -12,6 +12,9 @@
 namespace trialdb::test {
 namespace {
 
+// Finite doubles to integer through int64, whose conversion to narrower types wraps.
+int64_t wrap(double x) { return static_cast<int64_t>(x); }
+
 // Random raw bytes for n elements of a dtype, with special values sprinkled in by mode.
 std::vector<uint8_t> make_data(DType t, int64_t n, std::mt19937_64& rng, int mode) {
   size_t item = dtype_size(t);
@@ -24,12 +27,12 @@ std::vector<uint8_t> make_data(DType t, int64_t n, std::mt19937_64& rng, int mod
     uint8_t* p = out.data() + i * item;
     switch (t) {
       case DType::Bool: p[0] = x > 0; break;
-      case DType::Int8: { int8_t v = static_cast<int8_t>(std::isfinite(x) ? x : 3); std::memcpy(p, &v, 1); break; }
-      case DType::UInt8: { uint8_t v = static_cast<uint8_t>(std::isfinite(x) ? std::fabs(x) : 3); std::memcpy(p, &v, 1); break; }
-      case DType::Int16: { int16_t v = static_cast<int16_t>(std::isfinite(x) ? x * 100 : 3); std::memcpy(p, &v, 2); break; }
-      case DType::UInt16: { uint16_t v = static_cast<uint16_t>(std::isfinite(x) ? std::fabs(x) * 100 : 3); std::memcpy(p, &v, 2); break; }
-      case DType::Int32: { int32_t v = static_cast<int32_t>(std::isfinite(x) ? x * 1e6 : 3); std::memcpy(p, &v, 4); break; }
-      case DType::UInt32: { uint32_t v = static_cast<uint32_t>(std::isfinite(x) ? std::fabs(x) * 1e6 : 3); std::memcpy(p, &v, 4); break; }
+      case DType::Int8: { int8_t v = static_cast<int8_t>(wrap(std::isfinite(x) ? x : 3)); std::memcpy(p, &v, 1); break; }
+      case DType::UInt8: { uint8_t v = static_cast<uint8_t>(wrap(std::isfinite(x) ? std::fabs(x) : 3)); std::memcpy(p, &v, 1); break; }
+      case DType::Int16: { int16_t v = static_cast<int16_t>(wrap(std::isfinite(x) ? x * 100 : 3)); std::memcpy(p, &v, 2); break; }
+      case DType::UInt16: { uint16_t v = static_cast<uint16_t>(wrap(std::isfinite(x) ? std::fabs(x) * 100 : 3)); std::memcpy(p, &v, 2); break; }
+      case DType::Int32: { int32_t v = static_cast<int32_t>(wrap(std::isfinite(x) ? x * 1e6 : 3)); std::memcpy(p, &v, 4); break; }
+      case DType::UInt32: { uint32_t v = static_cast<uint32_t>(wrap(std::isfinite(x) ? std::fabs(x) * 1e6 : 3)); std::memcpy(p, &v, 4); break; }
       case DType::Int64: { int64_t v = static_cast<int64_t>(std::isfinite(x) ? x * 1e12 : 3); std::memcpy(p, &v, 8); break; }
       case DType::UInt64: { uint64_t v = static_cast<uint64_t>(std::isfinite(x) ? std::fabs(x) * 1e12 : 3); std::memcpy(p, &v, 8); break; }
       case DType::Float16: case DType::BFloat16: { uint16_t v = static_cast<uint16_t>(rng()); std::memcpy(p, &v, 2); break; }
