@@ -339,14 +339,18 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now) {
   Statement clear_cursor(h, "DELETE FROM rule_cursor");
   Statement ensure_progress(h, "INSERT OR IGNORE INTO rule_progress(trial, rule, step) VALUES (?1, ?2, NULL)");
   Statement advance(h, "UPDATE rule_progress SET step = ?3 WHERE trial = ?1 AND rule = ?2");
-  std::map<std::string, std::unique_ptr<Statement>> record;
-  for (const std::string& rule : rules_) {
-    if (!is_identifier(rule)) throw std::runtime_error("rule_catalog: bad rule name '" + rule + "'");
-    record[rule] = std::make_unique<Statement>(
-        h, "INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, message, found_at) "
-           "SELECT c.trial, ?1, c.step, c.mode, c.mode_step, r.tensor, ifnull(r.worker, 'worker_0'), r.value, r.message, c.now "
-           "FROM rule_cursor c JOIN rule_" + rule + " r ON r.trial = c.trial AND r.step = c.step");
-  }
+  // The INSERT of each rule's findings, prepared once per runner (a rule view is a large query).
+  auto record_statement = [&](const std::string& rule) -> Statement& {
+    auto& stmt = record_[rule];
+    if (!stmt) {
+      if (!is_identifier(rule)) throw std::runtime_error("rule_catalog: bad rule name '" + rule + "'");
+      stmt = std::make_unique<Statement>(
+          h, "INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, message, found_at) "
+             "SELECT c.trial, ?1, c.step, c.mode, c.mode_step, r.tensor, ifnull(r.worker, 'worker_0'), r.value, r.message, c.now "
+             "FROM rule_cursor c JOIN rule_" + rule + " r ON r.trial = c.trial AND r.step = c.step");
+    }
+    return *stmt;
+  };
   auto point_cursor = [&](const StepRow& s) {
     clear_cursor.run();
     set_cursor.bind(1, trial).bind(2, s.step).bind(3, s.mode).bind(4, s.mode_step)
@@ -354,8 +358,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now) {
   };
   auto run_rule = [&](const std::string& rule) {
     try {
-      Statement& r = *record[rule];
-      r.bind(1, rule).run();
+      record_statement(rule).bind(1, rule).run();
     } catch (const std::exception& e) {
       throw std::runtime_error("rule " + rule + " on trial " + trial + ": " + e.what());
     }

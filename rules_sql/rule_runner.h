@@ -18,6 +18,8 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +79,7 @@ class RuleRunner {
   RuleOptions options_;
   std::vector<std::string> rules_;        // selected rules
   std::vector<std::string> clock_rules_;  // of which kind 'clock'
+  std::map<std::string, std::unique_ptr<Statement>> record_;   // per rule: INSERT its findings
 };
 
 }  // namespace trialdb::rules
