@@ -34,6 +34,7 @@ class Database {
   int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
  private:
+  void install_planner_stats();
   sqlite3* db_ = nullptr;
   std::string path_;
 };

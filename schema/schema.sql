@@ -41,6 +41,9 @@ CREATE TABLE IF NOT EXISTS step (
   PRIMARY KEY (trial_id, step)
 ) WITHOUT ROWID;
 
+-- Views filter on tensor_step (smdebug's numbering): this finds a step's values without a scan.
+CREATE INDEX IF NOT EXISTS step_by_tensor_step ON step(trial_id, tensor_step);
+
 -- (step, worker) pairs whose index file has been ingested completely.
 CREATE TABLE IF NOT EXISTS step_worker (
   trial_id  INTEGER NOT NULL,
@@ -55,6 +58,10 @@ CREATE TABLE IF NOT EXISTS tensor (
   name      TEXT NOT NULL,
   UNIQUE (trial_id, name)
 );
+
+-- Joins of two views on the tensor name (e.g. reductions JOIN collections USING (trial, tensor))
+-- carry no trial_id; this index keeps them index lookups.
+CREATE INDEX IF NOT EXISTS tensor_by_name ON tensor(name);
 
 CREATE TABLE IF NOT EXISTS collection (
   collection_id INTEGER PRIMARY KEY,
@@ -130,6 +137,11 @@ CREATE TABLE IF NOT EXISTS ingest_error (
   at       REAL NOT NULL DEFAULT ((julianday('now') - 2440587.5) * 86400.0)
 );
 
+-- Fixed planner statistics (installed by Database on creation, see database.cc): shaped like a
+-- large trial, so the public views are planned through the indexes (tensor -> value_by_tensor,
+-- step -> value_by_step) whatever the data, and no ANALYZE pass over the trial is ever needed.
+-- Without them SQLite may plan `reductions JOIN collections` as a scan of every value.
+
 -- ---------------------------------------------------------------------------------------------
 -- Public views.
 -- ---------------------------------------------------------------------------------------------
@@ -156,6 +168,9 @@ JOIN trial t ON t.trial_id = c.trial_id
 JOIN collection_member m ON m.collection_id = c.collection_id
 JOIN tensor tn ON tn.tensor_id = m.tensor_id;
 
+-- Join order notes (both value views): worker and reduction_kind are joined after value
+-- (LEFT JOIN / CROSS JOIN fix that), so a query is driven by what it filters on (tensor name,
+-- collection, step) through value_by_tensor or value_by_step, never by a scan of value.
 CREATE VIEW IF NOT EXISTS tensor_values AS
 SELECT t.name AS trial, tn.name AS tensor, s.tensor_step AS step, w.name AS worker,
        s.mode, s.mode_step, v.dtype, v.shape, b.data AS value
@@ -163,7 +178,7 @@ FROM value v
 JOIN step s ON s.trial_id = v.trial_id AND s.step = v.step AND s.complete
 JOIN trial t ON t.trial_id = v.trial_id
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
-JOIN worker w ON w.worker_id = v.worker_id
+LEFT JOIN worker w ON w.worker_id = v.worker_id
 LEFT JOIN value_blob b ON b.value_id = v.value_id;
 
 CREATE VIEW IF NOT EXISTS reductions AS
@@ -186,11 +201,12 @@ SELECT t.name AS trial, tn.name AS tensor, s.tensor_step AS step, w.name AS work
            END
        END AS value
 FROM value v
-JOIN reduction_kind k ON (v.red_mask >> k.idx) & 1
 JOIN step s ON s.trial_id = v.trial_id AND s.step = v.step AND s.complete
 JOIN trial t ON t.trial_id = v.trial_id
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
-JOIN worker w ON w.worker_id = v.worker_id;
+LEFT JOIN worker w ON w.worker_id = v.worker_id
+CROSS JOIN reduction_kind k
+WHERE (v.red_mask >> k.idx) & 1;
 
 CREATE VIEW IF NOT EXISTS ingest_errors AS
 SELECT t.name AS trial, e.file, e.step, e.message
