@@ -27,8 +27,14 @@ Database::Database(const std::string& path, bool create) : path_(path) {
     throw DbError("cannot open database " + path + ": " + msg);
   }
   sqlite3_busy_timeout(db_, 30000);
+  // Measured on 0.5 GB of float32 tensors (bench/): 16 KiB pages cut the overflow-page work of
+  // large blobs (sys time -20% against 4 KiB), and checkpointing every 128 MiB instead of every
+  // 4 MiB keeps fsyncs off the ingest's critical path. page_size only applies to a new file.
+  exec("PRAGMA page_size=16384");
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");
+  exec("PRAGMA wal_autocheckpoint=8192");
+  exec("PRAGMA journal_size_limit=67108864");
   exec("PRAGMA foreign_keys=OFF");
   // Version check before touching the DDL so a newer file is not altered by an older binary.
   bool has_version = false;
