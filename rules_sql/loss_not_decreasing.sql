@@ -52,8 +52,8 @@ WITH cfg AS (
          rule_bool((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'use_losses_collection')) AS use_losses,
          upper(nullif(nullif((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'mode'), ''), 'none')) AS mode
 ),
-x AS (
-  SELECT n.trial, n.tensor, n.step, n.mode_step, n.value,
+x AS MATERIALIZED (
+  SELECT n.trial, n.tensor, n.step, n.mode_step, tensor_reduce(n.value, 'mean') AS loss,
          CASE WHEN cfg.mode IS NULL THEN (CASE WHEN n.mode IN ('EVAL', 'TRAIN') THEN n.mode ELSE 'GLOBAL' END)
               WHEN cfg.mode = 'GLOBAL' THEN 'GLOBAL'
               WHEN cfg.mode = n.mode THEN n.mode
@@ -67,7 +67,7 @@ x AS (
 )
 SELECT x.trial, x.tensor, x.step, x.m_mode AS mode,
        CASE WHEN x.m_mode = 'GLOBAL' THEN x.step ELSE x.mode_step END AS m,
-       tensor_reduce(x.value, 'mean') AS loss,
+       x.loss,
        s.mode AS state_mode,
        CASE x.m_mode WHEN 'EVAL' THEN 3 WHEN 'TRAIN' THEN 2 ELSE 1 END
          - CASE s.mode WHEN 'EVAL' THEN 3 WHEN 'TRAIN' THEN 2 WHEN 'GLOBAL' THEN 1 ELSE 0 END AS rank_gain

@@ -36,7 +36,7 @@ WITH cfg AS (
          rule_real((SELECT value FROM rule_param WHERE rule = 'overfit' AND param = 'start_step')) AS start_step,
          rule_real((SELECT value FROM rule_param WHERE rule = 'overfit' AND param = 'ratio_threshold')) AS ratio_threshold
 ),
-x AS (
+x AS MATERIALIZED (
   SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.value, 'mean') AS loss
   FROM rule_now_primary n, cfg
   WHERE CASE WHEN cfg.tensor_regex IS NULL

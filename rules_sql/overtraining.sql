@@ -27,7 +27,7 @@ CREATE VIEW rule_overtraining_next AS
 WITH cfg AS (
   SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'overtraining' AND param = 'delta')) AS delta
 ),
-x AS (
+x AS MATERIALIZED (
   SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.value, 'mean') AS loss
   FROM rule_now_primary n
   WHERE n.mode IN ('TRAIN', 'EVAL')

@@ -67,13 +67,17 @@ WITH cfg AS (
          rule_real((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'distribution_range')) AS distribution_range,
          CAST(rule_real((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'patience')) AS INTEGER) AS patience
 ),
+acts AS MATERIALIZED (  -- the matching activations (selected before any value is read)
+  SELECT n.value
+  FROM rule_poor_weight_initialization_considered c
+  JOIN rule_now_primary n, cfg
+  WHERE rule_regexp_any(cfg.activation_regex, n.tensor)
+),
+vars AS MATERIALIZED (
+  SELECT tensor_reduce(value, 'variance') AS var FROM acts
+),
 act AS (
-  SELECT count(*) AS n, min(var) AS min_var, max(var) AS max_var
-  FROM (SELECT tensor_reduce(n.value, 'variance') AS var
-        FROM rule_poor_weight_initialization_considered c
-        JOIN rule_now_primary n, cfg
-        WHERE rule_regexp_any(cfg.activation_regex, n.tensor))
-  WHERE var IS NOT NULL
+  SELECT count(*) AS n, min(var) AS min_var, max(var) AS max_var FROM vars WHERE var IS NOT NULL
 ),
 grad AS (
   SELECT min(spread) AS min_spread

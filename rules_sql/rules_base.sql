@@ -104,35 +104,36 @@ WHERE NOT EXISTS (SELECT 1 FROM rule_params q
 -- GLOBAL-mode steps by their mode step and hides the global step, so a lookup of one step
 -- cannot be an index search on value(trial_id, step); without statistics SQLite then walks
 -- every value of the trial, and the per-step cost grows with the trial. Here the join order
--- is fixed (CROSS JOIN): cursor -> trial -> step (primary key) -> value_by_step.
+-- is fixed (CROSS JOIN): trial -> step (primary key) -> value_by_step, and the cursor is read
+-- through scalar subqueries (constants to the planner: a join with it would make SQLite expect
+-- many rows and build Bloom filters by scanning whole tables).
 DROP VIEW IF EXISTS rule_now;
 CREATE VIEW rule_now AS
-SELECT c.trial, c.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker, v.dtype, v.shape,
+SELECT t.name AS trial, s.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker, v.dtype, v.shape,
        b.data AS value
-FROM rule_cursor c
-CROSS JOIN trial t
+FROM trial t
 CROSS JOIN step s
 CROSS JOIN value v
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
 JOIN worker w ON w.worker_id = v.worker_id
 JOIN value_blob b ON b.value_id = v.value_id
-WHERE t.name = c.trial
-  AND s.trial_id = t.trial_id AND s.step = c.step AND s.complete
+WHERE t.name = (SELECT trial FROM rule_cursor)
+  AND s.trial_id = t.trial_id AND s.step = (SELECT step FROM rule_cursor) AND s.complete
   AND v.trial_id = t.trial_id AND v.step = s.step;
 
--- The same for another trial at the cursor's global step (similar_across_runs).
+-- The same for another trial at the cursor's global step (similar_across_runs): the caller
+-- constrains `trial`.
 DROP VIEW IF EXISTS rule_now_other;
 CREATE VIEW rule_now_other AS
-SELECT t.name AS trial, c.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker, v.dtype,
+SELECT t.name AS trial, s.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker, v.dtype,
        v.shape, b.data AS value
-FROM rule_cursor c
-CROSS JOIN trial t
+FROM trial t
 CROSS JOIN step s
 CROSS JOIN value v
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
 JOIN worker w ON w.worker_id = v.worker_id
 JOIN value_blob b ON b.value_id = v.value_id
-WHERE s.trial_id = t.trial_id AND s.step = c.step AND s.complete
+WHERE s.trial_id = t.trial_id AND s.step = (SELECT step FROM rule_cursor) AND s.complete
   AND v.trial_id = t.trial_id AND v.step = s.step;
 
 -- The worker series rules read ("worker_0"; on trials without one, the first worker by name).
@@ -140,5 +141,5 @@ DROP VIEW IF EXISTS rule_now_primary;
 CREATE VIEW rule_now_primary AS
 SELECT n.*
 FROM rule_now n
-WHERE n.worker = (SELECT m.worker FROM rule_now m
-                  ORDER BY m.worker <> 'worker_0', m.worker LIMIT 1);
+WHERE n.worker = (SELECT CASE WHEN max(m.worker = 'worker_0') THEN 'worker_0' ELSE min(m.worker) END
+                  FROM rule_now m);   -- an aggregate, not ORDER BY ... LIMIT 1: no sorter per use
