@@ -121,21 +121,6 @@ WHERE t.name = (SELECT trial FROM rule_cursor)
   AND s.trial_id = t.trial_id AND s.step = (SELECT step FROM rule_cursor) AND s.complete
   AND v.trial_id = t.trial_id AND v.step = s.step;
 
--- The same for another trial at the cursor's global step (similar_across_runs): the caller
--- constrains `trial`.
-DROP VIEW IF EXISTS rule_now_other;
-CREATE VIEW rule_now_other AS
-SELECT t.name AS trial, s.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker, v.dtype,
-       v.shape, b.data AS value
-FROM trial t
-CROSS JOIN step s
-CROSS JOIN value v
-JOIN tensor tn ON tn.tensor_id = v.tensor_id
-JOIN worker w ON w.worker_id = v.worker_id
-JOIN value_blob b ON b.value_id = v.value_id
-WHERE s.trial_id = t.trial_id AND s.step = (SELECT step FROM rule_cursor) AND s.complete
-  AND v.trial_id = t.trial_id AND v.step = s.step;
-
 -- The worker series rules read ("worker_0"; on trials without one, the first worker by name).
 DROP VIEW IF EXISTS rule_now_primary;
 CREATE VIEW rule_now_primary AS

@@ -8,6 +8,21 @@ INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'similar_across_runs', 'collection_names', ''),
   (NULL, 'similar_across_runs', 'tensor_regex', '');
 
+-- The other trial's values at the cursor's global step (as rule_now, rules_base.sql: fixed join
+-- order, constants from scalar subqueries, so it is index searches only).
+DROP VIEW IF EXISTS rule_similar_across_runs_other;
+CREATE VIEW rule_similar_across_runs_other AS
+SELECT t.name AS trial, s.step, tn.name AS tensor, w.name AS worker, b.data AS value
+FROM trial t
+CROSS JOIN step s
+CROSS JOIN value v
+JOIN tensor tn ON tn.tensor_id = v.tensor_id
+JOIN worker w ON w.worker_id = v.worker_id
+JOIN value_blob b ON b.value_id = v.value_id
+WHERE t.name = (SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'other_trial')
+  AND s.trial_id = t.trial_id AND s.step = (SELECT step FROM rule_cursor) AND s.complete
+  AND v.trial_id = t.trial_id AND v.step = s.step;
+
 DROP VIEW IF EXISTS rule_similar_across_runs;
 CREATE VIEW rule_similar_across_runs AS
 WITH cfg AS (
@@ -16,7 +31,7 @@ WITH cfg AS (
          nullif((SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'tensor_regex'), '') AS tensor_regex
 ),
 o AS MATERIALIZED (  -- the other trial's values at the same global step
-  SELECT o.* FROM cfg CROSS JOIN rule_now_other o WHERE o.trial = cfg.other_trial
+  SELECT * FROM rule_similar_across_runs_other
 ),
 x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker, o.trial AS other,
