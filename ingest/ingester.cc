@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <condition_variable>
 #include <future>
 #include <limits>
+#include <mutex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +28,7 @@ constexpr std::string_view kReductionsPrefix = "smdebug/reductions/";
 constexpr size_t kIncrementalBlobBytes = 1 << 20;   // larger blobs are streamed, not concatenated
 constexpr size_t kCommitBytes = 64u << 20;          // commit a transaction after this many bytes...
 constexpr size_t kCommitFiles = 256;                // ...or this many files
+constexpr uint64_t kReadAheadBytes = 512u << 20;    // event bytes read ahead of the writer
 
 double now_unix() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -60,6 +63,7 @@ struct PreparedFile {
   std::vector<PreparedValue> values;
   std::vector<IngestIssue> errors;
   uint64_t bytes = 0;
+  uint64_t reserved = 0;           // share of the ReadBudget, released once written
   bool index_valid = false;        // false: only errors to record, no step data
 };
 
@@ -68,6 +72,56 @@ namespace {
 std::string describe(const IngestIssue& e) {
   return e.file + (e.step >= 0 ? " (step " + std::to_string(e.step) + ")" : "") + ": " + e.message;
 }
+}  // namespace
+
+namespace {
+
+// Bounds the event bytes that files being prepared hold ahead of the writer, so a trial of big
+// tensors never has a window of them in memory at once. Files take their share in order: the
+// file the writer waits for always gets its turn, and one larger than the limit runs alone.
+class ReadBudget {
+ public:
+  explicit ReadBudget(uint64_t limit) : limit_(limit) {}
+  void acquire(size_t ticket, uint64_t bytes) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return aborted_ || (next_ == ticket && (in_use_ == 0 || in_use_ + bytes <= limit_)); });
+    in_use_ += bytes;
+    ++next_;
+    cv_.notify_all();
+  }
+  void release(uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_use_ -= bytes;
+    cv_.notify_all();
+  }
+  void abort() {   // the writer stopped: nobody waits for a share any more
+    std::lock_guard<std::mutex> lock(mu_);
+    aborted_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t limit_, in_use_ = 0;
+  size_t next_ = 0;
+  bool aborted_ = false;
+};
+
+// One file's turn at the budget; a file that reads no event bytes passes its turn on.
+struct BudgetTurn {
+  ReadBudget* budget;
+  size_t ticket;
+  bool taken = false;
+  void take(uint64_t bytes) {
+    budget->acquire(ticket, bytes);
+    taken = true;
+  }
+  ~BudgetTurn() {
+    if (!taken) budget->acquire(ticket, 0);
+  }
+};
+
 }  // namespace
 
 std::string default_trial_name(const std::string& location) {
@@ -120,7 +174,8 @@ PreparedValue& value_for(std::vector<PreparedValue>& values, std::map<std::strin
 // Reads, checks and decodes one index file and the records it points at. Runs on a worker thread:
 // touches only the source and its own result.
 PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t step, const std::string& worker,
-                          bool ended, uint64_t max_blob_bytes) {
+                          bool ended, uint64_t max_blob_bytes, ReadBudget* budget, size_t ticket) {
+  BudgetTurn turn{budget, ticket};
   PreparedFile f;
   f.path = path;
   f.step = step;
@@ -162,6 +217,8 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
     }
     if (hi > lo) {
       const std::string& ev = *idx.event_file;
+      turn.take(hi - lo);
+      f.reserved = hi - lo;
       std::optional<std::string> span = src.read_range(ev, lo, hi - lo);
       if (!span) {
         // One error for the file, not one per tensor; saved shapes are still kept.
@@ -502,9 +559,15 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
       "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
       "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2) "
       "VALUES (?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?)";
-  Statement ins(db_.handle(), kInsertValue);
-  Statement blob(db_.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)");
-  Statement zblob(db_.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, zeroblob(?))");
+  // Prepared once per ingester: trials of many small files would otherwise pay a prepare per file.
+  if (!insert_value_) {
+    insert_value_ = std::make_unique<Statement>(db_.handle(), kInsertValue);
+    insert_blob_ = std::make_unique<Statement>(db_.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)");
+    insert_zeroblob_ = std::make_unique<Statement>(db_.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, zeroblob(?))");
+  }
+  Statement& ins = *insert_value_;
+  Statement& blob = *insert_blob_;
+  Statement& zblob = *insert_zeroblob_;
   for (auto& v : f.values) {
     if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
     int64_t tid = tensor_id(v.tensor);
@@ -519,10 +582,10 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
       else ins.bind_null(6);
     }
     ins.bind(7, v.red_src).bind(8, static_cast<int64_t>(v.red_mask));
+    // Unbound parameters are NULL (reset() clears bindings): bind only what is present.
     for (int i = 0; i < kAllReductions; ++i) {
       bool present = v.red_src == 1 ? (v.red_mask >> i) & 1 : (v.red_src == 2 && i == kRedMin);
       if (present && !std::isnan(v.red[i])) ins.bind(9 + i, v.red[i]);
-      else ins.bind_null(9 + i);
     }
     try {
       ins.step();
@@ -641,13 +704,14 @@ IngestStats Ingester::run_once() {
   const uint64_t max_blob = static_cast<uint64_t>(sqlite3_limit(db_.handle(), SQLITE_LIMIT_LENGTH, -1));
   const int threads = opt_.threads > 0 ? opt_.threads : std::max(1u, std::thread::hardware_concurrency());
   const size_t window = static_cast<size_t>(threads) * 2;
+  ReadBudget budget(kReadAheadBytes);
   std::vector<std::future<PreparedFile>> futures(pending.size());
   size_t submitted = 0;
   auto submit_until = [&](size_t limit) {
     for (; submitted < pending.size() && submitted < limit; ++submitted) {
       const Pending& p = pending[submitted];
-      futures[submitted] = std::async(std::launch::async, [this, p, ended, max_blob] {
-        return prepare_file(source_, p.path, p.step, p.worker, ended, max_blob);
+      futures[submitted] = std::async(std::launch::async, [this, p, ended, max_blob, &budget, t = submitted] {
+        return prepare_file(source_, p.path, p.step, p.worker, ended, max_blob, &budget, t);
       });
     }
   };
@@ -669,6 +733,11 @@ IngestStats Ingester::run_once() {
     for (size_t i = 0; i < pending.size(); ++i) {
       submit_until(i + window);
       PreparedFile f = futures[i].get();
+      struct Release {
+        ReadBudget& budget;
+        uint64_t bytes;
+        ~Release() { budget.release(bytes); }
+      } release{budget, f.reserved};
       stats.bytes_read += f.bytes;
       if (f.status == FileStatus::kWait) {
         ++stats.files_waiting;
@@ -691,6 +760,7 @@ IngestStats Ingester::run_once() {
     }
     commit();
   } catch (...) {
+    budget.abort();
     for (size_t j = 0; j < submitted; ++j)
       if (futures[j].valid()) futures[j].wait();
     throw;

@@ -95,6 +95,7 @@ class Ingester {
   std::set<std::string> ingested_;
   std::vector<Collection> collections_;
   std::string blob_scratch_;
+  std::unique_ptr<Statement> insert_value_, insert_blob_, insert_zeroblob_;
 };
 
 // The trial name used when none is given: the last path component of the location.
