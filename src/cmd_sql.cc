@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "schema/database.h"
+#include "rules_sql/rule_functions.h"
 #include "sqlext/register.h"
 #include "src/commands.h"
 #include "src/output.h"
@@ -29,6 +30,7 @@ void add_sql(CLI::App& app) {
   cmd->callback([a] {
     Database db(a->db, false);
     trialdb_register_sql_functions(db.handle());
+    trialdb::rules::register_rule_functions(db.handle());   // so rule_* views can be queried too
     print_query(db.handle(), a->query, a->json ? Format::kJson : a->csv ? Format::kCsv : Format::kTable, std::cout);
   });
 }
