@@ -41,30 +41,32 @@ def tensor_event_prefix(tag, dtype, shape, content_len, step=0):
     return prefix, len(prefix) + content_len
 
 
-def write_sparse_tensor_trial(root, name, shape, marks):
-    """A one-step trial whose single float32 tensor is zeros except marks {element: value}."""
+def write_sparse_tensor_trial(root, name, shape, marks, steps=1):
+    """A trial of steps steps whose single float32 tensor is zeros except marks {element: value}."""
     numel = 1
     for d in shape:
         numel *= d
     content_len = numel * 4
     prefix, payload_len = tensor_event_prefix(name, 1, shape, content_len)
-    os.makedirs(os.path.join(root, "events", "000000000000"))
     os.makedirs(os.path.join(root, "index", "000000000"))
     os.makedirs(os.path.join(root, "collections", "000000000"))
-    ev_rel = "events/000000000000/000000000000_worker_0.tfevents"
-    head = struct.pack("<Q", payload_len)
-    with open(os.path.join(root, ev_rel), "wb") as f:
-        f.write(head + struct.pack("<I", C.masked_crc(head)) + prefix)
-        data_at = f.tell()
-        for i, v in marks.items():
-            f.seek(data_at + 4 * i)
-            f.write(struct.pack("<f", v))
-        f.seek(data_at + content_len)
-        f.write(struct.pack("<I", C.masked_crc(b"0x12345678")))
-        size = f.tell()
-    with open(os.path.join(root, "index", "000000000", "000000000000_worker_0.json"), "w") as f:
-        f.write('{"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": "%s"}, '
-                '"tensor_payload": [{"tensorname": "%s", "start_idx": 0, "length": %d}]}' % (ev_rel, name, size))
+    for step in range(steps):
+        os.makedirs(os.path.join(root, "events", f"{step:012d}"))
+        ev_rel = f"events/{step:012d}/{step:012d}_worker_0.tfevents"
+        head = struct.pack("<Q", payload_len)
+        with open(os.path.join(root, ev_rel), "wb") as f:
+            f.write(head + struct.pack("<I", C.masked_crc(head)) + prefix)
+            data_at = f.tell()
+            for i, v in marks.items():
+                f.seek(data_at + 4 * i)
+                f.write(struct.pack("<f", v))
+            f.seek(data_at + content_len)
+            f.write(struct.pack("<I", C.masked_crc(b"0x12345678")))
+            size = f.tell()
+        with open(os.path.join(root, "index", "000000000", f"{step:012d}_worker_0.json"), "w") as f:
+            f.write('{"meta": {"mode": "TRAIN", "mode_step": %d, "event_file_name": "%s"}, '
+                    '"tensor_payload": [{"tensorname": "%s", "start_idx": 0, "length": %d}]}'
+                    % (step, ev_rel, name, size))
     with open(os.path.join(root, "collections", "000000000", "worker_0_collections.json"), "w") as f:
         f.write('{"collections": {"weights": {"name": "weights", "include_regex": ["weight"]}}, '
                 '"_meta": {"num_workers": 1}}')
@@ -137,6 +139,24 @@ def main():
         assert (red["sum"], red["min"], red["max"], red["l1"]) == (2.0, -2.0, 3.0, 6.0), red
         assert scalar(db, "SELECT count(*) FROM collections WHERE tensor = 'Net_big.weight'") == 1
         shutil.rmtree(big)
+
+        # 1b. Several big tensors that SQLite can hold: stored whole, and the ingester does not
+        #     read a window of them ahead at once (its read-ahead budget is 512 MiB).
+        big = os.path.join(tmp, "bigs")
+        shape = [75, 1 << 20]   # 300 MiB each
+        last = shape[0] * shape[1] - 1
+        write_sparse_tensor_trial(big, "Net_big.weight", shape, {0: 1.5, last: -0.5}, steps=3)
+        db = os.path.join(tmp, "bigs.db")
+        r = C.ingest(trialdb, big, db, name="bigs", extra=["--threads", "2"])
+        assert r.rc == 0, r
+        peak = r.maxrss_kb * 1024
+        print(f"3 x 300 MiB tensors: stored, peak RSS {peak / GIB:.2f} GiB")
+        assert scalar(db, "SELECT count(*) FROM tensor_values WHERE length(value) > 300 * 1048576") == 3, \
+            scalar(db, "SELECT group_concat(length(value)) FROM tensor_values")
+        assert scalar(db, "SELECT group_concat(value) FROM reductions WHERE reduction = 'sum' AND abs = 0") == "1.0,1.0,1.0"
+        assert peak < 1.5 * GIB, f"peak RSS {peak / GIB:.2f} GiB for 300 MiB tensors"
+        shutil.rmtree(big)
+        os.remove(db)
 
         # 2. 100,000 files with 64 file descriptors.
         many = os.path.join(tmp, "many")
