@@ -109,7 +109,8 @@ WHERE NOT EXISTS (SELECT 1 FROM rule_params q
 -- many rows and build Bloom filters by scanning whole tables).
 DROP VIEW IF EXISTS rule_now;
 CREATE VIEW rule_now AS
-SELECT t.name AS trial, s.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker, v.dtype, v.shape,
+SELECT t.name AS trial, s.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker,
+       (SELECT d.name FROM dtype_name d WHERE d.code = v.dtype) AS dtype, v.shape,
        b.data AS value
 FROM trial t
 CROSS JOIN step s

@@ -44,9 +44,10 @@ Database::Database(const std::string& path, bool create) : path_(path) {
   }
   if (has_version) {
     Statement v(db_, "SELECT max(version) FROM schema_version");
-    if (v.step() && !v.is_null(0) && v.int64(0) > kSchemaVersion)
-      throw DbError(path + ": database schema version " + std::to_string(v.int64(0)) +
-                    " is newer than this trialdb (" + std::to_string(kSchemaVersion) + ")");
+    if (v.step() && !v.is_null(0) && v.int64(0) != kSchemaVersion)
+      throw DbError(path + ": database schema version " + std::to_string(v.int64(0)) + " is " +
+                    (v.int64(0) > kSchemaVersion ? "newer" : "older") + " than this trialdb's (" +
+                    std::to_string(kSchemaVersion) + "); ingest the trials into a new database");
   }
   exec("BEGIN IMMEDIATE");
   try {
@@ -82,6 +83,7 @@ void Database::install_planner_stats() {
       {"collection_member", "collection_member", "200000 2000 1"},
       {"collection_member", "collection_member_by_tensor", "200000 2"},
       {"reduction_kind", nullptr, "18"},
+      {"dtype_name", nullptr, "16"},
       {"value", "value_by_tensor", "10000000 1000 1 1"},
       {"value", "value_by_step", "10000000 1000000 100"},
       {"value", nullptr, "10000000"},

@@ -10,7 +10,7 @@
 
 namespace trialdb {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;   // 2: value.dtype is a dtype_name code
 
 // The DDL and public views (schema/schema.sql).
 const char* schema_sql();

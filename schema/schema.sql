@@ -79,6 +79,16 @@ CREATE TABLE IF NOT EXISTS collection_member (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS collection_member_by_tensor ON collection_member(tensor_id);
 
+-- dtype codes of value.dtype (the DType enum of schema/value_blob.h, docs/BLOB_FORMAT.md).
+CREATE TABLE IF NOT EXISTS dtype_name (
+  code INTEGER PRIMARY KEY,
+  name TEXT NOT NULL
+);
+INSERT OR IGNORE INTO dtype_name(code, name) VALUES
+  (0, 'bool'), (1, 'int8'), (2, 'uint8'), (3, 'int16'), (4, 'uint16'), (5, 'int32'), (6, 'uint32'),
+  (7, 'int64'), (8, 'uint64'), (9, 'float16'), (10, 'bfloat16'), (11, 'float32'), (12, 'float64'),
+  (13, 'complex64'), (14, 'complex128'), (15, 'string');
+
 -- The fixed list of reductions; idx is the bit in value.red_mask and the column order below.
 CREATE TABLE IF NOT EXISTS reduction_kind (
   idx       INTEGER PRIMARY KEY,
@@ -93,16 +103,16 @@ INSERT OR IGNORE INTO reduction_kind(idx, reduction, abs) VALUES
 
 -- One row per (tensor, global step, worker) for which anything was saved.
 -- Reductions live beside the metadata so the reductions view never touches a blob.
--- red_src: 0 none, 1 the r_* columns, 2 a one-element value whose element is in r_min (the
--- other 17 follow from it; this keeps scalar-heavy trials small). SQLite stores NaN as NULL,
--- so a set red_mask bit with a NULL column means NaN.
+-- red_src: 0 none, 1 the r_* columns with red_mask saying which are present, 2 a one-element
+-- value whose element is in r_min (all 18 follow from it; red_mask 0). Scalar-heavy trials stay
+-- small this way. SQLite stores NaN as NULL, so a present reduction with a NULL column is NaN.
 CREATE TABLE IF NOT EXISTS value (
   value_id   INTEGER PRIMARY KEY,
   trial_id   INTEGER NOT NULL,
   tensor_id  INTEGER NOT NULL,
   step       INTEGER NOT NULL,             -- global step
   worker_id  INTEGER NOT NULL,
-  dtype      TEXT,                         -- numpy name; NULL when no raw value was saved
+  dtype      INTEGER,                      -- dtype_name.code; NULL when no raw value was saved
   shape      TEXT,                         -- JSON array; saved shape when no raw value
   red_src    INTEGER NOT NULL DEFAULT 0,
   red_mask   INTEGER NOT NULL DEFAULT 0,
@@ -173,12 +183,13 @@ JOIN tensor tn ON tn.tensor_id = m.tensor_id;
 -- collection, step) through value_by_tensor or value_by_step, never by a scan of value.
 CREATE VIEW IF NOT EXISTS tensor_values AS
 SELECT t.name AS trial, tn.name AS tensor, s.tensor_step AS step, w.name AS worker,
-       s.mode, s.mode_step, v.dtype, v.shape, b.data AS value
+       s.mode, s.mode_step, d.name AS dtype, v.shape, b.data AS value
 FROM value v
 JOIN step s ON s.trial_id = v.trial_id AND s.step = v.step AND s.complete
 JOIN trial t ON t.trial_id = v.trial_id
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
 LEFT JOIN worker w ON w.worker_id = v.worker_id
+LEFT JOIN dtype_name d ON d.code = v.dtype
 LEFT JOIN value_blob b ON b.value_id = v.value_id;
 
 CREATE VIEW IF NOT EXISTS reductions AS
@@ -206,7 +217,7 @@ JOIN trial t ON t.trial_id = v.trial_id
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
 LEFT JOIN worker w ON w.worker_id = v.worker_id
 CROSS JOIN reduction_kind k
-WHERE (v.red_mask >> k.idx) & 1;
+WHERE v.red_src = 2 OR (v.red_mask >> k.idx) & 1;
 
 CREATE VIEW IF NOT EXISTS ingest_errors AS
 SELECT t.name AS trial, e.file, e.step, e.message
