@@ -26,11 +26,54 @@ const Tables& tables() {
   return t;
 }
 
+// GF(2) arithmetic modulo the CRC-32C polynomial, bit-reflected (bit 31 is x^0), to combine
+// CRCs of consecutive blocks: crc(A || B) = crc(A) * x^(8 |B|) xor crc(B) on raw registers.
+constexpr uint32_t kPoly = 0x82f63b78u;
+uint32_t mul_mod_p(uint32_t a, uint32_t b) {
+  uint32_t m = 1u << 31, p = 0;
+  for (;;) {
+    if (a & m) {
+      p ^= b;
+      if ((a & (m - 1)) == 0) break;
+    }
+    m >>= 1;
+    b = b & 1 ? (b >> 1) ^ kPoly : b >> 1;
+  }
+  return p;
+}
+uint32_t x_pow_8n(uint64_t n) {   // x^(8n) mod P
+  uint32_t result = 1u << 31, base = 1u << 30;   // 1 and x
+  for (uint64_t e = 8 * n; e; e >>= 1) {
+    if (e & 1) result = mul_mod_p(result, base);
+    base = mul_mod_p(base, base);
+  }
+  return result;
+}
+
 #if defined(__x86_64__)
+// The crc32 instruction has a latency of 3 cycles and a throughput of 1: three independent
+// streams over thirds of a block keep it busy, and the thirds are combined with two GF(2)
+// multiplications per block.
+constexpr size_t kStripe = 4096;   // bytes per stream per block
 __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const uint8_t* p, size_t n, uint32_t crc) {
+  static const uint32_t k1 = x_pow_8n(kStripe), k2 = x_pow_8n(2 * kStripe);
   uint64_t c = ~crc;
-  // Three independent streams would hide the 3-cycle latency further; one 8-byte stream already
-  // runs at ~8 bytes/cycle-latency, well above what the ingester needs.
+  while (n >= 3 * kStripe) {
+    uint64_t c1 = 0, c2 = 0;
+    const uint8_t* q = p;
+    for (size_t i = 0; i < kStripe; i += 8, q += 8) {
+      uint64_t a, b, d;
+      std::memcpy(&a, q, 8);
+      std::memcpy(&b, q + kStripe, 8);
+      std::memcpy(&d, q + 2 * kStripe, 8);
+      c = _mm_crc32_u64(c, a);
+      c1 = _mm_crc32_u64(c1, b);
+      c2 = _mm_crc32_u64(c2, d);
+    }
+    c = mul_mod_p(k2, static_cast<uint32_t>(c)) ^ mul_mod_p(k1, static_cast<uint32_t>(c1)) ^ static_cast<uint32_t>(c2);
+    p += 3 * kStripe;
+    n -= 3 * kStripe;
+  }
   while (n >= 8) {
     uint64_t v;
     std::memcpy(&v, p, 8);
