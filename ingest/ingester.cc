@@ -573,7 +573,7 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
     int64_t tid = tensor_id(v.tensor);
     ins.bind(1, trial_id_).bind(2, tid).bind(3, f.step).bind(4, wid);
     if (v.has_raw) {
-      ins.bind(5, std::string_view(dtype_name(v.dtype)));
+      ins.bind(5, static_cast<int64_t>(v.dtype));   // dtype_name.code
       // smdebug reports a 0-d value's shape as [1]; the blob keeps the true 0-d shape.
       ins.bind(6, v.dims.empty() ? std::string("[1]") : shape_json(v.dims.data(), static_cast<int>(v.dims.size())));
     } else {
@@ -581,7 +581,7 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
       if (v.has_shape) ins.bind(6, shape_json(v.saved_shape.data(), static_cast<int>(v.saved_shape.size())));
       else ins.bind_null(6);
     }
-    ins.bind(7, v.red_src).bind(8, static_cast<int64_t>(v.red_mask));
+    ins.bind(7, v.red_src).bind(8, v.red_src == 2 ? int64_t{0} : static_cast<int64_t>(v.red_mask));
     // Unbound parameters are NULL (reset() clears bindings): bind only what is present.
     for (int i = 0; i < kAllReductions; ++i) {
       bool present = v.red_src == 1 ? (v.red_mask >> i) & 1 : (v.red_src == 2 && i == kRedMin);
