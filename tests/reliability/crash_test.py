@@ -19,6 +19,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common as C  # noqa: E402
 
 
+def schema_objects(db):
+    c = C.connect(db)
+    try:
+        return c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    finally:
+        c.close()
+
+
 def main():
     trialdb = os.path.abspath(sys.argv[1])
     kills_wanted = int(sys.argv[2]) if len(sys.argv) > 2 else 24
@@ -39,6 +47,7 @@ def main():
         assert r.rc == 0, r
         ref = C.dump(ref_db)
         ref_steps = C.rows_by_step(ref_db, "t")
+        ref_objects = schema_objects(ref_db)
         print(f"uninterrupted ingest: {full:.2f} s, {len(ref['tensor_values'])} values")
 
         kills = rounds = 0
@@ -60,6 +69,11 @@ def main():
                 raise AssertionError(f"ingest exited {p.returncode}")
             ok = C.integrity(db)
             assert ok == "ok", f"integrity_check after kill {kills}: {ok}"
+            # The schema is created atomically: all of it or (killed while creating it) none.
+            objects = schema_objects(db)
+            assert objects in (0, ref_objects), f"kill {kills}: {objects} of {ref_objects} schema objects"
+            if objects == 0:
+                continue
             # Only whole steps are visible, each equal to the uninterrupted ingest.
             for step, rows in C.rows_by_step(db, "t").items():
                 assert rows == ref_steps[step], f"kill {kills}: step {step} visible but differs (partial?)"
