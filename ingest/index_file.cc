@@ -85,10 +85,16 @@ bool parse_index_json(std::string_view text, IndexFile* out, std::string* err) {
     for (size_t i = 0; i < tp->size(); ++i) {
       const json& e = (*tp)[i];
       IndexEntry ie;
-      if (!valid_name(e, "tensor_payload", i, err)) return false;
+      std::string why;
+      if (!valid_name(e, "tensor_payload", i, &why)) {
+        out->skipped.push_back(std::move(why));   // one bad entry costs only that tensor
+        continue;
+      }
       ie.tensor = e["tensorname"].get<std::string>();
-      if (!get_uint(e, "start_idx", &ie.start) || !get_uint(e, "length", &ie.length))
-        return *err = "index entry for '" + ie.tensor + "' has no valid start_idx/length", false;
+      if (!get_uint(e, "start_idx", &ie.start) || !get_uint(e, "length", &ie.length)) {
+        out->skipped.push_back("index entry for '" + ie.tensor + "' has no valid start_idx/length");
+        continue;
+      }
       out->tensors.push_back(std::move(ie));
     }
     if (!out->tensors.empty() && !out->event_file)
@@ -99,17 +105,27 @@ bool parse_index_json(std::string_view text, IndexFile* out, std::string* err) {
     for (size_t i = 0; i < sp->size(); ++i) {
       const json& e = (*sp)[i];
       ShapeEntry se;
-      if (!valid_name(e, "shape_payload", i, err)) return false;
+      std::string why;
+      if (!valid_name(e, "shape_payload", i, &why)) {
+        out->skipped.push_back(std::move(why));
+        continue;
+      }
       se.tensor = e["tensorname"].get<std::string>();
       auto sh = e.find("shape");
-      if (sh == e.end() || !sh->is_array() || sh->size() > 32)
-        return *err = "index shape_payload entry for '" + se.tensor + "' has no valid shape", false;
+      if (sh == e.end() || !sh->is_array() || sh->size() > 32) {
+        out->skipped.push_back("index shape_payload entry for '" + se.tensor + "' has no valid shape");
+        continue;
+      }
+      bool ok = true;
       for (const auto& d : *sh) {
-        if (!d.is_number_integer() || d.get<int64_t>() < 0)
-          return *err = "index shape for '" + se.tensor + "' has a non-integer or negative dimension", false;
+        if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+          out->skipped.push_back("index shape for '" + se.tensor + "' has a non-integer or negative dimension");
+          ok = false;
+          break;
+        }
         se.shape.push_back(d.get<int64_t>());
       }
-      out->shapes.push_back(std::move(se));
+      if (ok) out->shapes.push_back(std::move(se));
     }
   }
   return true;

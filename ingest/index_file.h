@@ -29,6 +29,9 @@ struct IndexFile {
   std::optional<std::string> event_file;   // relative to the trial root, validated
   std::vector<IndexEntry> tensors;
   std::vector<ShapeEntry> shapes;
+  // Entries left out because they are malformed (bad name, offsets or shape): what is wrong
+  // with each. The rest of the file is still usable.
+  std::vector<std::string> skipped;
 };
 
 // "index/000000000/000000000012_worker_0.json" -> step 12, worker "worker_0". The worker is
@@ -40,6 +43,8 @@ bool is_safe_relative_path(std::string_view path);
 
 inline constexpr size_t kMaxTensorNameBytes = 4096;
 
+// false (with *err) when the file as a whole is unusable; malformed entries only land in
+// out->skipped.
 bool parse_index_json(std::string_view text, IndexFile* out, std::string* err);
 
 }  // namespace trialdb

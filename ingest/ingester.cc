@@ -200,6 +200,7 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
   f.index_valid = true;
   f.mode = idx.mode;
   f.mode_step = idx.mode_step;
+  for (auto& why : idx.skipped) f.errors.push_back({path, step, std::move(why)});
 
   std::vector<PreparedValue>& values = f.values;
   std::map<std::string, size_t> where;

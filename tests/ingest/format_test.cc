@@ -255,10 +255,21 @@ TEST(IndexFile, ValidatesTypes) {
   EXPECT_EQ(idx.tensors[0].start, 8u);
   EXPECT_EQ(idx.shapes[0].shape, (std::vector<int64_t>{2, 3}));
   for (const char* bad : {"[]", "{", R"({"meta":{"mode":"FOO","mode_step":0}})",
-                          R"({"meta":{"mode":"TRAIN","mode_step":"0"}})",
-                          R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"e"},"tensor_payload":[{"tensorname":"","start_idx":0,"length":1}]})",
-                          R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"e"},"tensor_payload":[{"tensorname":"a","start_idx":-1,"length":1}]})"})
+                          R"({"meta":{"mode":"TRAIN","mode_step":"0"}})"})
     EXPECT_FALSE(parse_index_json(bad, &idx, &err)) << bad;
+  // A malformed entry costs only that entry.
+  IndexFile partial;
+  ASSERT_TRUE(parse_index_json(
+      R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"e"},"tensor_payload":[
+          {"tensorname":"","start_idx":0,"length":20},{"tensorname":"a","start_idx":-1,"length":20},
+          {"tensorname":"ok","start_idx":20,"length":20}]})",
+      &partial, &err))
+      << err;
+  ASSERT_EQ(partial.tensors.size(), 1u);
+  EXPECT_EQ(partial.tensors[0].tensor, "ok");
+  ASSERT_EQ(partial.skipped.size(), 2u);
+  EXPECT_NE(partial.skipped[0].find("empty tensorname"), std::string::npos) << partial.skipped[0];
+  EXPECT_NE(partial.skipped[1].find("start_idx"), std::string::npos) << partial.skipped[1];
 }
 
 TEST(CollectionsFile, ParsesAndRejects) {
