@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <thread>
@@ -71,6 +72,20 @@ int run(const IngestArgs& a) {
   so.s3_endpoint = a.endpoint;
   so.s3_region = a.region;
   if (a.path_style) so.s3_path_style = true;
+  if (a.follow) {
+    // A job may not have created its output folder yet: following waits for it.
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    bool told = false;
+    while (!g_stop && a.path.rfind("s3://", 0) != 0 && !std::filesystem::is_directory(a.path)) {
+      if (!told && !a.quiet) std::cerr << "trialdb: waiting for " << a.path << " to appear\n";
+      told = true;
+      std::this_thread::sleep_for(std::chrono::duration<double>(a.interval));
+    }
+    if (g_stop) return kExitOk;
+  }
   std::unique_ptr<TrialSource> source = open_source(a.path, so);
   IngestOptions opt;
   opt.name = a.name;
@@ -92,12 +107,6 @@ int run(const IngestArgs& a) {
     runner = std::make_unique<rules::RuleRunner>(db, ro);
   }
 
-  if (a.follow) {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-  }
   bool had_errors = false;
   while (true) {
     IngestStats s;

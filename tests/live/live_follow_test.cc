@@ -224,3 +224,22 @@ TEST(LiveFollow, SigtermExitsCleanlyKeepingCompleteSteps) {
   ASSERT_TRUE(q.step());
   EXPECT_EQ(q.int64(0), 3);
 }
+
+TEST(LiveFollow, WaitsForTheTrialFolderToAppear) {
+  TempDir tmp;
+  fs::path trial = tmp.path / "not_yet";
+  std::string db_path = (tmp.path / "t.db").string();
+  pid_t follower = spawn({TRIALDB_BIN, "ingest", trial.string(), "--db", db_path, "--follow", "--interval", "0.1", "--quiet"},
+                         "/dev/null");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(wait_for(follower, 0.1), -1) << "follow gave up before the folder existed";
+  TrialWriter w(trial.string());
+  w.write_collections("worker_0", 1, {{"losses", {"loss"}, {}}});
+  for (int step = 0; step < 2; ++step) write_worker_step(w, step, "worker_0");
+  w.write_end_marker();
+  EXPECT_EQ(wait_for(follower, 5.0), 0);
+  Database db(db_path);
+  Statement q(db.handle(), "SELECT count(*) FROM steps WHERE complete");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(0), 2);
+}
