@@ -18,47 +18,33 @@ struct Acc {
   int64_t nan = 0;
 };
 
+// One element into lane l. The same statements, in the same order, for every element: sqlext's
+// single-reduction kernels reproduce these sums bit for bit.
+inline void add(Acc* a, int l, double x, double shift, double shift_abs) {
+  double ax = std::fabs(x);
+  a->sum[l] += x;
+  a->sabs[l] += ax;
+  a->ss[l] += x * x;
+  double dx = x - shift, dax = ax - shift_abs;
+  a->d[l] += dx;
+  a->dd[l] += dx * dx;
+  a->da[l] += dax;
+  a->dda[l] += dax * dax;
+  a->mn = x < a->mn ? x : a->mn;
+  a->mx = x > a->mx ? x : a->mx;
+  a->mna = ax < a->mna ? ax : a->mna;
+  a->mxa = ax > a->mxa ? ax : a->mxa;
+  a->prod *= x;
+  a->proda *= ax;
+  a->nan += (x != x);
+}
+
 template <class Load>
 void accumulate(const uint8_t* p, int64_t n, double shift, double shift_abs, Load load, Acc* a) {
   int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    for (int l = 0; l < 4; ++l) {
-      double x = load(p, i + l), ax = std::fabs(x);
-      a->sum[l] += x;
-      a->sabs[l] += ax;
-      a->ss[l] += x * x;
-      double dx = x - shift, dax = ax - shift_abs;
-      a->d[l] += dx;
-      a->dd[l] += dx * dx;
-      a->da[l] += dax;
-      a->dda[l] += dax * dax;
-      a->mn = x < a->mn ? x : a->mn;
-      a->mx = x > a->mx ? x : a->mx;
-      a->mna = ax < a->mna ? ax : a->mna;
-      a->mxa = ax > a->mxa ? ax : a->mxa;
-      a->prod *= x;
-      a->proda *= ax;
-      a->nan += (x != x);
-    }
-  }
-  for (; i < n; ++i) {
-    double x = load(p, i), ax = std::fabs(x);
-    a->sum[0] += x;
-    a->sabs[0] += ax;
-    a->ss[0] += x * x;
-    double dx = x - shift, dax = ax - shift_abs;
-    a->d[0] += dx;
-    a->dd[0] += dx * dx;
-    a->da[0] += dax;
-    a->dda[0] += dax * dax;
-    a->mn = x < a->mn ? x : a->mn;
-    a->mx = x > a->mx ? x : a->mx;
-    a->mna = ax < a->mna ? ax : a->mna;
-    a->mxa = ax > a->mxa ? ax : a->mxa;
-    a->prod *= x;
-    a->proda *= ax;
-    a->nan += (x != x);
-  }
+  for (; i + 4 <= n; i += 4)
+    for (int l = 0; l < 4; ++l) add(a, l, load(p, i + l), shift, shift_abs);
+  for (; i < n; ++i) add(a, 0, load(p, i), shift, shift_abs);
 }
 
 template <class T>
