@@ -26,6 +26,7 @@ namespace {
 
 constexpr std::string_view kReductionsPrefix = "smdebug/reductions/";
 constexpr size_t kIncrementalBlobBytes = 1 << 20;   // larger blobs are streamed, not concatenated
+constexpr size_t kInlineBlobBytes = 128;            // blobs up to this size are stored in value.data
 constexpr size_t kCommitBytes = 64u << 20;          // commit a transaction after this many bytes...
 constexpr size_t kCommitFiles = 256;                // ...or this many files
 constexpr uint64_t kReadAheadBytes = 512u << 20;    // event bytes read ahead of the writer
@@ -558,8 +559,8 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
   static constexpr const char* kInsertValue =
       "INSERT INTO value(trial_id, tensor_id, step, worker_id, dtype, shape, red_src, red_mask, "
       "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
-      "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2) "
-      "VALUES (?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?)";
+      "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data) "
+      "VALUES (?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?)";
   // Prepared once per ingester: trials of many small files would otherwise pay a prepare per file.
   if (!insert_value_) {
     insert_value_ = std::make_unique<Statement>(db_.handle(), kInsertValue);
@@ -588,6 +589,16 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
       bool present = v.red_src == 1 ? (v.red_mask >> i) & 1 : (v.red_src == 2 && i == kRedMin);
       if (present && !std::isnan(v.red[i])) ins.bind(9 + i, v.red[i]);
     }
+    // Small values live in the value row itself: one B-tree insert fewer per scalar.
+    const int ndim = static_cast<int>(v.dims.size());
+    const bool inline_blob = v.has_raw && !v.raw_too_large && !opt_.compress &&
+                             kBlobHeaderFixed + 8 * v.dims.size() + v.data.size() <= kInlineBlobBytes;
+    if (inline_blob) {
+      blob_scratch_.clear();
+      append_blob_header(&blob_scratch_, v.dtype, v.dims.data(), ndim);
+      blob_scratch_.append(v.data);
+      ins.bind_blob(27, blob_scratch_.data(), blob_scratch_.size());
+    }
     try {
       ins.step();
     } catch (const DbError& e) {
@@ -599,8 +610,7 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
     ins.reset();
     int64_t value_id = db_.last_insert_rowid();
     ++stats->values;
-    if (!v.has_raw || v.raw_too_large) continue;
-    int ndim = static_cast<int>(v.dims.size());
+    if (!v.has_raw || v.raw_too_large || inline_blob) continue;
     if (opt_.compress) {
       std::string b = encode_blob(v.dtype, v.dims.data(), ndim, v.data.data(), v.data.size(), true);
       blob.bind(1, value_id).bind_blob(2, b.data(), b.size()).run();

@@ -111,16 +111,17 @@ DROP VIEW IF EXISTS rule_now;
 CREATE VIEW rule_now AS
 SELECT t.name AS trial, s.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker,
        (SELECT d.name FROM dtype_name d WHERE d.code = v.dtype) AS dtype, v.shape,
-       b.data AS value
+       coalesce(v.data, b.data) AS value
 FROM trial t
 CROSS JOIN step s
 CROSS JOIN value v
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
 JOIN worker w ON w.worker_id = v.worker_id
-JOIN value_blob b ON b.value_id = v.value_id
+LEFT JOIN value_blob b ON b.value_id = v.value_id
 WHERE t.name = (SELECT trial FROM rule_cursor)
   AND s.trial_id = t.trial_id AND s.step = (SELECT step FROM rule_cursor) AND s.complete
-  AND v.trial_id = t.trial_id AND v.step = s.step;
+  AND v.trial_id = t.trial_id AND v.step = s.step
+  AND (v.data IS NOT NULL OR b.value_id IS NOT NULL);
 
 -- The worker series rules read ("worker_0"; on trials without one, the first worker by name).
 DROP VIEW IF EXISTS rule_now_primary;

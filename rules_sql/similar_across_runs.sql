@@ -12,16 +12,17 @@ INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
 -- order, constants from scalar subqueries, so it is index searches only).
 DROP VIEW IF EXISTS rule_similar_across_runs_other;
 CREATE VIEW rule_similar_across_runs_other AS
-SELECT t.name AS trial, s.step, tn.name AS tensor, w.name AS worker, b.data AS value
+SELECT t.name AS trial, s.step, tn.name AS tensor, w.name AS worker, coalesce(v.data, b.data) AS value
 FROM trial t
 CROSS JOIN step s
 CROSS JOIN value v
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
 JOIN worker w ON w.worker_id = v.worker_id
-JOIN value_blob b ON b.value_id = v.value_id
+LEFT JOIN value_blob b ON b.value_id = v.value_id
 WHERE t.name = (SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'other_trial')
   AND s.trial_id = t.trial_id AND s.step = (SELECT step FROM rule_cursor) AND s.complete
-  AND v.trial_id = t.trial_id AND v.step = s.step;
+  AND v.trial_id = t.trial_id AND v.step = s.step
+  AND (v.data IS NOT NULL OR b.value_id IS NOT NULL);
 
 DROP VIEW IF EXISTS rule_similar_across_runs;
 CREATE VIEW rule_similar_across_runs AS

@@ -10,7 +10,7 @@
 
 namespace trialdb {
 
-inline constexpr int kSchemaVersion = 2;   // 2: value.dtype is a dtype_name code
+inline constexpr int kSchemaVersion = 3;   // 2: value.dtype is a code; 3: small blobs in value.data
 
 // The DDL and public views (schema/schema.sql).
 const char* schema_sql();

@@ -119,13 +119,15 @@ CREATE TABLE IF NOT EXISTS value (
   r_min REAL, r_max REAL, r_mean REAL, r_prod REAL, r_std REAL, r_variance REAL,
   r_sum REAL, r_l1 REAL, r_l2 REAL,
   ra_min REAL, ra_max REAL, ra_mean REAL, ra_prod REAL, ra_std REAL, ra_variance REAL,
-  ra_sum REAL, ra_l1 REAL, ra_l2 REAL
+  ra_sum REAL, ra_l1 REAL, ra_l2 REAL,
+  data       BLOB                          -- the value blob when it is small (<= 128 bytes)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS value_by_tensor ON value(tensor_id, step, worker_id);
 CREATE INDEX IF NOT EXISTS value_by_step ON value(trial_id, step);
 
 -- Raw values as self-describing blobs (docs/BLOB_FORMAT.md), apart from the metadata so that
--- scans of value stay small.
+-- scans of value stay small. Blobs of at most 128 bytes (scalars, tiny tensors) are in
+-- value.data instead: a row of its own would cost more than the value.
 CREATE TABLE IF NOT EXISTS value_blob (
   value_id INTEGER PRIMARY KEY,
   data     BLOB NOT NULL
@@ -183,7 +185,7 @@ JOIN tensor tn ON tn.tensor_id = m.tensor_id;
 -- collection, step) through value_by_tensor or value_by_step, never by a scan of value.
 CREATE VIEW IF NOT EXISTS tensor_values AS
 SELECT t.name AS trial, tn.name AS tensor, s.tensor_step AS step, w.name AS worker,
-       s.mode, s.mode_step, d.name AS dtype, v.shape, b.data AS value
+       s.mode, s.mode_step, d.name AS dtype, v.shape, coalesce(v.data, b.data) AS value
 FROM value v
 JOIN step s ON s.trial_id = v.trial_id AND s.step = v.step AND s.complete
 JOIN trial t ON t.trial_id = v.trial_id
