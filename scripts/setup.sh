@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
-PKGS="build-essential cmake pkg-config git sqlite3 libsqlite3-dev libprotobuf-dev protobuf-compiler
+PKGS="build-essential cmake pkg-config git time sqlite3 libsqlite3-dev libprotobuf-dev protobuf-compiler
 zlib1g-dev libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libgtest-dev libgmock-dev
 libbenchmark-dev python3 python3-numpy clang libclang-rt-14-dev libcairo2-dev"
 missing=""

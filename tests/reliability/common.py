@@ -24,13 +24,19 @@ class Run:
 
 
 def run(argv, limits=None, timeout=300):
-    """Runs argv; returns its exit code, output and own peak RSS (wait4 on just this child).
-    limits: {resource.RLIMIT_*: value} applied in the child."""
+    """Runs argv; returns its exit code, output and own peak RSS.
+    limits: {resource.RLIMIT_*: value} applied in the child.
+
+    The peak RSS comes from GNU time wrapped around the command, not from wait4 on it: Linux
+    counts the RSS a process had before exec (here, this Python process, which may hold hundreds
+    of MB after writing big test tensors) into the child's ru_maxrss."""
     def pre():
         for k, v in (limits or {}).items():
             resource.setrlimit(k, (v, v))
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(argv, stdout=out, stderr=err, preexec_fn=pre if limits else None)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(mode="r") as rss:
+        p = subprocess.Popen(["/usr/bin/time", "-q", "-f", "%M", "-o", rss.name, *argv], stdout=out, stderr=err,
+                             preexec_fn=pre if limits else None)
         try:
             _, status, usage = os.wait4(p.pid, 0)
         except BaseException:
@@ -39,8 +45,9 @@ def run(argv, limits=None, timeout=300):
         p.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return Run(p.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
-                   usage.ru_maxrss)
+        text = rss.read().strip().splitlines()
+        maxrss = int(text[-1]) if text and text[-1].isdigit() else usage.ru_maxrss
+        return Run(p.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"), maxrss)
 
 
 def ingest(trialdb, trial, db, name=None, extra=()):
