@@ -1,6 +1,4 @@
 // trialdb: SageMaker Debugger trials as an SQLite analytical store. The command line front end.
-#include <malloc.h>
-
 #include <iostream>
 
 #include "src/commands.h"
@@ -14,11 +12,6 @@ int& exit_code() {
 
 int main(int argc, char** argv) {
   using namespace trialdb::cli;
-  // Tensor buffers (MBs) are allocated and freed on many preparing threads. With glibc's
-  // adaptive threshold they end up in per-thread arenas that keep the memory after free, so
-  // RSS grew with the number of arenas (317 MiB for a 5 MiB-per-step trial under load); a fixed
-  // threshold serves them with mmap and gives them back on free.
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   CLI::App app{"trialdb: SageMaker Debugger trials as SQL.\n"
                "Example: trialdb ingest ./my_trial --db trials.db && trialdb info --db trials.db"};
   app.require_subcommand(1);
