@@ -43,24 +43,6 @@ void append_json_string(std::string* out, std::string_view s) {
   out->push_back('"');
 }
 
-int64_t element_as_int64(const TensorView& v, int64_t i) {
-  const uint8_t* p = v.data;
-  switch (v.dtype) {
-    case DType::Bool: return p[i] ? 1 : 0;
-    case DType::Int8: return static_cast<int8_t>(p[i]);
-    case DType::UInt8: return p[i];
-#define TRIALDB_LOAD(T) { T x; std::memcpy(&x, p + i * sizeof(T), sizeof(T)); return static_cast<int64_t>(x); }
-    case DType::Int16: TRIALDB_LOAD(int16_t)
-    case DType::UInt16: TRIALDB_LOAD(uint16_t)
-    case DType::Int32: TRIALDB_LOAD(int32_t)
-    case DType::UInt32: TRIALDB_LOAD(uint32_t)
-    case DType::Int64: TRIALDB_LOAD(int64_t)
-    case DType::UInt64: TRIALDB_LOAD(uint64_t)
-#undef TRIALDB_LOAD
-    default: return 0;
-  }
-}
-
 uint64_t element_as_uint64(const TensorView& v, int64_t i) {
   if (v.dtype != DType::UInt64) return static_cast<uint64_t>(element_as_int64(v, i));
   uint64_t x;

@@ -41,8 +41,8 @@ class StringCursor {
 // Correctly rounded (nearest even) float64 -> float16 bits, as numpy's astype(float16).
 uint16_t double_to_half(double d);
 
-// Element i as int64 / uint64 for integer dtypes (exact, unlike element_as_double).
-int64_t element_as_int64(const TensorView& v, int64_t i);
+// Element i as uint64 for integer dtypes (exact, unlike element_as_double; the int64 form is
+// trialdb::element_as_int64 in schema/value_blob.h).
 uint64_t element_as_uint64(const TensorView& v, int64_t i);
 
 }  // namespace trialdb::sqlext
