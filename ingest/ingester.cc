@@ -516,60 +516,77 @@ std::string Ingester::list_start_after() {
 
 // A global step has one mode: a worker whose index disagrees with what another worker wrote is
 // reported (its values are kept, filed under the step's first mode, as smdebug's reader does).
-namespace {
-void check_step_mode(Database& db, int64_t trial_id, PreparedFile& f) {
-  Statement q(db.handle(), "SELECT mode, mode_step FROM step WHERE trial_id = ? AND step = ?");
-  q.bind(1, trial_id).bind(2, f.step);
-  if (!q.step()) return;
+void Ingester::check_step_mode(PreparedFile& f) {
+  Statement& q = file_statements().step_mode;
+  q.bind(1, trial_id_).bind(2, f.step);
+  if (!q.step()) {
+    q.reset();
+    return;
+  }
   std::string mode = q.text(0);
   int64_t mode_step = q.int64(1);
+  q.reset();
   if (mode == mode_name(f.mode) && mode_step == f.mode_step) return;
   f.errors.push_back({f.path, f.step, "worker " + f.worker + " says step " + std::to_string(f.step) + " is " +
                                           mode_name(f.mode) + " step " + std::to_string(f.mode_step) +
                                           " but another worker wrote it as " + mode + " step " +
                                           std::to_string(mode_step) + "; kept as " + mode});
 }
-}  // namespace
+
+// The statements of writing one file, prepared once per ingester: trials of many small files
+// would otherwise pay a prepare per statement per file.
+Ingester::FileStatements& Ingester::file_statements() {
+  if (!file_statements_) {
+    static constexpr const char* kInsertValue =
+        "INSERT INTO value(trial_id, tensor_id, step, worker_id, dtype, shape, red_src, red_mask, "
+        "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
+        "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data) "
+        "VALUES (?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?)";
+    sqlite3* h = db_.handle();
+    file_statements_.reset(new FileStatements{
+        Statement(h, "SELECT 1 FROM ingested_file WHERE trial_id = ? AND path = ?"),
+        Statement(h, "INSERT INTO ingested_file(trial_id, path) VALUES (?, ?)"),
+        Statement(h, "SELECT mode, mode_step FROM step WHERE trial_id = ? AND step = ?"),
+        Statement(h, "INSERT INTO step(trial_id, step, mode, mode_step, tensor_step) VALUES (?, ?, ?, ?, ?) "
+                     "ON CONFLICT DO NOTHING"),
+        Statement(h, "INSERT OR IGNORE INTO step_worker(trial_id, step, worker_id) VALUES (?, ?, ?)"),
+        Statement(h, kInsertValue),
+        Statement(h, "INSERT INTO value_blob(value_id, data) VALUES (?, ?)"),
+        Statement(h, "INSERT INTO value_blob(value_id, data) VALUES (?, zeroblob(?))"),
+    });
+  }
+  return *file_statements_;
+}
+
+void Ingester::mark_ingested(const std::string& path) {
+  file_statements().mark_ingested.bind(1, trial_id_).bind(2, path).run();
+  ingested_.insert(path);
+}
 
 void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t, int>* touched) {
+  FileStatements& st = file_statements();
   {
     // Another process may have ingested it meanwhile.
-    Statement q(db_.handle(), "SELECT 1 FROM ingested_file WHERE trial_id = ? AND path = ?");
-    q.bind(1, trial_id_).bind(2, f.path);
-    if (q.step()) {
+    st.is_ingested.bind(1, trial_id_).bind(2, f.path);
+    bool done = st.is_ingested.step();
+    st.is_ingested.reset();
+    if (done) {
       ingested_.insert(f.path);
       return;
     }
   }
   if (!f.index_valid) {   // unusable index (ended trial): report it, never look at it again
     for (const auto& e : f.errors) record_error(e, stats);
-    Statement done(db_.handle(), "INSERT INTO ingested_file(trial_id, path) VALUES (?, ?)");
-    done.bind(1, trial_id_).bind(2, f.path).run();
-    ingested_.insert(f.path);
+    mark_ingested(f.path);
     return;
   }
   int64_t wid = worker_id(f.worker);
-  {
-    int64_t tensor_step = f.mode == Mode::kGlobal ? f.mode_step : f.step;
-    Statement s(db_.handle(),
-                "INSERT INTO step(trial_id, step, mode, mode_step, tensor_step) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT DO NOTHING");
-    s.bind(1, trial_id_).bind(2, f.step).bind(3, std::string_view(mode_name(f.mode))).bind(4, f.mode_step).bind(5, tensor_step).run();
-  }
-  static constexpr const char* kInsertValue =
-      "INSERT INTO value(trial_id, tensor_id, step, worker_id, dtype, shape, red_src, red_mask, "
-      "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
-      "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data) "
-      "VALUES (?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?)";
-  // Prepared once per ingester: trials of many small files would otherwise pay a prepare per file.
-  if (!insert_value_) {
-    insert_value_ = std::make_unique<Statement>(db_.handle(), kInsertValue);
-    insert_blob_ = std::make_unique<Statement>(db_.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)");
-    insert_zeroblob_ = std::make_unique<Statement>(db_.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, zeroblob(?))");
-  }
-  Statement& ins = *insert_value_;
-  Statement& blob = *insert_blob_;
-  Statement& zblob = *insert_zeroblob_;
+  int64_t tensor_step = f.mode == Mode::kGlobal ? f.mode_step : f.step;
+  st.insert_step.bind(1, trial_id_).bind(2, f.step).bind(3, std::string_view(mode_name(f.mode))).bind(4, f.mode_step)
+      .bind(5, tensor_step).run();
+  Statement& ins = st.insert_value;
+  Statement& blob = st.insert_blob;
+  Statement& zblob = st.insert_zeroblob;
   for (auto& v : f.values) {
     if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
     int64_t tid = tensor_id(v.tensor);
@@ -637,11 +654,8 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
     std::string().swap(v.data);   // release the tensor as soon as it is stored
   }
   for (const auto& e : f.errors) record_error(e, stats);
-  Statement sw(db_.handle(), "INSERT OR IGNORE INTO step_worker(trial_id, step, worker_id) VALUES (?, ?, ?)");
-  sw.bind(1, trial_id_).bind(2, f.step).bind(3, wid).run();
-  Statement done(db_.handle(), "INSERT INTO ingested_file(trial_id, path) VALUES (?, ?)");
-  done.bind(1, trial_id_).bind(2, f.path).run();
-  ingested_.insert(f.path);
+  st.insert_step_worker.bind(1, trial_id_).bind(2, f.step).bind(3, wid).run();
+  mark_ingested(f.path);
   (*touched)[f.step] = 1;
   ++stats->files_ingested;
 }
@@ -753,7 +767,7 @@ IngestStats Ingester::run_once() {
       if (f.status == FileStatus::kWait) {
         ++stats.files_waiting;
       } else {
-        if (f.index_valid) check_step_mode(db_, trial_id_, f);
+        if (f.index_valid) check_step_mode(f);
         if (opt_.strict && !f.errors.empty()) {
           commit();
           Transaction etx(db_);

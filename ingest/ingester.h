@@ -95,7 +95,14 @@ class Ingester {
   std::set<std::string> ingested_;
   std::vector<Collection> collections_;
   std::string blob_scratch_;
-  std::unique_ptr<Statement> insert_value_, insert_blob_, insert_zeroblob_;
+  struct FileStatements {
+    Statement is_ingested, mark_ingested, step_mode, insert_step, insert_step_worker;
+    Statement insert_value, insert_blob, insert_zeroblob;
+  };
+  FileStatements& file_statements();
+  void mark_ingested(const std::string& path);
+  void check_step_mode(PreparedFile& f);
+  std::unique_ptr<FileStatements> file_statements_;
 };
 
 // The trial name used when none is given: the last path component of the location.
