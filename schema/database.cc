@@ -1,6 +1,8 @@
 #include "schema/database.h"
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 namespace trialdb {
 
@@ -13,7 +15,7 @@ const char* schema_sql() {
 
 namespace {
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
-  throw DbError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+  throw DbError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"), db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM);
 }
 }  // namespace
 
@@ -27,6 +29,27 @@ Database::Database(const std::string& path, bool create) : path_(path) {
     throw DbError("cannot open database " + path + ": " + msg);
   }
   sqlite3_busy_timeout(db_, 30000);
+  // Several processes may open a new file at once; SQLite answers some of the first-use steps
+  // (the switch to WAL, reading a schema another process is writing) with SQLITE_BUSY without
+  // waiting in the busy handler. Every step is idempotent, so the whole set-up is retried.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    try {
+      setup();
+      return;
+    } catch (const DbError& e) {
+      int code = e.code & 0xff;
+      if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || std::chrono::steady_clock::now() > until) {
+        sqlite3_close_v2(db_);
+        db_ = nullptr;
+        throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+}
+
+void Database::setup() {
   // Page size, by measurement (bench/): SQLite keeps a row whose payload fits in a page inside
   // the page, so rows a little over half a page each waste the rest of one. With 16 KiB pages
   // the 8 KiB blobs of 2048-float tensors took 2.0x their size; 4 KiB pages bound the waste to
@@ -47,7 +70,7 @@ Database::Database(const std::string& path, bool create) : path_(path) {
   if (has_version) {
     Statement v(db_, "SELECT max(version) FROM schema_version");
     if (v.step() && !v.is_null(0) && v.int64(0) != kSchemaVersion)
-      throw DbError(path + ": database schema version " + std::to_string(v.int64(0)) + " is " +
+      throw DbError(path_ + ": database schema version " + std::to_string(v.int64(0)) + " is " +
                     (v.int64(0) > kSchemaVersion ? "newer" : "older") + " than this trialdb's (" +
                     std::to_string(kSchemaVersion) + "); ingest the trials into a new database");
   }
@@ -109,8 +132,9 @@ void Database::exec(std::string_view sql) {
   char* err = nullptr;
   if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
     std::string msg = err ? err : sqlite3_errmsg(db_);
+    int code = sqlite3_extended_errcode(db_);
     sqlite3_free(err);
-    throw DbError(path_ + ": " + msg);
+    throw DbError(path_ + ": " + msg, code);
   }
 }
 
@@ -147,8 +171,9 @@ bool Statement::step() {
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   std::string msg = sqlite3_errmsg(db_);
+  int code = sqlite3_extended_errcode(db_);
   sqlite3_reset(stmt_);
-  throw DbError(msg);
+  throw DbError(msg, code);
 }
 void Statement::reset() {
   sqlite3_reset(stmt_);

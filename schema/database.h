@@ -16,7 +16,8 @@ inline constexpr int kSchemaVersion = 3;   // 2: value.dtype is a code; 3: small
 const char* schema_sql();
 
 struct DbError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit DbError(const std::string& what, int sqlite_code = 0) : std::runtime_error(what), code(sqlite_code) {}
+  int code;   // SQLite's extended result code, 0 when not from SQLite
 };
 
 // Owns a connection opened with WAL, a busy timeout and the schema applied.
@@ -34,6 +35,7 @@ class Database {
   int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
  private:
+  void setup();   // pragmas, version check, schema; idempotent
   void install_planner_stats();
   sqlite3* db_ = nullptr;
   std::string path_;
