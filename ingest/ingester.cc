@@ -25,7 +25,6 @@ namespace trialdb {
 namespace {
 
 constexpr std::string_view kReductionsPrefix = "smdebug/reductions/";
-constexpr size_t kIncrementalBlobBytes = 1 << 20;   // larger blobs are streamed, not concatenated
 constexpr size_t kInlineBlobBytes = 128;            // blobs up to this size are stored in value.data
 constexpr size_t kCommitBytes = 64u << 20;          // commit a transaction after this many bytes...
 constexpr size_t kCommitFiles = 256;                // ...or this many files
@@ -41,7 +40,8 @@ struct PreparedValue {
   bool has_raw = false;
   DType dtype = DType::Float32;
   std::vector<int64_t> dims;
-  std::string data;
+  std::string data;                // the raw bytes, until they are encoded into blob
+  std::string blob;                // the value blob (docs/BLOB_FORMAT.md), built on the preparing thread
   bool raw_too_large = false;      // has_raw, but the value exceeds SQLite's length limit: no blob
   bool has_shape = false;          // a saved shape (shape_payload) when there is no raw value
   std::vector<int64_t> saved_shape;
@@ -175,7 +175,8 @@ PreparedValue& value_for(std::vector<PreparedValue>& values, std::map<std::strin
 // Reads, checks and decodes one index file and the records it points at. Runs on a worker thread:
 // touches only the source and its own result.
 PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t step, const std::string& worker,
-                          bool ended, uint64_t max_blob_bytes, ReadBudget* budget, size_t ticket) {
+                          bool ended, bool compress, uint64_t max_blob_bytes, ReadBudget* budget,
+                          size_t ticket) {
   BudgetTurn turn{budget, ticket};
   PreparedFile f;
   f.path = path;
@@ -326,8 +327,15 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
                                               " bytes for one value; its dtype, shape and reductions are stored, "
                                               "the raw value is not"});
           v.raw_too_large = true;
-          std::string().swap(v.data);
+        } else if (compress) {
+          v.blob = encode_blob(v.dtype, v.dims.data(), tv.ndim, v.data.data(), v.data.size(), true);
+        } else {
+          // The one copy of a tensor between the record and SQLite's pages (bound without a copy).
+          v.blob.reserve(header.size() + v.data.size());
+          v.blob = header;
+          v.blob.append(v.data);
         }
+        std::string().swap(v.data);
       }
     }
   }
@@ -552,7 +560,6 @@ Ingester::FileStatements& Ingester::file_statements() {
         Statement(h, "INSERT OR IGNORE INTO step_worker(trial_id, step, worker_id) VALUES (?, ?, ?)"),
         Statement(h, kInsertValue),
         Statement(h, "INSERT INTO value_blob(value_id, data) VALUES (?, ?)"),
-        Statement(h, "INSERT INTO value_blob(value_id, data) VALUES (?, zeroblob(?))"),
     });
   }
   return *file_statements_;
@@ -586,7 +593,6 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
       .bind(5, tensor_step).run();
   Statement& ins = st.insert_value;
   Statement& blob = st.insert_blob;
-  Statement& zblob = st.insert_zeroblob;
   for (auto& v : f.values) {
     if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
     int64_t tid = tensor_id(v.tensor);
@@ -607,15 +613,8 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
       if (present && !std::isnan(v.red[i])) ins.bind(9 + i, v.red[i]);
     }
     // Small values live in the value row itself: one B-tree insert fewer per scalar.
-    const int ndim = static_cast<int>(v.dims.size());
-    const bool inline_blob = v.has_raw && !v.raw_too_large && !opt_.compress &&
-                             kBlobHeaderFixed + 8 * v.dims.size() + v.data.size() <= kInlineBlobBytes;
-    if (inline_blob) {
-      blob_scratch_.clear();
-      append_blob_header(&blob_scratch_, v.dtype, v.dims.data(), ndim);
-      blob_scratch_.append(v.data);
-      ins.bind_blob(27, blob_scratch_.data(), blob_scratch_.size());
-    }
+    const bool inline_blob = v.has_raw && !v.raw_too_large && !opt_.compress && v.blob.size() <= kInlineBlobBytes;
+    if (inline_blob) ins.bind_blob_static(27, v.blob.data(), v.blob.size());
     try {
       ins.step();
     } catch (const DbError& e) {
@@ -628,30 +627,8 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
     int64_t value_id = db_.last_insert_rowid();
     ++stats->values;
     if (!v.has_raw || v.raw_too_large || inline_blob) continue;
-    if (opt_.compress) {
-      std::string b = encode_blob(v.dtype, v.dims.data(), ndim, v.data.data(), v.data.size(), true);
-      blob.bind(1, value_id).bind_blob(2, b.data(), b.size()).run();
-    } else if (v.data.size() < kIncrementalBlobBytes) {
-      blob_scratch_.clear();
-      append_blob_header(&blob_scratch_, v.dtype, v.dims.data(), ndim);
-      blob_scratch_.append(v.data);
-      blob.bind(1, value_id).bind_blob(2, blob_scratch_.data(), blob_scratch_.size()).run();
-    } else {
-      // Stream a large tensor into place: no concatenated copy of it is ever made.
-      std::string header;
-      append_blob_header(&header, v.dtype, v.dims.data(), ndim);
-      zblob.bind(1, value_id).bind(2, static_cast<int64_t>(header.size() + v.data.size())).run();
-      sqlite3_blob* h = nullptr;
-      if (sqlite3_blob_open(db_.handle(), "main", "value_blob", "data", value_id, 1, &h) != SQLITE_OK ||
-          sqlite3_blob_write(h, header.data(), static_cast<int>(header.size()), 0) != SQLITE_OK ||
-          sqlite3_blob_write(h, v.data.data(), static_cast<int>(v.data.size()), static_cast<int>(header.size())) != SQLITE_OK) {
-        std::string msg = sqlite3_errmsg(db_.handle());
-        sqlite3_blob_close(h);
-        throw DbError(db_.path() + ": writing the value of '" + v.tensor + "': " + msg);
-      }
-      sqlite3_blob_close(h);
-    }
-    std::string().swap(v.data);   // release the tensor as soon as it is stored
+    blob.bind(1, value_id).bind_blob_static(2, v.blob.data(), v.blob.size()).run();
+    std::string().swap(v.blob);   // release the tensor as soon as it is stored
   }
   for (const auto& e : f.errors) record_error(e, stats);
   st.insert_step_worker.bind(1, trial_id_).bind(2, f.step).bind(3, wid).run();
@@ -736,7 +713,7 @@ IngestStats Ingester::run_once() {
     for (; submitted < pending.size() && submitted < limit; ++submitted) {
       const Pending& p = pending[submitted];
       futures[submitted] = std::async(std::launch::async, [this, p, ended, max_blob, &budget, t = submitted] {
-        return prepare_file(source_, p.path, p.step, p.worker, ended, max_blob, &budget, t);
+        return prepare_file(source_, p.path, p.step, p.worker, ended, opt_.compress, max_blob, &budget, t);
       });
     }
   };

@@ -94,10 +94,9 @@ class Ingester {
   std::unordered_map<std::string, int64_t> tensors_, workers_;
   std::set<std::string> ingested_;
   std::vector<Collection> collections_;
-  std::string blob_scratch_;
   struct FileStatements {
     Statement is_ingested, mark_ingested, step_mode, insert_step, insert_step_worker;
-    Statement insert_value, insert_blob, insert_zeroblob;
+    Statement insert_value, insert_blob;
   };
   FileStatements& file_statements();
   void mark_ingested(const std::string& path);

@@ -162,6 +162,10 @@ Statement& Statement::bind_blob(int i, const void* p, size_t n) {
   if (sqlite3_bind_blob64(stmt_, i, n ? p : "", n, SQLITE_TRANSIENT) != SQLITE_OK) fail(db_, "bind");
   return *this;
 }
+Statement& Statement::bind_blob_static(int i, const void* p, size_t n) {
+  if (sqlite3_bind_blob64(stmt_, i, n ? p : "", n, SQLITE_STATIC) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
 Statement& Statement::bind_null(int i) {
   if (sqlite3_bind_null(stmt_, i) != SQLITE_OK) fail(db_, "bind");
   return *this;

@@ -54,6 +54,9 @@ class Statement {
   Statement& bind(int i, double v);
   Statement& bind(int i, std::string_view v);          // TEXT, copied
   Statement& bind_blob(int i, const void* p, size_t n);  // copied
+  // Not copied: the bytes must stay unchanged until the statement is reset. Saves a copy of
+  // every tensor on the writer thread.
+  Statement& bind_blob_static(int i, const void* p, size_t n);
   Statement& bind_null(int i);
   bool step();   // true while a row is available; throws DbError on failure
   void run() { step(); reset(); }
