@@ -1,6 +1,10 @@
 #include "ingest/event_decoder.h"
 
+#include <climits>
 #include <cstring>
+#include <memory>
+
+#include <google/protobuf/arena.h>
 
 #include "ingest/proto/smdebug_event.pb.h"
 
@@ -151,10 +155,43 @@ bool decode_tensor(pb::TensorProto& t, DecodedTensor* d, std::string* err) {
   }
 }
 
-}  // namespace
+// strtoll(c, &end, 10) that consumed all of c, as decode_event has always read plugin data:
+// C-locale leading whitespace, one sign, at least one digit, clamped to the long long range on
+// overflow; anything else (a NUL inside, trailing bytes) is not numeric. Hand-written because it
+// runs twice per record and strtoll's locale-aware path costs ~130 instructions more per record.
+bool whole_strtoll(const std::string& c, long long* out) {
+  size_t i = 0;
+  const size_t n = c.size();
+  while (i < n && (c[i] == ' ' || (c[i] >= '\t' && c[i] <= '\r'))) ++i;
+  bool neg = false;
+  if (i < n && (c[i] == '+' || c[i] == '-')) neg = c[i++] == '-';
+  if (i == n) return false;
+  const unsigned long long limit = neg ? 9223372036854775808ull : 9223372036854775807ull;
+  unsigned long long v = 0;
+  bool overflow = false;
+  for (; i < n; ++i) {
+    if (c[i] < '0' || c[i] > '9') return false;
+    const unsigned d = static_cast<unsigned>(c[i] - '0');
+    if (overflow || v > (limit - d) / 10) overflow = true;
+    else v = v * 10 + d;
+  }
+  if (overflow) v = limit;
+  *out = !neg ? static_cast<long long>(v) : v == limit ? LLONG_MIN : -static_cast<long long>(v);
+  return true;
+}
 
-bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std::string* err) {
-  pb::Event ev;
+// Records up to this size are parsed on one protobuf Arena per thread, reset after each record:
+// the message tree (Summary, Value, TensorProto, shape, metadata, plugin data: a dozen objects
+// per scalar) becomes pointer bumps in a block that is reused, and tearing it down costs no
+// per-object deletes. Reusing one heap Event with Clear() does not help: Clear() deletes
+// proto3 singular sub-messages, so the whole tree under `summary` was rebuilt anyway.
+// Larger records get a plain heap message: the arena's bump allocation would copy a growing
+// typed-value array several times, and such a record is rare and dominated by its data.
+// tensor_content is swapped out to the caller either way (its buffer is not arena memory).
+constexpr size_t kArenaMaxBytes = 64u << 10;
+constexpr size_t kArenaBlockBytes = 16u << 10;   // holds a small record's tree; more grows on demand
+
+bool parse_and_decode(std::string_view payload, pb::Event& ev, std::vector<DecodedTensor>* out, std::string* err) {
   if (!ev.ParseFromArray(payload.data(), static_cast<int>(payload.size())))
     return *err = "event protobuf does not parse", false;
   if (!ev.has_summary()) return true;
@@ -164,10 +201,8 @@ bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std
     d.event_step = ev.step();
     d.mode_step = ev.step();
     for (const auto& pd : v.metadata().plugin_data()) {
-      const std::string& c = pd.content();
-      char* end = nullptr;
-      long long n = std::strtoll(c.c_str(), &end, 10);
-      bool numeric = !c.empty() && end == c.c_str() + c.size();
+      long long n = 0;
+      const bool numeric = whole_strtoll(pd.content(), &n);
       if (pd.plugin_name() == "mode_step" && numeric) {
         d.mode_step = n;
         d.has_mode = true;
@@ -192,6 +227,25 @@ bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std
     out->push_back(std::move(d));
   }
   return true;
+}
+
+}  // namespace
+
+bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std::string* err) {
+  if (payload.size() > kArenaMaxBytes) {
+    pb::Event ev;
+    return parse_and_decode(payload, ev, out, err);
+  }
+  struct ThreadArena {
+    std::unique_ptr<char[]> block{new char[kArenaBlockBytes]};   // heap, not 16 KiB of TLS per thread
+    google::protobuf::Arena arena{block.get(), kArenaBlockBytes};
+  };
+  thread_local ThreadArena t;
+  struct ResetAfter {
+    google::protobuf::Arena& a;
+    ~ResetAfter() { a.Reset(); }   // also on an early return: nothing outlives the call
+  } reset{t.arena};
+  return parse_and_decode(payload, *google::protobuf::Arena::CreateMessage<pb::Event>(&t.arena), out, err);
 }
 
 }  // namespace trialdb

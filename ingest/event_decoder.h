@@ -33,7 +33,8 @@ struct DecodedTensor {
 };
 
 // Appends the tensors of one Event payload. Events without a summary (file_version) add
-// nothing. Returns false with *err on a malformed payload.
+// nothing. Returns false with *err on a malformed payload. Thread-safe: small records are parsed
+// on a per-thread protobuf arena; nothing in *out refers to it.
 bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std::string* err);
 
 // TensorFlow DataType number -> our dtype (smdebug's reading of it). false when unknown.

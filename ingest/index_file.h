@@ -43,8 +43,9 @@ bool is_safe_relative_path(std::string_view path);
 
 inline constexpr size_t kMaxTensorNameBytes = 4096;
 
-// false (with *err) when the file as a whole is unusable; malformed entries only land in
-// out->skipped.
+// false (with *err) when the file as a whole is unusable (then nothing is appended to out's
+// lists); malformed entries only land in out->skipped. Accepts exactly the JSON nlohmann::json
+// accepts, without building a DOM (see index_file.cc).
 bool parse_index_json(std::string_view text, IndexFile* out, std::string* err);
 
 }  // namespace trialdb
