@@ -1,6 +1,7 @@
 #include "ingest/ingester.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -29,6 +30,8 @@ constexpr size_t kInlineBlobBytes = 128;            // blobs up to this size are
 constexpr size_t kCommitBytes = 64u << 20;          // commit a transaction after this many bytes...
 constexpr size_t kCommitFiles = 256;                // ...or this many files
 constexpr uint64_t kReadAheadBytes = 512u << 20;    // event bytes read ahead of the writer
+constexpr size_t kParallelDecodeBytes = 16u << 20;  // files larger than this decode on several threads...
+constexpr size_t kParallelRecordBytes = 64u << 20;  // ...unless their records are larger (memory: 2x a record each)
 
 double now_unix() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -40,8 +43,7 @@ struct PreparedValue {
   bool has_raw = false;
   DType dtype = DType::Float32;
   std::vector<int64_t> dims;
-  std::string data;                // the raw bytes, until they are encoded into blob
-  std::string blob;                // the value blob (docs/BLOB_FORMAT.md), built on the preparing thread
+  std::string blob;                // the value blob (docs/BLOB_FORMAT.md), built on a preparing thread
   bool raw_too_large = false;      // has_raw, but the value exceeds SQLite's length limit: no blob
   bool has_shape = false;          // a saved shape (shape_payload) when there is no raw value
   std::vector<int64_t> saved_shape;
@@ -172,10 +174,102 @@ PreparedValue& value_for(std::vector<PreparedValue>& values, std::map<std::strin
   return values.back();
 }
 
+// One index entry's record, checked, decoded, reduced and encoded: the per-record work of
+// prepare_file, free of shared state so records can be decoded on several threads.
+struct DecodedEntry {
+  bool skip = false;               // invalid length, reported when the index was read
+  std::string error;               // non-empty: the record is unusable, and why
+  bool is_reduction = false;       // a saved reduction ("smdebug/reductions/<red>/<base>")
+  std::string base;
+  int ridx = 0;
+  bool abs = false;
+  double red_value = 0;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> dims;
+  int64_t numel = 0;
+  bool has_reductions = false;
+  Reductions red;
+  bool too_large = false;          // over SQLite's length limit: notice says so, no blob
+  std::string notice;
+  std::string blob;
+};
+
+DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t lo, const std::string& ev,
+                          bool compress, uint64_t max_blob_bytes) {
+  DecodedEntry d;
+  if (e.length < kRecordOverhead || e.start > UINT64_MAX - e.length) {
+    d.skip = true;
+    return d;
+  }
+  if (e.start + e.length - lo > span.size()) {
+    d.error = "tensor '" + e.tensor + "': record at offset " + std::to_string(e.start) + " (+" +
+              std::to_string(e.length) + ") is past the end of " + ev + " (" + std::to_string(lo + span.size()) +
+              " bytes)";
+    return d;
+  }
+  RecordResult r = parse_record(span.substr(e.start - lo, e.length));
+  if (r.status != RecordStatus::kOk || r.consumed != e.length) {
+    std::string why = r.status == RecordStatus::kCorrupt
+                          ? r.error
+                          : "record length field does not match the index length " + std::to_string(e.length);
+    d.error = "tensor '" + e.tensor + "' in " + ev + " at offset " + std::to_string(e.start) + ": " + why;
+    return d;
+  }
+  std::vector<DecodedTensor> decoded;
+  std::string err;
+  if (!decode_event(r.payload, &decoded, &err)) {
+    d.error = "tensor '" + e.tensor + "' in " + ev + " at offset " + std::to_string(e.start) + ": " + err;
+    return d;
+  }
+  if (decoded.empty()) {
+    d.error = "tensor '" + e.tensor + "' in " + ev + ": record holds no tensor";
+    return d;
+  }
+  DecodedTensor& t = decoded.front();   // smdebug writes one value per record
+  TensorView tv;
+  tv.dtype = t.dtype;
+  tv.ndim = static_cast<int>(t.dims.size());
+  tv.numel = shape_numel(t.dims.data(), tv.ndim);
+  tv.data = reinterpret_cast<const uint8_t*>(t.data.data());
+  tv.data_bytes = t.data.size();
+  if (parse_reduction_name(e.tensor, &d.base, &d.ridx, &d.abs)) {
+    if (!dtype_is_real(t.dtype) || tv.numel < 1) {
+      d.error = "reduction '" + e.tensor + "' is not a numeric scalar";
+      return d;
+    }
+    d.is_reduction = true;
+    d.red_value = element_as_double(tv, 0);
+    return d;
+  }
+  d.dtype = t.dtype;
+  d.numel = tv.numel;
+  // Reductions are offered where smdebug can read the value (parity with its Trial API);
+  // tensor_reduce() answers for the rest.
+  d.has_reductions = t.smdebug_readable && compute_reductions(tv, &d.red);
+  std::string header;
+  append_blob_header(&header, t.dtype, t.dims.data(), tv.ndim);
+  if (header.size() + t.data.size() > max_blob_bytes) {
+    // SQLite cannot hold it as one value (SQLITE_MAX_LENGTH); keep what describes it.
+    d.too_large = true;
+    d.notice = "tensor '" + e.tensor + "': its value is " + std::to_string(t.data.size()) +
+               " bytes, over SQLite's limit of " + std::to_string(max_blob_bytes) +
+               " bytes for one value; its dtype, shape and reductions are stored, the raw value is not";
+  } else if (compress) {
+    d.blob = encode_blob(t.dtype, t.dims.data(), tv.ndim, t.data.data(), t.data.size(), true);
+  } else {
+    // The one copy of a tensor between the record and SQLite's pages (bound without a copy).
+    d.blob.reserve(header.size() + t.data.size());
+    d.blob = header;
+    d.blob.append(t.data);
+  }
+  d.dims = std::move(t.dims);
+  return d;
+}
+
 // Reads, checks and decodes one index file and the records it points at. Runs on a worker thread:
 // touches only the source and its own result.
 PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t step, const std::string& worker,
-                          bool ended, bool compress, uint64_t max_blob_bytes, ReadBudget* budget,
+                          bool ended, bool compress, int threads, uint64_t max_blob_bytes, ReadBudget* budget,
                           size_t ticket) {
   BudgetTurn turn{budget, ticket};
   PreparedFile f;
@@ -235,53 +329,38 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
         f.status = FileStatus::kWait;   // the writer has not flushed everything yet
         return f;
       }
-      for (const auto& e : idx.tensors) {
-        if (e.length < kRecordOverhead || e.start > UINT64_MAX - e.length) continue;
-        if (e.start + e.length - lo > span->size()) {
-          f.errors.push_back({path, step, "tensor '" + e.tensor + "': record at offset " + std::to_string(e.start) +
-                                              " (+" + std::to_string(e.length) + ") is past the end of " + ev +
-                                              " (" + std::to_string(lo + span->size()) + " bytes)"});
+      // Decoding, CRC, reductions and blob encoding are independent per record: a file of big
+      // tensors spreads them over several threads. Merging into values stays serial, in index
+      // order, so saved reductions and duplicates resolve exactly as before.
+      std::vector<DecodedEntry> decoded(idx.tensors.size());
+      std::atomic<size_t> next{0};
+      auto work = [&] {
+        for (size_t i; (i = next.fetch_add(1)) < decoded.size();)
+          decoded[i] = decode_entry(idx.tensors[i], *span, lo, ev, compress, max_blob_bytes);
+      };
+      size_t helpers = 0;
+      if (span->size() >= kParallelDecodeBytes && decoded.size() > 1 &&
+          span->size() / decoded.size() <= kParallelRecordBytes)
+        helpers = std::min(decoded.size(), static_cast<size_t>(std::max(1, threads))) - 1;
+      std::vector<std::future<void>> running;
+      for (size_t h = 0; h < helpers; ++h) running.push_back(std::async(std::launch::async, work));
+      work();
+      for (auto& r : running) r.get();
+      std::string().swap(*span);
+      for (size_t i = 0; i < decoded.size(); ++i) {
+        DecodedEntry& d = decoded[i];
+        const IndexEntry& e = idx.tensors[i];
+        if (d.skip) continue;
+        if (!d.error.empty()) {
+          f.errors.push_back({path, step, std::move(d.error)});
           continue;
         }
-        std::string_view rec(span->data() + (e.start - lo), e.length);
-        RecordResult r = parse_record(rec);
-        if (r.status != RecordStatus::kOk || r.consumed != e.length) {
-          std::string why = r.status == RecordStatus::kCorrupt ? r.error
-                                                               : "record length field does not match the index length " +
-                                                                     std::to_string(e.length);
-          f.errors.push_back({path, step, "tensor '" + e.tensor + "' in " + ev + " at offset " +
-                                              std::to_string(e.start) + ": " + why});
-          continue;
-        }
-        std::vector<DecodedTensor> decoded;
-        if (!decode_event(r.payload, &decoded, &err)) {
-          f.errors.push_back({path, step, "tensor '" + e.tensor + "' in " + ev + " at offset " +
-                                              std::to_string(e.start) + ": " + err});
-          continue;
-        }
-        if (decoded.empty()) {
-          f.errors.push_back({path, step, "tensor '" + e.tensor + "' in " + ev + ": record holds no tensor"});
-          continue;
-        }
-        DecodedTensor& d = decoded.front();   // smdebug writes one value per record
-        std::string base;
-        int ridx;
-        bool abs;
-        if (parse_reduction_name(e.tensor, &base, &ridx, &abs)) {
-          TensorView tv;
-          tv.dtype = d.dtype;
-          tv.numel = shape_numel(d.dims.data(), static_cast<int>(d.dims.size()));
-          tv.data = reinterpret_cast<const uint8_t*>(d.data.data());
-          tv.data_bytes = d.data.size();
-          if (!dtype_is_real(d.dtype) || tv.numel < 1) {
-            f.errors.push_back({path, step, "reduction '" + e.tensor + "' is not a numeric scalar"});
-            continue;
-          }
-          PreparedValue& v = value_for(values, where, base);
+        if (d.is_reduction) {
+          PreparedValue& v = value_for(values, where, d.base);
           if (v.red_src == 2) expand_scalar_reductions(&v);
           v.red_src = 1;
-          int bit = ridx + (abs ? kRedCount : 0);
-          v.red[bit] = element_as_double(tv, 0);
+          int bit = d.ridx + (d.abs ? kRedCount : 0);
+          v.red[bit] = d.red_value;
           v.red_mask |= 1u << bit;
           continue;
         }
@@ -293,49 +372,26 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
         v.has_raw = true;
         v.dtype = d.dtype;
         v.dims = std::move(d.dims);
-        v.data = std::move(d.data);
-        TensorView tv;
-        tv.dtype = v.dtype;
-        tv.ndim = static_cast<int>(v.dims.size());
-        tv.numel = shape_numel(v.dims.data(), tv.ndim);
-        tv.data = reinterpret_cast<const uint8_t*>(v.data.data());
-        tv.data_bytes = v.data.size();
-        Reductions red;
-        // Reductions are offered where smdebug can read the value (parity with its Trial API);
-        // tensor_reduce() answers for the rest.
-        if (d.smdebug_readable && compute_reductions(tv, &red)) {
+        if (d.has_reductions) {
           uint32_t saved_mask = v.red_mask;
           double saved[kAllReductions];
           std::memcpy(saved, v.red, sizeof saved);
-          if (tv.numel == 1 && saved_mask == 0) {
+          if (d.numel == 1 && saved_mask == 0) {
             v.red_src = 2;
-            v.red[kRedMin] = red.v[kRedMin];
+            v.red[kRedMin] = d.red.v[kRedMin];
           } else {
             v.red_src = 1;
-            std::memcpy(v.red, red.v, sizeof red.v);
-            for (int i = 0; i < kAllReductions; ++i)   // the hook's saved reductions win
-              if (saved_mask & (1u << i)) v.red[i] = saved[i];
+            std::memcpy(v.red, d.red.v, sizeof d.red.v);
+            for (int k = 0; k < kAllReductions; ++k)   // the hook's saved reductions win
+              if (saved_mask & (1u << k)) v.red[k] = saved[k];
           }
           v.red_mask = kAllReductionsMask;
         }
-        std::string header;
-        append_blob_header(&header, v.dtype, v.dims.data(), tv.ndim);
-        if (header.size() + v.data.size() > max_blob_bytes) {
-          // SQLite cannot hold it as one value (SQLITE_MAX_LENGTH); keep what describes it.
-          f.errors.push_back({path, step, "tensor '" + e.tensor + "': its value is " + std::to_string(v.data.size()) +
-                                              " bytes, over SQLite's limit of " + std::to_string(max_blob_bytes) +
-                                              " bytes for one value; its dtype, shape and reductions are stored, "
-                                              "the raw value is not"});
+        if (d.too_large) {
+          f.errors.push_back({path, step, std::move(d.notice)});
           v.raw_too_large = true;
-        } else if (compress) {
-          v.blob = encode_blob(v.dtype, v.dims.data(), tv.ndim, v.data.data(), v.data.size(), true);
-        } else {
-          // The one copy of a tensor between the record and SQLite's pages (bound without a copy).
-          v.blob.reserve(header.size() + v.data.size());
-          v.blob = header;
-          v.blob.append(v.data);
         }
-        std::string().swap(v.data);
+        v.blob = std::move(d.blob);
       }
     }
   }
@@ -548,8 +604,8 @@ Ingester::FileStatements& Ingester::file_statements() {
     static constexpr const char* kInsertValue =
         "INSERT INTO value(trial_id, tensor_id, step, worker_id, dtype, shape, red_src, red_mask, "
         "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
-        "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data) "
-        "VALUES (?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?)";
+        "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, value_id) "
+        "VALUES (?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?)";
     sqlite3* h = db_.handle();
     file_statements_.reset(new FileStatements{
         Statement(h, "SELECT 1 FROM ingested_file WHERE trial_id = ? AND path = ?"),
@@ -560,6 +616,7 @@ Ingester::FileStatements& Ingester::file_statements() {
         Statement(h, "INSERT OR IGNORE INTO step_worker(trial_id, step, worker_id) VALUES (?, ?, ?)"),
         Statement(h, kInsertValue),
         Statement(h, "INSERT INTO value_blob(value_id, data) VALUES (?, ?)"),
+        Statement(h, "SELECT coalesce(max(value_id), 0) FROM value_blob"),
     });
   }
   return *file_statements_;
@@ -593,6 +650,11 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
       .bind(5, tensor_step).run();
   Statement& ins = st.insert_value;
   Statement& blob = st.insert_blob;
+  // value_blob ids are allocated here (value has no rowid): this transaction holds the write
+  // lock, so nobody else allocates until it commits.
+  int64_t next_value_id = 0;
+  if (st.max_value_id.step()) next_value_id = st.max_value_id.int64(0) + 1;
+  st.max_value_id.reset();
   for (auto& v : f.values) {
     if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
     int64_t tid = tensor_id(v.tensor);
@@ -615,6 +677,8 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
     // Small values live in the value row itself: one B-tree insert fewer per scalar.
     const bool inline_blob = v.has_raw && !v.raw_too_large && !opt_.compress && v.blob.size() <= kInlineBlobBytes;
     if (inline_blob) ins.bind_blob_static(27, v.blob.data(), v.blob.size());
+    const bool apart = v.has_raw && !v.raw_too_large && !inline_blob;
+    if (apart) ins.bind(28, next_value_id);
     try {
       ins.step();
     } catch (const DbError& e) {
@@ -624,10 +688,9 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
       continue;
     }
     ins.reset();
-    int64_t value_id = db_.last_insert_rowid();
     ++stats->values;
-    if (!v.has_raw || v.raw_too_large || inline_blob) continue;
-    blob.bind(1, value_id).bind_blob_static(2, v.blob.data(), v.blob.size()).run();
+    if (!apart) continue;
+    blob.bind(1, next_value_id++).bind_blob_static(2, v.blob.data(), v.blob.size()).run();
     std::string().swap(v.blob);   // release the tensor as soon as it is stored
   }
   for (const auto& e : f.errors) record_error(e, stats);
@@ -712,8 +775,8 @@ IngestStats Ingester::run_once() {
   auto submit_until = [&](size_t limit) {
     for (; submitted < pending.size() && submitted < limit; ++submitted) {
       const Pending& p = pending[submitted];
-      futures[submitted] = std::async(std::launch::async, [this, p, ended, max_blob, &budget, t = submitted] {
-        return prepare_file(source_, p.path, p.step, p.worker, ended, opt_.compress, max_blob, &budget, t);
+      futures[submitted] = std::async(std::launch::async, [this, p, ended, threads, max_blob, &budget, t = submitted] {
+        return prepare_file(source_, p.path, p.step, p.worker, ended, opt_.compress, threads, max_blob, &budget, t);
       });
     }
   };

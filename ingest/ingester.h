@@ -96,7 +96,7 @@ class Ingester {
   std::vector<Collection> collections_;
   struct FileStatements {
     Statement is_ingested, mark_ingested, step_mode, insert_step, insert_step_worker;
-    Statement insert_value, insert_blob;
+    Statement insert_value, insert_blob, max_value_id;
   };
   FileStatements& file_statements();
   void mark_ingested(const std::string& path);

@@ -61,6 +61,10 @@ void Database::setup() {
   exec("PRAGMA wal_autocheckpoint=32768");
   exec("PRAGMA journal_size_limit=67108864");
   exec("PRAGMA foreign_keys=OFF");
+  // A write transaction touches one leaf of value per tensor (the table is clustered by tensor):
+  // those pages must stay in the cache, or SQLite spills them to the WAL mid-transaction and
+  // rewrites (and re-checksums) every later frame at commit. The cache grows only as needed.
+  exec("PRAGMA cache_size=-32768");
   // Version check before touching the DDL so a newer file is not altered by an older binary.
   bool has_version = false;
   {
@@ -109,9 +113,8 @@ void Database::install_planner_stats() {
       {"collection_member", "collection_member_by_tensor", "200000 2"},
       {"reduction_kind", nullptr, "18"},
       {"dtype_name", nullptr, "16"},
-      {"value", "value_by_tensor", "10000000 1000 1 1"},
+      {"value", "value", "10000000 1000 1 1"},   // WITHOUT ROWID: the key is named after the table
       {"value", "value_by_step", "10000000 1000000 100"},
-      {"value", nullptr, "10000000"},
       {"value_blob", nullptr, "10000000"},
       {"ingested_file", "ingested_file", "1000000 100000 1"},
       {"ingest_error", nullptr, "100"},

@@ -10,7 +10,8 @@
 
 namespace trialdb {
 
-inline constexpr int kSchemaVersion = 3;   // 2: value.dtype is a code; 3: small blobs in value.data
+inline constexpr int kSchemaVersion = 4;   // 2: value.dtype is a code; 3: small blobs in value.data;
+                                           // 4: value clustered by (tensor, step, worker)
 
 // The DDL and public views (schema/schema.sql).
 const char* schema_sql();

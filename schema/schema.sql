@@ -101,17 +101,19 @@ INSERT OR IGNORE INTO reduction_kind(idx, reduction, abs) VALUES
   (9, 'min', 1), (10, 'max', 1), (11, 'mean', 1), (12, 'prod', 1), (13, 'std', 1),
   (14, 'variance', 1), (15, 'sum', 1), (16, 'l1', 1), (17, 'l2', 1);
 
--- One row per (tensor, global step, worker) for which anything was saved.
--- Reductions live beside the metadata so the reductions view never touches a blob.
+-- One row per (tensor, global step, worker) for which anything was saved, clustered by tensor:
+-- a tensor's series over all steps (the usual question, e.g. mean |gradient| per step) is one
+-- contiguous range of pages, read without a lookup per row. Reductions live beside the
+-- metadata so the reductions view never touches a blob.
 -- red_src: 0 none, 1 the r_* columns with red_mask saying which are present, 2 a one-element
 -- value whose element is in r_min (all 18 follow from it; red_mask 0). Scalar-heavy trials stay
 -- small this way. SQLite stores NaN as NULL, so a present reduction with a NULL column is NaN.
 CREATE TABLE IF NOT EXISTS value (
-  value_id   INTEGER PRIMARY KEY,
   trial_id   INTEGER NOT NULL,
   tensor_id  INTEGER NOT NULL,
   step       INTEGER NOT NULL,             -- global step
   worker_id  INTEGER NOT NULL,
+  value_id   INTEGER,                      -- value_blob row when the blob is stored apart
   dtype      INTEGER,                      -- dtype_name.code; NULL when no raw value was saved
   shape      TEXT,                         -- JSON array; saved shape when no raw value
   red_src    INTEGER NOT NULL DEFAULT 0,
@@ -120,9 +122,9 @@ CREATE TABLE IF NOT EXISTS value (
   r_sum REAL, r_l1 REAL, r_l2 REAL,
   ra_min REAL, ra_max REAL, ra_mean REAL, ra_prod REAL, ra_std REAL, ra_variance REAL,
   ra_sum REAL, ra_l1 REAL, ra_l2 REAL,
-  data       BLOB                          -- the value blob when it is small (<= 128 bytes)
-);
-CREATE UNIQUE INDEX IF NOT EXISTS value_by_tensor ON value(tensor_id, step, worker_id);
+  data       BLOB,                         -- the value blob when it is small (<= 128 bytes)
+  PRIMARY KEY (tensor_id, step, worker_id)
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS value_by_step ON value(trial_id, step);
 
 -- Raw values as self-describing blobs (docs/BLOB_FORMAT.md), apart from the metadata so that
@@ -150,7 +152,7 @@ CREATE TABLE IF NOT EXISTS ingest_error (
 );
 
 -- Fixed planner statistics (installed by Database on creation, see database.cc): shaped like a
--- large trial, so the public views are planned through the indexes (tensor -> value_by_tensor,
+-- large trial, so the public views are planned through the indexes (tensor -> value's key,
 -- step -> value_by_step) whatever the data, and no ANALYZE pass over the trial is ever needed.
 -- Without them SQLite may plan `reductions JOIN collections` as a scan of every value.
 
@@ -182,7 +184,7 @@ JOIN tensor tn ON tn.tensor_id = m.tensor_id;
 
 -- Join order notes (both value views): worker and reduction_kind are joined after value
 -- (LEFT JOIN / CROSS JOIN fix that), so a query is driven by what it filters on (tensor name,
--- collection, step) through value_by_tensor or value_by_step, never by a scan of value.
+-- collection, step) through value's key or value_by_step, never by a scan of value.
 CREATE VIEW IF NOT EXISTS tensor_values AS
 SELECT t.name AS trial, tn.name AS tensor, s.tensor_step AS step, w.name AS worker,
        s.mode, s.mode_step, d.name AS dtype, v.shape, coalesce(v.data, b.data) AS value
