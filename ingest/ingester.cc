@@ -27,6 +27,8 @@ namespace {
 
 constexpr std::string_view kReductionsPrefix = "smdebug/reductions/";
 constexpr size_t kInlineBlobBytes = 128;            // blobs up to this size are stored in value.data
+constexpr int kValueColumns = 28;                   // parameters of one row of INSERT INTO value
+constexpr size_t kValueBatch = 32;                  // rows per multi-row INSERT
 constexpr size_t kCommitBytes = 64u << 20;          // commit a transaction after this many bytes...
 constexpr size_t kCommitFiles = 256;                // ...or this many files
 constexpr uint64_t kReadAheadBytes = 512u << 20;    // event bytes read ahead of the writer
@@ -53,6 +55,15 @@ struct PreparedValue {
 };
 
 }  // namespace
+
+// A value row on its way into the value table (Ingester::write_values).
+struct ValueRow {
+  PreparedValue* value;
+  int64_t tensor_id;
+  int64_t value_id;                // value_blob row, when apart
+  bool inline_blob;                // the blob goes into value.data
+  bool apart;                      // the blob goes into value_blob
+};
 
 enum class FileStatus { kReady, kWait };
 
@@ -601,11 +612,15 @@ void Ingester::check_step_mode(PreparedFile& f) {
 // would otherwise pay a prepare per statement per file.
 Ingester::FileStatements& Ingester::file_statements() {
   if (!file_statements_) {
-    static constexpr const char* kInsertValue =
-        "INSERT INTO value(trial_id, tensor_id, step, worker_id, dtype, shape, red_src, red_mask, "
+    const std::string insert_value =
+        "INTO value(trial_id, tensor_id, step, worker_id, dtype, shape, red_src, red_mask, "
         "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
-        "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, value_id) "
-        "VALUES (?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?)";
+        "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, value_id) VALUES ";
+    std::string one_row = "(?";
+    for (int i = 1; i < kValueColumns; ++i) one_row += ",?";
+    one_row += ")";
+    std::string batch = insert_value + one_row;
+    for (size_t i = 1; i < kValueBatch; ++i) batch += "," + one_row;
     sqlite3* h = db_.handle();
     file_statements_.reset(new FileStatements{
         Statement(h, "SELECT 1 FROM ingested_file WHERE trial_id = ? AND path = ?"),
@@ -614,7 +629,10 @@ Ingester::FileStatements& Ingester::file_statements() {
         Statement(h, "INSERT INTO step(trial_id, step, mode, mode_step, tensor_step) VALUES (?, ?, ?, ?, ?) "
                      "ON CONFLICT DO NOTHING"),
         Statement(h, "INSERT OR IGNORE INTO step_worker(trial_id, step, worker_id) VALUES (?, ?, ?)"),
-        Statement(h, kInsertValue),
+        Statement(h, "INSERT " + insert_value + one_row),
+        Statement(h, "INSERT OR IGNORE " + insert_value + one_row),
+        Statement(h, "INSERT OR IGNORE " + batch),
+        Statement(h, "SELECT 1 FROM step_worker WHERE trial_id = ? AND step = ? AND worker_id = ?"),
         Statement(h, "INSERT INTO value_blob(value_id, data) VALUES (?, ?)"),
         Statement(h, "SELECT coalesce(max(value_id), 0) FROM value_blob"),
     });
@@ -625,6 +643,77 @@ Ingester::FileStatements& Ingester::file_statements() {
 void Ingester::mark_ingested(const std::string& path) {
   file_statements().mark_ingested.bind(1, trial_id_).bind(2, path).run();
   ingested_.insert(path);
+}
+
+namespace {
+// Binds one value row to parameters base+1 .. base+kValueColumns of an INSERT INTO value.
+void bind_value_row(Statement& ins, int base, int64_t trial_id, int64_t step, int64_t worker_id,
+                    const ValueRow& r) {
+  const PreparedValue& v = *r.value;
+  ins.bind(base + 1, trial_id).bind(base + 2, r.tensor_id).bind(base + 3, step).bind(base + 4, worker_id);
+  if (v.has_raw) {
+    ins.bind(base + 5, static_cast<int64_t>(v.dtype));   // dtype_name.code
+    // smdebug reports a 0-d value's shape as [1]; the blob keeps the true 0-d shape.
+    if (v.dims.empty()) ins.bind(base + 6, std::string_view("[1]"));
+    else ins.bind(base + 6, shape_json(v.dims.data(), static_cast<int>(v.dims.size())));
+  } else if (v.has_shape) {
+    ins.bind(base + 6, shape_json(v.saved_shape.data(), static_cast<int>(v.saved_shape.size())));
+  }
+  ins.bind(base + 7, v.red_src).bind(base + 8, v.red_src == 2 ? int64_t{0} : static_cast<int64_t>(v.red_mask));
+  // Unbound parameters are NULL (reset() clears bindings): bind only what is present.
+  for (int i = 0; i < kAllReductions; ++i) {
+    bool present = v.red_src == 1 ? (v.red_mask >> i) & 1 : (v.red_src == 2 && i == kRedMin);
+    if (present && !std::isnan(v.red[i])) ins.bind(base + 9 + i, v.red[i]);
+  }
+  if (r.inline_blob) ins.bind_blob_static(base + 27, v.blob.data(), v.blob.size());
+  if (r.apart) ins.bind(base + 28, r.value_id);
+}
+}  // namespace
+
+// Inserts value rows, then their apart blobs.
+//
+// Fast path (nothing of this step and worker is stored yet, so no row can collide): INSERT OR
+// IGNORE, 32 rows per statement. OR IGNORE because a statement that may abort half-way needs a
+// statement journal, which cost more than the batching saved; the row count is checked instead.
+// Otherwise row by row, so a value stored before is reported and skipped on its own.
+void Ingester::write_values(PreparedFile& f, int64_t wid, std::vector<ValueRow>& rows, bool fast,
+                            IngestStats* stats) {
+  FileStatements& st = file_statements();
+  if (fast) {
+    auto insert = [&](Statement& ins, size_t from, size_t n) {
+      for (size_t i = 0; i < n; ++i)
+        bind_value_row(ins, static_cast<int>(i) * kValueColumns, trial_id_, f.step, wid, rows[from + i]);
+      ins.step();
+      ins.reset();
+      if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n)
+        throw DbError(db_.path() + ": values of step " + std::to_string(f.step) + " for worker " + f.worker +
+                      " collided with stored values although none were recorded for it (" + f.path + ")");
+    };
+    if (rows.size() == kValueBatch) insert(st.insert_value_batch, 0, kValueBatch);
+    else
+      for (size_t i = 0; i < rows.size(); ++i) insert(st.insert_value_fast, i, 1);
+  }
+  for (ValueRow& r : rows) {
+    if (!fast) {
+      Statement& ins = st.insert_value;
+      bind_value_row(ins, 0, trial_id_, f.step, wid, r);
+      try {
+        ins.step();
+      } catch (const DbError& e) {
+        ins.reset();
+        record_error({f.path, f.step, "tensor '" + r.value->tensor + "' for worker " + f.worker +
+                                          " was already stored: " + e.what()},
+                     stats);
+        continue;
+      }
+      ins.reset();
+    }
+    ++stats->values;
+    if (!r.apart) continue;
+    st.insert_blob.bind(1, r.value_id).bind_blob_static(2, r.value->blob.data(), r.value->blob.size()).run();
+    std::string().swap(r.value->blob);   // release the tensor as soon as it is stored
+  }
+  rows.clear();
 }
 
 void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t, int>* touched) {
@@ -648,51 +737,28 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
   int64_t tensor_step = f.mode == Mode::kGlobal ? f.mode_step : f.step;
   st.insert_step.bind(1, trial_id_).bind(2, f.step).bind(3, std::string_view(mode_name(f.mode))).bind(4, f.mode_step)
       .bind(5, tensor_step).run();
-  Statement& ins = st.insert_value;
-  Statement& blob = st.insert_blob;
   // value_blob ids are allocated here (value has no rowid): this transaction holds the write
   // lock, so nobody else allocates until it commits.
   int64_t next_value_id = 0;
   if (st.max_value_id.step()) next_value_id = st.max_value_id.int64(0) + 1;
   st.max_value_id.reset();
+  // Values of this (step, worker) exist only if its step_worker row does (same transaction).
+  st.has_step_worker.bind(1, trial_id_).bind(2, f.step).bind(3, wid);
+  const bool fast = !st.has_step_worker.step();
+  st.has_step_worker.reset();
+  std::vector<ValueRow> batch;
+  batch.reserve(kValueBatch);
   for (auto& v : f.values) {
     if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
-    int64_t tid = tensor_id(v.tensor);
-    ins.bind(1, trial_id_).bind(2, tid).bind(3, f.step).bind(4, wid);
-    if (v.has_raw) {
-      ins.bind(5, static_cast<int64_t>(v.dtype));   // dtype_name.code
-      // smdebug reports a 0-d value's shape as [1]; the blob keeps the true 0-d shape.
-      ins.bind(6, v.dims.empty() ? std::string("[1]") : shape_json(v.dims.data(), static_cast<int>(v.dims.size())));
-    } else {
-      ins.bind_null(5);
-      if (v.has_shape) ins.bind(6, shape_json(v.saved_shape.data(), static_cast<int>(v.saved_shape.size())));
-      else ins.bind_null(6);
-    }
-    ins.bind(7, v.red_src).bind(8, v.red_src == 2 ? int64_t{0} : static_cast<int64_t>(v.red_mask));
-    // Unbound parameters are NULL (reset() clears bindings): bind only what is present.
-    for (int i = 0; i < kAllReductions; ++i) {
-      bool present = v.red_src == 1 ? (v.red_mask >> i) & 1 : (v.red_src == 2 && i == kRedMin);
-      if (present && !std::isnan(v.red[i])) ins.bind(9 + i, v.red[i]);
-    }
+    ValueRow r{&v, tensor_id(v.tensor), 0, false, false};
     // Small values live in the value row itself: one B-tree insert fewer per scalar.
-    const bool inline_blob = v.has_raw && !v.raw_too_large && !opt_.compress && v.blob.size() <= kInlineBlobBytes;
-    if (inline_blob) ins.bind_blob_static(27, v.blob.data(), v.blob.size());
-    const bool apart = v.has_raw && !v.raw_too_large && !inline_blob;
-    if (apart) ins.bind(28, next_value_id);
-    try {
-      ins.step();
-    } catch (const DbError& e) {
-      ins.reset();
-      record_error({f.path, f.step, "tensor '" + v.tensor + "' for worker " + f.worker + " was already stored: " + e.what()},
-                   stats);
-      continue;
-    }
-    ins.reset();
-    ++stats->values;
-    if (!apart) continue;
-    blob.bind(1, next_value_id++).bind_blob_static(2, v.blob.data(), v.blob.size()).run();
-    std::string().swap(v.blob);   // release the tensor as soon as it is stored
+    r.inline_blob = v.has_raw && !v.raw_too_large && !opt_.compress && v.blob.size() <= kInlineBlobBytes;
+    r.apart = v.has_raw && !v.raw_too_large && !r.inline_blob;
+    if (r.apart) r.value_id = next_value_id++;
+    batch.push_back(r);
+    if (batch.size() == kValueBatch) write_values(f, wid, batch, fast, stats);
   }
+  write_values(f, wid, batch, fast, stats);
   for (const auto& e : f.errors) record_error(e, stats);
   st.insert_step_worker.bind(1, trial_id_).bind(2, f.step).bind(3, wid).run();
   mark_ingested(f.path);

@@ -9,7 +9,9 @@
 
 #include "ingest/ingester.h"
 #include "ingest/local_source.h"
+#include "ingest/trial_writer.h"
 #include "schema/database.h"
+#include "schema/value_blob.h"
 
 using namespace trialdb;
 namespace fs = std::filesystem;
@@ -264,4 +266,61 @@ TEST(Ingester, SeveralTrialsInOneDatabase) {
   IngestOptions o;
   o.name = "pt_bad_init";
   EXPECT_THROW(Ingester(db, other, o), DbError);
+}
+
+// Files with many values are written 32 rows per INSERT (OR IGNORE, row count checked); a file
+// whose (step, worker) is already stored takes the row-by-row path, which reports each value it
+// skips. Both must store every value exactly once.
+TEST(Ingester, BatchedValuesAreExactAndAStoredStepIsReportedNotDuplicated) {
+  TempDir tmp;
+  fs::path trial = tmp.path / "batched";
+  constexpr int kScalars = 70;   // two full batches and a remainder
+  {
+    TrialWriter w(trial.string());
+    for (int step = 0; step < 3; ++step) {
+      auto s = w.begin_step(step, "worker_0", TrialMode::kTrain, step);
+      for (int t = 0; t < kScalars; ++t) {
+        float x = static_cast<float>(step * 1000 + t) + 0.25f;
+        s->add_tensor("scalar_" + std::to_string(t), DType::Float32, {}, &x, 4);
+      }
+      std::vector<float> big(4096);   // a blob stored apart, in value_blob
+      for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(step) - static_cast<float>(i);
+      s->add_tensor("big", DType::Float32, {64, 64}, big.data(), big.size() * 4);
+      s->close();
+    }
+    w.write_end_marker();
+  }
+  Database db((tmp.path / "t.db").string());
+  IngestStats st = ingest(db, trial);
+  EXPECT_TRUE(st.errors.empty());
+  EXPECT_EQ(st.values, 3u * (kScalars + 1));
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values"), 3 * (kScalars + 1));
+  for (int step = 0; step < 3; ++step)
+    for (int t : {0, 31, 32, 63, 64, 69}) {
+      std::string where = " FROM reductions WHERE tensor = 'scalar_" + std::to_string(t) +
+                          "' AND step = " + std::to_string(step) + " AND reduction = 'max' AND abs = 0";
+      EXPECT_EQ(text(db, "SELECT printf('%.2f', value)" + where),
+                std::to_string(step * 1000 + t) + ".25");
+    }
+  EXPECT_EQ(text(db, "SELECT printf('%.1f', value) FROM reductions WHERE tensor = 'big' AND step = 2 "
+                     "AND reduction = 'max' AND abs = 0"),
+            "2.0");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM value_blob"), 3);
+  EXPECT_EQ(scalar(db, "SELECT count(DISTINCT value_id) FROM value WHERE value_id IS NOT NULL"), 3);
+  EXPECT_EQ(scalar(db, "SELECT min(length(value)) FROM tensor_values WHERE tensor = 'big'"),
+            static_cast<int64_t>(kBlobHeaderFixed + 2 * 8 + 4096 * 4));
+  const std::string before = dump_views(db);
+
+  // The last step's index file offered again, as a second index file for a stored (step, worker)
+  // would be (listing resumes after the last ingested path).
+  {
+    Statement del(db.handle(), "DELETE FROM ingested_file WHERE path LIKE '%000000000002_worker_0.json'");
+    del.run();
+  }
+  st = ingest(db, trial);
+  EXPECT_EQ(st.values, 0u);
+  EXPECT_EQ(st.errors.size(), static_cast<size_t>(kScalars + 1));
+  for (const auto& e : st.errors) EXPECT_NE(e.message.find("was already stored"), std::string::npos) << e.message;
+  EXPECT_EQ(dump_views(db), before);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM value_blob"), 3);
 }
