@@ -175,13 +175,15 @@ void expand_scalar_reductions(PreparedValue* v) {
   v->red_src = 1;
 }
 
-PreparedValue& value_for(std::vector<PreparedValue>& values, std::map<std::string, size_t>& where,
+// The value of `tensor` in values, added if new. `where` holds views of the names stored in
+// values, so values must never reallocate: prepare_file reserves one slot per index entry.
+PreparedValue& value_for(std::vector<PreparedValue>& values, std::unordered_map<std::string_view, size_t>& where,
                          const std::string& tensor) {
   auto it = where.find(tensor);
   if (it != where.end()) return values[it->second];
-  where.emplace(tensor, values.size());
   values.emplace_back();
   values.back().tensor = tensor;
+  where.emplace(values.back().tensor, values.size() - 1);
   return values.back();
 }
 
@@ -310,7 +312,9 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
   for (auto& why : idx.skipped) f.errors.push_back({path, step, std::move(why)});
 
   std::vector<PreparedValue>& values = f.values;
-  std::map<std::string, size_t> where;
+  values.reserve(idx.tensors.size() + idx.shapes.size());   // value_for keeps views of the names
+  std::unordered_map<std::string_view, size_t> where;
+  where.reserve(values.capacity());
 
   if (!idx.tensors.empty()) {
     uint64_t lo = UINT64_MAX, hi = 0;
