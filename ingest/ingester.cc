@@ -20,6 +20,7 @@
 #include "schema/py_regex.h"
 #include "schema/reductions.h"
 #include "schema/value_blob.h"
+#include "schema/wal_checkpointer.h"
 
 namespace trialdb {
 
@@ -31,7 +32,8 @@ constexpr int kValueColumns = 28;                   // parameters of one row of 
 constexpr size_t kValueBatch = 32;                  // rows per multi-row INSERT
 constexpr size_t kCommitBytes = 64u << 20;          // commit a transaction after this many bytes...
 constexpr size_t kCommitFiles = 256;                // ...or this many files
-constexpr uint64_t kReadAheadBytes = 512u << 20;    // event bytes read ahead of the writer
+constexpr uint64_t kReadAheadBytes = 640u << 20;    // event bytes read ahead of the writer: the file
+                                                    // being written and the next, up to ~300 MiB each
 constexpr size_t kParallelDecodeBytes = 16u << 20;  // files larger than this decode on several threads...
 constexpr size_t kParallelRecordBytes = 64u << 20;  // ...unless their records are larger (memory: 2x a record each)
 
@@ -204,11 +206,12 @@ struct DecodedEntry {
   Reductions red;
   bool too_large = false;          // over SQLite's length limit: notice says so, no blob
   std::string notice;
+  std::string data;                // the raw bytes, until encode_entry turns them into blob
   std::string blob;
 };
 
 DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t lo, const std::string& ev,
-                          bool compress, uint64_t max_blob_bytes) {
+                          uint64_t max_blob_bytes) {
   DecodedEntry d;
   if (e.length < kRecordOverhead || e.start > UINT64_MAX - e.length) {
     d.skip = true;
@@ -267,16 +270,30 @@ DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t l
     d.notice = "tensor '" + e.tensor + "': its value is " + std::to_string(t.data.size()) +
                " bytes, over SQLite's limit of " + std::to_string(max_blob_bytes) +
                " bytes for one value; its dtype, shape and reductions are stored, the raw value is not";
-  } else if (compress) {
-    d.blob = encode_blob(t.dtype, t.dims.data(), tv.ndim, t.data.data(), t.data.size(), true);
   } else {
-    // The one copy of a tensor between the record and SQLite's pages (bound without a copy).
-    d.blob.reserve(header.size() + t.data.size());
-    d.blob = header;
-    d.blob.append(t.data);
+    d.data = std::move(t.data);
   }
   d.dims = std::move(t.dims);
   return d;
+}
+
+// The value blob of a decoded entry, its raw bytes released. Separate from decode_entry so the
+// event file's bytes are freed before the blobs are built: a file holds at most two copies of a
+// tensor at once (span + raw, then raw + blob), not three.
+void encode_entry(DecodedEntry& d, bool compress) {
+  if (d.is_reduction || d.too_large || !d.error.empty() || d.skip) return;
+  const int ndim = static_cast<int>(d.dims.size());
+  if (compress) {
+    d.blob = encode_blob(d.dtype, d.dims.data(), ndim, d.data.data(), d.data.size(), true);
+  } else {
+    // The one copy of a tensor between the record and SQLite's pages (bound without a copy).
+    std::string header;
+    append_blob_header(&header, d.dtype, d.dims.data(), ndim);
+    d.blob.reserve(header.size() + d.data.size());
+    d.blob = header;
+    d.blob.append(d.data);
+  }
+  std::string().swap(d.data);
 }
 
 // Reads, checks and decodes one index file and the records it points at. Runs on a worker thread:
@@ -348,20 +365,23 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
       // tensors spreads them over several threads. Merging into values stays serial, in index
       // order, so saved reductions and duplicates resolve exactly as before.
       std::vector<DecodedEntry> decoded(idx.tensors.size());
-      std::atomic<size_t> next{0};
-      auto work = [&] {
-        for (size_t i; (i = next.fetch_add(1)) < decoded.size();)
-          decoded[i] = decode_entry(idx.tensors[i], *span, lo, ev, compress, max_blob_bytes);
-      };
       size_t helpers = 0;
       if (span->size() >= kParallelDecodeBytes && decoded.size() > 1 &&
           span->size() / decoded.size() <= kParallelRecordBytes)
         helpers = std::min(decoded.size(), static_cast<size_t>(std::max(1, threads))) - 1;
-      std::vector<std::future<void>> running;
-      for (size_t h = 0; h < helpers; ++h) running.push_back(std::async(std::launch::async, work));
-      work();
-      for (auto& r : running) r.get();
+      auto for_each_entry = [&](auto&& fn) {   // fn(i) for every entry, on this thread and the helpers
+        std::atomic<size_t> next{0};
+        auto work = [&] {
+          for (size_t i; (i = next.fetch_add(1)) < decoded.size();) fn(i);
+        };
+        std::vector<std::future<void>> running;
+        for (size_t h = 0; h < helpers; ++h) running.push_back(std::async(std::launch::async, work));
+        work();
+        for (auto& r : running) r.get();
+      };
+      for_each_entry([&](size_t i) { decoded[i] = decode_entry(idx.tensors[i], *span, lo, ev, max_blob_bytes); });
       std::string().swap(*span);
+      for_each_entry([&](size_t i) { encode_entry(decoded[i], compress); });
       for (size_t i = 0; i < decoded.size(); ++i) {
         DecodedEntry& d = decoded[i];
         const IndexEntry& e = idx.tensors[i];
@@ -851,6 +871,10 @@ IngestStats Ingester::run_once() {
     }
   };
 
+  // Checkpoints run beside the writer while there is something to write (declared before tx:
+  // a transaction left open by an exception is rolled back before the thread stops).
+  std::unique_ptr<WalCheckpointer> checkpointer;
+  if (!pending.empty()) checkpointer = std::make_unique<WalCheckpointer>(db_);
   std::unique_ptr<Transaction> tx;
   std::map<int64_t, int> touched;
   size_t tx_bytes = 0, tx_files = 0;
@@ -859,6 +883,7 @@ IngestStats Ingester::run_once() {
     int64_t completed = complete_steps(touched, false);
     tx->commit();
     tx.reset();
+    if (checkpointer) checkpointer->after_commit();
     touched.clear();
     tx_bytes = tx_files = 0;
     stats.steps_completed += completed;

@@ -1,0 +1,68 @@
+// WalCheckpointer (schema/wal_checkpointer.h): while it lives, the writer's commits are copied
+// into the database file by its thread, and afterwards the writer checkpoints by itself again.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "schema/database.h"
+#include "schema/wal_checkpointer.h"
+
+using namespace trialdb;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDb {
+  fs::path dir;
+  TempDb() {
+    std::random_device rd;
+    dir = fs::temp_directory_path() / ("trialdb_ckpt_" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(dir);
+  }
+  ~TempDb() { fs::remove_all(dir); }
+  std::string path() const { return (dir / "t.db").string(); }
+};
+
+// The database file's size: it grows only when a checkpoint copies pages out of the WAL.
+uintmax_t db_file_mib(const TempDb& t) { return fs::file_size(t.path()) >> 20; }
+
+// ~48 MiB of 4 KiB pages in one transaction: past the 32 MiB at which the thread starts a pass.
+void write_big_transaction(Database& db, int tag) {
+  db.exec("CREATE TABLE IF NOT EXISTS filler(k INTEGER PRIMARY KEY, v BLOB)");
+  Transaction tx(db);
+  Statement ins(db.handle(), "INSERT INTO filler(v) VALUES (zeroblob(?) || ?)");
+  for (int i = 0; i < 48; ++i) ins.bind(1, int64_t{1} << 20).bind(2, int64_t{tag}).run();
+  tx.commit();
+}
+
+}  // namespace
+
+TEST(WalCheckpointer, CopiesCommitsBesideTheWriterAndHandsTheCheckpointBack) {
+  TempDb tmp;
+  Database db(tmp.path());
+  // 12k frames: below the writer's automatic checkpoint (32768 frames), so they stay in the WAL.
+  write_big_transaction(db, 1);
+  EXPECT_LT(db_file_mib(tmp), 2u);
+  {
+    WalCheckpointer c(db);
+    ASSERT_TRUE(c.active());
+    write_big_transaction(db, 2);
+    c.after_commit();
+  }   // the destructor lets the pass under way finish
+  EXPECT_GE(db_file_mib(tmp), 95u) << "the checkpointer's pass did not copy both commits";
+  // The automatic checkpoint is back: three more commits restart the WAL and pass 32768 frames.
+  for (int tag = 3; tag <= 5; ++tag) write_big_transaction(db, tag);
+  EXPECT_GE(db_file_mib(tmp), 230u) << "the writer's automatic checkpoint did not come back";
+  Statement q(db.handle(), "SELECT count(*), sum(length(v)) FROM filler");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(0), 5 * 48);
+}
+
+TEST(WalCheckpointer, InactiveOnAnInMemoryDatabase) {
+  Database db(":memory:");
+  WalCheckpointer c(db);
+  EXPECT_FALSE(c.active());
+  c.after_commit();   // harmless
+}
