@@ -12,23 +12,15 @@
 #include "ingest/trial_writer.h"
 #include "schema/database.h"
 #include "schema/value_blob.h"
+#include "tests/common/temp_dir.h"
 
 using namespace trialdb;
+using trialdb::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
 
 const fs::path kFixtures = TRIALDB_FIXTURES;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("trialdb_test_" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 fs::path copy_fixture(const std::string& name, const fs::path& into) {
   fs::path dst = into / name;

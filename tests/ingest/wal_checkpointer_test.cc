@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <random>
 #include <string>
 
 #include "schema/database.h"
 #include "schema/wal_checkpointer.h"
+#include "tests/common/temp_dir.h"
 
 using namespace trialdb;
 namespace fs = std::filesystem;
@@ -15,14 +15,8 @@ namespace fs = std::filesystem;
 namespace {
 
 struct TempDb {
-  fs::path dir;
-  TempDb() {
-    std::random_device rd;
-    dir = fs::temp_directory_path() / ("trialdb_ckpt_" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(dir);
-  }
-  ~TempDb() { fs::remove_all(dir); }
-  std::string path() const { return (dir / "t.db").string(); }
+  test::TempDir dir{"trialdb_ckpt"};
+  std::string path() const { return dir / "t.db"; }
 };
 
 // The database file's size: it grows only when a checkpoint copies pages out of the WAL.

@@ -21,22 +21,14 @@
 
 #include "ingest/trial_writer.h"
 #include "schema/database.h"
+#include "tests/common/temp_dir.h"
 
 using namespace trialdb;
+using trialdb::test::TempDir;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("trialdb_live_" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 pid_t spawn(const std::vector<std::string>& args, const fs::path& out) {
   std::fflush(stdout);   // the child must not replay our buffered output

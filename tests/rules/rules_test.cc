@@ -23,10 +23,13 @@
 #include "rules_sql/rule_runner.h"
 #include "schema/database.h"
 #include "schema/value_blob.h"
+#include "tests/common/temp_dir.h"
 
 namespace fs = std::filesystem;
 using trialdb::Database;
 using trialdb::Statement;
+
+using trialdb::test::TempDir;
 
 namespace {
 
@@ -35,16 +38,6 @@ const std::string kFixtures = TRIALDB_FIXTURES;
 
 using Key = std::tuple<int64_t, std::string, std::string>;   // step, tensor, worker
 using Findings = std::map<std::string, std::set<Key>>;        // per rule
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "rules_test_XXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 std::string quote(const std::string& s) {
   std::string q = "'";

@@ -17,8 +17,11 @@
 #include "ingest/proto/smdebug_event.pb.h"
 #include "ingest/trial_writer.h"
 #include "schema/value_blob.h"
+#include "tests/common/temp_dir.h"
 
 namespace trialdb {
+using trialdb::test::TempDir;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -29,15 +32,6 @@ std::string read_file(const fs::path& p) {
   ss << in.rdbuf();
   return ss.str();
 }
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/trialdb_synth_XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 int run(const std::string& args) {
   std::string cmd = std::string(TRIALDB_BIN) + " " + args + " >/dev/null 2>&1";

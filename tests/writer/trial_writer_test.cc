@@ -12,8 +12,11 @@
 #include "ingest/crc32c.h"
 #include "ingest/proto/smdebug_event.pb.h"
 #include "ingest/trial_writer.h"
+#include "tests/common/temp_dir.h"
 
 namespace trialdb {
+using trialdb::test::TempDir;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -27,15 +30,6 @@ std::string read_file(const fs::path& p) {
 }
 
 fs::path fixture(const std::string& rel) { return fs::path(TRIALDB_TEST_DATA) / "fixtures" / rel; }
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/trialdb_writer_XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 struct Record {
   uint64_t offset, total;
