@@ -64,7 +64,7 @@ struct ValueRow {
   int64_t tensor_id;
   int64_t value_id;                // value_blob row, when apart
   bool inline_blob;                // the blob goes into value.data
-  bool apart;                      // the blob goes into value_blob
+  bool apart() const { return value->has_raw && !value->raw_too_large && !inline_blob; }   // into value_blob
 };
 
 enum class FileStatus { kReady, kWait };
@@ -262,9 +262,7 @@ DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t l
   // Reductions are offered where smdebug can read the value (parity with its Trial API);
   // tensor_reduce() answers for the rest.
   d.has_reductions = t.smdebug_readable && compute_reductions(tv, &d.red);
-  std::string header;
-  append_blob_header(&header, t.dtype, t.dims.data(), tv.ndim);
-  if (header.size() + t.data.size() > max_blob_bytes) {
+  if (kBlobHeaderFixed + 8 * t.dims.size() + t.data.size() > max_blob_bytes) {
     // SQLite cannot hold it as one value (SQLITE_MAX_LENGTH); keep what describes it.
     d.too_large = true;
     d.notice = "tensor '" + e.tensor + "': its value is " + std::to_string(t.data.size()) +
@@ -282,17 +280,10 @@ DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t l
 // tensor at once (span + raw, then raw + blob), not three.
 void encode_entry(DecodedEntry& d, bool compress) {
   if (d.is_reduction || d.too_large || !d.error.empty() || d.skip) return;
-  const int ndim = static_cast<int>(d.dims.size());
-  if (compress) {
-    d.blob = encode_blob(d.dtype, d.dims.data(), ndim, d.data.data(), d.data.size(), true);
-  } else {
-    // The one copy of a tensor between the record and SQLite's pages (bound without a copy).
-    std::string header;
-    append_blob_header(&header, d.dtype, d.dims.data(), ndim);
-    d.blob.reserve(header.size() + d.data.size());
-    d.blob = header;
-    d.blob.append(d.data);
-  }
+  // Uncompressed, the one copy of a tensor between the record and SQLite's pages (the blob is
+  // bound without a copy).
+  d.blob = encode_blob(d.dtype, d.dims.data(), static_cast<int>(d.dims.size()), d.data.data(), d.data.size(),
+                       compress);
   std::string().swap(d.data);
 }
 
@@ -690,7 +681,7 @@ void bind_value_row(Statement& ins, int base, int64_t trial_id, int64_t step, in
     if (present && !std::isnan(v.red[i])) ins.bind(base + 9 + i, v.red[i]);
   }
   if (r.inline_blob) ins.bind_blob_static(base + 27, v.blob.data(), v.blob.size());
-  if (r.apart) ins.bind(base + 28, r.value_id);
+  if (r.apart()) ins.bind(base + 28, r.value_id);
 }
 }  // namespace
 
@@ -733,7 +724,7 @@ void Ingester::write_values(PreparedFile& f, int64_t wid, std::vector<ValueRow>&
       ins.reset();
     }
     ++stats->values;
-    if (!r.apart) continue;
+    if (!r.apart()) continue;
     st.insert_blob.bind(1, r.value_id).bind_blob_static(2, r.value->blob.data(), r.value->blob.size()).run();
     std::string().swap(r.value->blob);   // release the tensor as soon as it is stored
   }
@@ -774,11 +765,10 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
   batch.reserve(kValueBatch);
   for (auto& v : f.values) {
     if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
-    ValueRow r{&v, tensor_id(v.tensor), 0, false, false};
     // Small values live in the value row itself: one B-tree insert fewer per scalar.
-    r.inline_blob = v.has_raw && !v.raw_too_large && !opt_.compress && v.blob.size() <= kInlineBlobBytes;
-    r.apart = v.has_raw && !v.raw_too_large && !r.inline_blob;
-    if (r.apart) r.value_id = next_value_id++;
+    ValueRow r{&v, tensor_id(v.tensor), 0,
+               v.has_raw && !v.raw_too_large && !opt_.compress && v.blob.size() <= kInlineBlobBytes};
+    if (r.apart()) r.value_id = next_value_id++;
     batch.push_back(r);
     if (batch.size() == kValueBatch) write_values(f, wid, batch, fast, stats);
   }
