@@ -77,7 +77,7 @@ void Database::setup() {
   exec("PRAGMA page_size=4096");
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");
-  exec("PRAGMA wal_autocheckpoint=32768");
+  exec("PRAGMA wal_autocheckpoint=" + std::to_string(kWalAutoCheckpointFrames));
   exec("PRAGMA journal_size_limit=67108864");
   exec("PRAGMA foreign_keys=OFF");
   // A write transaction touches one leaf of value per tensor (the table is clustered by tensor):

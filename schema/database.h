@@ -13,6 +13,9 @@ namespace trialdb {
 inline constexpr int kSchemaVersion = 4;   // 2: value.dtype is a code; 3: small blobs in value.data;
                                            // 4: value clustered by (tensor, step, worker)
 
+// Frames (4 KiB pages) the WAL may hold before a commit checkpoints it (wal_autocheckpoint).
+inline constexpr int kWalAutoCheckpointFrames = 32768;
+
 // The DDL and public views (schema/schema.sql).
 const char* schema_sql();
 

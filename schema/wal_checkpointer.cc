@@ -7,7 +7,6 @@ namespace trialdb {
 namespace {
 constexpr int kStartFrames = 8192;     // 32 MiB of 4 KiB pages: worth a pass
 constexpr int kMaxFrames = 262144;     // 1 GiB: the writer waits for the pass (bounds the WAL)
-constexpr int kAutoCheckpointFrames = 32768;   // as Database sets it (wal_autocheckpoint)
 }  // namespace
 
 WalCheckpointer::WalCheckpointer(Database& db) : db_(db) {
@@ -42,7 +41,7 @@ WalCheckpointer::~WalCheckpointer() {
   }
   cv_.notify_all();
   thread_.join();
-  sqlite3_wal_autocheckpoint(db_.handle(), kAutoCheckpointFrames);   // also removes our hook
+  sqlite3_wal_autocheckpoint(db_.handle(), kWalAutoCheckpointFrames);   // also removes our hook
   sqlite3_close(ckpt_);
 }
 
