@@ -78,7 +78,9 @@ bool timed(sqlite3* db, const char* sql, const std::string& trial, const std::st
   }
   sqlite3_finalize(st);
   *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  *rows = n + (bytes == 0 && sum == 12345.678);   // keep the reads
+  static volatile double sink;   // the reads above must not be optimised away
+  sink = sum + static_cast<double>(bytes);
+  *rows = n;
   if (rc != SQLITE_DONE) std::fprintf(stderr, "query_bench: %s\n", sqlite3_errmsg(db));
   return rc == SQLITE_DONE;
 }
