@@ -22,6 +22,7 @@
 namespace trialdb {
 namespace {
 
+using test::percent_decode;
 using test::ScopedEnv;
 using test::StubHttpServer;
 using test::StubReply;
@@ -31,19 +32,6 @@ constexpr const char* kKey = "AKIDEXAMPLE";
 constexpr const char* kSecret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
 constexpr const char* kToken = "IQoJb3JpZ2luX2VjEJr//SESSION+TOKEN==";
 constexpr const char* kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-
-std::string percent_decode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      out.push_back(static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16)));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
 
 std::string xml_escape(const std::string& s) {
   std::string out;

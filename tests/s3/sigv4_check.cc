@@ -39,19 +39,6 @@ std::string hmac(const std::string& key, const std::string& data) {
   return std::string(reinterpret_cast<char*>(md), len);
 }
 
-std::string decode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      out.push_back(static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16)));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
 std::string encode(const std::string& s, bool keep_slash) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
@@ -84,6 +71,19 @@ std::string trim_collapse(const std::string& v) {
 
 }  // namespace
 
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      out.push_back(static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
 std::string check_sigv4(const StubRequest& r, const std::string& secret) {
   auto auth_it = r.headers.find("authorization");
   if (auth_it == r.headers.end()) return "no Authorization header";
@@ -95,15 +95,15 @@ std::string check_sigv4(const StubRequest& r, const std::string& secret) {
 
   size_t q = r.target.find('?');
   const std::string path = r.target.substr(0, q);
-  const std::string canonical_uri = encode(decode(path), true);
+  const std::string canonical_uri = encode(percent_decode(path), true);
 
   std::vector<std::pair<std::string, std::string>> params;
   if (q != std::string::npos) {
     std::stringstream qs(r.target.substr(q + 1));
     for (std::string kv; std::getline(qs, kv, '&');) {
       size_t eq = kv.find('=');
-      params.emplace_back(encode(decode(kv.substr(0, eq)), false),
-                          eq == std::string::npos ? "" : encode(decode(kv.substr(eq + 1)), false));
+      params.emplace_back(encode(percent_decode(kv.substr(0, eq)), false),
+                          eq == std::string::npos ? "" : encode(percent_decode(kv.substr(eq + 1)), false));
     }
   }
   std::sort(params.begin(), params.end());

@@ -10,6 +10,9 @@
 
 namespace trialdb::test {
 
+// "%2F" -> "/": undoes URL percent-encoding (S3 decodes paths and query values this way).
+std::string percent_decode(const std::string& s);
+
 // "" when the signature is valid for secret, otherwise what is wrong (with the canonical request).
 std::string check_sigv4(const StubRequest& request, const std::string& secret);
 
