@@ -28,7 +28,7 @@ namespace {
 
 constexpr std::string_view kReductionsPrefix = "smdebug/reductions/";
 constexpr size_t kInlineBlobBytes = 128;            // blobs up to this size are stored in value.data
-constexpr int kValueColumns = 28;                   // parameters of one row of INSERT INTO value
+constexpr int kValueColumns = 29;                   // parameters of one row of INSERT INTO value
 constexpr size_t kValueBatch = 32;                  // rows per multi-row INSERT
 constexpr size_t kCommitBytes = 64u << 20;          // commit a transaction after this many bytes...
 constexpr size_t kCommitFiles = 256;                // ...or this many files
@@ -628,7 +628,7 @@ void Ingester::check_step_mode(PreparedFile& f) {
 Ingester::FileStatements& Ingester::file_statements() {
   if (!file_statements_) {
     const std::string insert_value =
-        "INTO value(trial_id, tensor_id, step, worker_id, dtype, shape, red_src, red_mask, "
+        "INTO value(trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, "
         "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
         "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, value_id) VALUES ";
     std::string one_row = "(?";
@@ -640,7 +640,7 @@ Ingester::FileStatements& Ingester::file_statements() {
     file_statements_.reset(new FileStatements{
         Statement(h, "SELECT 1 FROM ingested_file WHERE trial_id = ? AND path = ?"),
         Statement(h, "INSERT INTO ingested_file(trial_id, path) VALUES (?, ?)"),
-        Statement(h, "SELECT mode, mode_step FROM step WHERE trial_id = ? AND step = ?"),
+        Statement(h, "SELECT mode, mode_step, tensor_step FROM step WHERE trial_id = ? AND step = ?"),
         Statement(h, "INSERT INTO step(trial_id, step, mode, mode_step, tensor_step) VALUES (?, ?, ?, ?, ?) "
                      "ON CONFLICT DO NOTHING"),
         Statement(h, "INSERT OR IGNORE INTO step_worker(trial_id, step, worker_id) VALUES (?, ?, ?)"),
@@ -662,10 +662,12 @@ void Ingester::mark_ingested(const std::string& path) {
 
 namespace {
 // Binds one value row to parameters base+1 .. base+kValueColumns of an INSERT INTO value.
-void bind_value_row(Statement& ins, int base, int64_t trial_id, int64_t step, int64_t worker_id,
-                    const ValueRow& r) {
+void bind_value_row(Statement& ins, int base, int64_t trial_id, int64_t tensor_step, int64_t step,
+                    int64_t worker_id, const ValueRow& r) {
   const PreparedValue& v = *r.value;
-  ins.bind(base + 1, trial_id).bind(base + 2, r.tensor_id).bind(base + 3, step).bind(base + 4, worker_id);
+  ins.bind(base + 1, trial_id).bind(base + 2, r.tensor_id).bind(base + 3, tensor_step).bind(base + 4, step - tensor_step)
+      .bind(base + 5, worker_id);
+  ++base;   // the parameters below follow worker_id
   if (v.has_raw) {
     ins.bind(base + 5, static_cast<int64_t>(v.dtype));   // dtype_name.code
     // smdebug reports a 0-d value's shape as [1]; the blob keeps the true 0-d shape.
@@ -691,13 +693,14 @@ void bind_value_row(Statement& ins, int base, int64_t trial_id, int64_t step, in
 // IGNORE, 32 rows per statement. OR IGNORE because a statement that may abort half-way needs a
 // statement journal, which cost more than the batching saved; the row count is checked instead.
 // Otherwise row by row, so a value stored before is reported and skipped on its own.
-void Ingester::write_values(PreparedFile& f, int64_t wid, std::vector<ValueRow>& rows, bool fast,
-                            IngestStats* stats) {
+void Ingester::write_values(PreparedFile& f, int64_t wid, int64_t tensor_step, std::vector<ValueRow>& rows,
+                            bool fast, IngestStats* stats) {
   FileStatements& st = file_statements();
   if (fast) {
     auto insert = [&](Statement& ins, size_t from, size_t n) {
       for (size_t i = 0; i < n; ++i)
-        bind_value_row(ins, static_cast<int>(i) * kValueColumns, trial_id_, f.step, wid, rows[from + i]);
+        bind_value_row(ins, static_cast<int>(i) * kValueColumns, trial_id_, tensor_step, f.step, wid,
+                       rows[from + i]);
       ins.step();
       ins.reset();
       if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n)
@@ -711,7 +714,7 @@ void Ingester::write_values(PreparedFile& f, int64_t wid, std::vector<ValueRow>&
   for (ValueRow& r : rows) {
     if (!fast) {
       Statement& ins = st.insert_value;
-      bind_value_row(ins, 0, trial_id_, f.step, wid, r);
+      bind_value_row(ins, 0, trial_id_, tensor_step, f.step, wid, r);
       try {
         ins.step();
       } catch (const DbError& e) {
@@ -752,6 +755,11 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
   int64_t tensor_step = f.mode == Mode::kGlobal ? f.mode_step : f.step;
   st.insert_step.bind(1, trial_id_).bind(2, f.step).bind(3, std::string_view(mode_name(f.mode))).bind(4, f.mode_step)
       .bind(5, tensor_step).run();
+  if (sqlite3_changes(db_.handle()) == 0) {   // another worker wrote the step first: its numbering holds
+    st.step_mode.bind(1, trial_id_).bind(2, f.step);
+    if (st.step_mode.step()) tensor_step = st.step_mode.int64(2);
+    st.step_mode.reset();
+  }
   // value_blob ids are allocated here (value has no rowid): this transaction holds the write
   // lock, so nobody else allocates until it commits.
   int64_t next_value_id = 0;
@@ -770,9 +778,9 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
                v.has_raw && !v.raw_too_large && !opt_.compress && v.blob.size() <= kInlineBlobBytes};
     if (r.apart()) r.value_id = next_value_id++;
     batch.push_back(r);
-    if (batch.size() == kValueBatch) write_values(f, wid, batch, fast, stats);
+    if (batch.size() == kValueBatch) write_values(f, wid, tensor_step, batch, fast, stats);
   }
-  write_values(f, wid, batch, fast, stats);
+  write_values(f, wid, tensor_step, batch, fast, stats);
   for (const auto& e : f.errors) record_error(e, stats);
   st.insert_step_worker.bind(1, trial_id_).bind(2, f.step).bind(3, wid).run();
   mark_ingested(f.path);
@@ -781,32 +789,54 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
 }
 
 // A step is complete when every expected worker wrote it, when a later step is complete, or when
-// training has ended (FORMAT.md). Only steps touched in this transaction can newly qualify.
+// training has ended (FORMAT.md). Complete steps are therefore a prefix, kept as the trial's
+// complete_through; step.complete mirrors it, including for a step first seen below the mark.
+// Only steps touched in this transaction can raise the mark.
 int64_t Ingester::complete_steps(const std::map<int64_t, int>& touched, bool ended) {
-  double now = now_unix();
-  if (ended) {
-    Statement u(db_.handle(), "UPDATE step SET complete = 1, completed_at = ? WHERE trial_id = ? AND complete = 0");
-    u.bind(1, now).bind(2, trial_id_).run();
-    return sqlite3_changes(db_.handle());
+  int64_t through = -1;
+  {
+    Statement q(db_.handle(), "SELECT complete_through FROM trial WHERE trial_id = ?");
+    if (q.bind(1, trial_id_).step()) through = q.int64(0);
   }
-  int expected = expected_workers_ > 0 ? expected_workers_ : static_cast<int>(std::max<size_t>(1, workers_.size()));
-  int64_t last_full = -1;
-  Statement c(db_.handle(), "SELECT count(*) FROM step_worker WHERE trial_id = ? AND step = ?");
-  for (auto it = touched.rbegin(); it != touched.rend(); ++it) {
-    c.bind(1, trial_id_).bind(2, it->first);
-    c.step();
-    bool full = c.int64(0) >= expected;
-    c.reset();
-    if (full) {
-      last_full = it->first;
-      break;
+  const int64_t before = through;
+  if (ended) {
+    through = std::numeric_limits<int64_t>::max();
+  } else {
+    int expected = expected_workers_ > 0 ? expected_workers_ : static_cast<int>(std::max<size_t>(1, workers_.size()));
+    Statement c(db_.handle(), "SELECT count(*) FROM step_worker WHERE trial_id = ? AND step = ?");
+    for (auto it = touched.rbegin(); it != touched.rend() && it->first > through; ++it) {
+      c.bind(1, trial_id_).bind(2, it->first);
+      c.step();
+      bool full = c.int64(0) >= expected;
+      c.reset();
+      if (full) {
+        through = it->first;
+        break;
+      }
     }
   }
-  if (last_full < 0) return 0;
+  if (through > before) {
+    Statement u(db_.handle(), "UPDATE trial SET complete_through = ? WHERE trial_id = ?");
+    u.bind(1, through).bind(2, trial_id_).run();
+  }
+  if (through < 0) return 0;
+  // Steps newly under the mark: those above the old mark, and touched steps below it that were
+  // first seen in this transaction (a late index file).
+  const double now = now_unix();
+  int64_t completed = 0;
   Statement u(db_.handle(),
-              "UPDATE step SET complete = 1, completed_at = ? WHERE trial_id = ? AND complete = 0 AND step <= ?");
-  u.bind(1, now).bind(2, trial_id_).bind(3, last_full).run();
-  return sqlite3_changes(db_.handle());
+              "UPDATE step SET complete = 1, completed_at = ?1 "
+              "WHERE trial_id = ?2 AND step > ?3 AND step <= ?4 AND complete = 0");
+  u.bind(1, now).bind(2, trial_id_).bind(3, before).bind(4, through).run();
+  completed += sqlite3_changes(db_.handle());
+  Statement late(db_.handle(),
+                 "UPDATE step SET complete = 1, completed_at = ?1 WHERE trial_id = ?2 AND step = ?3 AND complete = 0");
+  for (const auto& [step, unused] : touched) {
+    if (step > before) break;
+    late.bind(1, now).bind(2, trial_id_).bind(3, step).run();
+    completed += sqlite3_changes(db_.handle());
+  }
+  return completed;
 }
 
 IngestStats Ingester::run_once() {

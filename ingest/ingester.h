@@ -79,7 +79,8 @@ class Ingester {
   void open_trial();
   void load_collections(bool ended, IngestStats* stats);
   void write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t, int>* touched_steps);
-  void write_values(PreparedFile& f, int64_t worker_id, std::vector<ValueRow>& rows, bool fast, IngestStats* stats);
+  void write_values(PreparedFile& f, int64_t worker_id, int64_t tensor_step, std::vector<ValueRow>& rows, bool fast,
+                    IngestStats* stats);
   int64_t complete_steps(const std::map<int64_t, int>& touched, bool ended);
   int64_t worker_id(const std::string& name);
   int64_t tensor_id(const std::string& name);

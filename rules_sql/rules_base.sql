@@ -101,12 +101,13 @@ WHERE NOT EXISTS (SELECT 1 FROM rule_params q
 --
 -- This is the one place rules read the private tables, and it applies the public views' rule
 -- (a value is visible once its step is complete). Why not tensor_values: that view numbers
--- GLOBAL-mode steps by their mode step and hides the global step, so a lookup of one step
--- cannot be an index search on value(trial_id, step); without statistics SQLite then walks
--- every value of the trial, and the per-step cost grows with the trial. Here the join order
--- is fixed (CROSS JOIN): trial -> step (primary key) -> value_by_step, and the cursor is read
--- through scalar subqueries (constants to the planner: a join with it would make SQLite expect
--- many rows and build Bloom filters by scanning whole tables).
+-- GLOBAL-mode steps by their mode step and hides the global step, so one global step cannot be
+-- asked for (a GLOBAL mode step may equal another step's number). Here the join order is fixed
+-- (CROSS JOIN): trial -> step (primary key) -> value_by_step, searched with the step's
+-- tensor_step and offset (value.step_offset), so the per-step cost does not grow with the trial.
+-- The step's complete flag is the views' rule (it mirrors trial.complete_through). The cursor is
+-- read through scalar subqueries (constants to the planner: a join with it would make SQLite
+-- expect many rows and build Bloom filters by scanning whole tables).
 DROP VIEW IF EXISTS rule_now;
 CREATE VIEW rule_now AS
 SELECT t.name AS trial, s.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker,
@@ -120,7 +121,7 @@ JOIN worker w ON w.worker_id = v.worker_id
 LEFT JOIN value_blob b ON b.value_id = v.value_id
 WHERE t.name = (SELECT trial FROM rule_cursor)
   AND s.trial_id = t.trial_id AND s.step = (SELECT step FROM rule_cursor) AND s.complete
-  AND v.trial_id = t.trial_id AND v.step = s.step
+  AND v.trial_id = t.trial_id AND v.tensor_step = s.tensor_step AND v.step_offset = s.step - s.tensor_step
   AND (v.data IS NOT NULL OR b.value_id IS NOT NULL);
 
 -- The worker series rules read ("worker_0"; on trials without one, the first worker by name).

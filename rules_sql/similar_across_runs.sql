@@ -21,7 +21,7 @@ JOIN worker w ON w.worker_id = v.worker_id
 LEFT JOIN value_blob b ON b.value_id = v.value_id
 WHERE t.name = (SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'other_trial')
   AND s.trial_id = t.trial_id AND s.step = (SELECT step FROM rule_cursor) AND s.complete
-  AND v.trial_id = t.trial_id AND v.step = s.step
+  AND v.trial_id = t.trial_id AND v.tensor_step = s.tensor_step AND v.step_offset = s.step - s.tensor_step
   AND (v.data IS NOT NULL OR b.value_id IS NOT NULL);
 
 DROP VIEW IF EXISTS rule_similar_across_runs;

@@ -123,7 +123,6 @@ void Database::install_planner_stats() {
       {"trial", "sqlite_autoindex_trial_1", "10 1"},
       {"worker", "sqlite_autoindex_worker_1", "100 10 1"},
       {"step", "step", "1000000 100000 1"},
-      {"step", "step_by_tensor_step", "1000000 100000 1"},
       {"step_worker", "step_worker", "2000000 200000 2 1"},
       {"tensor", "sqlite_autoindex_tensor_1", "100000 10000 1"},
       {"tensor", "tensor_by_name", "100000 10"},
@@ -132,7 +131,7 @@ void Database::install_planner_stats() {
       {"collection_member", "collection_member_by_tensor", "200000 2"},
       {"reduction_kind", nullptr, "18"},
       {"dtype_name", nullptr, "16"},
-      {"value", "value", "10000000 1000 1 1"},   // WITHOUT ROWID: the key is named after the table
+      {"value", "value", "10000000 1000 1 1 1"},   // WITHOUT ROWID: the key is named after the table
       {"value", "value_by_step", "10000000 1000000 100"},
       {"value_blob", nullptr, "10000000"},
       {"ingested_file", "ingested_file", "1000000 100000 1"},

@@ -10,8 +10,9 @@
 
 namespace trialdb {
 
-inline constexpr int kSchemaVersion = 4;   // 2: value.dtype is a code; 3: small blobs in value.data;
-                                           // 4: value clustered by (tensor, step, worker)
+inline constexpr int kSchemaVersion = 5;   // 2: value.dtype is a code; 3: small blobs in value.data;
+                                           // 4: value clustered by (tensor, step, worker);
+                                           // 5: value.tensor_step, trial.complete_through
 
 // Frames (4 KiB pages) the WAL may hold before a commit checkpoints it (wal_autocheckpoint).
 inline constexpr int kWalAutoCheckpointFrames = 32768;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <cstring>
 #include <random>
 
@@ -158,11 +159,64 @@ TEST(Ingester, StepCompletesOnlyWhenEveryWorkerWroteIt) {
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM steps WHERE complete"), 4);
   // worker_0's rows of step 8 are stored but not visible until the step completes.
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 8"), 0);
-  EXPECT_GT(scalar(db, "SELECT count(*) FROM value WHERE step = 8"), 0);
+  EXPECT_GT(scalar(db, "SELECT count(*) FROM value WHERE tensor_step + step_offset = 8"), 0);
   fs::rename(saved, late);
   ingest(db, trial);
   EXPECT_EQ(scalar(db, "SELECT complete FROM steps WHERE step = 8"), 1);
   EXPECT_GT(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 8 AND worker = 'worker_1'"), 0);
+}
+
+// Complete steps are a prefix (FORMAT.md: a step is complete once a later one is), kept as the
+// trial's complete_through; what the value views show and what steps.complete says agree with it
+// at every point: while a worker lags, once it caught up, and once training ended.
+TEST(Ingester, CompleteThroughMarksWhatTheViewsShow) {
+  TempDir tmp;
+  fs::path trial = copy_fixture("dist2", tmp.path);
+  fs::remove(trial / "training_job_end.ts");
+  fs::path late = trial / "index/000000000/000000000008_worker_1.json";
+  fs::rename(late, tmp.path / "late.json");
+  Database db((tmp.path / "t.db").string());
+  auto agree = [&](int64_t through) {
+    EXPECT_EQ(scalar(db, "SELECT complete_through FROM trial"), through);
+    EXPECT_EQ(scalar(db, "SELECT count(*) FROM step WHERE complete <> (step <= " + std::to_string(through) + ")"), 0);
+    EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE step > " + std::to_string(through)), 0);
+    EXPECT_EQ(scalar(db, "SELECT count(*) FROM reductions WHERE step > " + std::to_string(through)), 0);
+    EXPECT_EQ(scalar(db, "SELECT count(DISTINCT step) FROM tensor_values"),
+              scalar(db, "SELECT count(*) FROM steps WHERE complete"));
+  };
+  ingest(db, trial);
+  agree(6);
+  EXPECT_GT(scalar(db, "SELECT count(*) FROM value WHERE tensor_step + step_offset = 8"), 0);   // stored, not yet shown
+  fs::rename(tmp.path / "late.json", late);
+  ingest(db, trial);
+  agree(8);
+  std::ofstream(trial / "training_job_end.ts") << "1";
+  ingest(db, trial);
+  agree(std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM steps WHERE complete"), 5);
+}
+
+// A GLOBAL-mode step is numbered by its mode step in the value views (core_dtypes: global step
+// 16 is GLOBAL step 5), and a filter on that number is a search of value, never a scan.
+TEST(Ingester, GlobalModeStepIsFoundByItsModeStepWithoutAScan) {
+  TempDir tmp;
+  fs::path trial = copy_fixture("core_dtypes", tmp.path);
+  Database db((tmp.path / "t.db").string());
+  ingest(db, trial);
+  EXPECT_EQ(text(db, "SELECT mode || ' ' || mode_step FROM steps WHERE step = 16"), "GLOBAL 5");
+  EXPECT_GT(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 5 AND mode = 'GLOBAL'"), 0);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 16"), 0);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM reductions WHERE tensor = 'dtype/float32' AND step = 5 "
+                       "AND reduction = 'max' AND abs = 0"), 1);
+  for (const char* sql : {"SELECT value FROM reductions WHERE tensor = 'dtype/float32' AND step = 5",
+                          "SELECT value FROM reductions WHERE step = 5",
+                          "SELECT value FROM tensor_values WHERE tensor = 'dtype/float32' AND step = 5",
+                          "SELECT value FROM tensor_values WHERE step = 5"}) {
+    Statement q(db.handle(), std::string("EXPLAIN QUERY PLAN ") + sql);
+    std::string plan;
+    while (q.step()) plan += q.text(3) + "\n";
+    EXPECT_EQ(plan.find("SCAN v"), std::string::npos) << sql << "\n" << plan;
+  }
 }
 
 TEST(Ingester, UnfinishedFilesWaitWhileLiveAndAreErrorsOnceEnded) {
@@ -239,7 +293,7 @@ TEST(Ingester, IndexPointingOutsideTheTrialIsRefused) {
   IngestStats s = ingest(db, trial);
   ASSERT_EQ(s.errors.size(), 1u);
   EXPECT_NE(s.errors[0].message.find("outside the trial"), std::string::npos);
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM value WHERE step = 4 AND worker_id = (SELECT worker_id FROM worker WHERE name = 'worker_0')"), 0);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM value WHERE tensor_step + step_offset = 4 AND worker_id = (SELECT worker_id FROM worker WHERE name = 'worker_0')"), 0);
   EXPECT_GT(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 4 AND worker = 'worker_1'"), 0);
 }
 
