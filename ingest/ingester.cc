@@ -51,6 +51,7 @@ struct PreparedValue {
   bool raw_too_large = false;      // has_raw, but the value exceeds SQLite's length limit: no blob
   bool has_shape = false;          // a saved shape (shape_payload) when there is no raw value
   std::vector<int64_t> saved_shape;
+  std::string shape_text;          // value.shape, built on a preparing thread (the writer binds it)
   int red_src = 0;                 // as value.red_src
   uint32_t red_mask = 0;
   double red[kAllReductions] = {};
@@ -426,6 +427,11 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
     v.has_shape = true;
     v.saved_shape = std::move(s.shape);
   }
+  for (auto& v : values) {
+    // smdebug reports a 0-d value's shape as [1]; the blob keeps the true 0-d shape.
+    if (v.has_raw) v.shape_text = v.dims.empty() ? "[1]" : shape_json(v.dims.data(), static_cast<int>(v.dims.size()));
+    else if (v.has_shape) v.shape_text = shape_json(v.saved_shape.data(), static_cast<int>(v.saved_shape.size()));
+  }
   return f;
 }
 
@@ -668,14 +674,8 @@ void bind_value_row(Statement& ins, int base, int64_t trial_id, int64_t tensor_s
   ins.bind(base + 1, trial_id).bind(base + 2, r.tensor_id).bind(base + 3, tensor_step).bind(base + 4, step - tensor_step)
       .bind(base + 5, worker_id);
   ++base;   // the parameters below follow worker_id
-  if (v.has_raw) {
-    ins.bind(base + 5, static_cast<int64_t>(v.dtype));   // dtype_name.code
-    // smdebug reports a 0-d value's shape as [1]; the blob keeps the true 0-d shape.
-    if (v.dims.empty()) ins.bind(base + 6, std::string_view("[1]"));
-    else ins.bind(base + 6, shape_json(v.dims.data(), static_cast<int>(v.dims.size())));
-  } else if (v.has_shape) {
-    ins.bind(base + 6, shape_json(v.saved_shape.data(), static_cast<int>(v.saved_shape.size())));
-  }
+  if (v.has_raw) ins.bind(base + 5, static_cast<int64_t>(v.dtype));   // dtype_name.code
+  if (v.has_raw || v.has_shape) ins.bind_text_static(base + 6, v.shape_text);
   ins.bind(base + 7, v.red_src).bind(base + 8, v.red_src == 2 ? int64_t{0} : static_cast<int64_t>(v.red_mask));
   // Unbound parameters are NULL (reset() clears bindings): bind only what is present.
   for (int i = 0; i < kAllReductions; ++i) {

@@ -183,6 +183,11 @@ Statement& Statement::bind_blob(int i, const void* p, size_t n) {
   if (sqlite3_bind_blob64(stmt_, i, n ? p : "", n, SQLITE_TRANSIENT) != SQLITE_OK) fail(db_, "bind");
   return *this;
 }
+Statement& Statement::bind_text_static(int i, std::string_view v) {
+  if (sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+
 Statement& Statement::bind_blob_static(int i, const void* p, size_t n) {
   if (sqlite3_bind_blob64(stmt_, i, n ? p : "", n, SQLITE_STATIC) != SQLITE_OK) fail(db_, "bind");
   return *this;

@@ -62,6 +62,7 @@ class Statement {
   // Not copied: the bytes must stay unchanged until the statement is reset. Saves a copy of
   // every tensor on the writer thread.
   Statement& bind_blob_static(int i, const void* p, size_t n);
+  Statement& bind_text_static(int i, std::string_view v);   // not copied: v must outlive the step
   Statement& bind_null(int i);
   bool step();   // true while a row is available; throws DbError on failure
   void run() { step(); reset(); }
