@@ -20,6 +20,7 @@
 
 #include "schema/py_regex.h"
 #include "schema/value_blob.h"
+#include "sqlext/sqlite_api.h"   // in build/lib/trialdb_rules.so, calls go through the host's API table
 
 namespace trialdb::rules {
 
