@@ -56,7 +56,12 @@ std::optional<std::string> process_env(const char* name) {
   return std::string(v);
 }
 
-S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env) {
+S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env, const FileLookup& files) {
+  std::optional<AwsProfile> loaded;   // read only when the environment leaves something unset
+  auto profile = [&]() -> const AwsProfile& {
+    if (!loaded) loaded = load_aws_profile(env, files);
+    return *loaded;
+  };
   S3Config c;
   c.tuning = options;
   if (c.tuning.max_in_flight < 1) c.tuning.max_in_flight = 1;
@@ -66,6 +71,7 @@ S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env) {
   c.region = options.region;
   if (c.region.empty()) c.region = env("AWS_REGION").value_or("");
   if (c.region.empty()) c.region = env("AWS_DEFAULT_REGION").value_or("");
+  if (c.region.empty()) c.region = profile().region;
   if (c.region.empty()) c.region = "us-east-1";
 
   std::string endpoint = options.endpoint;
@@ -92,10 +98,35 @@ S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env) {
     c.access_key_id = env("AWS_ACCESS_KEY_ID").value_or("");
     c.secret_access_key = env("AWS_SECRET_ACCESS_KEY").value_or("");
     c.session_token = env("AWS_SESSION_TOKEN").value_or("");
-    if (c.access_key_id.empty() && c.secret_access_key.empty())
-      throw SourceError(
-          "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN "
-          "for temporary credentials), or TRIALDB_S3_NO_SIGN_REQUEST=1 for a public bucket");
+    if (c.access_key_id.empty() && c.secret_access_key.empty()) {
+      const AwsProfile& p = profile();
+      std::string where;
+      for (const std::string& f : p.files) where += (where.empty() ? "" : " or ") + f;
+      if (where.empty()) where = "no file (HOME is not set)";
+      const std::string which = "AWS profile '" + p.name + "'";
+      if (p.explicit_name && !p.found)
+        throw SourceError(which + " (AWS_PROFILE) is not in " + where);
+      if (!p.unsupported.empty())
+        throw SourceError(which + " gets its credentials through " + p.unsupported +
+                          ", which trialdb does not support; export temporary keys instead, e.g. "
+                          "eval \"$(aws configure export-credentials --profile " + p.name + " --format env)\"");
+      if (p.access_key_id.empty() && p.secret_access_key.empty())
+        throw SourceError(
+            "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN "
+            "for temporary credentials), or put aws_access_key_id and aws_secret_access_key under profile '" +
+            p.name + "' (AWS_PROFILE picks another) in " + where +
+            ", or set TRIALDB_S3_NO_SIGN_REQUEST=1 for a public bucket");
+      if (p.access_key_id.empty() || p.secret_access_key.empty())
+        throw SourceError("incomplete AWS credentials in " + which + " (" + where + "): " +
+                          (p.access_key_id.empty() ? "aws_access_key_id" : "aws_secret_access_key") + " is missing");
+      c.access_key_id = p.access_key_id;
+      c.secret_access_key = p.secret_access_key;
+      c.session_token = p.session_token;
+      c.credentials_from = "the keys of " + which + " (" + where + ")";
+    } else {
+      c.credentials_from = std::string("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") +
+                           (c.session_token.empty() ? "" : " and AWS_SESSION_TOKEN");
+    }
     if (c.access_key_id.empty())
       throw SourceError("incomplete AWS credentials: AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not");
     if (c.secret_access_key.empty())

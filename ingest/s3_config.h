@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "ingest/aws_shared_config.h"
+
 namespace trialdb {
 
 // What a caller (the CLI) may set. Empty / unset fields fall back to the environment.
@@ -44,16 +46,19 @@ struct S3Config {
   bool path_style = false;
   bool sign = true;
   std::string access_key_id, secret_access_key, session_token;
+  std::string credentials_from;   // where they came from, for messages (variables or profile and file)
   S3Options tuning;
 };
 
-using EnvLookup = std::function<std::optional<std::string>(const char*)>;
 std::optional<std::string> process_env(const char* name);  // getenv; empty counts as unset
 
-// Applies options over the environment. Throws SourceError when credentials are missing or
-// incomplete (unless unsigned requests were asked for) or the endpoint is not an http(s) URL.
-// Messages name the variables involved, never their values.
-S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env = process_env);
+// Applies options over the environment, then the AWS shared files (aws_shared_config.h) for what
+// the environment leaves unset: credentials (both keys from one place) and the region. Throws
+// SourceError when credentials are missing or incomplete (unless unsigned requests were asked
+// for), AWS_PROFILE names a profile no file has, or the endpoint is not an http(s) URL. Messages
+// name the variables, profiles and files involved, never their values.
+S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env = process_env,
+                           const FileLookup& files = read_text_file);
 
 // The message with the secret key and session token (should a server ever echo one) replaced by ***.
 std::string s3_redact(std::string message, const S3Config& config);

@@ -68,9 +68,8 @@ void S3Source::fail(const S3Response& r, const std::string& op, const std::strin
     if (!config_.sign)
       msg += ": the bucket does not allow unsigned requests; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY";
     else
-      msg += std::string(": access refused; check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") +
-             (config_.session_token.empty() ? "" : " and AWS_SESSION_TOKEN") +
-             ", and that they may read bucket '" + location_.bucket + "'";
+      msg += ": access refused; check " + config_.credentials_from + ", and that they may read bucket '" +
+             location_.bucket + "'";
   }
   throw SourceError(s3_redact(msg, config_));
 }

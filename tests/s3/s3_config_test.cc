@@ -135,6 +135,94 @@ TEST(S3Config, SessionTokenAndRedaction) {
   EXPECT_EQ(s3_redact("x s3cr3t/value+x y FQoGZXIvYXdzEJr//token== z", c), "x *** y *** z");
 }
 
+FileLookup fake_files(std::map<std::string, std::string> files) {
+  return [files](const std::string& path) -> std::optional<std::string> {
+    auto it = files.find(path);
+    if (it == files.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(AwsSharedConfig, IniSections) {
+  const char* text = "# comment\n[default]\nregion = eu-west-1\n\n[profile dev]\n ; note\n"
+                     "  Region=us-west-2  \nbad line\n[empty]\n";
+  auto d = ini_section(text, "default");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->at("region"), "eu-west-1");
+  auto dev = ini_section(text, "profile dev");
+  ASSERT_TRUE(dev);
+  EXPECT_EQ(dev->at("region"), "us-west-2");   // keys lower-cased, values trimmed
+  EXPECT_EQ(dev->size(), 1u);
+  ASSERT_TRUE(ini_section(text, "empty"));
+  EXPECT_TRUE(ini_section(text, "empty")->empty());
+  EXPECT_FALSE(ini_section(text, "dev"));       // the config file's [profile dev] is not [dev]
+}
+
+// What the environment leaves unset comes from ~/.aws: the default profile, or AWS_PROFILE's;
+// keys from the credentials file before the config file; the region from the config file.
+TEST(S3Config, CredentialsAndRegionFromTheSharedFiles) {
+  const std::map<std::string, std::string> files = {
+      {"/home/u/.aws/credentials",
+       "[default]\naws_access_key_id = AKDEFAULT\naws_secret_access_key = default-secret\n"
+       "[dev]\naws_access_key_id=AKDEV\naws_secret_access_key=dev-secret\naws_session_token=dev-token\n"},
+      {"/home/u/.aws/config", "[default]\nregion = eu-west-1\n[profile dev]\nregion = ap-south-1\n"
+                              "[profile cfgonly]\naws_access_key_id = AKCFG\naws_secret_access_key = cfg-secret\n"}};
+  S3Config d = resolve_s3_config({}, fake_env({{"HOME", "/home/u"}}), fake_files(files));
+  EXPECT_EQ(d.access_key_id, "AKDEFAULT");
+  EXPECT_EQ(d.secret_access_key, "default-secret");
+  EXPECT_EQ(d.session_token, "");
+  EXPECT_EQ(d.region, "eu-west-1");
+  EXPECT_EQ(d.endpoint, "https://s3.eu-west-1.amazonaws.com");
+
+  S3Config dev = resolve_s3_config({}, fake_env({{"HOME", "/home/u"}, {"AWS_PROFILE", "dev"}}), fake_files(files));
+  EXPECT_EQ(dev.access_key_id, "AKDEV");
+  EXPECT_EQ(dev.session_token, "dev-token");
+  EXPECT_EQ(dev.region, "ap-south-1");
+
+  S3Config cfg = resolve_s3_config({}, fake_env({{"HOME", "/home/u"}, {"AWS_PROFILE", "cfgonly"}}), fake_files(files));
+  EXPECT_EQ(cfg.access_key_id, "AKCFG");
+  EXPECT_EQ(cfg.region, "us-east-1");
+
+  // The environment wins, for keys (both from one place) and for the region.
+  auto env = kCreds;
+  env["HOME"] = "/home/u";
+  env["AWS_REGION"] = "sa-east-1";
+  S3Config e = resolve_s3_config({}, fake_env(env), fake_files(files));
+  EXPECT_EQ(e.access_key_id, "AKID");
+  EXPECT_EQ(e.region, "sa-east-1");
+
+  // AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE move the files.
+  S3Config moved = resolve_s3_config(
+      {}, fake_env({{"AWS_SHARED_CREDENTIALS_FILE", "/etc/c"}, {"AWS_CONFIG_FILE", "/etc/f"}}),
+      fake_files({{"/etc/c", "[default]\naws_access_key_id=A2\naws_secret_access_key=S2\n"},
+                  {"/etc/f", "[default]\nregion=us-east-2\n"}}));
+  EXPECT_EQ(moved.access_key_id, "A2");
+  EXPECT_EQ(moved.region, "us-east-2");
+}
+
+TEST(S3Config, SharedFileErrorsNameProfileAndFilesNeverSecrets) {
+  const std::map<std::string, std::string> files = {
+      {"/home/u/.aws/credentials", "[half]\naws_secret_access_key = half-secret-value\n"},
+      {"/home/u/.aws/config", "[profile sso]\nsso_session = corp\nregion = eu-north-1\n"}};
+  auto err = [&](std::map<std::string, std::string> vars) {
+    vars["HOME"] = "/home/u";
+    return error_of([&] { resolve_s3_config({}, fake_env(vars), fake_files(files)); });
+  };
+  std::string missing = err({{"AWS_PROFILE", "nope"}});
+  EXPECT_NE(missing.find("AWS profile 'nope' (AWS_PROFILE) is not in /home/u/.aws/credentials or /home/u/.aws/config"),
+            std::string::npos) << missing;
+  std::string half = err({{"AWS_PROFILE", "half"}});
+  EXPECT_NE(half.find("incomplete AWS credentials in AWS profile 'half'"), std::string::npos) << half;
+  EXPECT_NE(half.find("aws_access_key_id is missing"), std::string::npos) << half;
+  EXPECT_EQ(half.find("half-secret-value"), std::string::npos) << "a secret leaked into: " << half;
+  std::string sso = err({{"AWS_PROFILE", "sso"}});
+  EXPECT_NE(sso.find("gets its credentials through sso_session, which trialdb does not support"), std::string::npos)
+      << sso;
+  std::string none = err({});   // no [default] anywhere
+  EXPECT_NE(none.find("no AWS credentials"), std::string::npos) << none;
+  EXPECT_NE(none.find("under profile 'default'"), std::string::npos) << none;
+}
+
 TEST(S3Config, UriEncoding) {
   EXPECT_EQ(s3_uri_encode("AZaz09-_.~", false), "AZaz09-_.~");
   EXPECT_EQ(s3_uri_encode("a/b c+d=e&f%", false), "a%2Fb%20c%2Bd%3De%26f%25");

@@ -128,5 +128,51 @@ TEST_F(S3Ingest, EveryViewEqualsALocalIngest) {
   }
 }
 
+// Credentials only in a shared credentials file, under a named profile (the environment has
+// neither key): the ingest signs with them and stores what a local ingest stores; a profile
+// the file lacks is a clear error naming it.
+TEST_F(S3Ingest, CredentialsFromTheSharedCredentialsFile) {
+  char tmpl[] = "/tmp/trialdb-s3-profile-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{dir};
+  std::ofstream(dir + "/credentials") << "[other]\naws_access_key_id = wrong\naws_secret_access_key = wrong\n"
+                                      << "[s3rver]\naws_access_key_id = " << test::kS3rverKey
+                                      << "\naws_secret_access_key = " << test::kS3rverSecret << "\n";
+  test::ScopedEnv env;
+  env.set("AWS_ACCESS_KEY_ID", std::nullopt)
+      .set("AWS_SECRET_ACCESS_KEY", std::nullopt)
+      .set("AWS_SHARED_CREDENTIALS_FILE", dir + "/credentials")
+      .set("AWS_PROFILE", "s3rver");
+  const std::string name = kFixtures.front();
+  RunResult ok = run({TRIALDB_BIN, "ingest", fixture_url(name), "--db", dir + "/s3.db", "--name", name, "-q"},
+                     dir + "/s3.log");
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  RunResult local = run({TRIALDB_BIN, "ingest", fixture_dir(name), "--db", dir + "/local.db", "--name", name, "-q"},
+                        dir + "/local.log");
+  ASSERT_EQ(local.exit_code, 0) << local.output;
+  Database a(dir + "/local.db", false), b(dir + "/s3.db", false);
+  EXPECT_TRUE(view_rows(a, "tensor_values") == view_rows(b, "tensor_values"));
+
+  // The server checks signatures: the other profile's keys are refused.
+  env.set("AWS_PROFILE", "other");
+  RunResult wrong = run({TRIALDB_BIN, "ingest", fixture_url(name), "--db", dir + "/wrong.db", "-q"}, dir + "/wrong.log");
+  EXPECT_NE(wrong.exit_code, 0) << wrong.output;
+  EXPECT_NE(wrong.output.find("access refused; check the keys of AWS profile 'other' (" + dir + "/credentials"),
+            std::string::npos) << wrong.output;
+
+  env.set("AWS_PROFILE", "missing");
+  RunResult bad = run({TRIALDB_BIN, "ingest", fixture_url(name), "--db", dir + "/bad.db", "-q"}, dir + "/bad.log");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("AWS profile 'missing' (AWS_PROFILE) is not in " + dir + "/credentials"), std::string::npos)
+      << bad.output;
+}
+
 }  // namespace
 }  // namespace trialdb

@@ -32,8 +32,11 @@ class ScopedEnv {
   ScopedEnv& clear_aws() {
     for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
                           "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_CA_BUNDLE",
-                          "TRIALDB_S3_PATH_STYLE", "TRIALDB_S3_NO_SIGN_REQUEST"})
+                          "TRIALDB_S3_PATH_STYLE", "TRIALDB_S3_NO_SIGN_REQUEST", "AWS_PROFILE"})
       set(v, std::nullopt);
+    // Nor the host's ~/.aws files.
+    set("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/trialdb-test/credentials");
+    set("AWS_CONFIG_FILE", "/nonexistent/trialdb-test/config");
     return *this;
   }
 
