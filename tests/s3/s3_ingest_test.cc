@@ -14,6 +14,7 @@
 
 #include "s3rver_suite.h"
 #include "schema/database.h"
+#include "tests/common/temp_dir.h"
 
 extern char** environ;
 namespace fs = std::filesystem;
@@ -89,16 +90,8 @@ std::vector<std::string> view_rows(Database& db, const std::string& view, const 
 class S3Ingest : public test::S3rverSuite {};
 
 TEST_F(S3Ingest, EveryViewEqualsALocalIngest) {
-  char tmpl[] = "/tmp/trialdb-s3-ingest-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl;
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  test::TempDir tmp("trialdb-s3-ingest");
+  const std::string dir = tmp.path.string();
 
   for (const std::string& name : kFixtures) {
     SCOPED_TRACE(name);
@@ -132,16 +125,8 @@ TEST_F(S3Ingest, EveryViewEqualsALocalIngest) {
 // neither key): the ingest signs with them and stores what a local ingest stores; a profile
 // the file lacks is a clear error naming it.
 TEST_F(S3Ingest, CredentialsFromTheSharedCredentialsFile) {
-  char tmpl[] = "/tmp/trialdb-s3-profile-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl;
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  test::TempDir tmp("trialdb-s3-profile");
+  const std::string dir = tmp.path.string();
   std::ofstream(dir + "/credentials") << "[other]\naws_access_key_id = wrong\naws_secret_access_key = wrong\n"
                                       << "[s3rver]\naws_access_key_id = " << test::kS3rverKey
                                       << "\naws_secret_access_key = " << test::kS3rverSecret << "\n";
