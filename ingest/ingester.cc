@@ -820,8 +820,8 @@ int64_t Ingester::complete_steps(const std::map<int64_t, int>& touched, bool end
     u.bind(1, through).bind(2, trial_id_).run();
   }
   if (through < 0) return 0;
-  // Steps newly under the mark: those above the old mark, and touched steps below it that were
-  // first seen in this transaction (a late index file).
+  // Steps newly under the mark: those above the old mark, and (defensively: listings start after
+  // the files of complete steps, so this should not occur) a touched step below it seen late.
   const double now = now_unix();
   int64_t completed = 0;
   Statement u(db_.handle(),

@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS trial (
   expected_workers INTEGER NOT NULL DEFAULT 0,  -- number of collection files seen
   ended            INTEGER NOT NULL DEFAULT 0,  -- training_job_end.ts seen
   -- Every global step <= this is complete (-1: none yet; the largest integer once ended). The
-  -- value views compare value.step with it instead of looking up each value's step row.
+  -- value views compare a value's global step with it instead of looking up its step row.
   complete_through INTEGER NOT NULL DEFAULT -1
 );
 
@@ -44,7 +44,6 @@ CREATE TABLE IF NOT EXISTS step (
   completed_at REAL,                       -- unix time the step became complete
   PRIMARY KEY (trial_id, step)
 ) WITHOUT ROWID;
-
 
 -- (step, worker) pairs whose index file has been ingested completely.
 CREATE TABLE IF NOT EXISTS step_worker (
@@ -191,9 +190,8 @@ JOIN tensor tn ON tn.tensor_id = m.tensor_id;
 
 -- Both value views: a value is visible when its global step is at most the trial's
 -- complete_through (arithmetic on the row, no lookup of the value's step row). Join order:
--- worker and reduction_kind come after value (LEFT JOIN / CROSS JOIN fix that), so a query is
--- driven by what it filters on (tensor name, collection, step) through value's key or
--- value_by_step, never by a scan of value.
+-- worker comes after value (LEFT JOIN fixes that), so a query is driven by what it filters on
+-- (tensor name, collection, step) through value's key or value_by_step, never by a scan of value.
 CREATE VIEW IF NOT EXISTS tensor_values AS
 SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker,
        s.mode, s.mode_step, d.name AS dtype, v.shape, coalesce(v.data, b.data) AS value
