@@ -28,7 +28,10 @@ namespace {
 
 constexpr std::string_view kReductionsPrefix = "smdebug/reductions/";
 constexpr size_t kInlineBlobBytes = 128;            // blobs up to this size are stored in value.data
-constexpr int kValueColumns = 29;                   // parameters of one row of INSERT INTO value
+// INSERT INTO value: ?1..?4 are shared by every row of a statement (trial, step numbering, worker:
+// one file's values), then kRowParams per row, so a row costs 4 binds fewer.
+constexpr int kSharedParams = 4;
+constexpr int kRowParams = 25;
 constexpr size_t kValueBatch = 32;                  // rows per multi-row INSERT
 constexpr size_t kCommitBytes = 64u << 20;          // commit a transaction after this many bytes...
 constexpr size_t kCommitFiles = 256;                // ...or this many files
@@ -637,11 +640,16 @@ Ingester::FileStatements& Ingester::file_statements() {
         "INTO value(trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, "
         "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
         "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, value_id) VALUES ";
-    std::string one_row = "(?";
-    for (int i = 1; i < kValueColumns; ++i) one_row += ",?";
-    one_row += ")";
+    // Row i: trial_id, tensor_id, tensor_step, step_offset, worker_id, then the rest in order.
+    auto row = [](size_t i) {
+      const int b = kSharedParams + static_cast<int>(i) * kRowParams;
+      std::string r = "(?1,?" + std::to_string(b + 1) + ",?2,?3,?4";
+      for (int k = 2; k <= kRowParams; ++k) r += ",?" + std::to_string(b + k);
+      return r + ")";
+    };
+    const std::string one_row = row(0);
     std::string batch = insert_value + one_row;
-    for (size_t i = 1; i < kValueBatch; ++i) batch += "," + one_row;
+    for (size_t i = 1; i < kValueBatch; ++i) batch += "," + row(i);
     sqlite3* h = db_.handle();
     file_statements_.reset(new FileStatements{
         Statement(h, "SELECT 1 FROM ingested_file WHERE trial_id = ? AND path = ?"),
@@ -667,23 +675,26 @@ void Ingester::mark_ingested(const std::string& path) {
 }
 
 namespace {
-// Binds one value row to parameters base+1 .. base+kValueColumns of an INSERT INTO value.
-void bind_value_row(Statement& ins, int base, int64_t trial_id, int64_t tensor_step, int64_t step,
-                    int64_t worker_id, const ValueRow& r) {
+// Binds ?1..?4 of an INSERT INTO value: what every row of one file shares.
+void bind_shared(Statement& ins, int64_t trial_id, int64_t tensor_step, int64_t step, int64_t worker_id) {
+  ins.bind(1, trial_id).bind(2, tensor_step).bind(3, step - tensor_step).bind(4, worker_id);
+}
+
+// Binds row i's parameters of an INSERT INTO value.
+void bind_value_row(Statement& ins, size_t i, const ValueRow& r) {
   const PreparedValue& v = *r.value;
-  ins.bind(base + 1, trial_id).bind(base + 2, r.tensor_id).bind(base + 3, tensor_step).bind(base + 4, step - tensor_step)
-      .bind(base + 5, worker_id);
-  ++base;   // the parameters below follow worker_id
-  if (v.has_raw) ins.bind(base + 5, static_cast<int64_t>(v.dtype));   // dtype_name.code
-  if (v.has_raw || v.has_shape) ins.bind_text_static(base + 6, v.shape_text);
-  ins.bind(base + 7, v.red_src).bind(base + 8, v.red_src == 2 ? int64_t{0} : static_cast<int64_t>(v.red_mask));
+  const int base = kSharedParams + static_cast<int>(i) * kRowParams;
+  ins.bind(base + 1, r.tensor_id);
+  if (v.has_raw) ins.bind(base + 2, static_cast<int64_t>(v.dtype));   // dtype_name.code
+  if (v.has_raw || v.has_shape) ins.bind_text_static(base + 3, v.shape_text);
+  ins.bind(base + 4, v.red_src).bind(base + 5, v.red_src == 2 ? int64_t{0} : static_cast<int64_t>(v.red_mask));
   // Unbound parameters are NULL (reset() clears bindings): bind only what is present.
-  for (int i = 0; i < kAllReductions; ++i) {
-    bool present = v.red_src == 1 ? (v.red_mask >> i) & 1 : (v.red_src == 2 && i == kRedMin);
-    if (present && !std::isnan(v.red[i])) ins.bind(base + 9 + i, v.red[i]);
+  for (int k = 0; k < kAllReductions; ++k) {
+    bool present = v.red_src == 1 ? (v.red_mask >> k) & 1 : (v.red_src == 2 && k == kRedMin);
+    if (present && !std::isnan(v.red[k])) ins.bind(base + 6 + k, v.red[k]);
   }
-  if (r.inline_blob) ins.bind_blob_static(base + 27, v.blob.data(), v.blob.size());
-  if (r.apart()) ins.bind(base + 28, r.value_id);
+  if (r.inline_blob) ins.bind_blob_static(base + 24, v.blob.data(), v.blob.size());
+  if (r.apart()) ins.bind(base + 25, r.value_id);
 }
 }  // namespace
 
@@ -698,9 +709,8 @@ void Ingester::write_values(PreparedFile& f, int64_t wid, int64_t tensor_step, s
   FileStatements& st = file_statements();
   if (fast) {
     auto insert = [&](Statement& ins, size_t from, size_t n) {
-      for (size_t i = 0; i < n; ++i)
-        bind_value_row(ins, static_cast<int>(i) * kValueColumns, trial_id_, tensor_step, f.step, wid,
-                       rows[from + i]);
+      bind_shared(ins, trial_id_, tensor_step, f.step, wid);
+      for (size_t i = 0; i < n; ++i) bind_value_row(ins, i, rows[from + i]);
       ins.step();
       ins.reset();
       if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n)
@@ -714,7 +724,8 @@ void Ingester::write_values(PreparedFile& f, int64_t wid, int64_t tensor_step, s
   for (ValueRow& r : rows) {
     if (!fast) {
       Statement& ins = st.insert_value;
-      bind_value_row(ins, 0, trial_id_, tensor_step, f.step, wid, r);
+      bind_shared(ins, trial_id_, tensor_step, f.step, wid);
+      bind_value_row(ins, 0, r);
       try {
         ins.step();
       } catch (const DbError& e) {
