@@ -32,6 +32,7 @@ constexpr size_t kInlineBlobBytes = 128;            // blobs up to this size are
 // one file's values), then kRowParams per row, so a row costs 4 binds fewer.
 constexpr int kSharedParams = 4;
 constexpr int kRowParams = 25;
+constexpr int kScalarRowParams = 4;   // a one-element value of shape [1]: the rest are constants
 constexpr size_t kValueBatch = 32;                  // rows per multi-row INSERT
 constexpr size_t kCommitBytes = 64u << 20;          // commit a transaction after this many bytes...
 constexpr size_t kCommitFiles = 256;                // ...or this many files
@@ -650,6 +651,16 @@ Ingester::FileStatements& Ingester::file_statements() {
     const std::string one_row = row(0);
     std::string batch = insert_value + one_row;
     for (size_t i = 1; i < kValueBatch; ++i) batch += "," + row(i);
+    // Scalars (the bulk of many trials): tensor_id, dtype, the element (r_min, red_src 2) and the
+    // inline blob; shape, red_src and red_mask are literals, the other columns NULL.
+    std::string scalars =
+        "INSERT OR IGNORE INTO value(trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, "
+        "red_src, red_mask, r_min, data) VALUES ";
+    for (size_t i = 0; i < kValueBatch; ++i) {
+      const int b = kSharedParams + static_cast<int>(i) * kScalarRowParams;
+      scalars += (i ? ",(?1,?" : "(?1,?") + std::to_string(b + 1) + ",?2,?3,?4,?" + std::to_string(b + 2) +
+                 ",'[1]',2,0,?" + std::to_string(b + 3) + ",?" + std::to_string(b + 4) + ")";
+    }
     sqlite3* h = db_.handle();
     file_statements_.reset(new FileStatements{
         Statement(h, "SELECT 1 FROM ingested_file WHERE trial_id = ? AND path = ?"),
@@ -661,6 +672,7 @@ Ingester::FileStatements& Ingester::file_statements() {
         Statement(h, "INSERT " + insert_value + one_row),
         Statement(h, "INSERT OR IGNORE " + insert_value + one_row),
         Statement(h, "INSERT OR IGNORE " + batch),
+        Statement(h, scalars),
         Statement(h, "SELECT 1 FROM step_worker WHERE trial_id = ? AND step = ? AND worker_id = ?"),
         Statement(h, "INSERT INTO value_blob(value_id, data) VALUES (?, ?)"),
         Statement(h, "SELECT coalesce(max(value_id), 0) FROM value_blob"),
@@ -678,6 +690,21 @@ namespace {
 // Binds ?1..?4 of an INSERT INTO value: what every row of one file shares.
 void bind_shared(Statement& ins, int64_t trial_id, int64_t tensor_step, int64_t step, int64_t worker_id) {
   ins.bind(1, trial_id).bind(2, tensor_step).bind(3, step - tensor_step).bind(4, worker_id);
+}
+
+// Whether the scalar batch statement can store r (its constants are r's values).
+bool is_plain_scalar(const ValueRow& r) {
+  const PreparedValue& v = *r.value;
+  return r.inline_blob && v.red_src == 2 && v.shape_text == "[1]";
+}
+
+// Binds row i's parameters of the scalar batch statement.
+void bind_scalar_row(Statement& ins, size_t i, const ValueRow& r) {
+  const PreparedValue& v = *r.value;
+  const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
+  ins.bind(base + 1, r.tensor_id).bind(base + 2, static_cast<int64_t>(v.dtype));
+  if (!std::isnan(v.red[kRedMin])) ins.bind(base + 3, v.red[kRedMin]);
+  ins.bind_blob_static(base + 4, v.blob.data(), v.blob.size());
 }
 
 // Binds row i's parameters of an INSERT INTO value.
@@ -701,23 +728,27 @@ void bind_value_row(Statement& ins, size_t i, const ValueRow& r) {
 // Inserts value rows, then their apart blobs.
 //
 // Fast path (nothing of this step and worker is stored yet, so no row can collide): INSERT OR
-// IGNORE, 32 rows per statement. OR IGNORE because a statement that may abort half-way needs a
-// statement journal, which cost more than the batching saved; the row count is checked instead.
+// IGNORE, 32 rows per statement (plain scalars through their own statement: 4 parameters a row
+// instead of 25). OR IGNORE because a statement that may abort half-way needs a statement
+// journal, which cost more than the batching saved; the row count is checked instead.
 // Otherwise row by row, so a value stored before is reported and skipped on its own.
 void Ingester::write_values(PreparedFile& f, int64_t wid, int64_t tensor_step, std::vector<ValueRow>& rows,
-                            bool fast, IngestStats* stats) {
+                            bool fast, bool scalars, IngestStats* stats) {
   FileStatements& st = file_statements();
   if (fast) {
     auto insert = [&](Statement& ins, size_t from, size_t n) {
       bind_shared(ins, trial_id_, tensor_step, f.step, wid);
-      for (size_t i = 0; i < n; ++i) bind_value_row(ins, i, rows[from + i]);
+      for (size_t i = 0; i < n; ++i) {
+        if (&ins == &st.insert_scalar_batch) bind_scalar_row(ins, i, rows[from + i]);
+        else bind_value_row(ins, i, rows[from + i]);
+      }
       ins.step();
       ins.reset();
       if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n)
         throw DbError(db_.path() + ": values of step " + std::to_string(f.step) + " for worker " + f.worker +
                       " collided with stored values although none were recorded for it (" + f.path + ")");
     };
-    if (rows.size() == kValueBatch) insert(st.insert_value_batch, 0, kValueBatch);
+    if (rows.size() == kValueBatch) insert(scalars ? st.insert_scalar_batch : st.insert_value_batch, 0, kValueBatch);
     else
       for (size_t i = 0; i < rows.size(); ++i) insert(st.insert_value_fast, i, 1);
   }
@@ -780,18 +811,25 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
   st.has_step_worker.bind(1, trial_id_).bind(2, f.step).bind(3, wid);
   const bool fast = !st.has_step_worker.step();
   st.has_step_worker.reset();
-  std::vector<ValueRow> batch;
+  std::vector<ValueRow> batch, scalar_batch;
   batch.reserve(kValueBatch);
+  scalar_batch.reserve(kValueBatch);
   for (auto& v : f.values) {
     if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
     // Small values live in the value row itself: one B-tree insert fewer per scalar.
     ValueRow r{&v, tensor_id(v.tensor), 0,
                v.has_raw && !v.raw_too_large && !opt_.compress && v.blob.size() <= kInlineBlobBytes};
     if (r.apart()) r.value_id = next_value_id++;
-    batch.push_back(r);
-    if (batch.size() == kValueBatch) write_values(f, wid, tensor_step, batch, fast, stats);
+    if (fast && is_plain_scalar(r)) {
+      scalar_batch.push_back(r);
+      if (scalar_batch.size() == kValueBatch) write_values(f, wid, tensor_step, scalar_batch, fast, true, stats);
+    } else {
+      batch.push_back(r);
+      if (batch.size() == kValueBatch) write_values(f, wid, tensor_step, batch, fast, false, stats);
+    }
   }
-  write_values(f, wid, tensor_step, batch, fast, stats);
+  write_values(f, wid, tensor_step, scalar_batch, fast, true, stats);   // a short batch goes row by row
+  write_values(f, wid, tensor_step, batch, fast, false, stats);
   for (const auto& e : f.errors) record_error(e, stats);
   st.insert_step_worker.bind(1, trial_id_).bind(2, f.step).bind(3, wid).run();
   mark_ingested(f.path);

@@ -80,7 +80,7 @@ class Ingester {
   void load_collections(bool ended, IngestStats* stats);
   void write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t, int>* touched_steps);
   void write_values(PreparedFile& f, int64_t worker_id, int64_t tensor_step, std::vector<ValueRow>& rows, bool fast,
-                    IngestStats* stats);
+                    bool scalars, IngestStats* stats);
   int64_t complete_steps(const std::map<int64_t, int>& touched, bool ended);
   int64_t worker_id(const std::string& name);
   int64_t tensor_id(const std::string& name);
@@ -99,7 +99,8 @@ class Ingester {
   std::vector<Collection> collections_;
   struct FileStatements {
     Statement is_ingested, mark_ingested, step_mode, insert_step, insert_step_worker;
-    Statement insert_value, insert_value_fast, insert_value_batch, has_step_worker, insert_blob, max_value_id;
+    Statement insert_value, insert_value_fast, insert_value_batch, insert_scalar_batch, has_step_worker, insert_blob,
+        max_value_id;
   };
   FileStatements& file_statements();
   void mark_ingested(const std::string& path);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -312,6 +313,54 @@ TEST(Ingester, SeveralTrialsInOneDatabase) {
   IngestOptions o;
   o.name = "pt_bad_init";
   EXPECT_THROW(Ingester(db, other, o), DbError);
+}
+
+// One-element values of shape [1] (or 0-d) go 32 at a time through a statement of their own
+// whose shape, red_src and red_mask are literals. Every kind of them (dtypes, NaN, inf, -0, 0-d
+// and [1]; [1,1] stays on the general path) must read back exactly as through the general path,
+// which --compress forces (blobs then go apart into value_blob, uncompressed when they do not
+// shrink, so the views must be identical).
+TEST(Ingester, ScalarBatchesReadBackAsTheGeneralPath) {
+  TempDir tmp;
+  fs::path trial = tmp.path / "scalars";
+  {
+    TrialWriter w(trial.string());
+    for (int step = 0; step < 2; ++step) {
+      auto s = w.begin_step(step, "worker_0", TrialMode::kTrain, step);
+      for (int t = 0; t < 80; ++t) {
+        const std::string name = "s" + std::to_string(t);
+        const float special[] = {std::nanf(""), INFINITY, -INFINITY, -0.0f, 0.0f};
+        float f32 = t < 5 ? special[t] : static_cast<float>(step * 100 + t) * -0.5f;
+        double f64 = static_cast<double>(t) / 3.0 + step;
+        int64_t i64 = (int64_t{1} << 40) * (t % 3) - t;
+        uint8_t u8 = static_cast<uint8_t>(t * 7 + step);
+        uint16_t f16 = static_cast<uint16_t>(0x3C00 + t);   // float16 bit patterns
+        switch (t % 6) {
+          case 0: s->add_tensor(name, DType::Float32, {}, &f32, 4); break;
+          case 1: s->add_tensor(name, DType::Float32, {1}, &f32, 4); break;
+          case 2: s->add_tensor(name, DType::Float64, {1}, &f64, 8); break;
+          case 3: s->add_tensor(name, DType::Int64, {}, &i64, 8); break;
+          case 4: s->add_tensor(name, t % 4 ? DType::UInt8 : DType::Bool, {1}, &u8, 1); break;
+          default: s->add_tensor(name, t % 4 ? DType::Float16 : DType::Float32, {1, 1},
+                                 t % 4 ? static_cast<const void*>(&f16) : &f32, t % 4 ? 2 : 4);
+        }
+      }
+      s->close();
+    }
+    w.write_end_marker();
+  }
+  Database plain((tmp.path / "plain.db").string()), general((tmp.path / "general.db").string());
+  ingest(plain, trial);
+  {
+    LocalSource src(trial.string());
+    IngestOptions o;
+    o.compress = true;
+    Ingester(general, src, o).run_once();
+  }
+  EXPECT_EQ(scalar(plain, "SELECT count(*) FROM value_blob"), 0);   // all inline: the scalar path ran
+  EXPECT_EQ(scalar(general, "SELECT count(*) FROM value_blob"), 160);
+  EXPECT_EQ(scalar(plain, "SELECT count(*) FROM tensor_values"), 160);
+  EXPECT_EQ(dump_views(plain), dump_views(general));
 }
 
 // Files with many values are written 32 rows per INSERT (OR IGNORE, row count checked); a file
