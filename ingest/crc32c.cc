@@ -139,9 +139,7 @@ __attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.2"))) uint32_t crc32c_vpcl
   for (; n >= 16; p += 16, n -= 16) r = fold128(r, k.by128, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   uint64_t c = _mm_crc32_u64(0, static_cast<uint64_t>(_mm_cvtsi128_si64(r)));
   c = _mm_crc32_u64(c, static_cast<uint64_t>(_mm_extract_epi64(r, 1)));
-  uint32_t c32 = static_cast<uint32_t>(c);
-  while (n--) c32 = _mm_crc32_u8(c32, *p++);
-  return ~c32;
+  return crc32c_sse42(p, n, ~static_cast<uint32_t>(c));   // the last 0-15 bytes
 }
 
 #pragma GCC diagnostic pop
@@ -203,20 +201,24 @@ uint32_t crc32c_with(Crc32cKernel kernel, const void* data, size_t n, uint32_t c
   return crc32c_portable(p, n, crc);
 }
 
-uint32_t crc32c(const void* data, size_t n, uint32_t crc) {
-#if defined(__x86_64__)
-  static const Crc32cKernel best = vpclmul_available()          ? Crc32cKernel::kVpclmul
-                                   : crc32c_hardware_available() ? Crc32cKernel::kSse42
-                                                                 : Crc32cKernel::kTable;
-  return crc32c_with(best, data, n, crc);
-#else
-  return crc32c_portable(data, n, crc);
-#endif
+namespace {
+Crc32cKernel best_kernel() {
+  static const Crc32cKernel best = crc32c_kernel_available(Crc32cKernel::kVpclmul) ? Crc32cKernel::kVpclmul
+                                   : crc32c_hardware_available()                   ? Crc32cKernel::kSse42
+                                                                                   : Crc32cKernel::kTable;
+  return best;
 }
+}  // namespace
+
+uint32_t crc32c(const void* data, size_t n, uint32_t crc) { return crc32c_with(best_kernel(), data, n, crc); }
 
 const char* crc32c_kernel_name() {
-  if (crc32c_kernel_available(Crc32cKernel::kVpclmul)) return "vpclmulqdq";
-  return crc32c_hardware_available() ? "sse4.2" : "table";
+  switch (best_kernel()) {
+    case Crc32cKernel::kVpclmul: return "vpclmulqdq";
+    case Crc32cKernel::kSse42: return "sse4.2";
+    case Crc32cKernel::kTable: break;
+  }
+  return "table";
 }
 
 uint32_t smdebug_constant_footer() {
