@@ -736,21 +736,19 @@ void Ingester::write_values(PreparedFile& f, int64_t wid, int64_t tensor_step, s
                             bool fast, bool scalars, IngestStats* stats) {
   FileStatements& st = file_statements();
   if (fast) {
-    auto insert = [&](Statement& ins, size_t from, size_t n) {
+    auto insert = [&](Statement& ins, auto bind_row, size_t from, size_t n) {
       bind_shared(ins, trial_id_, tensor_step, f.step, wid);
-      for (size_t i = 0; i < n; ++i) {
-        if (&ins == &st.insert_scalar_batch) bind_scalar_row(ins, i, rows[from + i]);
-        else bind_value_row(ins, i, rows[from + i]);
-      }
+      for (size_t i = 0; i < n; ++i) bind_row(ins, i, rows[from + i]);
       ins.step();
       ins.reset();
       if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n)
         throw DbError(db_.path() + ": values of step " + std::to_string(f.step) + " for worker " + f.worker +
                       " collided with stored values although none were recorded for it (" + f.path + ")");
     };
-    if (rows.size() == kValueBatch) insert(scalars ? st.insert_scalar_batch : st.insert_value_batch, 0, kValueBatch);
+    if (rows.size() == kValueBatch && scalars) insert(st.insert_scalar_batch, bind_scalar_row, 0, kValueBatch);
+    else if (rows.size() == kValueBatch) insert(st.insert_value_batch, bind_value_row, 0, kValueBatch);
     else
-      for (size_t i = 0; i < rows.size(); ++i) insert(st.insert_value_fast, i, 1);
+      for (size_t i = 0; i < rows.size(); ++i) insert(st.insert_value_fast, bind_value_row, i, 1);
   }
   for (ValueRow& r : rows) {
     if (!fast) {
