@@ -5,14 +5,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "ingest/trim.h"
+
 namespace trialdb {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -35,17 +31,17 @@ std::optional<std::map<std::string, std::string>> ini_section(std::string_view t
   bool in_section = false;
   while (!text.empty()) {
     size_t eol = text.find('\n');
-    std::string_view line = trim(text.substr(0, eol));
+    std::string_view line = trim_ascii_space(text.substr(0, eol));
     text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
     if (line.empty() || line.front() == '#' || line.front() == ';') continue;
     if (line.front() == '[' && line.back() == ']') {
-      in_section = trim(line.substr(1, line.size() - 2)) == section;
+      in_section = trim_ascii_space(line.substr(1, line.size() - 2)) == section;
       if (in_section && !out) out.emplace();
       continue;
     }
     size_t eq = line.find('=');
     if (!in_section || eq == std::string_view::npos) continue;
-    (*out)[lower(trim(line.substr(0, eq)))] = std::string(trim(line.substr(eq + 1)));
+    (*out)[lower(trim_ascii_space(line.substr(0, eq)))] = std::string(trim_ascii_space(line.substr(eq + 1)));
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ingest/source.h"
+#include "ingest/trim.h"
 
 namespace trialdb {
 
@@ -182,12 +183,6 @@ bool path_is(const std::vector<std::string_view>& path, std::initializer_list<st
   return true;
 }
 
-std::string_view trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
 }  // namespace
 
 std::string xml_unescape(std::string_view text) {
@@ -213,7 +208,7 @@ S3ListPage parse_list_objects_v2(std::string_view xml) {
         current.key = text;  // keys are taken verbatim: spaces are significant
         have_key = true;
       } else if (path_is(path, {"ListBucketResult", "Contents", "Size"})) {
-        std::string_view digits = trim(text);
+        std::string_view digits = trim_ascii_space(text);
         auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), current.size);
         if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
           throw XmlError{"bad <Size> '" + text + "'"};
@@ -224,7 +219,7 @@ S3ListPage parse_list_objects_v2(std::string_view xml) {
         current = S3Object{};
         have_key = have_size = false;
       } else if (path_is(path, {"ListBucketResult", "IsTruncated"})) {
-        std::string_view v = trim(text);
+        std::string_view v = trim_ascii_space(text);
         if (v != "true" && v != "false") throw XmlError{"bad <IsTruncated> '" + text + "'"};
         page.truncated = v == "true";
       } else if (path_is(path, {"ListBucketResult", "NextContinuationToken"})) {
@@ -244,8 +239,8 @@ S3ErrorBody parse_s3_error(std::string_view xml) {
   S3ErrorBody err;
   try {
     walk(xml, [&](const std::vector<std::string_view>& path, const std::string& text) {
-      if (path_is(path, {"Error", "Code"})) err.code = std::string(trim(text));
-      else if (path_is(path, {"Error", "Message"})) err.message = std::string(trim(text));
+      if (path_is(path, {"Error", "Code"})) err.code = std::string(trim_ascii_space(text));
+      else if (path_is(path, {"Error", "Message"})) err.message = std::string(trim_ascii_space(text));
     });
   } catch (const XmlError&) {
     // Not XML (a proxy's HTML page, an empty HEAD body): whatever was read so far is kept.
