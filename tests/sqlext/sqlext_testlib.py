@@ -34,11 +34,25 @@ def connect(module, path=":memory:"):
     return con
 
 
-def shell(shell_bin, module, sql, db=":memory:"):
-    """Runs sql in the stock sqlite3 shell after .load; returns (returncode, stdout, stderr)."""
-    script = ".load %s\n%s\n" % (module_stem(module), sql)
-    r = subprocess.run([shell_bin, "-batch", "-bail", db], input=script, capture_output=True, text=True, timeout=30)
+def shell(shell_bin, module, sql, db=":memory:", load=True):
+    """Runs sql in the stock sqlite3 shell after .load (unless load is False); returns
+    (returncode, stdout, stderr). The shell may echo undecodable bytes in its errors."""
+    script = (".load %s\n" % module_stem(module) if load else "") + sql + "\n"
+    r = subprocess.run([shell_bin, "-batch", "-bail", db], input=script, capture_output=True, text=True,
+                       errors="replace", timeout=30)
     return r.returncode, r.stdout, r.stderr
+
+
+def check_self_contained_module(c, module, entry):
+    """A loadable module must call SQLite only through the host's API table: no libsqlite3
+    dependency, no undefined sqlite3_* symbols, and only its entry point exported."""
+    needed = subprocess.run(["readelf", "-d", module], capture_output=True, text=True).stdout
+    c.true("libsqlite3" not in needed, "module does not link libsqlite3")
+    undef = subprocess.run(["nm", "-D", "--undefined-only", module], capture_output=True, text=True).stdout
+    c.true(not any(l.split()[-1].startswith("sqlite3_") for l in undef.splitlines() if l.strip()),
+           "no undefined sqlite3_ symbols")
+    defined = subprocess.run(["nm", "-D", "--defined-only", module], capture_output=True, text=True).stdout
+    c.eq([l.split()[-1] for l in defined.splitlines() if " T " in l], [entry], "exported functions")
 
 
 _fixture_db = None

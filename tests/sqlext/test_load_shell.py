@@ -1,21 +1,11 @@
 """Loads build/lib/trialdb.so into the stock Debian sqlite3 shell with .load and queries it:
 the REGEXP cases of the issue, blobs built by tensor_from_json, error reporting, and (when the
 CLI can ingest) a fixture database. Also checks the module does not link its own SQLite."""
-import subprocess
-
-from sqlext_testlib import Checker, args, fixture_db, shell
+from sqlext_testlib import Checker, args, check_self_contained_module, fixture_db, shell
 
 a = args()
 c = Checker()
-
-# The module must call SQLite only through the host's API table: no libsqlite3 dependency, no
-# undefined sqlite3_* symbols, and only the entry point exported.
-needed = subprocess.run(["readelf", "-d", a.module], capture_output=True, text=True).stdout
-c.true("libsqlite3" not in needed, "module does not link libsqlite3")
-undef = subprocess.run(["nm", "-D", "--undefined-only", a.module], capture_output=True, text=True).stdout
-c.true(not any(l.split()[-1].startswith("sqlite3_") for l in undef.splitlines() if l.strip()), "no undefined sqlite3_ symbols")
-defined = subprocess.run(["nm", "-D", "--defined-only", a.module], capture_output=True, text=True).stdout
-c.eq([l.split()[-1] for l in defined.splitlines() if " T " in l], ["sqlite3_trialdb_init"], "exported functions")
+check_self_contained_module(c, a.module, "sqlite3_trialdb_init")
 
 rc, out, err = shell(a.shell, a.module, """
 SELECT 'Net_conv0.weight' REGEXP '^(?!gradient).*weight';
