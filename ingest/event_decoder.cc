@@ -7,6 +7,7 @@
 #include <google/protobuf/arena.h>
 
 #include "ingest/proto/smdebug_event.pb.h"
+#include "ingest/tensor_content_split.h"
 
 namespace trialdb {
 
@@ -83,8 +84,10 @@ bool fill_typed(const Field& field, int64_t numel, std::string* data, std::strin
   return true;
 }
 
-// Takes tensor_content by swap: a large tensor is never copied on its way to the blob.
-bool decode_tensor(pb::TensorProto& t, DecodedTensor* d, std::string* err) {
+// cut: the tensor_content split_tensor_content() cut out of the payload (t's is then empty),
+// kept as a view; otherwise t's is taken by swap. Either way the content is not copied here.
+bool decode_tensor(pb::TensorProto& t, const std::string_view* cut, DecodedTensor* d, std::string* err) {
+  const std::string_view content = cut ? *cut : std::string_view(t.tensor_content());
   const auto& shape = t.tensor_shape();
   if (shape.unknown_rank()) return *err = "tensor has unknown rank", false;
   if (shape.dim_size() > kMaxDims) return *err = "tensor has more than 32 dimensions", false;
@@ -96,7 +99,7 @@ bool decode_tensor(pb::TensorProto& t, DecodedTensor* d, std::string* err) {
   if (numel < 0) return *err = "tensor shape overflows", false;
 
   if (t.dtype() == 0 || t.dtype() == 7) {
-    if (t.dtype() == 0 && t.string_val_size() == 0 && !t.tensor_content().empty())
+    if (t.dtype() == 0 && t.string_val_size() == 0 && !content.empty())
       return *err = "tensor has dtype 0 (invalid) but numeric content", false;
     d->dtype = DType::String;
     d->smdebug_readable = true;
@@ -120,16 +123,21 @@ bool decode_tensor(pb::TensorProto& t, DecodedTensor* d, std::string* err) {
   if (!dtype_from_tf(t.dtype(), &d->dtype, &d->smdebug_readable))
     return *err = "unknown tensor dtype " + std::to_string(t.dtype()), false;
   const size_t item = dtype_size(d->dtype);
-  if (!t.tensor_content().empty() || numel == 0) {
+  if (!content.empty() || numel == 0) {
     // Divide rather than multiply: a forged shape must not wrap around to the content's size.
-    if (t.tensor_content().size() % item != 0 || static_cast<uint64_t>(numel) != t.tensor_content().size() / item)
-      return *err = "tensor_content has " + std::to_string(t.tensor_content().size()) + " bytes but dtype " +
+    if (content.size() % item != 0 || static_cast<uint64_t>(numel) != content.size() / item)
+      return *err = "tensor_content has " + std::to_string(content.size()) + " bytes but dtype " +
                     dtype_name(d->dtype) + " x shape " + shape_json(d->dims.data(), static_cast<int>(d->dims.size())) +
                     " needs " +
                     (static_cast<uint64_t>(numel) > UINT64_MAX / item ? std::string("more than 2^64")
                                                                        : std::to_string(static_cast<uint64_t>(numel) * item)),
                     false;
-    t.mutable_tensor_content()->swap(d->data);
+    if (cut && !content.empty()) {
+      d->borrowed = content;
+      d->is_borrowed = true;
+    } else {
+      t.mutable_tensor_content()->swap(d->data);
+    }
     return true;
   }
   if (static_cast<uint64_t>(numel) > kMaxExpandedBytes / item)
@@ -187,15 +195,24 @@ bool whole_strtoll(const std::string& c, long long* out) {
 // proto3 singular sub-messages, so the whole tree under `summary` was rebuilt anyway.
 // Larger records get a plain heap message: the arena's bump allocation would copy a growing
 // typed-value array several times, and such a record is rare and dominated by its data.
-// tensor_content is swapped out to the caller either way (its buffer is not arena memory).
+// tensor_content is swapped out to the caller (its buffer is not arena memory), or left in the
+// payload when the caller borrows: a large tensor's record is then parsed without its content,
+// as a small one.
 constexpr size_t kArenaMaxBytes = 64u << 10;
 constexpr size_t kArenaBlockBytes = 16u << 10;   // holds a small record's tree; more grows on demand
 
-bool parse_and_decode(std::string_view payload, pb::Event& ev, std::vector<DecodedTensor>* out, std::string* err) {
+// cut: the contents split_tensor_content() took out of payload, one per Summary.Value; null when
+// payload is the record as written.
+bool parse_and_decode(std::string_view payload, const std::vector<std::string_view>* cut, pb::Event& ev,
+                      std::vector<DecodedTensor>* out, std::string* err) {
   if (!ev.ParseFromArray(payload.data(), static_cast<int>(payload.size())))
     return *err = "event protobuf does not parse", false;
   if (!ev.has_summary()) return true;
+  if (cut && cut->size() != static_cast<size_t>(ev.summary().value_size()))
+    return *err = "event protobuf does not parse", false;   // cannot happen: one content per value
+  size_t index = 0;
   for (auto& v : *ev.mutable_summary()->mutable_value()) {
+    const std::string_view* content = cut ? &(*cut)[index++] : nullptr;
     DecodedTensor d;
     d.tag = v.tag();
     d.event_step = ev.step();
@@ -213,7 +230,7 @@ bool parse_and_decode(std::string_view payload, pb::Event& ev, std::vector<Decod
     }
     if (v.has_tensor()) {
       std::string e;
-      if (!decode_tensor(*v.mutable_tensor(), &d, &e)) {
+      if (!decode_tensor(*v.mutable_tensor(), content, &d, &e)) {
         *err = "tensor '" + d.tag + "': " + e;
         return false;
       }
@@ -231,10 +248,18 @@ bool parse_and_decode(std::string_view payload, pb::Event& ev, std::vector<Decod
 
 }  // namespace
 
-bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std::string* err) {
+bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std::string* err,
+                  size_t borrow_from_bytes) {
+  std::string stripped;
+  std::vector<std::string_view> contents;
+  const std::vector<std::string_view>* cut = nullptr;
+  if (payload.size() >= borrow_from_bytes && split_tensor_content(payload, &stripped, &contents)) {
+    payload = stripped;
+    cut = &contents;
+  }
   if (payload.size() > kArenaMaxBytes) {
     pb::Event ev;
-    return parse_and_decode(payload, ev, out, err);
+    return parse_and_decode(payload, cut, ev, out, err);
   }
   struct ThreadArena {
     std::unique_ptr<char[]> block{new char[kArenaBlockBytes]};   // heap, not 16 KiB of TLS per thread
@@ -245,7 +270,7 @@ bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std
     google::protobuf::Arena& a;
     ~ResetAfter() { a.Reset(); }   // also on an early return: nothing outlives the call
   } reset{t.arena};
-  return parse_and_decode(payload, *google::protobuf::Arena::CreateMessage<pb::Event>(&t.arena), out, err);
+  return parse_and_decode(payload, cut, *google::protobuf::Arena::CreateMessage<pb::Event>(&t.arena), out, err);
 }
 
 }  // namespace trialdb

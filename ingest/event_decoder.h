@@ -5,6 +5,7 @@
 // does), strings (dtype 0 + string_val), 0-d and empty tensors, and smdebug's repeated
 // plugin_data carrying mode and mode_step.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -30,12 +31,21 @@ struct DecodedTensor {
   bool smdebug_readable = true;
   std::vector<int64_t> dims;
   std::string data;            // C-order little-endian bytes; strings: u32 length + bytes each
+  // Set instead of data when the tensor_content was left in the payload (see decode_event's
+  // borrow_from_bytes); valid as long as the payload is.
+  std::string_view borrowed;
+  bool is_borrowed = false;
+
+  std::string_view bytes() const { return is_borrowed ? borrowed : std::string_view(data); }
 };
 
 // Appends the tensors of one Event payload. Events without a summary (file_version) add
 // nothing. Returns false with *err on a malformed payload. Thread-safe: small records are parsed
 // on a per-thread protobuf arena; nothing in *out refers to it.
-bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std::string* err);
+// In payloads of at least borrow_from_bytes, tensor_content is not copied: the tensor is
+// `borrowed` from the payload (tensor_content_split.h). Either way the tensors are the same.
+bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std::string* err,
+                  size_t borrow_from_bytes = SIZE_MAX);
 
 // TensorFlow DataType number -> our dtype (smdebug's reading of it). false when unknown.
 bool dtype_from_tf(int tf_dtype, DType* out, bool* smdebug_readable);

@@ -28,6 +28,9 @@ namespace {
 
 constexpr std::string_view kReductionsPrefix = "smdebug/reductions/";
 constexpr size_t kInlineBlobBytes = 128;            // blobs up to this size are stored in value.data
+// Records at least this large leave their tensor_content in the span (decode_event's borrowing):
+// below it the copy costs less than the wire walk that avoids it.
+constexpr size_t kBorrowContentBytes = 64u << 10;
 // INSERT INTO value: ?1..?4 are shared by every row of a statement (trial, step numbering, worker:
 // one file's values), then kRowParams per row, so a row costs 4 binds fewer.
 constexpr int kSharedParams = 4;
@@ -211,8 +214,14 @@ struct DecodedEntry {
   Reductions red;
   bool too_large = false;          // over SQLite's length limit: notice says so, no blob
   std::string notice;
-  std::string data;                // the raw bytes, until encode_entry turns them into blob
+  // The raw bytes, until encode_entry turns them into blob: the decoder's (typed values, small
+  // records), or a view into the event file's span (large tensor_content).
+  std::string owned;
+  std::string_view borrowed;
+  bool is_borrowed = false;
   std::string blob;
+
+  std::string_view data() const { return is_borrowed ? borrowed : std::string_view(owned); }
 };
 
 DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t lo, const std::string& ev,
@@ -238,7 +247,7 @@ DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t l
   }
   std::vector<DecodedTensor> decoded;
   std::string err;
-  if (!decode_event(r.payload, &decoded, &err)) {
+  if (!decode_event(r.payload, &decoded, &err, kBorrowContentBytes)) {
     d.error = "tensor '" + e.tensor + "' in " + ev + " at offset " + std::to_string(e.start) + ": " + err;
     return d;
   }
@@ -251,8 +260,9 @@ DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t l
   tv.dtype = t.dtype;
   tv.ndim = static_cast<int>(t.dims.size());
   tv.numel = shape_numel(t.dims.data(), tv.ndim);
-  tv.data = reinterpret_cast<const uint8_t*>(t.data.data());
-  tv.data_bytes = t.data.size();
+  const std::string_view bytes = t.bytes();
+  tv.data = reinterpret_cast<const uint8_t*>(bytes.data());
+  tv.data_bytes = bytes.size();
   if (parse_reduction_name(e.tensor, &d.base, &d.ridx, &d.abs)) {
     if (!dtype_is_real(t.dtype) || tv.numel < 1) {
       d.error = "reduction '" + e.tensor + "' is not a numeric scalar";
@@ -267,29 +277,31 @@ DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t l
   // Reductions are offered where smdebug can read the value (parity with its Trial API);
   // tensor_reduce() answers for the rest.
   d.has_reductions = t.smdebug_readable && compute_reductions(tv, &d.red);
-  if (kBlobHeaderFixed + 8 * t.dims.size() + t.data.size() > max_blob_bytes) {
+  if (kBlobHeaderFixed + 8 * t.dims.size() + bytes.size() > max_blob_bytes) {
     // SQLite cannot hold it as one value (SQLITE_MAX_LENGTH); keep what describes it.
     d.too_large = true;
-    d.notice = "tensor '" + e.tensor + "': its value is " + std::to_string(t.data.size()) +
+    d.notice = "tensor '" + e.tensor + "': its value is " + std::to_string(bytes.size()) +
                " bytes, over SQLite's limit of " + std::to_string(max_blob_bytes) +
                " bytes for one value; its dtype, shape and reductions are stored, the raw value is not";
   } else {
-    d.data = std::move(t.data);
+    d.owned = std::move(t.data);
+    d.borrowed = t.borrowed;
+    d.is_borrowed = t.is_borrowed;
   }
   d.dims = std::move(t.dims);
   return d;
 }
 
-// The value blob of a decoded entry, its raw bytes released. Separate from decode_entry so the
-// event file's bytes are freed before the blobs are built: a file holds at most two copies of a
-// tensor at once (span + raw, then raw + blob), not three.
+// The value blob of a decoded entry, its raw bytes released. Uncompressed, this is the one copy
+// of a large tensor between the event file's bytes and SQLite's pages: the decoder leaves
+// tensor_content in the span, and the blob is bound without a copy. A file holds at most two
+// copies of a tensor at once (span + blob).
 void encode_entry(DecodedEntry& d, bool compress) {
   if (d.is_reduction || d.too_large || !d.error.empty() || d.skip) return;
-  // Uncompressed, the one copy of a tensor between the record and SQLite's pages (the blob is
-  // bound without a copy).
-  d.blob = encode_blob(d.dtype, d.dims.data(), static_cast<int>(d.dims.size()), d.data.data(), d.data.size(),
-                       compress);
-  std::string().swap(d.data);
+  const std::string_view raw = d.data();
+  d.blob = encode_blob(d.dtype, d.dims.data(), static_cast<int>(d.dims.size()), raw.data(), raw.size(), compress);
+  d.borrowed = {};
+  std::string().swap(d.owned);
 }
 
 // Reads, checks and decodes one index file and the records it points at. Runs on a worker thread:
@@ -375,9 +387,11 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
         work();
         for (auto& r : running) r.get();
       };
-      for_each_entry([&](size_t i) { decoded[i] = decode_entry(idx.tensors[i], *span, lo, ev, max_blob_bytes); });
+      for_each_entry([&](size_t i) {
+        decoded[i] = decode_entry(idx.tensors[i], *span, lo, ev, max_blob_bytes);
+        encode_entry(decoded[i], compress);   // before the span goes: large tensors are views into it
+      });
       std::string().swap(*span);
-      for_each_entry([&](size_t i) { encode_entry(decoded[i], compress); });
       for (size_t i = 0; i < decoded.size(); ++i) {
         DecodedEntry& d = decoded[i];
         const IndexEntry& e = idx.tensors[i];

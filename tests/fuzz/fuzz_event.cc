@@ -1,7 +1,9 @@
 // libFuzzer target: Event / Summary / TensorProto decoding of one record's payload, then what the
 // ingester does with a decoded tensor: reductions and the value blob. Every decoded tensor must
 // hold exactly dtype x shape bytes (strings: one length-prefixed entry per element), so nothing
-// downstream can read past it.
+// downstream can read past it. Decoding with tensor_content borrowed (split_tensor_content on
+// every input) must give exactly what decoding the record as written gives, with any borrowed
+// bytes inside the input.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -14,11 +16,26 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trialdb;
-  std::vector<DecodedTensor> out;
-  std::string err;
-  if (!decode_event(std::string_view(reinterpret_cast<const char*>(data), size), &out, &err)) {
+  const std::string_view payload(reinterpret_cast<const char*>(data), size);
+  std::vector<DecodedTensor> out, borrowing;
+  std::string err, borrowing_err;
+  const bool ok = decode_event(payload, &out, &err);
+  if (decode_event(payload, &borrowing, &borrowing_err, 0) != ok || borrowing_err != err ||
+      borrowing.size() != out.size())
+    __builtin_trap();
+  if (!ok) {
     if (err.empty()) __builtin_trap();
     return 0;
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    const DecodedTensor& a = out[i];
+    const DecodedTensor& b = borrowing[i];
+    if (a.is_borrowed || a.tag != b.tag || a.event_step != b.event_step || a.has_mode != b.has_mode ||
+        a.mode != b.mode || a.mode_step != b.mode_step || a.dtype != b.dtype ||
+        a.smdebug_readable != b.smdebug_readable || a.dims != b.dims || a.bytes() != b.bytes())
+      __builtin_trap();
+    if (b.is_borrowed && (b.borrowed.data() < payload.data() || b.borrowed.data() + b.borrowed.size() > payload.data() + size))
+      __builtin_trap();
   }
   for (const DecodedTensor& d : out) {
     const int ndim = static_cast<int>(d.dims.size());

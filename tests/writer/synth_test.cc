@@ -232,6 +232,32 @@ TEST(SynthRoundTrip, IngestedViewsHoldExactlyWhatWasWritten) {
   EXPECT_EQ(checked, 4 * 6 * 2);   // 4 gradients x 6 TRAIN steps x 2 workers
 }
 
+// Records over 64 KiB take the ingester's other decoding path (tensor_content is not copied
+// out of the event file's bytes, see tensor_content_split.h); their values must arrive as well.
+TEST(SynthRoundTrip, LargeTensorsArriveBitForBit) {
+  TempDir dir;
+  fs::path trial = dir.path / "big";
+  std::string db_path = (dir.path / "big.db").string();
+  ASSERT_EQ(run("synth " + trial.string() + " --steps 3 --tensors 4 --elements 40000 --eval-every 0"), 0);
+  ASSERT_EQ(run("ingest " + trial.string() + " --db " + db_path + " --threads 2"), 0);
+  auto written = read_trial(trial, 3, 1);
+  Db db(db_path);
+  size_t large = 0, same = 0, rows = 0;
+  db.each("SELECT tensor, step, worker, value FROM tensor_values WHERE trial = 'big'", [&](sqlite3_stmt* st) {
+    TensorView v;
+    std::vector<uint8_t> scratch;
+    const char* err = nullptr;
+    ASSERT_TRUE(decode_blob(sqlite3_column_blob(st, 3), sqlite3_column_bytes(st, 3), &v, &scratch, &err)) << err;
+    const Written& w = written.at({db.text(st, 0), sqlite3_column_int64(st, 1), db.text(st, 2)});
+    if (w.data.size() > (64u << 10)) ++large;
+    if (w.data == std::string(reinterpret_cast<const char*>(v.data), v.data_bytes)) ++same;
+    ++rows;
+  });
+  EXPECT_EQ(rows, written.size());
+  EXPECT_EQ(same, rows);
+  EXPECT_GE(large, 3u * 3);   // several tensors per step took the large-record path
+}
+
 TEST(SynthRoundTrip, ReductionsOnlyTrialHasShapesAndSavedReductions) {
   TempDir dir;
   fs::path trial = dir.path / "red";
