@@ -52,6 +52,18 @@ void expect_same(const std::vector<DecodedTensor>& a, const std::vector<DecodedT
   }
 }
 
+// Decodes payload with borrowing; it must succeed, and agree with decoding it as written
+// (which never borrows).
+std::vector<DecodedTensor> decode_borrowing(const std::string& payload) {
+  std::vector<DecodedTensor> copied, borrowed;
+  std::string err;
+  EXPECT_TRUE(decode_event(payload, &copied, &err)) << err;
+  EXPECT_TRUE(decode_event(payload, &borrowed, &err, 0)) << err;
+  expect_same(copied, borrowed);
+  for (const DecodedTensor& d : copied) EXPECT_FALSE(d.is_borrowed);
+  return borrowed;
+}
+
 bool inside(std::string_view part, const std::string& whole) {
   return part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size();
 }
@@ -62,13 +74,8 @@ TEST(TensorContentSplit, BorrowedTensorIsTheCopiedOneWithoutTheCopy) {
     ev.set_step(9);
     add_content_value(&ev, "w", n, 0.5f);
     const std::string payload = ev.SerializeAsString();
-    std::vector<DecodedTensor> copied, borrowed;
-    std::string err;
-    ASSERT_TRUE(decode_event(payload, &copied, &err)) << err;
-    ASSERT_TRUE(decode_event(payload, &borrowed, &err, 0)) << err;
-    expect_same(copied, borrowed);
+    const std::vector<DecodedTensor> borrowed = decode_borrowing(payload);
     ASSERT_EQ(borrowed.size(), 1u);
-    EXPECT_FALSE(copied[0].is_borrowed);
     EXPECT_TRUE(borrowed[0].is_borrowed);
     EXPECT_TRUE(borrowed[0].data.empty());
     EXPECT_TRUE(inside(borrowed[0].bytes(), payload)) << n;
@@ -126,11 +133,7 @@ TEST(TensorContentSplit, EachValueKeepsItsOwnContent) {
   want.mutable_summary()->mutable_value(4)->mutable_tensor()->clear_tensor_content();
   EXPECT_EQ(back.SerializeAsString(), want.SerializeAsString());
 
-  std::vector<DecodedTensor> copied, borrowed;
-  std::string err;
-  ASSERT_TRUE(decode_event(payload, &copied, &err)) << err;
-  ASSERT_TRUE(decode_event(payload, &borrowed, &err, 0)) << err;
-  expect_same(copied, borrowed);
+  const std::vector<DecodedTensor> borrowed = decode_borrowing(payload);
   ASSERT_EQ(borrowed.size(), 5u);
   EXPECT_TRUE(borrowed[0].is_borrowed && borrowed[4].is_borrowed);
   EXPECT_FALSE(borrowed[1].is_borrowed || borrowed[2].is_borrowed || borrowed[3].is_borrowed);
