@@ -197,6 +197,12 @@ PreparedValue& value_for(std::vector<PreparedValue>& values, std::unordered_map<
   return values.back();
 }
 
+// Frees a decoded tensor's bytes (or forgets its view), keeping what describes it.
+void release_bytes(DecodedTensor& t) {
+  std::string().swap(t.data);
+  t.borrowed = {};
+}
+
 // One index entry's record, checked, decoded, reduced and encoded: the per-record work of
 // prepare_file, free of shared state so records can be decoded on several threads.
 struct DecodedEntry {
@@ -207,21 +213,15 @@ struct DecodedEntry {
   int ridx = 0;
   bool abs = false;
   double red_value = 0;
-  DType dtype = DType::Float32;
-  std::vector<int64_t> dims;
+  // The decoded value: dtype, dims, and its bytes until encode_entry turns them into blob (the
+  // decoder's, or for a large tensor_content a view into the event file's span).
+  DecodedTensor tensor;
   int64_t numel = 0;
   bool has_reductions = false;
   Reductions red;
   bool too_large = false;          // over SQLite's length limit: notice says so, no blob
   std::string notice;
-  // The raw bytes, until encode_entry turns them into blob: the decoder's (typed values, small
-  // records), or a view into the event file's span (large tensor_content).
-  std::string owned;
-  std::string_view borrowed;
-  bool is_borrowed = false;
   std::string blob;
-
-  std::string_view data() const { return is_borrowed ? borrowed : std::string_view(owned); }
 };
 
 DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t lo, const std::string& ev,
@@ -272,7 +272,6 @@ DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t l
     d.red_value = element_as_double(tv, 0);
     return d;
   }
-  d.dtype = t.dtype;
   d.numel = tv.numel;
   // Reductions are offered where smdebug can read the value (parity with its Trial API);
   // tensor_reduce() answers for the rest.
@@ -283,12 +282,9 @@ DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t l
     d.notice = "tensor '" + e.tensor + "': its value is " + std::to_string(bytes.size()) +
                " bytes, over SQLite's limit of " + std::to_string(max_blob_bytes) +
                " bytes for one value; its dtype, shape and reductions are stored, the raw value is not";
-  } else {
-    d.owned = std::move(t.data);
-    d.borrowed = t.borrowed;
-    d.is_borrowed = t.is_borrowed;
+    release_bytes(t);
   }
-  d.dims = std::move(t.dims);
+  d.tensor = std::move(t);
   return d;
 }
 
@@ -298,10 +294,10 @@ DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t l
 // copies of a tensor at once (span + blob).
 void encode_entry(DecodedEntry& d, bool compress) {
   if (d.is_reduction || d.too_large || !d.error.empty() || d.skip) return;
-  const std::string_view raw = d.data();
-  d.blob = encode_blob(d.dtype, d.dims.data(), static_cast<int>(d.dims.size()), raw.data(), raw.size(), compress);
-  d.borrowed = {};
-  std::string().swap(d.owned);
+  const DecodedTensor& t = d.tensor;
+  const std::string_view raw = t.bytes();
+  d.blob = encode_blob(t.dtype, t.dims.data(), static_cast<int>(t.dims.size()), raw.data(), raw.size(), compress);
+  release_bytes(d.tensor);
 }
 
 // Reads, checks and decodes one index file and the records it points at. Runs on a worker thread:
@@ -415,8 +411,8 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
           continue;
         }
         v.has_raw = true;
-        v.dtype = d.dtype;
-        v.dims = std::move(d.dims);
+        v.dtype = d.tensor.dtype;
+        v.dims = std::move(d.tensor.dims);
         if (d.has_reductions) {
           uint32_t saved_mask = v.red_mask;
           double saved[kAllReductions];
