@@ -17,6 +17,7 @@
 #include "ingest/event_decoder.h"
 #include "ingest/index_file.h"
 #include "ingest/tfrecord.h"
+#include "schema/bulk_load.h"
 #include "schema/py_regex.h"
 #include "schema/reductions.h"
 #include "schema/value_blob.h"
@@ -948,10 +949,13 @@ IngestStats Ingester::run_once() {
     }
   };
 
-  // Checkpoints run beside the writer while there is something to write (declared before tx:
-  // a transaction left open by an exception is rolled back before the thread stops).
+  // While there is something to write: a rollback journal if asked for and nobody else has the
+  // database open, else the WAL with checkpoints beside the writer. Both are declared before tx:
+  // a transaction left open by an exception is rolled back before they end.
+  std::unique_ptr<BulkLoad> bulk;
   std::unique_ptr<WalCheckpointer> checkpointer;
-  if (!pending.empty()) checkpointer = std::make_unique<WalCheckpointer>(db_);
+  if (!pending.empty() && opt_.bulk_load) bulk = std::make_unique<BulkLoad>(db_);
+  if (!pending.empty() && !(bulk && bulk->active())) checkpointer = std::make_unique<WalCheckpointer>(db_);
   std::unique_ptr<Transaction> tx;
   std::map<int64_t, int> touched;
   size_t tx_bytes = 0, tx_files = 0;

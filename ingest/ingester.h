@@ -34,6 +34,10 @@ struct IngestOptions {
   bool strict = false;         // stop at the first error (StrictError) instead of skipping
   bool compress = false;       // zlib blobs that shrink
   int threads = 0;             // preparing threads; 0 = hardware concurrency
+  // Write each pass through a rollback journal when no other connection has the database open
+  // (schema/bulk_load.h: every byte written once, not twice); readers that open it during the
+  // pass then wait for its commits. Off: always WAL, readers never wait.
+  bool bulk_load = false;
   std::function<void(size_t done, size_t total)> progress;
   // Called after each commit that completed steps (e.g. to evaluate rules on them).
   std::function<void(int64_t steps_completed)> on_steps_completed;

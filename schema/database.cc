@@ -44,7 +44,7 @@ Database::Database(const std::string& path, bool create) : path_(path) {
     db_ = nullptr;
     throw DbError("cannot open database " + path + ": " + msg);
   }
-  sqlite3_busy_timeout(db_, 30000);
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
   // Several processes may open a new file at once; SQLite answers some of the first-use steps
   // (the switch to WAL, reading a schema another process is writing) with SQLITE_BUSY without
   // waiting in the busy handler. Every step is idempotent, so the whole set-up is retried.

@@ -14,6 +14,9 @@ inline constexpr int kSchemaVersion = 5;   // 2: value.dtype is a code; 3: small
                                            // 4: value clustered by (tensor, step, worker);
                                            // 5: value.tensor_step, trial.complete_through
 
+// How long a connection waits for another one's lock before SQLITE_BUSY.
+inline constexpr int kBusyTimeoutMs = 30000;
+
 // Frames (4 KiB pages) the WAL may hold before a commit checkpoints it (wal_autocheckpoint).
 inline constexpr int kWalAutoCheckpointFrames = 32768;
 

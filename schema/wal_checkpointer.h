@@ -8,6 +8,8 @@
 // thread (a PASSIVE checkpoint: never blocks the writer or readers) and, if the WAL has grown past
 // a bound because the thread fell behind, waits for its pass so the WAL can restart. The
 // destructor waits for the pass asked for last and gives the writer its automatic checkpoint back.
+// The ingester uses it when it writes through the WAL: always with --follow, and otherwise when
+// another connection has the database open (else BulkLoad skips the WAL altogether).
 #pragma once
 #include <condition_variable>
 #include <mutex>

@@ -27,7 +27,7 @@ struct IngestArgs {
   std::string path, db, name, endpoint, region;
   std::vector<std::string> params;
   bool path_style = false;
-  bool strict = false, compress = false, follow = false, rules = false, quiet = false;
+  bool strict = false, compress = false, follow = false, rules = false, quiet = false, wal = false;
   double interval = 0.2;
   int threads = 0;
 };
@@ -92,6 +92,9 @@ int run(const IngestArgs& a) {
   opt.strict = a.strict;
   opt.compress = a.compress;
   opt.threads = a.threads;
+  // A one-shot ingest loads through a rollback journal when it has the database to itself;
+  // --follow keeps WAL, so the queries made while a job trains never wait.
+  opt.bulk_load = !a.follow && !a.wal;
   if (!a.quiet && isatty(STDERR_FILENO) && !a.follow) opt.progress = progress_bar;
   // Rules run after each commit that completed steps, so findings appear while the job trains.
   std::unique_ptr<rules::RuleRunner> runner;
@@ -149,6 +152,9 @@ void add_ingest(CLI::App& app) {
   cmd->add_flag("--compress", a->compress, "zlib-compress value blobs that shrink");
   cmd->add_option("--threads", a->threads, "Decoding threads (default: all cores)");
   cmd->add_flag("--follow", a->follow, "Keep ingesting while the trial grows; exit after training_job_end.ts");
+  cmd->add_flag("--wal", a->wal,
+                "Write through the WAL even when no one else has the database open (slower for large tensors; "
+                "whoever opens the database during the ingest never waits for it). Always so with --follow");
   cmd->add_option("--interval", a->interval, "Seconds between polls in --follow (default 0.2)");
   cmd->add_flag("--rules", a->rules, "Evaluate the rules on each newly complete step (see trialdb rules)");
   cmd->add_option("--param", a->params, "With --rules: RULE.KEY=VALUE (repeatable)");

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "ingest/ingester.h"
 #include "ingest/local_source.h"
@@ -418,4 +419,37 @@ TEST(Ingester, BatchedValuesAreExactAndAStoredStepIsReportedNotDuplicated) {
   for (const auto& e : st.errors) EXPECT_NE(e.message.find("was already stored"), std::string::npos) << e.message;
   EXPECT_EQ(dump_views(db), before);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM value_blob"), 3);
+}
+
+// A one-shot ingest (bulk_load) writes through a rollback journal when it has the database to
+// itself, and stores exactly what an ingest through the WAL stores; with a reader connected it
+// stays in WAL mode. Either way the database is in WAL mode after the pass.
+TEST(Ingester, BulkLoadStoresWhatTheWalStoresAndYieldsToReaders) {
+  TempDir tmp;
+  auto run = [&](Database& db, bool bulk) {
+    LocalSource src((kFixtures / "pt_bad_init").string());
+    IngestOptions o;
+    o.bulk_load = bulk;
+    std::set<std::string> modes;   // the journal mode after each commit that completed steps
+    o.on_steps_completed = [&](int64_t) { modes.insert(text(db, "PRAGMA journal_mode")); };
+    Ingester ing(db, src, o);
+    IngestStats s = ing.run_once();
+    EXPECT_GT(s.files_ingested, 0u);
+    EXPECT_EQ(text(db, "PRAGMA journal_mode"), "wal");
+    return modes;
+  };
+  Database wal((tmp.path / "wal.db").string());
+  EXPECT_EQ(run(wal, false), std::set<std::string>{"wal"});
+  Database bulk((tmp.path / "bulk.db").string());
+  EXPECT_EQ(run(bulk, true), std::set<std::string>{"truncate"});
+  EXPECT_EQ(dump_views(bulk), dump_views(wal));
+  EXPECT_EQ(text(bulk, "PRAGMA integrity_check"), "ok");
+
+  Database shared((tmp.path / "shared.db").string());
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(sqlite3_open((tmp.path / "shared.db").c_str(), &reader), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(reader, "SELECT count(*) FROM steps", nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(run(shared, true), std::set<std::string>{"wal"});
+  sqlite3_close(reader);
+  EXPECT_EQ(dump_views(shared), dump_views(wal));
 }

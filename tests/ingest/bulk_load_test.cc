@@ -1,0 +1,141 @@
+// BulkLoad (schema/bulk_load.h): a WAL database nobody else has open is written through a
+// rollback journal while it lives, so appended pages go straight into the database file; with
+// another connection open nothing changes; afterwards the database is in WAL mode again.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "schema/bulk_load.h"
+#include "schema/database.h"
+#include "tests/common/temp_dir.h"
+
+using namespace trialdb;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDb {
+  test::TempDir dir{"trialdb_bulk"};
+  std::string path() const { return dir / "t.db"; }
+  uintmax_t wal_bytes() const {
+    std::error_code ec;
+    uintmax_t n = fs::file_size(path() + "-wal", ec);
+    return ec ? 0 : n;
+  }
+};
+
+std::string journal_mode(Database& db) {
+  Statement q(db.handle(), "PRAGMA journal_mode");
+  return q.step() ? q.text(0) : "";
+}
+
+int64_t synchronous(Database& db) {
+  Statement q(db.handle(), "PRAGMA synchronous");
+  return q.step() ? q.int64(0) : -1;
+}
+
+// 8 MiB of 1 MiB rows in one transaction.
+void write_transaction(Database& db, int tag) {
+  db.exec("CREATE TABLE IF NOT EXISTS filler(k INTEGER PRIMARY KEY, v BLOB)");
+  Transaction tx(db);
+  Statement ins(db.handle(), "INSERT INTO filler(v) VALUES (zeroblob(?) || ?)");
+  for (int i = 0; i < 8; ++i) ins.bind(1, int64_t{1} << 20).bind(2, int64_t{tag}).run();
+  tx.commit();
+}
+
+// A second connection, as the sqlite3 shell or another process would hold it.
+struct OtherConnection {
+  sqlite3* db = nullptr;
+  explicit OtherConnection(const std::string& path) {
+    sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+    sqlite3_busy_timeout(db, 5000);
+  }
+  ~OtherConnection() { sqlite3_close(db); }
+  int64_t count(const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+      n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+  }
+};
+
+}  // namespace
+
+TEST(BulkLoad, AppendedPagesGoStraightToTheFileThenWalModeIsBack) {
+  TempDb tmp;
+  Database db(tmp.path());
+  ASSERT_EQ(journal_mode(db), "wal");
+  {
+    BulkLoad bulk(db);
+    ASSERT_TRUE(bulk.active());
+    EXPECT_EQ(journal_mode(db), "truncate");
+    EXPECT_EQ(synchronous(db), 2) << "a rollback journal needs synchronous=FULL";
+    write_transaction(db, 1);
+    write_transaction(db, 2);
+    EXPECT_EQ(tmp.wal_bytes(), 0u) << "the load went through the WAL";
+    EXPECT_GE(fs::file_size(tmp.path()), uintmax_t{16} << 20) << "the commits are not in the database file";
+  }
+  EXPECT_EQ(journal_mode(db), "wal");
+  EXPECT_EQ(synchronous(db), 1);
+  write_transaction(db, 3);
+  EXPECT_GT(tmp.wal_bytes(), uintmax_t{8} << 20) << "after the load, commits go through the WAL again";
+  OtherConnection other(tmp.path());
+  EXPECT_EQ(other.count("SELECT count(*) FROM filler"), 24);
+  EXPECT_EQ(other.count("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+}
+
+TEST(BulkLoad, InactiveWhileAnotherConnectionHasTheDatabaseOpen) {
+  TempDb tmp;
+  Database db(tmp.path());
+  write_transaction(db, 1);
+  OtherConnection reader(tmp.path());
+  ASSERT_EQ(reader.count("SELECT count(*) FROM filler"), 8);   // it has read: it holds the WAL index
+  {
+    BulkLoad bulk(db);   // must not wait for the reader either (busy timeout 0 while asking)
+    EXPECT_FALSE(bulk.active());
+    EXPECT_EQ(journal_mode(db), "wal");
+    EXPECT_EQ(synchronous(db), 1);
+    write_transaction(db, 2);
+    EXPECT_EQ(reader.count("SELECT count(*) FROM filler"), 16);
+  }
+  EXPECT_EQ(journal_mode(db), "wal");
+}
+
+TEST(BulkLoad, InactiveInsideATransactionAndOnAnInMemoryDatabase) {
+  TempDb tmp;
+  Database db(tmp.path());
+  {
+    Transaction tx(db);
+    BulkLoad bulk(db);
+    EXPECT_FALSE(bulk.active());
+  }
+  Database mem(":memory:");
+  BulkLoad bulk(mem);
+  EXPECT_FALSE(bulk.active());
+}
+
+// Database switches a file to WAL when it opens it, so another process opening the database
+// mid-load turns the load back to WAL; the writer follows, and nothing is lost.
+TEST(BulkLoad, AnotherConnectionSwitchingBackToWalMidLoadLosesNothing) {
+  TempDb tmp;
+  Database db(tmp.path());
+  {
+    BulkLoad bulk(db);
+    ASSERT_TRUE(bulk.active());
+    write_transaction(db, 1);
+    {
+      Database other(tmp.path());
+      EXPECT_EQ(journal_mode(other), "wal");
+    }
+    write_transaction(db, 2);
+    EXPECT_EQ(journal_mode(db), "wal");
+    EXPECT_GT(tmp.wal_bytes(), uintmax_t{8} << 20) << "the writer did not follow the file into WAL mode";
+  }
+  EXPECT_EQ(journal_mode(db), "wal");
+  OtherConnection check(tmp.path());
+  EXPECT_EQ(check.count("SELECT count(*) FROM filler"), 16);
+  EXPECT_EQ(check.count("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+}
