@@ -15,15 +15,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDb {
-  test::TempDir dir{"trialdb_bulk"};
-  std::string path() const { return dir / "t.db"; }
-  uintmax_t wal_bytes() const {
-    std::error_code ec;
-    uintmax_t n = fs::file_size(path() + "-wal", ec);
-    return ec ? 0 : n;
-  }
-};
+uintmax_t wal_bytes(const std::string& db_path) {
+  std::error_code ec;
+  uintmax_t n = fs::file_size(db_path + "-wal", ec);
+  return ec ? 0 : n;
+}
 
 std::string journal_mode(Database& db) {
   Statement q(db.handle(), "PRAGMA journal_mode");
@@ -65,8 +61,9 @@ struct OtherConnection {
 }  // namespace
 
 TEST(BulkLoad, AppendedPagesGoStraightToTheFileThenWalModeIsBack) {
-  TempDb tmp;
-  Database db(tmp.path());
+  test::TempDir tmp("trialdb_bulk");
+  const std::string path = tmp / "t.db";
+  Database db(path);
   ASSERT_EQ(journal_mode(db), "wal");
   {
     BulkLoad bulk(db);
@@ -75,23 +72,24 @@ TEST(BulkLoad, AppendedPagesGoStraightToTheFileThenWalModeIsBack) {
     EXPECT_EQ(synchronous(db), 2) << "a rollback journal needs synchronous=FULL";
     write_transaction(db, 1);
     write_transaction(db, 2);
-    EXPECT_EQ(tmp.wal_bytes(), 0u) << "the load went through the WAL";
-    EXPECT_GE(fs::file_size(tmp.path()), uintmax_t{16} << 20) << "the commits are not in the database file";
+    EXPECT_EQ(wal_bytes(path), 0u) << "the load went through the WAL";
+    EXPECT_GE(fs::file_size(path), uintmax_t{16} << 20) << "the commits are not in the database file";
   }
   EXPECT_EQ(journal_mode(db), "wal");
   EXPECT_EQ(synchronous(db), 1);
   write_transaction(db, 3);
-  EXPECT_GT(tmp.wal_bytes(), uintmax_t{8} << 20) << "after the load, commits go through the WAL again";
-  OtherConnection other(tmp.path());
+  EXPECT_GT(wal_bytes(path), uintmax_t{8} << 20) << "after the load, commits go through the WAL again";
+  OtherConnection other(path);
   EXPECT_EQ(other.count("SELECT count(*) FROM filler"), 24);
   EXPECT_EQ(other.count("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
 }
 
 TEST(BulkLoad, InactiveWhileAnotherConnectionHasTheDatabaseOpen) {
-  TempDb tmp;
-  Database db(tmp.path());
+  test::TempDir tmp("trialdb_bulk");
+  const std::string path = tmp / "t.db";
+  Database db(path);
   write_transaction(db, 1);
-  OtherConnection reader(tmp.path());
+  OtherConnection reader(path);
   ASSERT_EQ(reader.count("SELECT count(*) FROM filler"), 8);   // it has read: it holds the WAL index
   {
     BulkLoad bulk(db);   // must not wait for the reader either (busy timeout 0 while asking)
@@ -105,8 +103,9 @@ TEST(BulkLoad, InactiveWhileAnotherConnectionHasTheDatabaseOpen) {
 }
 
 TEST(BulkLoad, InactiveInsideATransactionAndOnAnInMemoryDatabase) {
-  TempDb tmp;
-  Database db(tmp.path());
+  test::TempDir tmp("trialdb_bulk");
+  const std::string path = tmp / "t.db";
+  Database db(path);
   {
     Transaction tx(db);
     BulkLoad bulk(db);
@@ -120,22 +119,23 @@ TEST(BulkLoad, InactiveInsideATransactionAndOnAnInMemoryDatabase) {
 // Database switches a file to WAL when it opens it, so another process opening the database
 // mid-load turns the load back to WAL; the writer follows, and nothing is lost.
 TEST(BulkLoad, AnotherConnectionSwitchingBackToWalMidLoadLosesNothing) {
-  TempDb tmp;
-  Database db(tmp.path());
+  test::TempDir tmp("trialdb_bulk");
+  const std::string path = tmp / "t.db";
+  Database db(path);
   {
     BulkLoad bulk(db);
     ASSERT_TRUE(bulk.active());
     write_transaction(db, 1);
     {
-      Database other(tmp.path());
+      Database other(path);
       EXPECT_EQ(journal_mode(other), "wal");
     }
     write_transaction(db, 2);
     EXPECT_EQ(journal_mode(db), "wal");
-    EXPECT_GT(tmp.wal_bytes(), uintmax_t{8} << 20) << "the writer did not follow the file into WAL mode";
+    EXPECT_GT(wal_bytes(path), uintmax_t{8} << 20) << "the writer did not follow the file into WAL mode";
   }
   EXPECT_EQ(journal_mode(db), "wal");
-  OtherConnection check(tmp.path());
+  OtherConnection check(path);
   EXPECT_EQ(check.count("SELECT count(*) FROM filler"), 16);
   EXPECT_EQ(check.count("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
 }
