@@ -4,6 +4,10 @@
 #include <cstring>
 #include <limits>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 namespace trialdb {
 
 namespace {
@@ -39,9 +43,10 @@ inline void add(Acc* a, int l, double x, double shift, double shift_abs) {
   a->nan += (x != x);
 }
 
+// Elements [start, n): start is where a vector loop left off (0 without one).
 template <class Load>
-void accumulate(const uint8_t* p, int64_t n, double shift, double shift_abs, Load load, Acc* a) {
-  int64_t i = 0;
+void accumulate(const uint8_t* p, int64_t n, double shift, double shift_abs, Load load, Acc* a, int64_t start = 0) {
+  int64_t i = start;
   for (; i + 4 <= n; i += 4)
     for (int l = 0; l < 4; ++l) add(a, l, load(p, i + l), shift, shift_abs);
   for (; i < n; ++i) add(a, 0, load(p, i), shift, shift_abs);
@@ -52,6 +57,78 @@ double load_as(const uint8_t* p, int64_t i) {
   T x;
   std::memcpy(&x, p + i * sizeof(T), sizeof(T));
   return static_cast<double>(x);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// AVX2 form of accumulate's 4-element loop for float32 and float64, the ingest's hot loop: the
+// portable loop compiles to scalar SSE2 (~1.4 GB/s of float32). Each of the seven lane sums is
+// one register whose lane l takes elements 4k + l, exactly as add() does, and min/max and the
+// products take the elements one at a time in order, so every result is bit for bit the portable
+// loop's (no FMA: target avx2 alone does not contract). Returns where the tail starts.
+template <class T>
+__attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_t n, double shift,
+                                                         double shift_abs, Acc* a) {
+  const __m256d vshift = _mm256_set1_pd(shift), vshift_abs = _mm256_set1_pd(shift_abs);
+  const __m256d sign = _mm256_set1_pd(-0.0);
+  __m256d sum = _mm256_setzero_pd(), sabs = sum, ss = sum, d = sum, dd = sum, da = sum, dda = sum;
+  __m256i nan = _mm256_setzero_si256();
+  double mn = a->mn, mx = a->mx, mna = a->mna, mxa = a->mxa, prod = a->prod, proda = a->proda;
+  const int64_t end = n & ~int64_t{3};
+  for (int64_t i = 0; i < end; i += 4) {
+    __m256d x;
+    if constexpr (sizeof(T) == 4) x = _mm256_cvtps_pd(_mm_loadu_ps(reinterpret_cast<const float*>(p) + i));
+    else x = _mm256_loadu_pd(reinterpret_cast<const double*>(p) + i);
+    const __m256d ax = _mm256_andnot_pd(sign, x);
+    sum = _mm256_add_pd(sum, x);
+    sabs = _mm256_add_pd(sabs, ax);
+    ss = _mm256_add_pd(ss, _mm256_mul_pd(x, x));
+    const __m256d dx = _mm256_sub_pd(x, vshift), dax = _mm256_sub_pd(ax, vshift_abs);
+    d = _mm256_add_pd(d, dx);
+    dd = _mm256_add_pd(dd, _mm256_mul_pd(dx, dx));
+    da = _mm256_add_pd(da, dax);
+    dda = _mm256_add_pd(dda, _mm256_mul_pd(dax, dax));
+    nan = _mm256_sub_epi64(nan, _mm256_castpd_si256(_mm256_cmp_pd(x, x, _CMP_UNORD_Q)));   // -1 per NaN
+    alignas(32) double e[4];
+    _mm256_store_pd(e, x);
+    for (int l = 0; l < 4; ++l) {
+      const double xl = e[l], axl = std::fabs(xl);
+      mn = xl < mn ? xl : mn;
+      mx = xl > mx ? xl : mx;
+      mna = axl < mna ? axl : mna;
+      mxa = axl > mxa ? axl : mxa;
+      prod *= xl;
+      proda *= axl;
+    }
+  }
+  _mm256_storeu_pd(a->sum, sum);
+  _mm256_storeu_pd(a->sabs, sabs);
+  _mm256_storeu_pd(a->ss, ss);
+  _mm256_storeu_pd(a->d, d);
+  _mm256_storeu_pd(a->dd, dd);
+  _mm256_storeu_pd(a->da, da);
+  _mm256_storeu_pd(a->dda, dda);
+  alignas(32) int64_t nans[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(nans), nan);
+  a->nan = nans[0] + nans[1] + nans[2] + nans[3];
+  a->mn = mn, a->mx = mx, a->mna = mna, a->mxa = mxa, a->prod = prod, a->proda = proda;
+  return end;
+}
+
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#else
+template <class T>
+int64_t accumulate_avx2(const uint8_t*, int64_t, double, double, Acc*) { return 0; }
+bool has_avx2() { return false; }
+#endif
+
+// float32 / float64: the AVX2 loop where the CPU has it, then the portable loop for the rest.
+template <class T>
+void accumulate_real(const uint8_t* p, int64_t n, double shift, double shift_abs, Acc* a) {
+  const int64_t start = has_avx2() ? accumulate_avx2<T>(p, n, shift, shift_abs, a) : 0;
+  accumulate(p, n, shift, shift_abs, load_as<T>, a, start);
 }
 }  // namespace
 
@@ -79,8 +156,8 @@ bool compute_reductions(const TensorView& v, Reductions* out) {
     case DType::UInt32: accumulate(v.data, n, shift, shift_abs, load_as<uint32_t>, &a); break;
     case DType::Int64: accumulate(v.data, n, shift, shift_abs, load_as<int64_t>, &a); break;
     case DType::UInt64: accumulate(v.data, n, shift, shift_abs, load_as<uint64_t>, &a); break;
-    case DType::Float32: accumulate(v.data, n, shift, shift_abs, load_as<float>, &a); break;
-    case DType::Float64: accumulate(v.data, n, shift, shift_abs, load_as<double>, &a); break;
+    case DType::Float32: accumulate_real<float>(v.data, n, shift, shift_abs, &a); break;
+    case DType::Float64: accumulate_real<double>(v.data, n, shift, shift_abs, &a); break;
     case DType::Float16:
       accumulate(v.data, n, shift, shift_abs, [](const uint8_t* p, int64_t i) {
         uint16_t h; std::memcpy(&h, p + 2 * i, 2); return static_cast<double>(half_to_float(h)); }, &a);
