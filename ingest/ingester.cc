@@ -293,11 +293,12 @@ DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t l
 // of a large tensor between the event file's bytes and SQLite's pages: the decoder leaves
 // tensor_content in the span, and the blob is bound without a copy. A file holds at most two
 // copies of a tensor at once (span + blob).
-void encode_entry(DecodedEntry& d, bool compress) {
+void encode_entry(DecodedEntry& d, bool compress, BufferPool* pool) {
   if (d.is_reduction || d.too_large || !d.error.empty() || d.skip) return;
   const DecodedTensor& t = d.tensor;
   const std::string_view raw = t.bytes();
-  d.blob = encode_blob(t.dtype, t.dims.data(), static_cast<int>(t.dims.size()), raw.data(), raw.size(), compress);
+  d.blob = pool->take(kBlobHeaderFixed + 8 * t.dims.size() + raw.size());
+  encode_blob(&d.blob, t.dtype, t.dims.data(), static_cast<int>(t.dims.size()), raw.data(), raw.size(), compress);
   release_bytes(d.tensor);
 }
 
@@ -305,7 +306,7 @@ void encode_entry(DecodedEntry& d, bool compress) {
 // touches only the source and its own result.
 PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t step, const std::string& worker,
                           bool ended, bool compress, int threads, uint64_t max_blob_bytes, ReadBudget* budget,
-                          size_t ticket) {
+                          BufferPool* pool, size_t ticket) {
   BudgetTurn turn{budget, ticket};
   PreparedFile f;
   f.path = path;
@@ -353,16 +354,16 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
       const std::string& ev = *idx.event_file;
       turn.take(hi - lo);
       f.reserved = hi - lo;
-      std::optional<std::string> span = src.read_range(ev, lo, hi - lo);
-      if (!span) {
+      std::string span = pool->take(hi - lo);
+      if (!src.read_range_into(ev, lo, hi - lo, &span)) {
         // One error for the file, not one per tensor; saved shapes are still kept.
         wait_or_error("event file " + ev + " does not exist");
         if (f.status == FileStatus::kWait) return f;
         idx.tensors.clear();
-        span = std::string();
+        span.clear();
       }
-      f.bytes += span->size();
-      if (span->size() < hi - lo && !ended) {
+      f.bytes += span.size();
+      if (span.size() < hi - lo && !ended) {
         f.status = FileStatus::kWait;   // the writer has not flushed everything yet
         return f;
       }
@@ -371,8 +372,8 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
       // order, so saved reductions and duplicates resolve exactly as before.
       std::vector<DecodedEntry> decoded(idx.tensors.size());
       size_t helpers = 0;
-      if (span->size() >= kParallelDecodeBytes && decoded.size() > 1 &&
-          span->size() / decoded.size() <= kParallelRecordBytes)
+      if (span.size() >= kParallelDecodeBytes && decoded.size() > 1 &&
+          span.size() / decoded.size() <= kParallelRecordBytes)
         helpers = std::min(decoded.size(), static_cast<size_t>(std::max(1, threads))) - 1;
       auto for_each_entry = [&](auto&& fn) {   // fn(i) for every entry, on this thread and the helpers
         std::atomic<size_t> next{0};
@@ -385,10 +386,10 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
         for (auto& r : running) r.get();
       };
       for_each_entry([&](size_t i) {
-        decoded[i] = decode_entry(idx.tensors[i], *span, lo, ev, max_blob_bytes);
-        encode_entry(decoded[i], compress);   // before the span goes: large tensors are views into it
+        decoded[i] = decode_entry(idx.tensors[i], span, lo, ev, max_blob_bytes);
+        encode_entry(decoded[i], compress, pool);   // before the span goes: large tensors are views into it
       });
-      std::string().swap(*span);
+      pool->give(std::move(span));
       for (size_t i = 0; i < decoded.size(); ++i) {
         DecodedEntry& d = decoded[i];
         const IndexEntry& e = idx.tensors[i];
@@ -453,7 +454,7 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
 }  // namespace
 
 Ingester::Ingester(Database& db, TrialSource& source, IngestOptions options)
-    : db_(db), source_(source), opt_(std::move(options)) {
+    : db_(db), source_(source), opt_(std::move(options)), pool_(kReadAheadBytes / 2) {
   name_ = opt_.name.empty() ? default_trial_name(source_.root()) : opt_.name;
   open_trial();
 }
@@ -780,7 +781,7 @@ void Ingester::write_values(PreparedFile& f, int64_t wid, int64_t tensor_step, s
     ++stats->values;
     if (!r.apart()) continue;
     st.insert_blob.bind(1, r.value_id).bind_blob_static(2, r.value->blob.data(), r.value->blob.size()).run();
-    std::string().swap(r.value->blob);   // release the tensor as soon as it is stored
+    pool_.give(std::move(r.value->blob));   // release the tensor as soon as it is stored
   }
   rows.clear();
 }
@@ -898,6 +899,10 @@ int64_t Ingester::complete_steps(const std::map<int64_t, int>& touched, bool end
 }
 
 IngestStats Ingester::run_once() {
+  struct ClearPool {   // first in, last out: after every worker of the pass is done
+    BufferPool& pool;
+    ~ClearPool() { pool.clear(); }
+  } clear_pool{pool_};
   IngestStats stats;
   // The end marker is checked before listing: everything listed after it is final.
   const bool ended = source_.exists("training_job_end.ts");
@@ -944,7 +949,8 @@ IngestStats Ingester::run_once() {
     for (; submitted < pending.size() && submitted < limit; ++submitted) {
       const Pending& p = pending[submitted];
       futures[submitted] = std::async(std::launch::async, [this, p, ended, threads, max_blob, &budget, t = submitted] {
-        return prepare_file(source_, p.path, p.step, p.worker, ended, opt_.compress, threads, max_blob, &budget, t);
+        return prepare_file(source_, p.path, p.step, p.worker, ended, opt_.compress, threads, max_blob, &budget,
+                            &pool_, t);
       });
     }
   };

@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ingest/buffer_pool.h"
 #include "ingest/source.h"
 #include "schema/database.h"
 
@@ -110,6 +111,8 @@ class Ingester {
   void mark_ingested(const std::string& path);
   void check_step_mode(PreparedFile& f);
   std::unique_ptr<FileStatements> file_statements_;
+  // Spans and blobs of a pass, reused within it (cleared at its end); at most half the read-ahead.
+  BufferPool pool_;
 };
 
 // The trial name used when none is given: the last path component of the location.

@@ -32,6 +32,13 @@ class TrialSource {
   // Byte range [offset, offset + length). Returns fewer bytes when the file is shorter (a live
   // writer may not have flushed yet); std::nullopt when the file does not exist.
   virtual std::optional<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) = 0;
+  // The same into *out, whose memory a source may reuse (LocalSource does: see BufferPool);
+  // false when the file does not exist.
+  virtual bool read_range_into(const std::string& path, uint64_t offset, uint64_t length, std::string* out) {
+    std::optional<std::string> r = read_range(path, offset, length);
+    if (r) *out = std::move(*r);
+    return r.has_value();
+  }
   // Several ranges at once; implementations may run them concurrently (S3: curl multi).
   struct Range {
     std::string path;

@@ -233,14 +233,15 @@ TEST(SynthRoundTrip, IngestedViewsHoldExactlyWhatWasWritten) {
 }
 
 // Records over 64 KiB take the ingester's other decoding path (tensor_content is not copied
-// out of the event file's bytes, see tensor_content_split.h); their values must arrive as well.
+// out of the event file's bytes, see tensor_content_split.h), and blobs and spans over 256 KiB
+// are pooled buffers reused from step to step (buffer_pool.h); their values must arrive as well.
 TEST(SynthRoundTrip, LargeTensorsArriveBitForBit) {
   TempDir dir;
   fs::path trial = dir.path / "big";
   std::string db_path = (dir.path / "big.db").string();
-  ASSERT_EQ(run("synth " + trial.string() + " --steps 3 --tensors 4 --elements 40000 --eval-every 0"), 0);
+  ASSERT_EQ(run("synth " + trial.string() + " --steps 6 --tensors 4 --elements 80000 --eval-every 0"), 0);
   ASSERT_EQ(run("ingest " + trial.string() + " --db " + db_path + " --threads 2"), 0);
-  auto written = read_trial(trial, 3, 1);
+  auto written = read_trial(trial, 6, 1);
   Db db(db_path);
   size_t large = 0, same = 0, rows = 0;
   db.each("SELECT tensor, step, worker, value FROM tensor_values WHERE trial = 'big'", [&](sqlite3_stmt* st) {
@@ -255,7 +256,7 @@ TEST(SynthRoundTrip, LargeTensorsArriveBitForBit) {
   });
   EXPECT_EQ(rows, written.size());
   EXPECT_EQ(same, rows);
-  EXPECT_GE(large, 3u * 3);   // several tensors per step took the large-record path
+  EXPECT_GE(large, 6u * 3);   // several tensors per step took the large-record path
 }
 
 TEST(SynthRoundTrip, ReductionsOnlyTrialHasShapesAndSavedReductions) {
