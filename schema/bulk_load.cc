@@ -31,11 +31,14 @@ BulkLoad::BulkLoad(Database& db) : db_(db) {
   sqlite3_busy_timeout(h, kBusyTimeoutMs);
   // NORMAL is safe against power loss only in WAL mode; with a rollback journal it is FULL
   // (measured: no slower here, the journal holds a few pages per commit).
-  if (active_) db_.exec("PRAGMA synchronous=FULL");
+  if (!active_) return;
+  db_.exec("PRAGMA synchronous=FULL");
+  writeback_ = std::make_unique<EarlyWriteback>(db_);
 }
 
 BulkLoad::~BulkLoad() {
   if (!active_) return;
+  writeback_.reset();
   sqlite3* h = db_.handle();
   // An open transaction (an exception on its way up) is rolled back first: the mode cannot
   // change inside one. Failing here leaves a rollback-mode file, which the next Database (or

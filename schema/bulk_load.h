@@ -19,8 +19,14 @@
 // next Database returns the file to WAL. Another connection may also switch the file back to
 // WAL mid-load (Database does on open); the writer then follows it, and the load goes on in
 // WAL mode.
+//
+// While active, EarlyWriteback keeps the device writing beside the load, so each commit's fsync
+// (which a rollback journal needs, and the WAL did not) finds little left to do.
 #pragma once
+#include <memory>
+
 #include "schema/database.h"
+#include "schema/early_writeback.h"
 
 namespace trialdb {
 
@@ -38,6 +44,7 @@ class BulkLoad {
  private:
   Database& db_;
   bool active_ = false;
+  std::unique_ptr<EarlyWriteback> writeback_;
 };
 
 }  // namespace trialdb
