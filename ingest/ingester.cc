@@ -55,7 +55,8 @@ struct PreparedValue {
   bool has_raw = false;
   DType dtype = DType::Float32;
   std::vector<int64_t> dims;
-  std::string blob;                // the value blob (docs/BLOB_FORMAT.md), built on a preparing thread
+  std::string blob;                // the value blob (docs/BLOB_FORMAT.md), built on a preparing thread...
+  std::string_view blob_in_span;   // ...or built in place in the file's span (PreparedFile::span)
   bool raw_too_large = false;      // has_raw, but the value exceeds SQLite's length limit: no blob
   bool has_shape = false;          // a saved shape (shape_payload) when there is no raw value
   std::vector<int64_t> saved_shape;
@@ -63,6 +64,8 @@ struct PreparedValue {
   int red_src = 0;                 // as value.red_src
   uint32_t red_mask = 0;
   double red[kAllReductions] = {};
+
+  std::string_view blob_bytes() const { return blob_in_span.data() ? blob_in_span : std::string_view(blob); }
 };
 
 }  // namespace
@@ -89,6 +92,7 @@ struct PreparedFile {
   std::vector<IngestIssue> errors;
   uint64_t bytes = 0;
   uint64_t reserved = 0;           // share of the ReadBudget, released once written
+  std::unique_ptr<std::string> span;   // the event bytes, while blobs are built in place in them
   bool index_valid = false;        // false: only errors to record, no step data
 };
 
@@ -223,6 +227,7 @@ struct DecodedEntry {
   bool too_large = false;          // over SQLite's length limit: notice says so, no blob
   std::string notice;
   std::string blob;
+  std::string_view blob_in_span;
 };
 
 DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t lo, const std::string& ev,
@@ -289,17 +294,44 @@ DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t l
   return d;
 }
 
-// The value blob of a decoded entry, its raw bytes released. Uncompressed, this is the one copy
-// of a large tensor between the event file's bytes and SQLite's pages: the decoder leaves
-// tensor_content in the span, and the blob is bound without a copy. A file holds at most two
-// copies of a tensor at once (span + blob).
-void encode_entry(DecodedEntry& d, bool compress, BufferPool* pool) {
+// The value blob of a decoded entry, its raw bytes released. A large tensor's bytes are a view
+// into the event file's span (tensor_content_split.h); uncompressed, its blob is then built in
+// place: the blob header is written over the bytes just before them in the same record (its
+// framing and the event's other fields, all decoded by now), so header + bytes are the blob and
+// the tensor is never copied between the file and SQLite's pages. Needs `in_place` (no other
+// entry's record overlaps this one) and room in the record; otherwise the blob is a copy.
+void encode_entry(DecodedEntry& d, bool compress, BufferPool* pool, char* span, size_t record_start, bool in_place) {
   if (d.is_reduction || d.too_large || !d.error.empty() || d.skip) return;
   const DecodedTensor& t = d.tensor;
   const std::string_view raw = t.bytes();
+  const int ndim = static_cast<int>(t.dims.size());
+  if (in_place && !compress && t.is_borrowed) {
+    std::string header;
+    append_blob_header(&header, t.dtype, t.dims.data(), ndim);
+    const size_t at = static_cast<size_t>(raw.data() - span);
+    if (at >= record_start + header.size()) {
+      char* blob = span + at - header.size();
+      std::memcpy(blob, header.data(), header.size());
+      d.blob_in_span = std::string_view(blob, header.size() + raw.size());
+      release_bytes(d.tensor);
+      return;
+    }
+  }
   d.blob = pool->take(kBlobHeaderFixed + 8 * t.dims.size() + raw.size());
-  encode_blob(&d.blob, t.dtype, t.dims.data(), static_cast<int>(t.dims.size()), raw.data(), raw.size(), compress);
+  encode_blob(&d.blob, t.dtype, t.dims.data(), ndim, raw.data(), raw.size(), compress);
   release_bytes(d.tensor);
+}
+
+// Whether the valid entries' records are disjoint, so blobs may be built in place in them (a
+// damaged index may point two entries into one record).
+bool records_disjoint(const std::vector<IndexEntry>& entries) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const auto& e : entries)
+    if (e.length >= kRecordOverhead && e.start <= UINT64_MAX - e.length) ranges.emplace_back(e.start, e.start + e.length);
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second) return false;
+  return true;
 }
 
 // Reads, checks and decodes one index file and the records it points at. Runs on a worker thread:
@@ -354,7 +386,8 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
       const std::string& ev = *idx.event_file;
       turn.take(hi - lo);
       f.reserved = hi - lo;
-      std::string span = pool->take(hi - lo);
+      auto owned_span = std::make_unique<std::string>(pool->take(hi - lo));
+      std::string& span = *owned_span;
       if (!src.read_range_into(ev, lo, hi - lo, &span)) {
         // One error for the file, not one per tensor; saved shapes are still kept.
         wait_or_error("event file " + ev + " does not exist");
@@ -385,11 +418,16 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
         work();
         for (auto& r : running) r.get();
       };
+      const bool in_place = records_disjoint(idx.tensors);
+      bool any_in_place = false;
       for_each_entry([&](size_t i) {
         decoded[i] = decode_entry(idx.tensors[i], span, lo, ev, max_blob_bytes);
-        encode_entry(decoded[i], compress, pool);   // before the span goes: large tensors are views into it
+        // Before the span can go: large tensors are views into it.
+        encode_entry(decoded[i], compress, pool, span.data(), idx.tensors[i].start - lo, in_place);
       });
-      pool->give(std::move(span));
+      for (const DecodedEntry& d : decoded) any_in_place |= d.blob_in_span.data() != nullptr;
+      if (any_in_place) f.span = std::move(owned_span);   // kept until the writer has stored the blobs
+      else pool->give(std::move(span));
       for (size_t i = 0; i < decoded.size(); ++i) {
         DecodedEntry& d = decoded[i];
         const IndexEntry& e = idx.tensors[i];
@@ -435,6 +473,7 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
           v.raw_too_large = true;
         }
         v.blob = std::move(d.blob);
+        v.blob_in_span = d.blob_in_span;
       }
     }
   }
@@ -716,7 +755,7 @@ void bind_scalar_row(Statement& ins, size_t i, const ValueRow& r) {
   const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
   ins.bind(base + 1, r.tensor_id).bind(base + 2, static_cast<int64_t>(v.dtype));
   if (!std::isnan(v.red[kRedMin])) ins.bind(base + 3, v.red[kRedMin]);
-  ins.bind_blob_static(base + 4, v.blob.data(), v.blob.size());
+  ins.bind_blob_static(base + 4, v.blob_bytes().data(), v.blob_bytes().size());
 }
 
 // Binds row i's parameters of an INSERT INTO value.
@@ -732,7 +771,7 @@ void bind_value_row(Statement& ins, size_t i, const ValueRow& r) {
     bool present = v.red_src == 1 ? (v.red_mask >> k) & 1 : (v.red_src == 2 && k == kRedMin);
     if (present && !std::isnan(v.red[k])) ins.bind(base + 6 + k, v.red[k]);
   }
-  if (r.inline_blob) ins.bind_blob_static(base + 24, v.blob.data(), v.blob.size());
+  if (r.inline_blob) ins.bind_blob_static(base + 24, v.blob_bytes().data(), v.blob_bytes().size());
   if (r.apart()) ins.bind(base + 25, r.value_id);
 }
 }  // namespace
@@ -780,7 +819,8 @@ void Ingester::write_values(PreparedFile& f, int64_t wid, int64_t tensor_step, s
     }
     ++stats->values;
     if (!r.apart()) continue;
-    st.insert_blob.bind(1, r.value_id).bind_blob_static(2, r.value->blob.data(), r.value->blob.size()).run();
+    const std::string_view blob = r.value->blob_bytes();
+    st.insert_blob.bind(1, r.value_id).bind_blob_static(2, blob.data(), blob.size()).run();
     pool_.give(std::move(r.value->blob));   // release the tensor as soon as it is stored
   }
   rows.clear();
@@ -828,7 +868,7 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
     if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
     // Small values live in the value row itself: one B-tree insert fewer per scalar.
     ValueRow r{&v, tensor_id(v.tensor), 0,
-               v.has_raw && !v.raw_too_large && !opt_.compress && v.blob.size() <= kInlineBlobBytes};
+               v.has_raw && !v.raw_too_large && !opt_.compress && v.blob_bytes().size() <= kInlineBlobBytes};
     if (r.apart()) r.value_id = next_value_id++;
     if (fast && is_plain_scalar(r)) {
       scalar_batch.push_back(r);
@@ -999,6 +1039,7 @@ IngestStats Ingester::run_once() {
         }
         if (!tx) tx = std::make_unique<Transaction>(db_);
         write_file(f, &stats, &touched);
+        if (f.span) pool_.give(std::move(*f.span));   // its blobs are stored
         tx_bytes += f.bytes;
         ++tx_files;
         if (tx_bytes >= kCommitBytes || tx_files >= kCommitFiles) commit();

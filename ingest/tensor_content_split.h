@@ -1,5 +1,6 @@
-// Cuts the tensor_content bytes out of an Event payload, so that a large tensor reaches its
-// blob with one copy (record -> blob) instead of two (record -> protobuf string -> blob).
+// Cuts the tensor_content bytes out of an Event payload, so that a large tensor is not copied
+// into a protobuf string on its way to its blob (the ingester then builds the blob around the
+// bytes where they lie in the event file's span: no copy at all).
 //
 // libprotobuf always copies a bytes field out of its input. split_tensor_content() walks the
 // wire format along Event.summary (5) -> Summary.value (1) -> Value.tensor (8) ->

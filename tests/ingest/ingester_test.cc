@@ -453,3 +453,70 @@ TEST(Ingester, BulkLoadStoresWhatTheWalStoresAndYieldsToReaders) {
   sqlite3_close(reader);
   EXPECT_EQ(dump_views(shared), dump_views(wal));
 }
+
+// Large tensors' blobs are built in place in the event file's bytes (encode_entry), which
+// overwrites the record's bytes before the tensor. They must equal the copied blobs (the
+// --compress path copies, and random floats do not shrink), and an index that points two entries
+// at one record must still decode both: in place is off for such a file, or the second decode
+// would find the first's header over its record and fail its CRC.
+TEST(Ingester, BlobsBuiltInPlaceEqualCopiesAndSharedRecordsStillDecode) {
+  TempDir tmp;
+  fs::path trial = tmp.path / "big";
+  std::mt19937 rng(7);   // random bits: zlib cannot shrink them, so --compress stores copies
+  {
+    TrialWriter w(trial.string());
+    for (int step = 0; step < 3; ++step) {
+      auto s = w.begin_step(step, "worker_0", TrialMode::kTrain, step);
+      for (const char* name : {"w", "b"}) {
+        std::vector<uint32_t> x(100000);
+        for (uint32_t& u : x) u = static_cast<uint32_t>(rng());
+        s->add_tensor(name, DType::Float32, {100, 1000}, x.data(), x.size() * 4);
+      }
+      s->close();
+    }
+    w.write_end_marker();
+  }
+  auto run = [&](const std::string& db_name, bool compress) {
+    auto db = std::make_unique<Database>((tmp.path / db_name).string());
+    LocalSource src(trial.string());
+    IngestOptions o;
+    o.compress = compress;
+    o.threads = 1;
+    IngestStats s = Ingester(*db, src, o).run_once();
+    EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].message);
+    return db;
+  };
+  auto in_place = run("in_place.db", false);
+  auto copied = run("copied.db", true);
+  EXPECT_EQ(scalar(*in_place, "SELECT count(*) FROM tensor_values WHERE length(value) > 400000"), 6);
+  EXPECT_TRUE(dump_views(*in_place) == dump_views(*copied)) << "in-place blobs differ from copies";
+
+  // Step 3: "alias" points at w's record.
+  {
+    TrialWriter w(trial.string());
+    auto s = w.begin_step(3, "worker_0", TrialMode::kTrain, 3);
+    std::vector<float> x(100000, 0.25f);
+    s->add_tensor("w", DType::Float32, {100, 1000}, x.data(), x.size() * 4);
+    s->add_tensor("b", DType::Float32, {100, 1000}, x.data(), x.size() * 4);
+    s->close();
+  }
+  fs::path idx = trial / "index/000000000/000000000003_worker_0.json";
+  std::ifstream in(idx);
+  std::string json((std::istreambuf_iterator<char>(in)), {});
+  in.close();
+  auto first = json.find("{\"tensorname\": \"w\"");
+  ASSERT_NE(first, std::string::npos) << json;
+  std::string entry = json.substr(first, json.find('}', first) + 1 - first);
+  std::string alias = entry;
+  alias.replace(alias.find("\"w\""), 3, "\"alias\"");
+  json.insert(json.find(entry) + entry.size(), ", " + alias);
+  std::ofstream(idx) << json;
+  LocalSource src(trial.string());
+  IngestOptions o;
+  o.threads = 1;
+  IngestStats s = Ingester(*in_place, src, o).run_once();
+  EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].message);
+  EXPECT_EQ(text(*in_place, "SELECT hex(value) FROM tensor_values WHERE tensor = 'alias' AND step = 3"),
+            text(*in_place, "SELECT hex(value) FROM tensor_values WHERE tensor = 'w' AND step = 3"));
+  EXPECT_EQ(scalar(*in_place, "SELECT count(*) FROM tensor_values WHERE tensor = 'alias' AND length(value) > 400000"), 1);
+}
