@@ -1,5 +1,7 @@
 #include "schema/bulk_load.h"
 
+#include "schema/write_combining_vfs.h"
+
 #include <string>
 
 namespace trialdb {
@@ -34,6 +36,7 @@ BulkLoad::BulkLoad(Database& db) : db_(db) {
   if (!active_) return;
   db_.exec("PRAGMA synchronous=FULL");
   writeback_ = std::make_unique<EarlyWriteback>(db_);
+  set_write_combining(h, true);   // false (not through the shim): pages are written one by one
 }
 
 BulkLoad::~BulkLoad() {
@@ -44,6 +47,7 @@ BulkLoad::~BulkLoad() {
   // change inside one. Failing here leaves a rollback-mode file, which the next Database (or
   // the next load) returns to WAL; the data are whole either way.
   if (!sqlite3_get_autocommit(h)) sqlite3_exec(h, "ROLLBACK", nullptr, nullptr, nullptr);
+  set_write_combining(h, false);
   journal_mode(h, "WAL");
   sqlite3_exec(h, "PRAGMA synchronous=NORMAL", nullptr, nullptr, nullptr);
 }
