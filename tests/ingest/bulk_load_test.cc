@@ -8,6 +8,7 @@
 
 #include "schema/bulk_load.h"
 #include "schema/database.h"
+#include "tests/common/sql_int64.h"
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;
@@ -48,14 +49,7 @@ struct OtherConnection {
     sqlite3_busy_timeout(db, 5000);
   }
   ~OtherConnection() { sqlite3_close(db); }
-  int64_t count(const char* sql) {
-    sqlite3_stmt* st = nullptr;
-    int64_t n = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-      n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
-  }
+  int64_t count(const char* sql) { return test::sql_int64(db, sql); }
 };
 
 }  // namespace

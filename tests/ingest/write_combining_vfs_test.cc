@@ -8,22 +8,12 @@
 
 #include "schema/database.h"
 #include "schema/write_combining_vfs.h"
+#include "tests/common/sql_int64.h"
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;
 
-namespace {
-
-int64_t count_rows(sqlite3* db, const char* sql) {
-  sqlite3_stmt* st = nullptr;
-  int64_t n = -1;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-    n = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return n;
-}
-
-}  // namespace
+using test::sql_int64;
 
 TEST(WriteCombiningVfs, OnlyThroughTheShimAndOnlyForTheMainFile) {
   test::TempDir tmp("trialdb_wcvfs");
@@ -57,12 +47,12 @@ TEST(WriteCombiningVfs, CommitsRollbacksAndOtherConnectionsSeeWhatSqliteWrote) {
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open_v2(path.c_str(), &other, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_busy_timeout(other, 5000);
-  EXPECT_EQ(count_rows(other, "SELECT count(*) FROM t"), 4 * 40);
-  EXPECT_EQ(count_rows(other, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
-  EXPECT_EQ(count_rows(db.handle(), "SELECT sum(length(v) = 5000) FROM t"),
-            count_rows(other, "SELECT count(*) FROM t WHERE k % 7 = 0"));
+  EXPECT_EQ(sql_int64(other, "SELECT count(*) FROM t"), 4 * 40);
+  EXPECT_EQ(sql_int64(other, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+  EXPECT_EQ(sql_int64(db.handle(), "SELECT sum(length(v) = 5000) FROM t"),
+            sql_int64(other, "SELECT count(*) FROM t WHERE k % 7 = 0"));
   ASSERT_TRUE(set_write_combining(db.handle(), false));
   db.exec("INSERT INTO t(v) VALUES (randomblob(10))");
-  EXPECT_EQ(count_rows(other, "SELECT count(*) FROM t"), 4 * 40 + 1);
+  EXPECT_EQ(sql_int64(other, "SELECT count(*) FROM t"), 4 * 40 + 1);
   sqlite3_close(other);
 }
