@@ -49,14 +49,21 @@ double now_unix() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// A value blob (docs/BLOB_FORMAT.md), built on a preparing thread: bytes of its own, or where it
+// was built in place in the event file's span (PreparedFile::span keeps that alive).
+struct ValueBlob {
+  std::string owned;
+  std::string_view in_span;
+  std::string_view bytes() const { return in_span.data() ? in_span : std::string_view(owned); }
+};
+
 // One tensor's contribution to one (step, worker): raw value, saved shape, reductions.
 struct PreparedValue {
   std::string tensor;
   bool has_raw = false;
   DType dtype = DType::Float32;
   std::vector<int64_t> dims;
-  std::string blob;                // the value blob (docs/BLOB_FORMAT.md), built on a preparing thread...
-  std::string_view blob_in_span;   // ...or built in place in the file's span (PreparedFile::span)
+  ValueBlob blob;
   bool raw_too_large = false;      // has_raw, but the value exceeds SQLite's length limit: no blob
   bool has_shape = false;          // a saved shape (shape_payload) when there is no raw value
   std::vector<int64_t> saved_shape;
@@ -64,8 +71,6 @@ struct PreparedValue {
   int red_src = 0;                 // as value.red_src
   uint32_t red_mask = 0;
   double red[kAllReductions] = {};
-
-  std::string_view blob_bytes() const { return blob_in_span.data() ? blob_in_span : std::string_view(blob); }
 };
 
 }  // namespace
@@ -226,8 +231,7 @@ struct DecodedEntry {
   Reductions red;
   bool too_large = false;          // over SQLite's length limit: notice says so, no blob
   std::string notice;
-  std::string blob;
-  std::string_view blob_in_span;
+  ValueBlob blob;
 };
 
 DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t lo, const std::string& ev,
@@ -312,13 +316,13 @@ void encode_entry(DecodedEntry& d, bool compress, BufferPool* pool, char* span, 
     if (at >= record_start + header.size()) {
       char* blob = span + at - header.size();
       std::memcpy(blob, header.data(), header.size());
-      d.blob_in_span = std::string_view(blob, header.size() + raw.size());
+      d.blob.in_span = std::string_view(blob, header.size() + raw.size());
       release_bytes(d.tensor);
       return;
     }
   }
-  d.blob = pool->take(kBlobHeaderFixed + 8 * t.dims.size() + raw.size());
-  encode_blob(&d.blob, t.dtype, t.dims.data(), ndim, raw.data(), raw.size(), compress);
+  d.blob.owned = pool->take(kBlobHeaderFixed + 8 * t.dims.size() + raw.size());
+  encode_blob(&d.blob.owned, t.dtype, t.dims.data(), ndim, raw.data(), raw.size(), compress);
   release_bytes(d.tensor);
 }
 
@@ -425,7 +429,7 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
         // Before the span can go: large tensors are views into it.
         encode_entry(decoded[i], compress, pool, span.data(), idx.tensors[i].start - lo, in_place);
       });
-      for (const DecodedEntry& d : decoded) any_in_place |= d.blob_in_span.data() != nullptr;
+      for (const DecodedEntry& d : decoded) any_in_place |= d.blob.in_span.data() != nullptr;
       if (any_in_place) f.span = std::move(owned_span);   // kept until the writer has stored the blobs
       else pool->give(std::move(span));
       for (size_t i = 0; i < decoded.size(); ++i) {
@@ -473,7 +477,6 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
           v.raw_too_large = true;
         }
         v.blob = std::move(d.blob);
-        v.blob_in_span = d.blob_in_span;
       }
     }
   }
@@ -755,7 +758,8 @@ void bind_scalar_row(Statement& ins, size_t i, const ValueRow& r) {
   const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
   ins.bind(base + 1, r.tensor_id).bind(base + 2, static_cast<int64_t>(v.dtype));
   if (!std::isnan(v.red[kRedMin])) ins.bind(base + 3, v.red[kRedMin]);
-  ins.bind_blob_static(base + 4, v.blob_bytes().data(), v.blob_bytes().size());
+  const std::string_view blob = v.blob.bytes();
+  ins.bind_blob_static(base + 4, blob.data(), blob.size());
 }
 
 // Binds row i's parameters of an INSERT INTO value.
@@ -771,7 +775,7 @@ void bind_value_row(Statement& ins, size_t i, const ValueRow& r) {
     bool present = v.red_src == 1 ? (v.red_mask >> k) & 1 : (v.red_src == 2 && k == kRedMin);
     if (present && !std::isnan(v.red[k])) ins.bind(base + 6 + k, v.red[k]);
   }
-  if (r.inline_blob) ins.bind_blob_static(base + 24, v.blob_bytes().data(), v.blob_bytes().size());
+  if (r.inline_blob) ins.bind_blob_static(base + 24, v.blob.bytes().data(), v.blob.bytes().size());
   if (r.apart()) ins.bind(base + 25, r.value_id);
 }
 }  // namespace
@@ -819,9 +823,9 @@ void Ingester::write_values(PreparedFile& f, int64_t wid, int64_t tensor_step, s
     }
     ++stats->values;
     if (!r.apart()) continue;
-    const std::string_view blob = r.value->blob_bytes();
+    const std::string_view blob = r.value->blob.bytes();
     st.insert_blob.bind(1, r.value_id).bind_blob_static(2, blob.data(), blob.size()).run();
-    pool_.give(std::move(r.value->blob));   // release the tensor as soon as it is stored
+    pool_.give(std::move(r.value->blob.owned));   // release the tensor as soon as it is stored
   }
   rows.clear();
 }
@@ -868,7 +872,7 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats, std::map<int64_t,
     if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
     // Small values live in the value row itself: one B-tree insert fewer per scalar.
     ValueRow r{&v, tensor_id(v.tensor), 0,
-               v.has_raw && !v.raw_too_large && !opt_.compress && v.blob_bytes().size() <= kInlineBlobBytes};
+               v.has_raw && !v.raw_too_large && !opt_.compress && v.blob.bytes().size() <= kInlineBlobBytes};
     if (r.apart()) r.value_id = next_value_id++;
     if (fast && is_plain_scalar(r)) {
       scalar_batch.push_back(r);
