@@ -1,22 +1,21 @@
 #include "schema/bulk_load.h"
 
-#include "schema/write_combining_vfs.h"
-
 #include <string>
+
+#include "schema/write_combining_vfs.h"
 
 namespace trialdb {
 
 namespace {
 // Sets the journal mode (or, with nullptr, only asks) and answers the mode in force afterwards:
-// "" on any error, which leaves the mode unchanged.
+// "" on any error (SQLITE_BUSY when another connection holds the file), which leaves it unchanged.
 std::string journal_mode(sqlite3* db, const char* set_to = nullptr) {
-  std::string sql = std::string("PRAGMA journal_mode") + (set_to ? std::string("=") + set_to : "");
-  sqlite3_stmt* st = nullptr;
-  std::string now;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-    now = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
-  return now;
+  try {
+    Statement q(db, std::string("PRAGMA journal_mode") + (set_to ? std::string("=") + set_to : ""));
+    return q.step() ? q.text(0) : "";
+  } catch (const DbError&) {
+    return "";
+  }
 }
 }  // namespace
 
