@@ -60,19 +60,42 @@ double load_as(const uint8_t* p, int64_t i) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// The first zero (0.0 or -0.0) of elements [0, n), or 0.0 when there is none.
+template <class T>
+double first_zero_of(const uint8_t* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (const double x = load_as<T>(p, i); x == 0) return x;
+  return 0;
+}
+
 // AVX2 form of accumulate's 4-element loop for float32 and float64, the ingest's hot loop: the
-// portable loop compiles to scalar SSE2 (~1.4 GB/s of float32). Each of the seven lane sums is
-// one register whose lane l takes elements 4k + l, exactly as add() does, and min/max and the
-// products take the elements one at a time in order, so every result is bit for bit the portable
-// loop's (no FMA: target avx2 alone does not contract). Returns where the tail starts.
+// portable loop compiles to scalar SSE2 (~1.4 GB/s of float32). Every result is bit for bit the
+// portable loop's (no FMA: target avx2 alone does not contract):
+// - each of the seven lane sums is one register whose lane l takes elements 4k + l, as add() does;
+// - min and max are per lane too. x < m ? x : m is exactly _mm256_min_pd(x, m), and equal values
+//   have equal bits except 0.0 and -0.0, so only a zero result needs the order: the sequential
+//   scan keeps the first zero, which first_zero_of() finds;
+// - the products are sequential (one element at a time) until they saturate, which for most
+//   tensors happens within a few hundred elements: once |prod| is 0 it stays 0 for finite
+//   elements, once it is Inf it stays Inf for non-zero finite ones, and only the sign still
+//   changes, by the XOR of the elements' sign bits (a NaN product stays NaN, and its sign does
+//   not matter). A block of four that breaks this (an Inf after 0, a zero after Inf, a NaN) goes
+//   through the sequential products again.
+// Returns where the tail starts.
 template <class T>
 __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_t n, double shift,
                                                          double shift_abs, Acc* a) {
   const __m256d vshift = _mm256_set1_pd(shift), vshift_abs = _mm256_set1_pd(shift_abs);
-  const __m256d sign = _mm256_set1_pd(-0.0);
+  const __m256d sign = _mm256_set1_pd(-0.0), inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
   __m256d sum = _mm256_setzero_pd(), sabs = sum, ss = sum, d = sum, dd = sum, da = sum, dda = sum;
   __m256i nan = _mm256_setzero_si256();
-  double mn = a->mn, mx = a->mx, mna = a->mna, mxa = a->mxa, prod = a->prod, proda = a->proda;
+  __m256d mn = _mm256_set1_pd(a->mn), mx = _mm256_set1_pd(a->mx), mna = _mm256_set1_pd(a->mna),
+          mxa = _mm256_set1_pd(a->mxa);
+  double prod = a->prod, proda = a->proda;
+  // While saturated: signs XORs the skipped elements' bits, and a block may skip the products
+  // when every |x| is in (floor, Inf): floor -1 once |prod| is 0, 0 once it is Inf.
+  bool saturated = false;
+  __m256d floor = _mm256_setzero_pd(), signs = _mm256_setzero_pd();
   const int64_t end = n & ~int64_t{3};
   for (int64_t i = 0; i < end; i += 4) {
     __m256d x;
@@ -88,18 +111,29 @@ __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_
     da = _mm256_add_pd(da, dax);
     dda = _mm256_add_pd(dda, _mm256_mul_pd(dax, dax));
     nan = _mm256_sub_epi64(nan, _mm256_castpd_si256(_mm256_cmp_pd(x, x, _CMP_UNORD_Q)));   // -1 per NaN
+    mn = _mm256_min_pd(x, mn);
+    mx = _mm256_max_pd(x, mx);
+    mna = _mm256_min_pd(ax, mna);
+    mxa = _mm256_max_pd(ax, mxa);
+    if (saturated) {
+      const __m256d keeps = _mm256_and_pd(_mm256_cmp_pd(ax, floor, _CMP_GT_OQ), _mm256_cmp_pd(ax, inf, _CMP_LT_OQ));
+      if (_mm256_movemask_pd(keeps) == 0xF) {
+        signs = _mm256_xor_pd(signs, x);
+        continue;
+      }
+      if (__builtin_popcount(_mm256_movemask_pd(signs)) & 1) prod = -prod;
+      signs = _mm256_setzero_pd();
+    }
     alignas(32) double e[4];
     _mm256_store_pd(e, x);
     for (int l = 0; l < 4; ++l) {
-      const double xl = e[l], axl = std::fabs(xl);
-      mn = xl < mn ? xl : mn;
-      mx = xl > mx ? xl : mx;
-      mna = axl < mna ? axl : mna;
-      mxa = axl > mxa ? axl : mxa;
-      prod *= xl;
-      proda *= axl;
+      prod *= e[l];
+      proda *= std::fabs(e[l]);
     }
+    saturated = !(proda > 0 && proda < std::numeric_limits<double>::infinity());   // 0, Inf or NaN
+    floor = _mm256_set1_pd(std::isinf(proda) ? 0.0 : -1.0);
   }
+  if (__builtin_popcount(_mm256_movemask_pd(signs)) & 1) prod = -prod;
   _mm256_storeu_pd(a->sum, sum);
   _mm256_storeu_pd(a->sabs, sabs);
   _mm256_storeu_pd(a->ss, ss);
@@ -110,7 +144,23 @@ __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_
   alignas(32) int64_t nans[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(nans), nan);
   a->nan = nans[0] + nans[1] + nans[2] + nans[3];
-  a->mn = mn, a->mx = mx, a->mna = mna, a->mxa = mxa, a->prod = prod, a->proda = proda;
+  alignas(32) double lanes[4][4];
+  _mm256_store_pd(lanes[0], mn);
+  _mm256_store_pd(lanes[1], mx);
+  _mm256_store_pd(lanes[2], mna);
+  _mm256_store_pd(lanes[3], mxa);
+  for (int l = 0; l < 4; ++l) {
+    a->mn = lanes[0][l] < a->mn ? lanes[0][l] : a->mn;
+    a->mx = lanes[1][l] > a->mx ? lanes[1][l] : a->mx;
+    a->mna = lanes[2][l] < a->mna ? lanes[2][l] : a->mna;
+    a->mxa = lanes[3][l] > a->mxa ? lanes[3][l] : a->mxa;
+  }
+  if (a->mn == 0 || a->mx == 0) {   // the first zero, as the sequential scan would keep it
+    const double first_zero = first_zero_of<T>(p, end);
+    if (a->mn == 0) a->mn = first_zero;
+    if (a->mx == 0) a->mx = first_zero;
+  }
+  a->prod = prod, a->proda = proda;
   return end;
 }
 
