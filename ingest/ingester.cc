@@ -42,6 +42,7 @@ constexpr size_t kCommitBytes = 64u << 20;          // commit a transaction afte
 constexpr size_t kCommitFiles = 256;                // ...or this many files
 constexpr uint64_t kReadAheadBytes = 640u << 20;    // event bytes read ahead of the writer: the file
                                                     // being written and the next, up to ~300 MiB each
+constexpr uint64_t kMapSpanBytes = 1u << 20;        // spans this large are mapped, not read
 constexpr size_t kParallelDecodeBytes = 16u << 20;  // files larger than this decode on several threads...
 constexpr size_t kParallelRecordBytes = 64u << 20;  // ...unless their records are larger (memory: 2x a record each)
 
@@ -97,7 +98,9 @@ struct PreparedFile {
   std::vector<IngestIssue> errors;
   uint64_t bytes = 0;
   uint64_t reserved = 0;           // share of the ReadBudget, released once written
-  std::unique_ptr<std::string> span;   // the event bytes, while blobs are built in place in them
+  // The event bytes, read or mapped, while blobs are built in place in them.
+  std::unique_ptr<std::string> span;
+  std::unique_ptr<MappedRange> mapped_span;
   bool index_valid = false;        // false: only errors to record, no step data
 };
 
@@ -390,15 +393,24 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
       const std::string& ev = *idx.event_file;
       turn.take(hi - lo);
       f.reserved = hi - lo;
-      auto owned_span = std::make_unique<std::string>(pool->take(hi - lo));
-      std::string& span = *owned_span;
-      if (!src.read_range_into(ev, lo, hi - lo, &span)) {
-        // One error for the file, not one per tensor; saved shapes are still kept.
-        wait_or_error("event file " + ev + " does not exist");
-        if (f.status == FileStatus::kWait) return f;
-        idx.tensors.clear();
-        span.clear();
+      // Large spans are mapped (mapped_range.h), small ones read into a pooled buffer.
+      std::unique_ptr<MappedRange> mapped = hi - lo >= kMapSpanBytes ? src.map_range(ev, lo, hi - lo) : nullptr;
+      std::unique_ptr<std::string> owned_span;
+      std::string_view span;
+      if (mapped) {
+        span = std::string_view(mapped->data(), mapped->size());
+      } else {
+        owned_span = std::make_unique<std::string>(pool->take(hi - lo));
+        if (!src.read_range_into(ev, lo, hi - lo, owned_span.get())) {
+          // One error for the file, not one per tensor; saved shapes are still kept.
+          wait_or_error("event file " + ev + " does not exist");
+          if (f.status == FileStatus::kWait) return f;
+          idx.tensors.clear();
+          owned_span->clear();
+        }
+        span = *owned_span;
       }
+      char* const span_data = mapped ? mapped->data() : owned_span->data();
       f.bytes += span.size();
       if (span.size() < hi - lo && !ended) {
         f.status = FileStatus::kWait;   // the writer has not flushed everything yet
@@ -427,11 +439,15 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
       for_each_entry([&](size_t i) {
         decoded[i] = decode_entry(idx.tensors[i], span, lo, ev, max_blob_bytes);
         // Before the span can go: large tensors are views into it.
-        encode_entry(decoded[i], compress, pool, span.data(), idx.tensors[i].start - lo, in_place);
+        encode_entry(decoded[i], compress, pool, span_data, idx.tensors[i].start - lo, in_place);
       });
       for (const DecodedEntry& d : decoded) any_in_place |= d.blob.in_span.data() != nullptr;
-      if (any_in_place) f.span = std::move(owned_span);   // kept until the writer has stored the blobs
-      else pool->give(std::move(span));
+      if (any_in_place) {   // kept until the writer has stored the blobs
+        f.span = std::move(owned_span);
+        f.mapped_span = std::move(mapped);
+      } else if (owned_span) {
+        pool->give(std::move(*owned_span));
+      }
       for (size_t i = 0; i < decoded.size(); ++i) {
         DecodedEntry& d = decoded[i];
         const IndexEntry& e = idx.tensors[i];

@@ -93,6 +93,16 @@ bool LocalSource::read_range_into(const std::string& path, uint64_t offset, uint
   return true;
 }
 
+std::unique_ptr<MappedRange> LocalSource::map_range(const std::string& path, uint64_t offset, uint64_t length) {
+  int fd = ::open(full(path).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat st;
+  std::unique_ptr<MappedRange> r;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) r = MappedRange::map(fd, offset, length, static_cast<uint64_t>(st.st_size));
+  ::close(fd);   // the mapping keeps the file
+  return r;
+}
+
 bool LocalSource::exists(const std::string& path) {
   struct stat st;
   return ::stat(full(path).c_str(), &st) == 0;

@@ -14,6 +14,7 @@ class LocalSource : public TrialSource {
   std::optional<std::string> read(const std::string& path) override;
   std::optional<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) override;
   bool read_range_into(const std::string& path, uint64_t offset, uint64_t length, std::string* out) override;
+  std::unique_ptr<MappedRange> map_range(const std::string& path, uint64_t offset, uint64_t length) override;
   bool exists(const std::string& path) override;
 
  private:

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "ingest/mapped_range.h"
+
 namespace trialdb {
 
 struct SourceError : std::runtime_error {
@@ -38,6 +40,12 @@ class TrialSource {
     std::optional<std::string> r = read_range(path, offset, length);
     if (r) *out = std::move(*r);
     return r.has_value();
+  }
+  // The same range mapped into memory (MappedRange) where the source can do that, else nullptr
+  // (also when the file does not exist): the caller then reads it with read_range_into.
+  virtual std::unique_ptr<MappedRange> map_range(const std::string& path, uint64_t offset, uint64_t length) {
+    (void)path, (void)offset, (void)length;
+    return nullptr;
   }
   // Several ranges at once; implementations may run them concurrently (S3: curl multi).
   struct Range {
