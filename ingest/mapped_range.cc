@@ -15,7 +15,6 @@ std::unique_ptr<MappedRange> MappedRange::map(int fd, uint64_t offset, uint64_t 
   const size_t mapped = size + static_cast<size_t>(offset - start);
   void* base = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, static_cast<off_t>(start));
   if (base == MAP_FAILED) return nullptr;
-  ::madvise(base, mapped, MADV_WILLNEED);   // advice only: a failure changes nothing
   char* data = static_cast<char*>(base) + (offset - start);
   return std::unique_ptr<MappedRange>(new MappedRange(base, mapped, data, size));
 }

@@ -4,8 +4,8 @@
 // plus a fault and a zeroed page for every 4 KiB of fresh buffer; mapped, the records are read
 // where the page cache holds them. The ingester builds each blob's header in place just before
 // its tensor_content, which copies only the page written (one per large record), never the file.
-// madvise(WILLNEED) starts the device reads of the whole range at once, so a file that is not in
-// the page cache is decoded while the rest of it is still arriving.
+// A file that is not in the page cache is decoded while the kernel's readahead brings in the
+// rest (madvise(WILLNEED) over the whole range measured no faster).
 //
 // The file must not shrink while mapped (a read past its new end is SIGBUS). smdebug only
 // appends, and the range is clamped to the size the file has when mapped.

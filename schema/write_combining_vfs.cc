@@ -3,11 +3,12 @@
 #include <cstring>
 #include <mutex>
 
+#include "schema/write_behind.h"
+
 namespace trialdb {
 
 namespace {
 
-constexpr int kBufferBytes = 64 << 10;
 // A file-control opcode of our own (SQLite's are below 100): the argument is an int*, 1 or 0.
 constexpr int kFcntlCombine = 0x74640001;
 
@@ -15,10 +16,7 @@ struct CombiningFile {
   sqlite3_file base;        // base.pMethods: kMethods
   sqlite3_file* real;       // the default VFS's file, in the same allocation after this struct
   bool main_db;
-  bool on;
-  char* buf;                // kBufferBytes, allocated when first turned on
-  sqlite3_int64 buf_offset;
-  int buf_len;
+  WriteBehind* behind;      // while combining is on
 };
 
 sqlite3_vfs* g_real = nullptr;
@@ -27,42 +25,35 @@ sqlite3_vfs g_shim;
 CombiningFile* cf(sqlite3_file* f) { return reinterpret_cast<CombiningFile*>(f); }
 const sqlite3_io_methods* real_methods(CombiningFile* f) { return f->real->pMethods; }
 
-int flush(CombiningFile* f) {
-  if (f->buf_len == 0) return SQLITE_OK;
-  const int n = f->buf_len;
-  f->buf_len = 0;
-  return real_methods(f)->xWrite(f->real, f->buf, n, f->buf_offset);
+int real_write(void* ctx, const void* p, int n, int64_t off) {
+  CombiningFile* f = static_cast<CombiningFile*>(ctx);
+  return real_methods(f)->xWrite(f->real, p, n, off);
 }
+
+int flush(CombiningFile* f) { return f->behind ? f->behind->drain() : SQLITE_OK; }
 
 int x_close(sqlite3_file* file) {
   CombiningFile* f = cf(file);
   const int rc = flush(f);
+  delete f->behind;
+  f->behind = nullptr;
   const int rc_close = real_methods(f)->xClose(f->real);
-  sqlite3_free(f->buf);
-  f->buf = nullptr;
   return rc != SQLITE_OK ? rc : rc_close;
 }
 
+// A read waits only for held-back writes it overlaps: SQLite reads pages back during a load
+// (B-tree pages that left its cache), rarely ones still in flight.
 int x_read(sqlite3_file* file, void* p, int amt, sqlite3_int64 off) {
   CombiningFile* f = cf(file);
-  if (int rc = flush(f)) return rc;
+  if (f->behind && f->behind->pending_overlaps(off, amt))
+    if (int rc = flush(f)) return rc;
   return real_methods(f)->xRead(f->real, p, amt, off);
 }
 
 int x_write(sqlite3_file* file, const void* p, int amt, sqlite3_int64 off) {
   CombiningFile* f = cf(file);
-  if (!f->on) return real_methods(f)->xWrite(f->real, p, amt, off);
-  if (f->buf_len > 0 && off == f->buf_offset + f->buf_len && f->buf_len + amt <= kBufferBytes) {
-    std::memcpy(f->buf + f->buf_len, p, static_cast<size_t>(amt));
-    f->buf_len += amt;
-    return SQLITE_OK;
-  }
-  if (int rc = flush(f)) return rc;
-  if (amt >= kBufferBytes) return real_methods(f)->xWrite(f->real, p, amt, off);
-  std::memcpy(f->buf, p, static_cast<size_t>(amt));
-  f->buf_offset = off;
-  f->buf_len = amt;
-  return SQLITE_OK;
+  if (f->behind) return f->behind->append(p, amt, off);
+  return real_methods(f)->xWrite(f->real, p, amt, off);
 }
 
 // Every other method writes what is held back, then defers to the real file.
@@ -101,15 +92,23 @@ int x_device_characteristics(sqlite3_file* file) {
 
 int x_file_control(sqlite3_file* file, int op, void* arg) {
   CombiningFile* f = cf(file);
-  if (int rc = flush(f)) return rc;
+  // The size hint SQLite gives before each cache spill reads nothing of the file (the unix VFS
+  // extends it only when a chunk size is set): it need not wait for the writes.
+  if (op != SQLITE_FCNTL_SIZE_HINT)
+    if (int rc = flush(f)) return rc;
   if (op != kFcntlCombine) return real_methods(f)->xFileControl(f->real, op, arg);
   const bool on = *static_cast<int*>(arg) != 0;
   if (on && !f->main_db) return SQLITE_NOTFOUND;
-  if (on && !f->buf) {
-    f->buf = static_cast<char*>(sqlite3_malloc(kBufferBytes));
-    if (!f->buf) return SQLITE_NOMEM;
+  if (on && !f->behind) {
+    try {
+      f->behind = new WriteBehind(real_write, f);
+    } catch (...) {   // no memory, or no thread: the writes stay one by one
+      return SQLITE_NOMEM;
+    }
+  } else if (!on) {
+    delete f->behind;   // drained above
+    f->behind = nullptr;
   }
-  f->on = on;
   return SQLITE_OK;
 }
 
