@@ -40,6 +40,12 @@ constexpr int kScalarRowParams = 4;   // a one-element value of shape [1]: the r
 constexpr size_t kValueBatch = 32;                  // rows per multi-row INSERT
 constexpr size_t kCommitBytes = 64u << 20;          // commit a transaction after this many bytes...
 constexpr size_t kCommitFiles = 256;                // ...or this many files
+// A bulk load (while in effect: another connection may switch the file back to WAL) commits
+// less often: each commit's fdatasync waits for the device to finish the writes before it
+// (~35 ms here, a quarter of the time 256 MiB takes to ingest), and nobody reads the database
+// meanwhile. 1 GB of large tensors: 1.00 -> 0.77 s.
+constexpr size_t kBulkCommitBytes = size_t{1} << 30;
+constexpr size_t kBulkCommitFiles = 4096;
 constexpr uint64_t kReadAheadBytes = 640u << 20;    // event bytes read ahead of the writer: the file
                                                     // being written and the next, up to ~300 MiB each
 constexpr uint64_t kMapSpanBytes = 1u << 20;        // spans this large are mapped, not read
@@ -1062,7 +1068,9 @@ IngestStats Ingester::run_once() {
         if (f.span) pool_.give(std::move(*f.span));   // its blobs are stored
         tx_bytes += f.bytes;
         ++tx_files;
-        if (tx_bytes >= kCommitBytes || tx_files >= kCommitFiles) commit();
+        if ((tx_bytes >= kCommitBytes || tx_files >= kCommitFiles) &&
+            (tx_bytes >= kBulkCommitBytes || tx_files >= kBulkCommitFiles || !bulk || !bulk->in_effect()))
+          commit();
       }
       if (opt_.progress) opt_.progress(i + 1, pending.size());
     }

@@ -38,6 +38,8 @@ BulkLoad::BulkLoad(Database& db) : db_(db) {
   set_write_combining(h, true);   // false (not through the shim): pages are written one by one
 }
 
+bool BulkLoad::in_effect() const { return active_ && journal_mode(db_.handle()) == "truncate"; }
+
 BulkLoad::~BulkLoad() {
   if (!active_) return;
   writeback_.reset();

@@ -40,6 +40,9 @@ class BulkLoad {
   BulkLoad& operator=(const BulkLoad&) = delete;
 
   bool active() const { return active_; }
+  // Active, and no other connection had switched the file back to WAL when db's current or
+  // last transaction began (a query: for decisions per commit, not per row).
+  bool in_effect() const;
 
  private:
   Database& db_;

@@ -119,12 +119,15 @@ TEST(BulkLoad, AnotherConnectionSwitchingBackToWalMidLoadLosesNothing) {
   {
     BulkLoad bulk(db);
     ASSERT_TRUE(bulk.active());
+    EXPECT_TRUE(bulk.in_effect());
     write_transaction(db, 1);
     {
       Database other(path);
       EXPECT_EQ(journal_mode(other), "wal");
     }
-    write_transaction(db, 2);
+    write_transaction(db, 2);   // the first transaction after the switch finds WAL mode
+    EXPECT_TRUE(bulk.active());
+    EXPECT_FALSE(bulk.in_effect()) << "the ingester would keep committing only once per GiB";
     EXPECT_EQ(journal_mode(db), "wal");
     EXPECT_GT(wal_bytes(path), uintmax_t{8} << 20) << "the writer did not follow the file into WAL mode";
   }

@@ -532,3 +532,35 @@ TEST(Ingester, BlobsBuiltInPlaceEqualCopiesAndSharedRecordsStillDecode) {
             text(*in_place, "SELECT hex(value) FROM tensor_values WHERE tensor = 'w' AND step = 3"));
   EXPECT_EQ(scalar(*in_place, "SELECT count(*) FROM tensor_values WHERE tensor = 'alias' AND length(value) > 1200000"), 1);
 }
+
+// A bulk load commits once per GiB of events (ingester.cc, kBulkCommitBytes), where a load
+// through the WAL commits once past 64 MiB: three 40 MiB steps are two commits in WAL mode and
+// one in a bulk load, which then completes all three steps at once.
+TEST(Ingester, BulkLoadCommitsLessOften) {
+  TempDir tmp;
+  fs::path trial = tmp.path / "big";
+  {
+    TrialWriter w(trial.string());
+    std::vector<float> x(10'000'000, 0.5f);
+    for (int step = 0; step < 3; ++step) {
+      auto s = w.begin_step(step, "worker_0", TrialMode::kTrain, step);
+      s->add_tensor("w", DType::Float32, {10'000, 1'000}, x.data(), x.size() * 4);
+      s->close();
+    }
+    w.write_end_marker();
+  }
+  auto commits = [&](bool bulk) {
+    Database db((tmp.path / (bulk ? "bulk.db" : "wal.db")).string());
+    LocalSource src(trial.string());
+    IngestOptions o;
+    o.bulk_load = bulk;
+    std::vector<int64_t> completed;   // steps completed by each commit
+    o.on_steps_completed = [&](int64_t n) { completed.push_back(n); };
+    IngestStats s = Ingester(db, src, o).run_once();
+    EXPECT_EQ(s.files_ingested, 3u);
+    EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values"), 3);
+    return completed;
+  };
+  EXPECT_EQ(commits(false), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(commits(true), (std::vector<int64_t>{3}));
+}
