@@ -7,7 +7,9 @@ same view fails for want of the functions, which is why the module exists.
   test_load_rules_shell.py --module build/lib/trialdb_rules.so --shell sqlite3 --cli build/bin/trialdb
                            --fixtures tests/data/fixtures
 """
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,6 +28,7 @@ rc, out, err = shell(a.shell, a.module,
 c.eq((rc, out.strip()), (0, "-Inf|1|[1,2.5]|2|3.0|1"), "rule_* and sqlext functions (stderr: %s)" % err.strip())
 
 tmp = tempfile.mkdtemp(prefix="rules_shell_")
+atexit.register(shutil.rmtree, tmp, ignore_errors=True)
 db = os.path.join(tmp, "t.db")
 for cmd in (["ingest", os.path.join(a.fixtures, "core_dtypes"), "--db", db, "-q"], ["rules", "--db", db]):
     r = subprocess.run([a.cli, *cmd], capture_output=True, text=True, timeout=120)

@@ -4,10 +4,12 @@ Arguments every test receives from CTest: --module build/lib/trialdb.so, --shell
 --cli build/bin/trialdb (may be empty), --fixtures tests/data/fixtures, --doc docs/SQL.md.
 """
 import argparse
+import atexit
 import os
 import sqlite3
 import subprocess
 import sys
+import shutil
 import tempfile
 
 
@@ -68,6 +70,7 @@ def fixture_db(a, trial="pt_bad_init"):
     if not a.cli or not os.path.exists(a.cli) or not a.fixtures:
         return None
     d = tempfile.mkdtemp(prefix="sqlext_fixture_")
+    atexit.register(shutil.rmtree, d, ignore_errors=True)
     db = os.path.join(d, "trial.db")
     r = subprocess.run([a.cli, "ingest", os.path.join(a.fixtures, trial), "--db", db, "--name", trial],
                        capture_output=True, text=True, timeout=60)
