@@ -92,10 +92,11 @@ int x_device_characteristics(sqlite3_file* file) {
 
 int x_file_control(sqlite3_file* file, int op, void* arg) {
   CombiningFile* f = cf(file);
-  // The size hint SQLite gives before each cache spill reads nothing of the file (the unix VFS
-  // extends it only when a chunk size is set): it need not wait for the writes.
-  if (op != SQLITE_FCNTL_SIZE_HINT)
-    if (int rc = flush(f)) return rc;
+  // SQLite gives a size hint before each cache spill. The unix VFS acts on it only with a chunk
+  // size or a memory map, which trialdb sets neither of, and a hint may be ignored: while writes
+  // are in flight it is, rather than waiting for them or running beside them.
+  if (op == SQLITE_FCNTL_SIZE_HINT && f->behind) return SQLITE_OK;
+  if (int rc = flush(f)) return rc;
   if (op != kFcntlCombine) return real_methods(f)->xFileControl(f->real, op, arg);
   const bool on = *static_cast<int*>(arg) != 0;
   if (on && !f->main_db) return SQLITE_NOTFOUND;

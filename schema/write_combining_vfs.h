@@ -8,7 +8,7 @@
 // still a third of its time, which the second thread now takes off it (bench/README.md).
 //
 // Held-back bytes are written before anything that could observe the file: a read of a range
-// they overlap, any sync, size, truncate, lock change, file control (but the size hint),
+// they overlap, any sync, size, truncate, lock change, file control (the size hint is ignored),
 // shared-memory call or close, and when combining is turned off. Until then they are as if
 // SQLite had not yet written them, which it may assume of any write before a sync; so a crash
 // loses nothing a sync had promised. A failed write is reported by the next write or by that
