@@ -8,6 +8,7 @@
 
 #include "schema/bulk_load.h"
 #include "schema/database.h"
+#include "tests/common/filler.h"
 #include "tests/common/sql_int64.h"
 #include "tests/common/temp_dir.h"
 
@@ -33,13 +34,7 @@ int64_t synchronous(Database& db) {
 }
 
 // 8 MiB of 1 MiB rows in one transaction.
-void write_transaction(Database& db, int tag) {
-  db.exec("CREATE TABLE IF NOT EXISTS filler(k INTEGER PRIMARY KEY, v BLOB)");
-  Transaction tx(db);
-  Statement ins(db.handle(), "INSERT INTO filler(v) VALUES (zeroblob(?) || ?)");
-  for (int i = 0; i < 8; ++i) ins.bind(1, int64_t{1} << 20).bind(2, int64_t{tag}).run();
-  tx.commit();
-}
+void write_transaction(Database& db, int tag) { test::write_filler_mib(db, 8, tag); }
 
 // A second connection, as the sqlite3 shell or another process would hold it.
 struct OtherConnection {

@@ -7,6 +7,7 @@
 
 #include "schema/database.h"
 #include "schema/wal_checkpointer.h"
+#include "tests/common/filler.h"
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;
@@ -23,13 +24,7 @@ struct TempDb {
 uintmax_t db_file_mib(const TempDb& t) { return fs::file_size(t.path()) >> 20; }
 
 // ~48 MiB of 4 KiB pages in one transaction: past the 32 MiB at which the thread starts a pass.
-void write_big_transaction(Database& db, int tag) {
-  db.exec("CREATE TABLE IF NOT EXISTS filler(k INTEGER PRIMARY KEY, v BLOB)");
-  Transaction tx(db);
-  Statement ins(db.handle(), "INSERT INTO filler(v) VALUES (zeroblob(?) || ?)");
-  for (int i = 0; i < 48; ++i) ins.bind(1, int64_t{1} << 20).bind(2, int64_t{tag}).run();
-  tx.commit();
-}
+void write_big_transaction(Database& db, int tag) { test::write_filler_mib(db, 48, tag); }
 
 }  // namespace
 
