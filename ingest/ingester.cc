@@ -1068,9 +1068,11 @@ IngestStats Ingester::run_once() {
         if (f.span) pool_.give(std::move(*f.span));   // its blobs are stored
         tx_bytes += f.bytes;
         ++tx_files;
-        if ((tx_bytes >= kCommitBytes || tx_files >= kCommitFiles) &&
-            (tx_bytes >= kBulkCommitBytes || tx_files >= kBulkCommitFiles || !bulk || !bulk->in_effect()))
-          commit();
+        // At the usual size, unless a bulk load still in effect waits for its own larger one
+        // (in_effect is a query: asked only once the usual size is reached).
+        const bool usual_size = tx_bytes >= kCommitBytes || tx_files >= kCommitFiles;
+        const bool bulk_size = tx_bytes >= kBulkCommitBytes || tx_files >= kBulkCommitFiles;
+        if (usual_size && (bulk_size || !bulk || !bulk->in_effect())) commit();
       }
       if (opt_.progress) opt_.progress(i + 1, pending.size());
     }
