@@ -726,7 +726,10 @@ Ingester::FileStatements& Ingester::file_statements() {
     };
     const std::string one_row = row(0);
     std::string batch = insert_value + one_row;
-    for (size_t i = 1; i < kValueBatch; ++i) batch += "," + row(i);
+    for (size_t i = 1; i < kValueBatch; ++i) {
+      batch += ',';
+      batch += row(i);
+    }
     // Scalars (the bulk of many trials): tensor_id, dtype, the element (r_min, red_src 2) and the
     // inline blob; shape, red_src and red_mask are literals, the other columns NULL.
     std::string scalars =
