@@ -7,8 +7,10 @@
 // A file that is not in the page cache is decoded while the kernel's readahead brings in the
 // rest (madvise(WILLNEED) over the whole range measured no faster).
 //
-// The file must not shrink while mapped (a read past its new end is SIGBUS). smdebug only
-// appends, and the range is clamped to the size the file has when mapped.
+// A file that shrinks while mapped (smdebug only appends, but anyone may truncate a file) must
+// not kill the process: a read of a page past the new end raises SIGBUS, which a handler
+// installed with the first mapping answers by putting a page of zeros there. shrank() then tells
+// the reader that what it read may be zeros rather than the file, so it reads the file again.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -19,7 +21,7 @@ namespace trialdb {
 class MappedRange {
  public:
   // [offset, offset + length) of the open file fd, clamped to file_size; nullptr when the range
-  // is empty or the mapping fails (the caller reads the range instead).
+  // is empty or the mapping fails (the caller reads the range instead). fd stays the caller's.
   static std::unique_ptr<MappedRange> map(int fd, uint64_t offset, uint64_t length, uint64_t file_size);
   ~MappedRange();
   MappedRange(const MappedRange&) = delete;
@@ -28,13 +30,21 @@ class MappedRange {
   char* data() const { return data_; }
   size_t size() const { return size_; }
 
+  // Whether the file lost bytes of the range since it was mapped: a read past its end was
+  // answered with zeros, or it is now shorter than the range (its last partial page reads as
+  // zeros without any fault).
+  bool shrank() const;
+
  private:
-  MappedRange(void* base, size_t mapped, char* data, size_t size)
-      : base_(base), mapped_(mapped), data_(data), size_(size) {}
+  MappedRange(void* base, size_t mapped, char* data, size_t size, int fd, uint64_t end, int slot)
+      : base_(base), mapped_(mapped), data_(data), size_(size), fd_(fd), end_(end), slot_(slot) {}
   void* base_;
   size_t mapped_;
   char* data_;
   size_t size_;
+  int fd_;          // our duplicate of the file's descriptor, for shrank()'s fstat
+  uint64_t end_;    // offset + size in the file
+  int slot_;        // in the SIGBUS handler's table of live mappings
 };
 
 }  // namespace trialdb

@@ -1,7 +1,11 @@
 // MappedRange and LocalSource::map_range: the bytes of any range (page-aligned or not), clamped
 // to the file's end, writable without ever writing the file, and nothing for what cannot be
-// mapped (the ingester then reads).
+// mapped (the ingester then reads). A file truncated while mapped reads as zeros and says so,
+// and a SIGBUS elsewhere still ends the process.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -72,4 +76,66 @@ TEST(MappedRange, NothingForMissingFilesEmptyRangesAndDirectories) {
   EXPECT_EQ(src.map_range("f.bin", 100, 10), nullptr);   // at the end: a live file not written yet
   EXPECT_EQ(src.map_range("f.bin", 5000, 10), nullptr);
   EXPECT_EQ(src.map_range("d", 0, 10), nullptr);
+}
+
+TEST(MappedRange, ATruncatedFileReadsAsZerosAndSaysItShrank) {
+  TempDir tmp;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const std::string content = pattern(16 * page + 100);
+  std::ofstream(tmp / "f.bin", std::ios::binary) << content;
+  std::ofstream(tmp / "g.bin", std::ios::binary) << content;
+  LocalSource src(tmp.path.string());
+  auto r = src.map_range("f.bin", 100, content.size() - 100);
+  auto untouched = src.map_range("g.bin", 0, content.size());
+  ASSERT_NE(r, nullptr);
+  ASSERT_NE(untouched, nullptr);
+  EXPECT_FALSE(r->shrank());
+  const size_t kept = 5 * page + 17;   // the new end, inside a page
+  std::filesystem::resize_file(tmp / "f.bin", kept);
+  EXPECT_TRUE(r->shrank());            // by its size, before any read
+  // Every page read and written: those past the new end fault (SIGBUS) and become zeros.
+  std::string seen(r->data(), r->size());
+  std::memset(r->data() + r->size() - 10, 'x', 10);
+  EXPECT_EQ(seen.substr(0, kept - 100), content.substr(100, kept - 100));
+  EXPECT_EQ(seen.substr(6 * page - 100), std::string(r->size() - (6 * page - 100), '\0'));
+  EXPECT_TRUE(r->shrank());
+  EXPECT_FALSE(untouched->shrank());
+  EXPECT_EQ(std::string(untouched->data(), untouched->size()), content);
+}
+
+TEST(MappedRange, ATruncatedFileThatGrowsBackStillSaysItShrank) {
+  // The fault left zeros in the mapping, whatever the file's size is now.
+  TempDir tmp;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const std::string content = pattern(8 * page);
+  std::ofstream(tmp / "f.bin", std::ios::binary) << content;
+  LocalSource src(tmp.path.string());
+  auto r = src.map_range("f.bin", 0, content.size());
+  ASSERT_NE(r, nullptr);
+  std::filesystem::resize_file(tmp / "f.bin", page);
+  volatile char c = r->data()[7 * page];
+  (void)c;
+  std::filesystem::resize_file(tmp / "f.bin", content.size());
+  EXPECT_TRUE(r->shrank());
+}
+
+TEST(MappedRangeDeathTest, ASigbusOutsideAnyMappingStillEndsTheProcess) {
+  TempDir tmp;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::ofstream(tmp / "f.bin", std::ios::binary) << pattern(4 * page);
+  std::ofstream(tmp / "g.bin", std::ios::binary) << pattern(4 * page);
+  LocalSource src(tmp.path.string());
+  auto ours = src.map_range("g.bin", 0, 4 * page);   // the handler is installed
+  ASSERT_NE(ours, nullptr);
+  const std::string path = tmp / "f.bin";
+  EXPECT_EXIT(
+      {
+        FILE* f = std::fopen(path.c_str(), "r");
+        void* p = ::mmap(nullptr, 4 * page, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+        std::filesystem::resize_file(path, 0);
+        volatile char c = static_cast<char*>(p)[2 * page];
+        (void)c;
+        std::exit(0);
+      },
+      testing::KilledBySignal(SIGBUS), "");
 }
