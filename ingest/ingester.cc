@@ -107,6 +107,7 @@ struct PreparedFile {
   // The event bytes, read or mapped, while blobs are built in place in them.
   std::unique_ptr<std::string> span;
   std::unique_ptr<MappedRange> mapped_span;
+  std::string mapped_file;         // the event file mapped_span is of
   bool index_valid = false;        // false: only errors to record, no step data
 };
 
@@ -447,10 +448,17 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
         // Before the span can go: large tensors are views into it.
         encode_entry(decoded[i], compress, pool, span_data, idx.tensors[i].start - lo, in_place);
       });
+      if (mapped && mapped->shrank()) {
+        // Truncated while it was decoded (mapped_range.h): what was read may be zeros. The next
+        // pass reads the file as it then is.
+        f.status = FileStatus::kWait;
+        return f;
+      }
       for (const DecodedEntry& d : decoded) any_in_place |= d.blob.in_span.data() != nullptr;
       if (any_in_place) {   // kept until the writer has stored the blobs
         f.span = std::move(owned_span);
         f.mapped_span = std::move(mapped);
+        if (f.mapped_span) f.mapped_file = ev;
       } else if (owned_span) {
         pool->give(std::move(*owned_span));
       }
@@ -680,11 +688,13 @@ void Ingester::load_collections(bool ended, IngestStats* stats) {
 }
 
 std::string Ingester::list_start_after() {
-  // Index files of complete steps are final: a repeated listing starts after the last of them.
+  // Index files of complete steps are final: a repeated listing starts after the last of them,
+  // and before any file left waiting.
   Statement q(db_.handle(),
               "SELECT max(f.path) FROM ingested_file f WHERE f.trial_id = ?1 AND f.path < "
               "(SELECT coalesce(min(printf('index/%09d/%012d', s.step / 1000, s.step)), 'index/~') FROM step s "
-              "WHERE s.trial_id = ?1 AND s.complete = 0)");
+              "WHERE s.trial_id = ?1 AND s.complete = 0) "
+              "AND f.path < (SELECT coalesce(min(path), 'index/~') FROM waiting_file w WHERE w.trial_id = ?1)");
   q.bind(1, trial_id_);
   if (q.step() && !q.is_null(0)) return q.text(0);
   return "";
@@ -763,6 +773,16 @@ Ingester::FileStatements& Ingester::file_statements() {
 void Ingester::mark_ingested(const std::string& path) {
   file_statements().mark_ingested.bind(1, trial_id_).bind(2, path).run();
   ingested_.insert(path);
+  if (waiting_.erase(path)) {
+    Statement d(db_.handle(), "DELETE FROM waiting_file WHERE trial_id = ? AND path = ?");
+    d.bind(1, trial_id_).bind(2, path).run();
+  }
+}
+
+void Ingester::mark_waiting(const std::string& path) {
+  if (!waiting_.insert(path).second) return;
+  Statement i(db_.handle(), "INSERT OR IGNORE INTO waiting_file(trial_id, path) VALUES (?, ?)");
+  i.bind(1, trial_id_).bind(2, path).run();
 }
 
 namespace {
@@ -977,6 +997,12 @@ IngestStats Ingester::run_once() {
   const bool ended = source_.exists("training_job_end.ts");
   stats.ended = ended;
   load_collections(ended, &stats);
+  waiting_.clear();   // another process may have ingested some meanwhile
+  {
+    Statement w(db_.handle(), "SELECT path FROM waiting_file WHERE trial_id = ?");
+    w.bind(1, trial_id_);
+    while (w.step()) waiting_.insert(w.text(0));
+  }
   if (opt_.strict && !stats.errors.empty()) throw StrictError(describe(stats.errors.front()));
 
   struct Pending {
@@ -1057,6 +1083,10 @@ IngestStats Ingester::run_once() {
       stats.bytes_read += f.bytes;
       if (f.status == FileStatus::kWait) {
         ++stats.files_waiting;
+        if (!waiting_.count(f.path)) {
+          if (!tx) tx = std::make_unique<Transaction>(db_);
+          mark_waiting(f.path);
+        }
       } else {
         if (f.index_valid) check_step_mode(f);
         if (opt_.strict && !f.errors.empty()) {
@@ -1068,6 +1098,10 @@ IngestStats Ingester::run_once() {
         }
         if (!tx) tx = std::make_unique<Transaction>(db_);
         write_file(f, &stats, &touched);
+        if (f.mapped_span && f.mapped_span->shrank())   // the open transaction is rolled back
+          throw SourceError(source_.root() + "/" + f.mapped_file +
+                            ": the file shrank while its tensors were being stored (truncated by another "
+                            "process?); nothing of it was stored. Run the ingest again.");
         if (f.span) pool_.give(std::move(*f.span));   // its blobs are stored
         tx_bytes += f.bytes;
         ++tx_files;

@@ -101,6 +101,7 @@ class Ingester {
   int expected_workers_ = 0;
   std::unordered_map<std::string, int64_t> tensors_, workers_;
   std::set<std::string> ingested_;
+  std::set<std::string> waiting_;   // waiting_file's rows for this trial, as of this pass
   std::vector<Collection> collections_;
   struct FileStatements {
     Statement is_ingested, mark_ingested, step_mode, insert_step, insert_step_worker;
@@ -109,6 +110,7 @@ class Ingester {
   };
   FileStatements& file_statements();
   void mark_ingested(const std::string& path);
+  void mark_waiting(const std::string& path);
   void check_step_mode(PreparedFile& f);
   std::unique_ptr<FileStatements> file_statements_;
   // Spans and blobs of a pass, reused within it (cleared at its end); at most half the read-ahead.

@@ -148,6 +148,15 @@ CREATE TABLE IF NOT EXISTS ingested_file (
   PRIMARY KEY (trial_id, path)
 ) WITHOUT ROWID;
 
+-- Index files left waiting (their event file not yet whole) when the pass moved on to later
+-- steps. A later listing starts before the first of them: without this, a step completed after
+-- them would make the listing skip them for good.
+CREATE TABLE IF NOT EXISTS waiting_file (
+  trial_id INTEGER NOT NULL,
+  path     TEXT NOT NULL,
+  PRIMARY KEY (trial_id, path)
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS ingest_error (
   error_id INTEGER PRIMARY KEY,
   trial_id INTEGER NOT NULL,

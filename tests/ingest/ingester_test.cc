@@ -533,6 +533,119 @@ TEST(Ingester, BlobsBuiltInPlaceEqualCopiesAndSharedRecordsStillDecode) {
   EXPECT_EQ(scalar(*in_place, "SELECT count(*) FROM tensor_values WHERE tensor = 'alias' AND length(value) > 1200000"), 1);
 }
 
+// A step's event file still being written while a later step completes: the later step makes the
+// listing of the next pass start after it, yet the file left waiting is read once it is whole
+// (waiting_file), by this process or the next.
+TEST(Ingester, AFileLeftWaitingBehindACompleteStepIsIngestedOnceWhole) {
+  TempDir tmp;
+  fs::path trial = tmp.path / "live";
+  {
+    TrialWriter w(trial.string());
+    for (int step = 0; step < 3; ++step) {
+      auto s = w.begin_step(step, "worker_0", TrialMode::kTrain, step);
+      std::vector<float> x(1000, static_cast<float>(step));
+      s->add_tensor("w", DType::Float32, {1000}, x.data(), x.size() * 4);
+      s->close();
+    }
+  }
+  const fs::path partial = trial / "events/000000000001/000000000001_worker_0.tfevents";
+  std::string whole;
+  {
+    std::ifstream f(partial, std::ios::binary);
+    whole.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  fs::resize_file(partial, 100);
+  Database db((tmp.path / "t.db").string());
+  LocalSource src(trial.string());
+  {
+    IngestStats s = Ingester(db, src, {}).run_once();
+    EXPECT_EQ(s.files_ingested, 2u);
+    EXPECT_EQ(s.files_waiting, 1u);
+    EXPECT_EQ(scalar(db, "SELECT count(*) FROM steps WHERE complete"), 2);
+  }
+  {
+    IngestStats s = Ingester(db, src, {}).run_once();   // still partial: still waiting
+    EXPECT_EQ(s.files_waiting, 1u);
+  }
+  std::ofstream(partial, std::ios::binary) << whole;
+  IngestStats s = Ingester(db, src, {}).run_once();
+  EXPECT_EQ(s.files_ingested, 1u);
+  EXPECT_EQ(s.files_waiting, 0u);
+  EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].message);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE tensor = 'w'"), 3);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM waiting_file"), 0);
+}
+
+// Truncates one event file right after it is mapped, as another process might during an ingest.
+class TruncatingSource : public LocalSource {
+ public:
+  TruncatingSource(const std::string& root, std::string victim, uint64_t keep)
+      : LocalSource(root), victim_(std::move(victim)), keep_(keep) {}
+  std::unique_ptr<MappedRange> map_range(const std::string& path, uint64_t offset, uint64_t length) override {
+    std::unique_ptr<MappedRange> r = LocalSource::map_range(path, offset, length);
+    if (r && path == victim_ && !truncated) {
+      fs::resize_file(root() + "/" + path, keep_);
+      truncated = true;
+    }
+    return r;
+  }
+  bool truncated = false;
+
+ private:
+  std::string victim_;
+  uint64_t keep_;
+};
+
+// A mapped event file that shrinks mid-ingest (mapped_range.h) is neither a crash (SIGBUS) nor
+// zeros stored as values: the file waits, and once whole again it is ingested as if nothing happened.
+TEST(Ingester, AnEventFileTruncatedWhileMappedWaitsAndIsReadAgain) {
+  TempDir tmp;
+  fs::path trial = tmp.path / "big";
+  std::mt19937 rng(11);
+  {
+    TrialWriter w(trial.string());
+    for (int step = 0; step < 3; ++step) {
+      auto s = w.begin_step(step, "worker_0", TrialMode::kTrain, step);
+      for (const char* name : {"w", "b"}) {
+        std::vector<float> x(300000);
+        for (float& f : x) f = static_cast<float>(rng() % 1000) / 100.0f;
+        s->add_tensor(name, DType::Float32, {300, 1000}, x.data(), x.size() * 4);
+      }
+      s->close();
+    }
+    w.write_end_marker();
+  }
+  const std::string victim = "events/000000000001/000000000001_worker_0.tfevents";
+  std::string original;
+  {
+    std::ifstream f(trial / victim, std::ios::binary);
+    original.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  ASSERT_GT(original.size(), 2'400'000u);   // mapped (ingester.cc, kMapSpanBytes)
+  IngestOptions o;
+  o.threads = 1;
+  Database db((tmp.path / "t.db").string());
+  {
+    TruncatingSource src(trial.string(), victim, original.size() / 2);
+    IngestStats s = Ingester(db, src, o).run_once();
+    ASSERT_TRUE(src.truncated);
+    EXPECT_EQ(s.files_waiting, 1u);
+    EXPECT_EQ(s.files_ingested, 2u);
+    EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].message);
+    EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 1"), 0);
+    EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values"), 4);
+  }
+  std::ofstream(trial / victim, std::ios::binary) << original;
+  LocalSource src(trial.string());
+  IngestStats s = Ingester(db, src, o).run_once();
+  EXPECT_EQ(s.files_ingested, 1u);
+  EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].message);
+  Database clean((tmp.path / "clean.db").string());
+  Ingester(clean, src, o).run_once();
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values"), 6);
+  EXPECT_TRUE(dump_views(db) == dump_views(clean)) << "the re-read file differs from a clean ingest";
+}
+
 // A bulk load commits once per GiB of events (ingester.cc, kBulkCommitBytes), where a load
 // through the WAL commits once past 64 MiB: three 40 MiB steps are two commits in WAL mode and
 // one in a bulk load, which then completes all three steps at once.
