@@ -163,7 +163,8 @@ std::string s3_uri_encode(std::string_view s, bool keep_slash) {
 }
 
 std::string s3_object_url(const S3Config& config, const std::string& bucket, const std::string& key) {
-  const std::string path = "/" + s3_uri_encode(key, true);
+  std::string path = "/";
+  path += s3_uri_encode(key, true);
   // A dotted bucket as a host label breaks the TLS wildcard certificate, so such buckets always
   // go path-style (as the AWS SDKs do). The bucket itself is "/bucket", without a trailing '/'.
   if (config.path_style || bucket.find('.') != std::string::npos)
