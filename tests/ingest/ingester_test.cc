@@ -15,10 +15,12 @@
 #include "ingest/trial_writer.h"
 #include "schema/database.h"
 #include "schema/value_blob.h"
+#include "tests/common/file_bytes.h"
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;
 using trialdb::test::TempDir;
+using trialdb::test::file_bytes;
 namespace fs = std::filesystem;
 
 namespace {
@@ -285,9 +287,7 @@ TEST(Ingester, IndexPointingOutsideTheTrialIsRefused) {
   TempDir tmp;
   fs::path trial = copy_fixture("dist2", tmp.path);
   fs::path idx = trial / "index/000000000/000000000004_worker_0.json";
-  std::ifstream in(idx);
-  std::string json((std::istreambuf_iterator<char>(in)), {});
-  in.close();
+  std::string json = file_bytes(idx);
   auto at = json.find("events/");
   json.replace(at, 7, "../../../");
   std::ofstream(idx) << json;
@@ -490,9 +490,7 @@ TEST(Ingester, BlobsBuiltInPlaceEqualCopiesAndSharedRecordsStillDecode) {
   auto event_bytes = [&] {
     std::string all;
     for (auto& e : fs::recursive_directory_iterator(trial / "events")) {
-      if (!e.is_regular_file()) continue;
-      std::ifstream f(e.path(), std::ios::binary);
-      all += e.path().string() + std::string((std::istreambuf_iterator<char>(f)), {});
+      if (e.is_regular_file()) all += e.path().string() + file_bytes(e.path());
     }
     return all;
   };
@@ -513,9 +511,7 @@ TEST(Ingester, BlobsBuiltInPlaceEqualCopiesAndSharedRecordsStillDecode) {
     s->close();
   }
   fs::path idx = trial / "index/000000000/000000000003_worker_0.json";
-  std::ifstream in(idx);
-  std::string json((std::istreambuf_iterator<char>(in)), {});
-  in.close();
+  std::string json = file_bytes(idx);
   auto first = json.find("{\"tensorname\": \"w\"");
   ASSERT_NE(first, std::string::npos) << json;
   std::string entry = json.substr(first, json.find('}', first) + 1 - first);
@@ -549,11 +545,7 @@ TEST(Ingester, AFileLeftWaitingBehindACompleteStepIsIngestedOnceWhole) {
     }
   }
   const fs::path partial = trial / "events/000000000001/000000000001_worker_0.tfevents";
-  std::string whole;
-  {
-    std::ifstream f(partial, std::ios::binary);
-    whole.assign(std::istreambuf_iterator<char>(f), {});
-  }
+  const std::string whole = file_bytes(partial);
   fs::resize_file(partial, 100);
   Database db((tmp.path / "t.db").string());
   LocalSource src(trial.string());
@@ -616,11 +608,7 @@ TEST(Ingester, AnEventFileTruncatedWhileMappedWaitsAndIsReadAgain) {
     w.write_end_marker();
   }
   const std::string victim = "events/000000000001/000000000001_worker_0.tfevents";
-  std::string original;
-  {
-    std::ifstream f(trial / victim, std::ios::binary);
-    original.assign(std::istreambuf_iterator<char>(f), {});
-  }
+  const std::string original = file_bytes(trial / victim);
   ASSERT_GT(original.size(), 2'400'000u);   // mapped (ingester.cc, kMapSpanBytes)
   IngestOptions o;
   o.threads = 1;

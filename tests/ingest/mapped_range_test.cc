@@ -14,10 +14,12 @@
 
 #include "ingest/local_source.h"
 #include "ingest/mapped_range.h"
+#include "tests/common/file_bytes.h"
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;
 using trialdb::test::TempDir;
+using trialdb::test::file_bytes;
 
 namespace {
 
@@ -25,11 +27,6 @@ std::string pattern(size_t n) {
   std::string s(n, '\0');
   for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + i / 4096) & 0xff);
   return s;
-}
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), {});
 }
 
 }  // namespace
