@@ -779,8 +779,9 @@ void Ingester::mark_ingested(const std::string& path) {
   }
 }
 
+// Called only for a file not yet in waiting_, inside the pass's transaction.
 void Ingester::mark_waiting(const std::string& path) {
-  if (!waiting_.insert(path).second) return;
+  waiting_.insert(path);
   Statement i(db_.handle(), "INSERT OR IGNORE INTO waiting_file(trial_id, path) VALUES (?, ?)");
   i.bind(1, trial_id_).bind(2, path).run();
 }
