@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "ingest/crc32c.h"
+#include "ingest/format/crc32c.h"
 
 namespace {
 

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   double early, late_ms, bulk;
   int64_t n_rules;
   {
-    trialdb::Database db(db_path, false);
+    trialdb::Database db(db_path, trialdb::OpenMode::kExisting);
     trialdb::rules::RuleOptions opt;
     trialdb::rules::RuleRunner runner(db, opt);
     n_rules = static_cast<int64_t>(runner.rules().size());

@@ -4,7 +4,6 @@
 #include <string>
 #include <thread>
 
-#include "schema/write_combining_vfs.h"
 
 namespace trialdb {
 
@@ -36,12 +35,11 @@ void configure_sqlite_once() {
 }
 }  // namespace
 
-Database::Database(const std::string& path, bool create) : path_(path) {
+Database::Database(const std::string& path, OpenMode mode, const char* vfs) : path_(path) {
   configure_sqlite_once();
   // NOMUTEX: a connection is only ever used by one thread at a time; the per-call mutex costs ~7%.
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
-  // Through the write-combining shim: a pass-through until a bulk load turns it on.
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, write_combining_vfs_name()) != SQLITE_OK) {
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (mode == OpenMode::kCreate ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, vfs) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;

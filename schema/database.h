@@ -28,11 +28,15 @@ struct DbError : std::runtime_error {
   int code;   // SQLite's extended result code, 0 when not from SQLite
 };
 
+// Whether opening a database file that does not exist creates it.
+enum class OpenMode { kCreate, kExisting };
+
 // Owns a connection opened with WAL, a busy timeout and the schema applied.
 class Database {
  public:
-  // Opens (creating if needed) and applies the schema; throws DbError with the file name.
-  explicit Database(const std::string& path, bool create = true);
+  // Opens and applies the schema; throws DbError with the file name. `vfs` names a registered
+  // SQLite VFS (nullptr: the default one); the ingester passes its write-combining shim.
+  explicit Database(const std::string& path, OpenMode mode = OpenMode::kCreate, const char* vfs = nullptr);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;

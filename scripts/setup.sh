@@ -16,9 +16,9 @@ if [ -n "$missing" ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
 fi
-# s3rver: a real S3-speaking server on loopback for the S3 tests (tests/s3/package.json).
-if [ -f tests/s3/package.json ] && [ ! -d tests/s3/node_modules/s3rver ]; then
-  (cd tests/s3 && npm install --no-audit --no-fund --silent) || echo "warning: s3rver not installed; S3 tests will fail" >&2
+# s3rver: a real S3-speaking server on loopback for the S3 tests (tests/ingest/source/s3/package.json).
+if [ -f tests/ingest/source/s3/package.json ] && [ ! -d tests/ingest/source/s3/node_modules/s3rver ]; then
+  (cd tests/ingest/source/s3 && npm install --no-audit --no-fund --silent) || echo "warning: s3rver not installed; S3 tests will fail" >&2
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} >/dev/null
 cmake --build build -j"$(nproc)"

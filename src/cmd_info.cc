@@ -14,7 +14,7 @@ struct InfoArgs {
 };
 
 void run(const InfoArgs& a) {
-  Database db(a.db, false);
+  Database db(a.db, OpenMode::kExisting);
   Format f = a.json ? Format::kJson : a.csv ? Format::kCsv : Format::kTable;
   std::string where = a.trial.empty() ? "" : " WHERE t.name = " + std::string(sqlite3_mprintf("%Q", a.trial.c_str()));
   // One row per trial: the numbers a user checks first.

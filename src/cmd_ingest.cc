@@ -10,8 +10,9 @@
 #include <iostream>
 #include <thread>
 
-#include "ingest/ingester.h"
-#include "ingest/source.h"
+#include "ingest/pipeline/ingester.h"
+#include "ingest/source/source.h"
+#include "ingest/store/write_combining_vfs.h"
 #include "rules_sql/rule_runner.h"
 #include "schema/database.h"
 #include "src/commands.h"
@@ -67,7 +68,7 @@ void print_findings(const std::vector<rules::Finding>& fs) {
 }
 
 int run(const IngestArgs& a) {
-  Database db(a.db);
+  Database db(a.db, OpenMode::kCreate, write_combining_vfs_name());
   SourceOptions so;
   so.s3_endpoint = a.endpoint;
   so.s3_region = a.region;

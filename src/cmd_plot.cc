@@ -61,7 +61,7 @@ std::unique_ptr<Database> open_existing(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw std::runtime_error("no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
-  return std::make_unique<Database>(path, false);
+  return std::make_unique<Database>(path, OpenMode::kExisting);
 }
 
 std::vector<std::string> all_trials(Database& db) {

@@ -84,7 +84,7 @@ void add_rules(CLI::App& app) {
                   "TRIALDB_MODE, TRIALDB_MODE_STEP, TRIALDB_TENSOR, TRIALDB_WORKER, TRIALDB_VALUE, "
                   "TRIALDB_MESSAGE, TRIALDB_DB set");
   cmd->callback([a] {
-    Database db(a->db, false);
+    Database db(a->db, OpenMode::kExisting);
     rules::RuleOptions options;
     options.trials = a->trials;
     options.rules = a->rules;

@@ -28,7 +28,7 @@ void add_sql(CLI::App& app) {
   cmd->add_flag("--csv", a->csv, "CSV output");
   cmd->add_flag("--json", a->json, "JSON output");
   cmd->callback([a] {
-    Database db(a->db, false);
+    Database db(a->db, OpenMode::kExisting);
     trialdb_register_sql_functions(db.handle());
     trialdb::rules::register_rule_functions(db.handle());   // so rule_* views can be queried too
     print_query(db.handle(), a->query, a->json ? Format::kJson : a->csv ? Format::kCsv : Format::kTable, std::cout);

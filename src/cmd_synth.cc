@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "ingest/trial_writer.h"
+#include "ingest/writer/trial_writer.h"
 #include "schema/reductions.h"
 #include "src/commands.h"
 

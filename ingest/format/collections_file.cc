@@ -1,0 +1,53 @@
+#include "ingest/format/collections_file.h"
+
+#include <nlohmann/json.hpp>
+
+namespace trialdb {
+
+using nlohmann::json;
+
+bool is_collections_path(std::string_view p) {
+  constexpr std::string_view kSuffix = "collections.json";
+  return p.substr(0, 12) == "collections/" && p.size() >= kSuffix.size() &&
+         p.substr(p.size() - kSuffix.size()) == kSuffix;
+}
+
+namespace {
+bool string_list(const json& o, const char* key, std::vector<std::string>* out) {
+  auto it = o.find(key);
+  if (it == o.end() || it->is_null()) return true;
+  if (!it->is_array()) return false;
+  for (const auto& s : *it) {
+    if (!s.is_string()) return false;
+    out->push_back(s.get<std::string>());
+  }
+  return true;
+}
+}  // namespace
+
+bool parse_collections_json(std::string_view text, CollectionsFile* out, std::string* err) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded()) return *err = "collections file is not valid JSON", false;
+  if (!doc.is_object()) return *err = "collections file is not a JSON object", false;
+  auto cs = doc.find("collections");
+  if (cs == doc.end() || !cs->is_object()) return *err = "collections file has no 'collections' object", false;
+  for (auto it = cs->begin(); it != cs->end(); ++it) {
+    if (!it.value().is_object()) return *err = "collection '" + it.key() + "' is not an object", false;
+    CollectionDef c;
+    c.name = it.key();
+    if (!string_list(it.value(), "include_regex", &c.include_regex))
+      return *err = "collection '" + c.name + "': include_regex is not a list of strings", false;
+    if (!string_list(it.value(), "tensor_names", &c.tensor_names))
+      return *err = "collection '" + c.name + "': tensor_names is not a list of strings", false;
+    c.definition_json = it.value().dump();
+    out->collections.push_back(std::move(c));
+  }
+  if (auto m = doc.find("_meta"); m != doc.end() && m->is_object()) {
+    auto nw = m->find("num_workers");
+    if (nw != m->end() && nw->is_number_integer() && nw->get<int64_t>() > 0 && nw->get<int64_t>() < 1000000)
+      out->num_workers = static_cast<int>(nw->get<int64_t>());
+  }
+  return true;
+}
+
+}  // namespace trialdb

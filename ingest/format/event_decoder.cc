@@ -1,0 +1,276 @@
+#include "ingest/format/event_decoder.h"
+
+#include <climits>
+#include <cstring>
+#include <memory>
+
+#include <google/protobuf/arena.h>
+
+#include "ingest/format/proto/smdebug_event.pb.h"
+#include "ingest/format/tensor_content_split.h"
+
+namespace trialdb {
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::kTrain: return "TRAIN";
+    case Mode::kEval: return "EVAL";
+    case Mode::kPredict: return "PREDICT";
+    default: return "GLOBAL";
+  }
+}
+
+bool parse_mode(std::string_view name, Mode* out) {
+  if (name == "TRAIN") *out = Mode::kTrain;
+  else if (name == "EVAL") *out = Mode::kEval;
+  else if (name == "PREDICT") *out = Mode::kPredict;
+  else if (name == "GLOBAL") *out = Mode::kGlobal;
+  else return false;
+  return true;
+}
+
+bool dtype_from_tf(int tf, DType* out, bool* readable) {
+  // smdebug reads HALF, FLOAT, DOUBLE, INT8 (as uint8!), INT32, INT64, STRING, BOOL, UINT8 and
+  // COMPLEX128; every other dtype raises KeyError in its reader.
+  *readable = false;
+  switch (tf) {
+    case 1: *out = DType::Float32; *readable = true; return true;
+    case 2: *out = DType::Float64; *readable = true; return true;
+    case 3: *out = DType::Int32; *readable = true; return true;
+    case 4: *out = DType::UInt8; *readable = true; return true;
+    case 5: *out = DType::Int16; return true;
+    case 6: *out = DType::UInt8; *readable = true; return true;  // smdebug maps DT_INT8 to uint8
+    case 7: *out = DType::String; *readable = true; return true;
+    case 8: *out = DType::Complex64; return true;
+    case 9: *out = DType::Int64; *readable = true; return true;
+    case 10: *out = DType::Bool; *readable = true; return true;
+    case 11: *out = DType::Int8; return true;     // QINT8
+    case 12: *out = DType::UInt8; return true;    // QUINT8
+    case 13: *out = DType::Int32; return true;    // QINT32
+    case 14: *out = DType::BFloat16; return true;
+    case 15: *out = DType::Int16; return true;    // QINT16
+    case 16: *out = DType::UInt16; return true;   // QUINT16
+    case 17: *out = DType::UInt16; return true;
+    case 18: *out = DType::Complex128; *readable = true; return true;
+    case 19: *out = DType::Float16; *readable = true; return true;
+    case 22: *out = DType::UInt32; return true;
+    case 23: *out = DType::UInt64; return true;
+    default: return false;
+  }
+}
+
+namespace {
+
+// A value built from fewer typed values than its shape (TensorFlow's broadcast, or zeros when
+// there are none) grows from a few bytes on disk; it may not grow past this. Real writers send
+// large values as tensor_content, whose size the record itself bounds.
+constexpr uint64_t kMaxExpandedBytes = 256u << 20;
+
+// Fills `count` elements of type T from a repeated field, TensorFlow style: none -> zeros,
+// one -> broadcast, fewer -> padded with the last, more -> error.
+template <class T, class Field>
+bool fill_typed(const Field& field, int64_t numel, std::string* data, std::string* err) {
+  const int64_t have = field.size();
+  if (have > numel) {
+    *err = "typed value list has " + std::to_string(have) + " elements for a shape of " + std::to_string(numel);
+    return false;
+  }
+  data->resize(static_cast<size_t>(numel) * sizeof(T));
+  T* dst = reinterpret_cast<T*>(data->data());
+  for (int64_t i = 0; i < numel; ++i) {
+    T v = have == 0 ? T{} : static_cast<T>(field.Get(static_cast<int>(i < have ? i : have - 1)));
+    std::memcpy(dst + i, &v, sizeof(T));
+  }
+  return true;
+}
+
+// cut: the tensor_content split_tensor_content() cut out of the payload (t's is then empty),
+// kept as a view; otherwise t's is taken by swap. Either way the content is not copied here.
+bool decode_tensor(pb::TensorProto& t, const std::string_view* cut, DecodedTensor* d, std::string* err) {
+  const std::string_view content = cut ? *cut : std::string_view(t.tensor_content());
+  const auto& shape = t.tensor_shape();
+  if (shape.unknown_rank()) return *err = "tensor has unknown rank", false;
+  if (shape.dim_size() > kMaxDims) return *err = "tensor has more than 32 dimensions", false;
+  for (const auto& dim : shape.dim()) {
+    if (dim.size() < 0) return *err = "tensor has a negative dimension", false;
+    d->dims.push_back(dim.size());
+  }
+  int64_t numel = shape_numel(d->dims.data(), static_cast<int>(d->dims.size()));
+  if (numel < 0) return *err = "tensor shape overflows", false;
+
+  if (t.dtype() == 0 || t.dtype() == 7) {
+    if (t.dtype() == 0 && t.string_val_size() == 0 && !content.empty())
+      return *err = "tensor has dtype 0 (invalid) but numeric content", false;
+    d->dtype = DType::String;
+    d->smdebug_readable = true;
+    if (t.string_val_size() != numel && !(t.string_val_size() == 1 && numel > 1)) {
+      if (!(numel == 0 && t.string_val_size() == 0))
+        return *err = "string tensor has " + std::to_string(t.string_val_size()) + " values for a shape of " +
+                      std::to_string(numel), false;
+    }
+    if (t.string_val_size() == 1 && numel > 1 &&
+        static_cast<uint64_t>(numel) > kMaxExpandedBytes / (4 + t.string_val(0).size()))
+      return *err = "one string value would expand to a shape of " + std::to_string(numel) + " elements (over " +
+                    std::to_string(kMaxExpandedBytes >> 20) + " MiB)", false;
+    for (int64_t i = 0; i < numel; ++i) {
+      const std::string& s = t.string_val(t.string_val_size() == 1 ? 0 : static_cast<int>(i));
+      uint32_t len = static_cast<uint32_t>(s.size());
+      d->data.append(reinterpret_cast<const char*>(&len), 4);
+      d->data.append(s);
+    }
+    return true;
+  }
+  if (!dtype_from_tf(t.dtype(), &d->dtype, &d->smdebug_readable))
+    return *err = "unknown tensor dtype " + std::to_string(t.dtype()), false;
+  const size_t item = dtype_size(d->dtype);
+  if (!content.empty() || numel == 0) {
+    // Divide rather than multiply: a forged shape must not wrap around to the content's size.
+    if (content.size() % item != 0 || static_cast<uint64_t>(numel) != content.size() / item)
+      return *err = "tensor_content has " + std::to_string(content.size()) + " bytes but dtype " +
+                    dtype_name(d->dtype) + " x shape " + shape_json(d->dims.data(), static_cast<int>(d->dims.size())) +
+                    " needs " +
+                    (static_cast<uint64_t>(numel) > UINT64_MAX / item ? std::string("more than 2^64")
+                                                                       : std::to_string(static_cast<uint64_t>(numel) * item)),
+                    false;
+    if (cut && !content.empty()) {
+      d->borrowed = content;
+      d->is_borrowed = true;
+    } else {
+      t.mutable_tensor_content()->swap(d->data);
+    }
+    return true;
+  }
+  if (static_cast<uint64_t>(numel) > kMaxExpandedBytes / item)
+    return *err = "typed values would expand to a shape of " + std::to_string(numel) + " elements (over " +
+                  std::to_string(kMaxExpandedBytes >> 20) + " MiB)", false;
+  switch (d->dtype) {
+    case DType::Float32: return fill_typed<float>(t.float_val(), numel, &d->data, err);
+    case DType::Float64: return fill_typed<double>(t.double_val(), numel, &d->data, err);
+    case DType::Int32: return fill_typed<int32_t>(t.int_val(), numel, &d->data, err);
+    case DType::Int16: return fill_typed<int16_t>(t.int_val(), numel, &d->data, err);
+    case DType::Int8: return fill_typed<int8_t>(t.int_val(), numel, &d->data, err);
+    case DType::UInt8: return fill_typed<uint8_t>(t.int_val(), numel, &d->data, err);
+    case DType::UInt16: return fill_typed<uint16_t>(t.int_val(), numel, &d->data, err);
+    case DType::Int64: return fill_typed<int64_t>(t.int64_val(), numel, &d->data, err);
+    case DType::Bool: return fill_typed<uint8_t>(t.bool_val(), numel, &d->data, err);
+    case DType::Float16:
+    case DType::BFloat16: return fill_typed<uint16_t>(t.half_val(), numel, &d->data, err);
+    case DType::UInt32: return fill_typed<uint32_t>(t.uint32_val(), numel, &d->data, err);
+    case DType::UInt64: return fill_typed<uint64_t>(t.uint64_val(), numel, &d->data, err);
+    case DType::Complex64: return fill_typed<float>(t.float_val(), numel * 2, &d->data, err);
+    case DType::Complex128: return fill_typed<double>(t.double_val(), numel * 2, &d->data, err);
+    default: return *err = "tensor has no values", false;
+  }
+}
+
+// strtoll(c, &end, 10) that consumed all of c, as decode_event has always read plugin data:
+// C-locale leading whitespace, one sign, at least one digit, clamped to the long long range on
+// overflow; anything else (a NUL inside, trailing bytes) is not numeric. Hand-written because it
+// runs twice per record and strtoll's locale-aware path costs ~130 instructions more per record.
+bool whole_strtoll(const std::string& c, long long* out) {
+  size_t i = 0;
+  const size_t n = c.size();
+  while (i < n && (c[i] == ' ' || (c[i] >= '\t' && c[i] <= '\r'))) ++i;
+  bool neg = false;
+  if (i < n && (c[i] == '+' || c[i] == '-')) neg = c[i++] == '-';
+  if (i == n) return false;
+  const unsigned long long limit = neg ? 9223372036854775808ull : 9223372036854775807ull;
+  unsigned long long v = 0;
+  bool overflow = false;
+  for (; i < n; ++i) {
+    if (c[i] < '0' || c[i] > '9') return false;
+    const unsigned d = static_cast<unsigned>(c[i] - '0');
+    if (overflow || v > (limit - d) / 10) overflow = true;
+    else v = v * 10 + d;
+  }
+  if (overflow) v = limit;
+  *out = !neg ? static_cast<long long>(v) : v == limit ? LLONG_MIN : -static_cast<long long>(v);
+  return true;
+}
+
+// Records up to this size are parsed on one protobuf Arena per thread, reset after each record:
+// the message tree (Summary, Value, TensorProto, shape, metadata, plugin data: a dozen objects
+// per scalar) becomes pointer bumps in a block that is reused, and tearing it down costs no
+// per-object deletes. Reusing one heap Event with Clear() does not help: Clear() deletes
+// proto3 singular sub-messages, so the whole tree under `summary` was rebuilt anyway.
+// Larger records get a plain heap message: the arena's bump allocation would copy a growing
+// typed-value array several times, and such a record is rare and dominated by its data.
+// tensor_content is swapped out to the caller (its buffer is not arena memory), or left in the
+// payload when the caller borrows: a large tensor's record is then parsed without its content,
+// as a small one.
+constexpr size_t kArenaMaxBytes = 64u << 10;
+constexpr size_t kArenaBlockBytes = 16u << 10;   // holds a small record's tree; more grows on demand
+
+// cut: the contents split_tensor_content() took out of payload, one per Summary.Value; null when
+// payload is the record as written.
+bool parse_and_decode(std::string_view payload, const std::vector<std::string_view>* cut, pb::Event& ev,
+                      std::vector<DecodedTensor>* out, std::string* err) {
+  if (!ev.ParseFromArray(payload.data(), static_cast<int>(payload.size())))
+    return *err = "event protobuf does not parse", false;
+  if (!ev.has_summary()) return true;
+  if (cut && cut->size() != static_cast<size_t>(ev.summary().value_size()))
+    return *err = "event protobuf does not parse", false;   // cannot happen: one content per value
+  size_t index = 0;
+  for (auto& v : *ev.mutable_summary()->mutable_value()) {
+    const std::string_view* content = cut ? &(*cut)[index++] : nullptr;
+    DecodedTensor d;
+    d.tag = v.tag();
+    d.event_step = ev.step();
+    d.mode_step = ev.step();
+    for (const auto& pd : v.metadata().plugin_data()) {
+      long long n = 0;
+      const bool numeric = whole_strtoll(pd.content(), &n);
+      if (pd.plugin_name() == "mode_step" && numeric) {
+        d.mode_step = n;
+        d.has_mode = true;
+      } else if (pd.plugin_name() == "mode" && numeric && n >= 1 && n <= 4) {
+        d.mode = static_cast<Mode>(n);
+        d.has_mode = true;
+      }
+    }
+    if (v.has_tensor()) {
+      std::string e;
+      if (!decode_tensor(*v.mutable_tensor(), content, &d, &e)) {
+        *err = "tensor '" + d.tag + "': " + e;
+        return false;
+      }
+    } else if (v.histo().empty()) {
+      float f = v.simple_value();  // a TensorBoard scalar: keep it as a 0-d float32
+      d.dtype = DType::Float32;
+      d.data.assign(reinterpret_cast<const char*>(&f), 4);
+    } else {
+      continue;  // histograms carry no raw value
+    }
+    out->push_back(std::move(d));
+  }
+  return true;
+}
+
+}  // namespace
+
+bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std::string* err,
+                  size_t borrow_from_bytes) {
+  std::string stripped;
+  std::vector<std::string_view> contents;
+  const std::vector<std::string_view>* cut = nullptr;
+  if (payload.size() >= borrow_from_bytes && split_tensor_content(payload, &stripped, &contents)) {
+    payload = stripped;
+    cut = &contents;
+  }
+  if (payload.size() > kArenaMaxBytes) {
+    pb::Event ev;
+    return parse_and_decode(payload, cut, ev, out, err);
+  }
+  struct ThreadArena {
+    std::unique_ptr<char[]> block{new char[kArenaBlockBytes]};   // heap, not 16 KiB of TLS per thread
+    google::protobuf::Arena arena{block.get(), kArenaBlockBytes};
+  };
+  thread_local ThreadArena t;
+  struct ResetAfter {
+    google::protobuf::Arena& a;
+    ~ResetAfter() { a.Reset(); }   // also on an early return: nothing outlives the call
+  } reset{t.arena};
+  return parse_and_decode(payload, cut, *google::protobuf::Arena::CreateMessage<pb::Event>(&t.arena), out, err);
+}
+
+}  // namespace trialdb

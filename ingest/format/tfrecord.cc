@@ -1,0 +1,52 @@
+#include "ingest/format/tfrecord.h"
+
+#include <cstring>
+
+#include "ingest/format/crc32c.h"
+
+namespace trialdb {
+
+RecordResult parse_record(std::string_view bytes) {
+  RecordResult r;
+  if (bytes.size() < 12) {
+    r.status = RecordStatus::kIncomplete;
+    return r;
+  }
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  uint64_t len;
+  uint32_t len_crc;
+  std::memcpy(&len, p, 8);
+  std::memcpy(&len_crc, p + 8, 4);
+  if (masked_crc32c(p, 8) != len_crc) {
+    r.error = "record length CRC mismatch (corrupt length field)";
+    return r;
+  }
+  if (len > bytes.size() - 12 || bytes.size() - 12 - len < 4) {
+    r.status = RecordStatus::kIncomplete;
+    return r;
+  }
+  uint32_t footer;
+  std::memcpy(&footer, p + 12 + len, 4);
+  if (footer != smdebug_constant_footer() && footer != masked_crc32c(p + 12, len)) {
+    r.error = "record data CRC mismatch (corrupt data)";
+    return r;
+  }
+  r.status = RecordStatus::kOk;
+  r.payload = bytes.substr(12, len);
+  r.consumed = len + kRecordOverhead;
+  return r;
+}
+
+void append_record(std::string* out, std::string_view data, bool real_crc) {
+  uint64_t len = data.size();
+  char head[12];
+  std::memcpy(head, &len, 8);
+  uint32_t len_crc = masked_crc32c(head, 8);
+  std::memcpy(head + 8, &len_crc, 4);
+  out->append(head, 12);
+  out->append(data);
+  uint32_t footer = real_crc ? masked_crc32c(data.data(), data.size()) : smdebug_constant_footer();
+  out->append(reinterpret_cast<const char*>(&footer), 4);
+}
+
+}  // namespace trialdb

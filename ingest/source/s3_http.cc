@@ -1,0 +1,354 @@
+// Signed, concurrent, retrying S3 requests over libcurl multi (see s3_http.h).
+#include "ingest/source/s3_http.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "ingest/source/s3_xml.h"
+#include "ingest/source/source.h"
+
+namespace trialdb {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// SHA-256 of the empty payload: every request here is a GET without a body, and S3 wants the
+// payload hash spelled out in x-amz-content-sha256 (libcurl uses the header's value when signing).
+constexpr const char* kEmptyPayloadSha256 =
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+void global_init_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+bool is_throttling_code(const std::string& code) {
+  return code == "SlowDown" || code == "Throttling" || code == "ThrottlingException" ||
+         code == "RequestThrottled" || code == "RequestLimitExceeded" || code == "TooManyRequestsException" ||
+         code == "RequestTimeout" || code == "RequestTimeoutException" || code == "InternalError" ||
+         code == "ServiceUnavailable";
+}
+
+// Transport failures worth another try: the network or the server hiccuped.
+bool is_transient_curl_error(CURLcode rc) {
+  switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_WEIRD_SERVER_REPLY:
+      return true;
+    default:
+      return false;
+  }
+}
+
+size_t on_body(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+bool header_is(std::string_view line, std::string_view name) {
+  if (line.size() <= name.size() || line[name.size()] != ':') return false;
+  for (size_t i = 0; i < name.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(line[i])) != name[i]) return false;
+  return true;
+}
+
+std::string header_value(std::string_view line, size_t name_len) {
+  std::string_view v = line.substr(name_len + 1);
+  size_t b = v.find_first_not_of(" \t");
+  size_t e = v.find_last_not_of(" \t\r\n");
+  if (b == std::string_view::npos || e < b) return "";
+  return std::string(v.substr(b, e - b + 1));
+}
+
+}  // namespace
+
+struct S3Http::Transfer {
+  size_t index = 0;
+  const S3Request* request = nullptr;
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  S3Response response;
+  char errbuf[CURL_ERROR_SIZE] = {};
+  Clock::time_point ready_at{};
+  std::string last_failure;
+  bool range_past_end = false;
+
+  static size_t on_header(char* data, size_t size, size_t n, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    std::string_view line(data, size * n);
+    if (line.rfind("HTTP/", 0) == 0) {  // a new response (after a 100 Continue): start over
+      t->response.content_range.clear();
+      t->response.bucket_region.clear();
+    } else if (header_is(line, "content-range")) {
+      t->response.content_range = header_value(line, 13);
+      // "bytes first-last/total" with first >= total: a range past the end that the server
+      // (s3rver, for empty objects) answered 206 with a body it never sends. Stop waiting for
+      // it and treat it as the 416 it should have been.
+      uint64_t first = 0, total = 0;
+      const std::string& v = t->response.content_range;
+      if (std::sscanf(v.c_str(), "bytes %" SCNu64 "-%*u/%" SCNu64, &first, &total) == 2 && first >= total) {
+        t->range_past_end = true;
+        return 0;  // aborts the transfer (CURLE_WRITE_ERROR), recognised in run()
+      }
+    } else if (header_is(line, "x-amz-bucket-region")) {
+      t->response.bucket_region = header_value(line, 19);
+    }
+    return size * n;
+  }
+};
+
+S3Http::S3Http(const S3Config& config) : config_(config) {
+  global_init_once();
+  if (config_.sign) userpwd_ = config_.access_key_id + ":" + config_.secret_access_key;
+  ca_bundle_ = process_env("AWS_CA_BUNDLE").value_or("");
+}
+
+S3Http::~S3Http() {
+  for (auto& lane : free_lanes_) {
+    for (CURL* e : lane->idle) curl_easy_cleanup(e);
+    curl_multi_cleanup(lane->multi);
+  }
+  // The copy of the secret should not outlive its use.
+  std::fill(userpwd_.begin(), userpwd_.end(), '\0');
+}
+
+std::unique_ptr<S3Http::Lane> S3Http::acquire_lane() {
+  {
+    std::lock_guard<std::mutex> lock(lanes_mu_);
+    if (!free_lanes_.empty()) {
+      std::unique_ptr<Lane> lane = std::move(free_lanes_.back());
+      free_lanes_.pop_back();
+      return lane;
+    }
+  }
+  auto lane = std::make_unique<Lane>();
+  lane->multi = curl_multi_init();
+  if (lane->multi == nullptr) throw SourceError("S3: cannot initialise libcurl");
+  curl_multi_setopt(lane->multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(config_.tuning.max_in_flight));
+  lane->rng.seed(std::random_device{}());
+  return lane;
+}
+
+void S3Http::release_lane(std::unique_ptr<Lane> lane) {
+  std::lock_guard<std::mutex> lock(lanes_mu_);
+  free_lanes_.push_back(std::move(lane));
+}
+
+std::string S3Http::redact(std::string message) const { return s3_redact(std::move(message), config_); }
+
+std::chrono::milliseconds S3Http::backoff(Lane& lane, int attempt) const {
+  // Exponential with "equal jitter": half the step is fixed, half random, so retries from many
+  // clients spread out yet still back off.
+  int64_t step = config_.tuning.retry_base.count();
+  for (int i = 1; i < attempt && step < config_.tuning.retry_cap.count(); ++i) step *= 2;
+  step = std::min<int64_t>(step, config_.tuning.retry_cap.count());
+  std::uniform_int_distribution<int64_t> jitter(0, std::max<int64_t>(step / 2, 0));
+  return std::chrono::milliseconds(step - step / 2 + jitter(lane.rng));
+}
+
+void S3Http::start(Lane& lane, Transfer& t) {
+  if (lane.idle.empty()) {
+    t.easy = curl_easy_init();
+    if (t.easy == nullptr) throw SourceError("S3: cannot create a libcurl handle");
+  } else {
+    t.easy = lane.idle.back();
+    lane.idle.pop_back();
+    curl_easy_reset(t.easy);
+  }
+  t.response.body.clear();
+  if (t.request->range)  // one allocation for the expected body (spans are bounded by the caller)
+    t.response.body.reserve(static_cast<size_t>(std::min<uint64_t>(t.request->range->second - t.request->range->first + 1, 8u << 20)));
+  t.response.content_range.clear();
+  t.response.bucket_region.clear();
+  t.response.status = 0;
+  t.range_past_end = false;
+  t.errbuf[0] = '\0';
+  ++t.response.attempts;
+  ++exchanges_;
+
+  curl_slist_free_all(t.headers);
+  t.headers = nullptr;
+  t.headers = curl_slist_append(t.headers, (std::string("x-amz-content-sha256: ") + kEmptyPayloadSha256).c_str());
+  if (config_.sign && !config_.session_token.empty())
+    t.headers = curl_slist_append(t.headers, ("x-amz-security-token: " + config_.session_token).c_str());
+  if (t.request->range) {
+    t.headers = curl_slist_append(t.headers, ("Range: bytes=" + std::to_string(t.request->range->first) + "-" +
+                                              std::to_string(t.request->range->second))
+                                                 .c_str());
+  }
+
+  CURL* e = t.easy;
+  curl_easy_setopt(e, CURLOPT_URL, t.request->url.c_str());
+  curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);  // the signed path must be the path sent
+  curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &t.response.body);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.errbuf);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.tuning.connect_timeout.count()));
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.tuning.request_timeout.count()));
+  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");  // gzip'd XML listings, if the server offers
+#if LIBCURL_VERSION_NUM >= 0x075500
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#endif
+  if (!ca_bundle_.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, ca_bundle_.c_str());
+  if (config_.sign) {
+    const std::string sigv4 = "aws:amz:" + config_.region + ":s3";
+    curl_easy_setopt(e, CURLOPT_AWS_SIGV4, sigv4.c_str());  // libcurl copies option strings
+    curl_easy_setopt(e, CURLOPT_USERPWD, userpwd_.c_str());
+  }
+  curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
+  CURLMcode mc = curl_multi_add_handle(lane.multi, e);
+  if (mc != CURLM_OK) throw SourceError(std::string("S3: curl_multi_add_handle: ") + curl_multi_strerror(mc));
+}
+
+std::string S3Http::transient_failure(const Transfer& t, CURLcode rc) const {
+  if (rc != CURLE_OK) {
+    if (!is_transient_curl_error(rc)) return "";
+    return std::string(curl_easy_strerror(rc)) + (t.errbuf[0] ? std::string(" (") + t.errbuf + ")" : "");
+  }
+  long status = t.response.status;
+  if (status >= 500 || status == 429 || status == 400 || status == 403) {
+    S3ErrorBody err = parse_s3_error(t.response.body);
+    if (status >= 500 || status == 429 || is_throttling_code(err.code))
+      return "HTTP " + std::to_string(status) + (err.code.empty() ? "" : " " + err.code);
+  }
+  return "";
+}
+
+std::vector<S3Response> S3Http::perform(const std::vector<S3Request>& requests) {
+  std::unique_ptr<Lane> lane = acquire_lane();
+  struct Return {
+    S3Http* self;
+    std::unique_ptr<Lane>& lane;
+    ~Return() { self->release_lane(std::move(lane)); }
+  } give_back{this, lane};
+  return run(*lane, requests);
+}
+
+std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& requests) {
+  std::vector<Transfer> transfers(requests.size());
+  std::deque<Transfer*> waiting;  // not yet started, or backing off until ready_at
+  for (size_t i = 0; i < requests.size(); ++i) {
+    transfers[i].index = i;
+    transfers[i].request = &requests[i];
+    waiting.push_back(&transfers[i]);
+  }
+  size_t active = 0;
+  const size_t max_active = static_cast<size_t>(config_.tuning.max_in_flight);
+
+  // On every exit path (exceptions included) detach running transfers and free their lists.
+  struct Cleanup {
+    Lane& lane;
+    std::vector<Transfer>& transfers;
+    ~Cleanup() {
+      for (Transfer& t : transfers) {
+        if (t.easy != nullptr) {
+          curl_multi_remove_handle(lane.multi, t.easy);
+          lane.idle.push_back(t.easy);
+          t.easy = nullptr;
+        }
+        curl_slist_free_all(t.headers);
+        t.headers = nullptr;
+      }
+    }
+  } cleanup{lane, transfers};
+
+  while (!waiting.empty() || active > 0) {
+    // Start whatever is due, up to the concurrency bound (FIFO, so retries wait their turn).
+    Clock::time_point now = Clock::now();
+    for (size_t n = waiting.size(); n > 0 && active < max_active; --n) {
+      Transfer* t = waiting.front();
+      waiting.pop_front();
+      if (t->ready_at > now) {
+        waiting.push_back(t);
+        continue;
+      }
+      start(lane, *t);
+      ++active;
+    }
+
+    int running = 0;
+    CURLMcode mc = curl_multi_perform(lane.multi, &running);
+    if (mc != CURLM_OK) throw SourceError(std::string("S3: curl_multi_perform: ") + curl_multi_strerror(mc));
+
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(lane.multi, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      Transfer* t = nullptr;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+      CURLcode rc = msg->data.result;
+      curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &t->response.status);
+      if (t->range_past_end) {
+        rc = CURLE_OK;
+        t->response.status = 416;
+        t->response.body.clear();
+      }
+      curl_multi_remove_handle(lane.multi, t->easy);
+      lane.idle.push_back(t->easy);
+      t->easy = nullptr;
+      --active;
+
+      std::string why = transient_failure(*t, rc);
+      if (!why.empty()) {
+        t->last_failure = why;
+        if (t->response.attempts >= config_.tuning.max_attempts)
+          throw SourceError(redact("S3 " + t->request->what + ": gave up after " +
+                                   std::to_string(t->response.attempts) + " attempts; last failure: " + why));
+        t->ready_at = Clock::now() + backoff(lane, t->response.attempts);
+        waiting.push_back(t);
+      } else if (rc != CURLE_OK) {
+        throw SourceError(redact("S3 " + t->request->what + ": " + curl_easy_strerror(rc) +
+                                 (t->errbuf[0] ? std::string(" (") + t->errbuf + ")" : "")));
+      }
+    }
+
+    if (waiting.empty() && active == 0) break;
+    // Sleep until a socket is ready or the next backoff ends (capped, so nothing waits long for
+    // a wake-up it missed).
+    int64_t wait_ms = 100;
+    if (active < max_active && !waiting.empty()) {
+      Clock::time_point next = waiting.front()->ready_at;
+      for (Transfer* t : waiting) next = std::min(next, t->ready_at);
+      wait_ms = std::clamp<int64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count(), 0, 100);
+    }
+    if (wait_ms == 0) continue;
+    if (active == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    else
+      curl_multi_poll(lane.multi, nullptr, 0, static_cast<int>(wait_ms), nullptr);
+  }
+
+  std::vector<S3Response> out;
+  out.reserve(transfers.size());
+  for (Transfer& t : transfers) out.push_back(std::move(t.response));
+  return out;
+}
+
+S3Response S3Http::perform(const S3Request& request) {
+  std::vector<S3Response> r = perform(std::vector<S3Request>{request});
+  return std::move(r.front());
+}
+
+}  // namespace trialdb
