@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "ingest/collections_file.h"
+#include "ingest/format/collections_file.h"
 #include "schema/py_regex.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ingest/event_decoder.h"
+#include "ingest/format/event_decoder.h"
 #include "schema/reductions.h"
 #include "schema/value_blob.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "ingest/index_file.h"
+#include "ingest/format/index_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trialdb;

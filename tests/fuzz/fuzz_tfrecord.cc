@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "ingest/tfrecord.h"
+#include "ingest/format/tfrecord.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trialdb;

@@ -19,7 +19,7 @@
 #include <random>
 #include <thread>
 
-#include "ingest/trial_writer.h"
+#include "ingest/writer/trial_writer.h"
 #include "schema/database.h"
 #include "tests/common/temp_dir.h"
 

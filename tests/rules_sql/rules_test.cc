@@ -362,7 +362,7 @@ TEST(StalledTraining, FiresOnceOnALiveTrialThatStopsGrowingAndNeverOnAnEndedOne)
   ingest((tmp.path / "ended").string(), db_path, "ended", tmp);
 
   double now = 1.0e9;
-  Database db(db_path, false);
+  Database db(db_path, trialdb::OpenMode::kExisting);
   trialdb::rules::RuleOptions opt;
   opt.rules = {"stalled_training"};
   opt.params = {"stalled_training.threshold=60"};

@@ -12,6 +12,20 @@
 
 using namespace trialdb;
 
+namespace {
+Reductions reduce(DType t, const void* data, int64_t n) {
+  TensorView v;
+  v.dtype = t;
+  v.ndim = 1;
+  v.dims[0] = n;
+  v.numel = n;
+  v.data = static_cast<const uint8_t*>(data);
+  Reductions r;
+  EXPECT_TRUE(compute_reductions(v, &r));
+  return r;
+}
+}  // namespace
+
 TEST(Reductions, HandComputed) {
   double x[4] = {1, -2, 3, -4};
   Reductions r = reduce(DType::Float64, x, 4);

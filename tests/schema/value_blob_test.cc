@@ -52,16 +52,3 @@ TEST(ValueBlob, HalfPrecision) {
   EXPECT_EQ(bfloat16_to_float(0x3f80), 1.0f);
 }
 
-namespace {
-Reductions reduce(DType t, const void* data, int64_t n) {
-  TensorView v;
-  v.dtype = t;
-  v.ndim = 1;
-  v.dims[0] = n;
-  v.numel = n;
-  v.data = static_cast<const uint8_t*>(data);
-  Reductions r;
-  EXPECT_TRUE(compute_reductions(v, &r));
-  return r;
-}
-}  // namespace

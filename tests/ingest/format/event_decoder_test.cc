@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "ingest/event_decoder.h"
-#include "ingest/proto/smdebug_event.pb.h"
+#include "ingest/format/event_decoder.h"
+#include "ingest/format/proto/smdebug_event.pb.h"
 
 using namespace trialdb;
 

@@ -1,5 +1,5 @@
 // Unit tests of the format layer: CRC-32C, TFRecord framing, event decoding, index and
-// collections parsing, value blobs, reductions and the Python-regex matcher.
+// collections parsing.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -8,14 +8,12 @@
 #include <cstring>
 #include <string>
 
-#include "ingest/collections_file.h"
-#include "ingest/crc32c.h"
-#include "ingest/event_decoder.h"
-#include "ingest/index_file.h"
-#include "ingest/proto/smdebug_event.pb.h"
-#include "ingest/tfrecord.h"
-#include "schema/py_regex.h"
-#include "schema/reductions.h"
+#include "ingest/format/collections_file.h"
+#include "ingest/format/crc32c.h"
+#include "ingest/format/event_decoder.h"
+#include "ingest/format/index_file.h"
+#include "ingest/format/proto/smdebug_event.pb.h"
+#include "ingest/format/tfrecord.h"
 #include "schema/value_blob.h"
 
 using namespace trialdb;
@@ -315,127 +313,4 @@ TEST(CollectionsFile, ParsesAndRejects) {
   EXPECT_TRUE(is_collections_path("collections/000000000/worker_0_collections.json"));
   EXPECT_TRUE(is_collections_path("collections/000000000/collections/000000000/worker_0_collections.json"));
   EXPECT_FALSE(is_collections_path("index/000000000/worker_0_collections.json"));
-}
-
-TEST(ValueBlob, RoundTripAndValidation) {
-  int64_t dims[2] = {2, 3};
-  float data[6] = {1, 2, 3, 4, 5, 6};
-  for (bool z : {false, true}) {
-    std::string b = encode_blob(DType::Float32, dims, 2, data, sizeof data, z);
-    TensorView v;
-    std::vector<uint8_t> scratch;
-    const char* err = nullptr;
-    ASSERT_TRUE(decode_blob(b.data(), b.size(), &v, &scratch, &err)) << err;
-    EXPECT_EQ(v.ndim, 2);
-    EXPECT_EQ(v.numel, 6);
-    EXPECT_EQ(std::memcmp(v.data, data, sizeof data), 0);
-    // Every truncation is rejected, never read past.
-    for (size_t n = 0; n < b.size(); ++n) EXPECT_FALSE(decode_blob(b.data(), n, &v, &scratch, &err)) << n;
-  }
-  std::string b = encode_blob(DType::Float32, dims, 2, data, sizeof data);
-  b[1] = 99;
-  TensorView v;
-  std::vector<uint8_t> scratch;
-  const char* err = nullptr;
-  EXPECT_FALSE(decode_blob(b.data(), b.size(), &v, &scratch, &err));
-  EXPECT_STREQ(err, "value blob has an unknown dtype");
-}
-
-TEST(ValueBlob, CompressionShrinksZeros) {
-  std::vector<float> zeros(10000, 0.0f);
-  int64_t dims[1] = {10000};
-  std::string z = encode_blob(DType::Float32, dims, 1, zeros.data(), zeros.size() * 4, true);
-  EXPECT_LT(z.size(), 1000u);
-  EXPECT_EQ(z[3], static_cast<char>(kBlobZlib));
-}
-
-TEST(ValueBlob, HalfPrecision) {
-  EXPECT_EQ(half_to_float(0x3c00), 1.0f);
-  EXPECT_EQ(half_to_float(0xc000), -2.0f);
-  EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0f, -24));   // smallest subnormal
-  EXPECT_TRUE(std::isinf(half_to_float(0x7c00)));
-  EXPECT_TRUE(std::isnan(half_to_float(0x7e00)));
-  EXPECT_EQ(bfloat16_to_float(0x3f80), 1.0f);
-}
-
-namespace {
-Reductions reduce(DType t, const void* data, int64_t n) {
-  TensorView v;
-  v.dtype = t;
-  v.ndim = 1;
-  v.dims[0] = n;
-  v.numel = n;
-  v.data = static_cast<const uint8_t*>(data);
-  Reductions r;
-  EXPECT_TRUE(compute_reductions(v, &r));
-  return r;
-}
-}  // namespace
-
-TEST(Reductions, HandComputed) {
-  double x[4] = {1, -2, 3, -4};
-  Reductions r = reduce(DType::Float64, x, 4);
-  EXPECT_DOUBLE_EQ(r.v[kRedMin], -4);
-  EXPECT_DOUBLE_EQ(r.v[kRedMax], 3);
-  EXPECT_DOUBLE_EQ(r.v[kRedSum], -2);
-  EXPECT_DOUBLE_EQ(r.v[kRedMean], -0.5);
-  EXPECT_DOUBLE_EQ(r.v[kRedProd], 24);
-  EXPECT_DOUBLE_EQ(r.v[kRedVariance], 7.25);          // population: E[x^2] - mean^2 = 7.5 - 0.25
-  EXPECT_DOUBLE_EQ(r.v[kRedStd], std::sqrt(7.25));
-  EXPECT_DOUBLE_EQ(r.v[kRedL1], 10);
-  EXPECT_DOUBLE_EQ(r.v[kRedL2], std::sqrt(30.0));
-  EXPECT_DOUBLE_EQ(r.v[kRedCount + kRedMin], 1);
-  EXPECT_DOUBLE_EQ(r.v[kRedCount + kRedMax], 4);
-  EXPECT_DOUBLE_EQ(r.v[kRedCount + kRedMean], 2.5);
-  EXPECT_DOUBLE_EQ(r.v[kRedCount + kRedVariance], 1.25);
-  EXPECT_DOUBLE_EQ(r.v[kRedCount + kRedSum], 10);
-  EXPECT_DOUBLE_EQ(r.v[kRedCount + kRedL2], std::sqrt(30.0));
-}
-
-TEST(Reductions, ShiftedVarianceIsAccurateForLargeOffsets) {
-  std::vector<double> x;
-  for (int i = 0; i < 1000; ++i) x.push_back(1e9 + (i % 2 ? 1.0 : -1.0));
-  Reductions r = reduce(DType::Float64, x.data(), 1000);
-  EXPECT_NEAR(r.v[kRedVariance], 1.0, 1e-9);
-}
-
-TEST(Reductions, NaNPropagatesAndIntegersAndBools) {
-  float x[3] = {1, NAN, 2};
-  Reductions r = reduce(DType::Float32, x, 3);
-  EXPECT_TRUE(std::isnan(r.v[kRedMin]));
-  EXPECT_TRUE(std::isnan(r.v[kRedMean]));
-  uint8_t u[3] = {255, 1, 0};
-  r = reduce(DType::UInt8, u, 3);
-  EXPECT_DOUBLE_EQ(r.v[kRedSum], 256);
-  int8_t s[2] = {-128, 127};
-  r = reduce(DType::Int8, s, 2);
-  EXPECT_DOUBLE_EQ(r.v[kRedMin], -128);
-  uint8_t b[3] = {1, 1, 0};
-  r = reduce(DType::Bool, b, 3);
-  EXPECT_NEAR(r.v[kRedMean], 2.0 / 3, 1e-15);
-  TensorView empty;
-  empty.dtype = DType::Float32;
-  empty.numel = 0;
-  Reductions unused;
-  EXPECT_FALSE(compute_reductions(empty, &unused));
-}
-
-TEST(PyRegex, SearchSemanticsAndLookahead) {
-  std::string err;
-  auto re = PyRegex::compile("^(?!gradient).*weight", &err);
-  ASSERT_TRUE(re) << err;
-  EXPECT_TRUE(re->search("Net_conv0.weight"));
-  EXPECT_FALSE(re->search("gradient/Net_conv0.weight"));
-  auto loss = PyRegex::compile("[Ll]oss_(?!input).*output", &err);
-  EXPECT_TRUE(loss->search("CrossEntropyLoss_output_0"));
-  auto unanchored = PyRegex::compile("relu", &err);
-  EXPECT_TRUE(unanchored->search("layer0_relu_output"));   // search, not match
-  auto z = PyRegex::compile("abc\\Z", &err);
-  EXPECT_TRUE(z->search("xabc"));
-  EXPECT_FALSE(z->search("abc\n"));
-  auto named = PyRegex::compile("(?P<x>a)(?P=x)", &err);
-  ASSERT_TRUE(named) << err;
-  EXPECT_TRUE(named->search("aa"));
-  EXPECT_FALSE(PyRegex::compile("(unclosed", &err));
-  EXPECT_NE(err.find("(unclosed"), std::string::npos);
 }

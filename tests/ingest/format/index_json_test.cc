@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ingest/index_file.h"
+#include "ingest/format/index_file.h"
 
 using namespace trialdb;
 

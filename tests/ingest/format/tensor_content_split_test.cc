@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "ingest/event_decoder.h"
-#include "ingest/proto/smdebug_event.pb.h"
-#include "ingest/tensor_content_split.h"
+#include "ingest/format/event_decoder.h"
+#include "ingest/format/proto/smdebug_event.pb.h"
+#include "ingest/format/tensor_content_split.h"
 
 using namespace trialdb;
 

@@ -1,4 +1,4 @@
-// BufferPool (ingest/buffer_pool.h): large buffers come back with their memory and size, small
+// BufferPool (ingest/pipeline/buffer_pool.h): large buffers come back with their memory and size, small
 // ones and ones far too large for the request do not, and the pooled total stays bounded.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "ingest/buffer_pool.h"
+#include "ingest/pipeline/buffer_pool.h"
 
 using trialdb::BufferPool;
 

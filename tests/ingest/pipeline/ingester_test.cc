@@ -10,9 +10,9 @@
 #include <random>
 #include <set>
 
-#include "ingest/ingester.h"
-#include "ingest/local_source.h"
-#include "ingest/trial_writer.h"
+#include "ingest/pipeline/ingester.h"
+#include "ingest/source/local_source.h"
+#include "ingest/writer/trial_writer.h"
 #include "schema/database.h"
 #include "schema/value_blob.h"
 #include "tests/common/file_bytes.h"

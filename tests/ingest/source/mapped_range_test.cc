@@ -12,8 +12,8 @@
 #include <fstream>
 #include <string>
 
-#include "ingest/local_source.h"
-#include "ingest/mapped_range.h"
+#include "ingest/source/local_source.h"
+#include "ingest/source/mapped_range.h"
 #include "tests/common/file_bytes.h"
 #include "tests/common/temp_dir.h"
 

@@ -1,4 +1,4 @@
-// BulkLoad (schema/bulk_load.h): a WAL database nobody else has open is written through a
+// BulkLoad (ingest/store/bulk_load.h): a WAL database nobody else has open is written through a
 // rollback journal while it lives, so appended pages go straight into the database file; with
 // another connection open nothing changes; afterwards the database is in WAL mode again.
 #include <gtest/gtest.h>
@@ -6,7 +6,8 @@
 #include <filesystem>
 #include <string>
 
-#include "schema/bulk_load.h"
+#include "ingest/store/bulk_load.h"
+#include "ingest/store/write_combining_vfs.h"
 #include "schema/database.h"
 #include "tests/common/filler.h"
 #include "tests/common/sql_int64.h"
@@ -52,7 +53,7 @@ struct OtherConnection {
 TEST(BulkLoad, AppendedPagesGoStraightToTheFileThenWalModeIsBack) {
   test::TempDir tmp("trialdb_bulk");
   const std::string path = tmp / "t.db";
-  Database db(path);
+  Database db(path, OpenMode::kCreate, write_combining_vfs_name());
   ASSERT_EQ(journal_mode(db), "wal");
   {
     BulkLoad bulk(db);
@@ -76,7 +77,7 @@ TEST(BulkLoad, AppendedPagesGoStraightToTheFileThenWalModeIsBack) {
 TEST(BulkLoad, InactiveWhileAnotherConnectionHasTheDatabaseOpen) {
   test::TempDir tmp("trialdb_bulk");
   const std::string path = tmp / "t.db";
-  Database db(path);
+  Database db(path, OpenMode::kCreate, write_combining_vfs_name());
   write_transaction(db, 1);
   OtherConnection reader(path);
   ASSERT_EQ(reader.count("SELECT count(*) FROM filler"), 8);   // it has read: it holds the WAL index
@@ -94,7 +95,7 @@ TEST(BulkLoad, InactiveWhileAnotherConnectionHasTheDatabaseOpen) {
 TEST(BulkLoad, InactiveInsideATransactionAndOnAnInMemoryDatabase) {
   test::TempDir tmp("trialdb_bulk");
   const std::string path = tmp / "t.db";
-  Database db(path);
+  Database db(path, OpenMode::kCreate, write_combining_vfs_name());
   {
     Transaction tx(db);
     BulkLoad bulk(db);
@@ -110,7 +111,7 @@ TEST(BulkLoad, InactiveInsideATransactionAndOnAnInMemoryDatabase) {
 TEST(BulkLoad, AnotherConnectionSwitchingBackToWalMidLoadLosesNothing) {
   test::TempDir tmp("trialdb_bulk");
   const std::string path = tmp / "t.db";
-  Database db(path);
+  Database db(path, OpenMode::kCreate, write_combining_vfs_name());
   {
     BulkLoad bulk(db);
     ASSERT_TRUE(bulk.active());

@@ -1,4 +1,4 @@
-// EarlyWriteback (schema/early_writeback.h) uses SQLite's own descriptor of the database file
+// EarlyWriteback (ingest/store/early_writeback.h) uses SQLite's own descriptor of the database file
 // and never closes it (closing any descriptor of the file would drop the process's POSIX locks).
 #include <gtest/gtest.h>
 #include <fcntl.h>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "schema/database.h"
-#include "schema/early_writeback.h"
+#include "ingest/store/early_writeback.h"
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;

@@ -1,4 +1,4 @@
-// WalCheckpointer (schema/wal_checkpointer.h): while it lives, the writer's commits are copied
+// WalCheckpointer (ingest/store/wal_checkpointer.h): while it lives, the writer's commits are copied
 // into the database file by its thread, and afterwards the writer checkpoints by itself again.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "schema/database.h"
-#include "schema/wal_checkpointer.h"
+#include "ingest/store/wal_checkpointer.h"
 #include "tests/common/filler.h"
 #include "tests/common/temp_dir.h"
 

@@ -1,4 +1,4 @@
-// WriteBehind (schema/write_behind.h): what a drain leaves in the file is exactly the appended
+// WriteBehind (ingest/store/write_behind.h): what a drain leaves in the file is exactly the appended
 // writes applied in order, joined into fewer calls of at most max_write bytes; a failure is
 // reported once and stops later writes; pending_overlaps tells which ranges are still in flight.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <random>
 #include <string>
 
-#include "schema/write_behind.h"
+#include "ingest/store/write_behind.h"
 
 using namespace trialdb;
 

@@ -1,4 +1,4 @@
-// The write-combining VFS shim (schema/write_combining_vfs.h): with combining on, consecutive
+// The write-combining VFS shim (ingest/store/write_combining_vfs.h): with combining on, consecutive
 // page writes reach the file only as larger writes, yet the database reads, commits, rolls back
 // and is seen by other connections exactly as without it.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "schema/database.h"
-#include "schema/write_combining_vfs.h"
+#include "ingest/store/write_combining_vfs.h"
 #include "tests/common/sql_int64.h"
 #include "tests/common/temp_dir.h"
 
@@ -17,7 +17,7 @@ using test::sql_int64;
 
 TEST(WriteCombiningVfs, OnlyThroughTheShimAndOnlyForTheMainFile) {
   test::TempDir tmp("trialdb_wcvfs");
-  Database db(tmp / "t.db");
+  Database db(tmp / "t.db", OpenMode::kCreate, write_combining_vfs_name());
   EXPECT_TRUE(set_write_combining(db.handle(), true));
   EXPECT_TRUE(set_write_combining(db.handle(), false));
   sqlite3* plain = nullptr;
@@ -32,7 +32,7 @@ TEST(WriteCombiningVfs, OnlyThroughTheShimAndOnlyForTheMainFile) {
 TEST(WriteCombiningVfs, CommitsRollbacksAndOtherConnectionsSeeWhatSqliteWrote) {
   test::TempDir tmp("trialdb_wcvfs");
   const std::string path = tmp / "t.db";
-  Database db(path);
+  Database db(path, OpenMode::kCreate, write_combining_vfs_name());
   db.exec("PRAGMA journal_mode=TRUNCATE");
   db.exec("PRAGMA synchronous=FULL");
   db.exec("PRAGMA cache_size=-1024");   // 1 MiB: spills mid-transaction, reads pages back

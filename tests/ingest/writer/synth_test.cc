@@ -13,9 +13,9 @@
 #include <set>
 #include <sstream>
 
-#include "ingest/crc32c.h"
-#include "ingest/proto/smdebug_event.pb.h"
-#include "ingest/trial_writer.h"
+#include "ingest/format/crc32c.h"
+#include "ingest/format/proto/smdebug_event.pb.h"
+#include "ingest/writer/trial_writer.h"
 #include "schema/value_blob.h"
 #include "tests/common/temp_dir.h"
 

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "ingest/crc32c.h"
-#include "ingest/proto/smdebug_event.pb.h"
-#include "ingest/trial_writer.h"
+#include "ingest/format/crc32c.h"
+#include "ingest/format/proto/smdebug_event.pb.h"
+#include "ingest/writer/trial_writer.h"
 #include "tests/common/temp_dir.h"
 
 namespace trialdb {

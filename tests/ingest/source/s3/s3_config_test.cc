@@ -3,8 +3,8 @@
 
 #include <map>
 
-#include "ingest/s3_config.h"
-#include "ingest/source.h"
+#include "ingest/source/s3_config.h"
+#include "ingest/source/source.h"
 
 namespace trialdb {
 namespace {

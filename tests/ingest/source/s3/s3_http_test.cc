@@ -13,8 +13,8 @@
 #include <regex>
 #include <thread>
 
-#include "ingest/s3_source.h"
-#include "ingest/s3_xml.h"
+#include "ingest/source/s3_source.h"
+#include "ingest/source/s3_xml.h"
 #include "scoped_env.h"
 #include "sigv4_check.h"
 #include "stub_http_server.h"

@@ -101,7 +101,7 @@ TEST_F(S3Ingest, EveryViewEqualsALocalIngest) {
     ASSERT_EQ(local.exit_code, 0) << local.output;
     ASSERT_EQ(remote.exit_code, 0) << remote.output;
 
-    Database a(local_db, false), b(s3_db, false);
+    Database a(local_db, OpenMode::kExisting), b(s3_db, OpenMode::kExisting);
     std::vector<std::string> trials_a = view_rows(a, "trials", "path"), trials_b = view_rows(b, "trials", "path");
     ASSERT_EQ(trials_a.size(), 1u);
     EXPECT_EQ(trials_a, trials_b);
@@ -142,7 +142,7 @@ TEST_F(S3Ingest, CredentialsFromTheSharedCredentialsFile) {
   RunResult local = run({TRIALDB_BIN, "ingest", fixture_dir(name), "--db", dir + "/local.db", "--name", name, "-q"},
                         dir + "/local.log");
   ASSERT_EQ(local.exit_code, 0) << local.output;
-  Database a(dir + "/local.db", false), b(dir + "/s3.db", false);
+  Database a(dir + "/local.db", OpenMode::kExisting), b(dir + "/s3.db", OpenMode::kExisting);
   EXPECT_TRUE(view_rows(a, "tensor_values") == view_rows(b, "tensor_values"));
 
   // The server checks signatures: the other profile's keys are refused.

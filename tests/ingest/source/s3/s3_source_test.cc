@@ -7,7 +7,7 @@
 #include <fstream>
 #include <random>
 
-#include "ingest/s3_source.h"
+#include "ingest/source/s3_source.h"
 #include "s3rver_suite.h"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// A real S3-speaking server for the tests: s3rver (npm, pinned in tests/s3/package.json) run by
+// A real S3-speaking server for the tests: s3rver (npm, pinned in tests/ingest/source/s3/package.json) run by
 // node on 127.0.0.1 with a port the OS picks, in a fresh temporary directory; stopped (and its
 // data removed) by the destructor. Plus a small signed-PUT uploader to fill buckets.
 //

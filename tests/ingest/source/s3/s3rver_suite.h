@@ -32,7 +32,7 @@ class S3rverSuite : public ::testing::Test {
     if (!node_) return;
     const std::string js = std::string(TRIALDB_S3_TEST_DIR) + "/node_modules/s3rver/bin/s3rver.js";
     if (!std::filesystem::exists(js)) {
-      setup_error_ = js + " is missing: run `npm install` in tests/s3 (scripts/setup.sh does)";
+      setup_error_ = js + " is missing: run `npm install` in tests/ingest/source/s3 (scripts/setup.sh does)";
       return;
     }
     try {
