@@ -49,9 +49,7 @@ void progress_bar(size_t done, size_t total) {
 void report(const IngestStats& s, const std::string& trial, bool quiet) {
   const size_t shown = 20;
   for (size_t i = 0; i < s.errors.size() && i < shown; ++i) {
-    const auto& e = s.errors[i];
-    std::cerr << "trialdb: error: " << e.file << (e.step >= 0 ? " (step " + std::to_string(e.step) + ")" : "") << ": "
-              << e.message << "\n";
+    std::cerr << "trialdb: error: " << s.errors[i].to_string() << "\n";
   }
   if (s.errors.size() > shown)
     std::cerr << "trialdb: ... and " << s.errors.size() - shown << " more errors (SELECT * FROM ingest_errors)\n";

@@ -242,8 +242,8 @@ TEST(Ingester, UnfinishedFilesWaitWhileLiveAndAreErrorsOnceEnded) {
   std::ofstream(trial / "training_job_end.ts") << "1";
   IngestStats ended = ingest(db, trial);
   ASSERT_FALSE(ended.errors.empty());
-  EXPECT_EQ(ended.errors[0].step, 26);
-  EXPECT_NE(ended.errors[0].message.find("past the end"), std::string::npos) << ended.errors[0].message;
+  EXPECT_EQ(ended.errors[0].step(), 26);
+  EXPECT_NE(ended.errors[0].cause().find("past the end"), std::string::npos) << ended.errors[0].cause();
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM ingest_errors WHERE step = 26"), static_cast<int64_t>(ended.errors.size()));
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM steps WHERE complete"), 16);
 }
@@ -269,9 +269,9 @@ TEST(Ingester, FlippedByteIsReportedAndTheRestIngested) {
   Database db((tmp.path / "t.db").string());
   IngestStats s = ingest(db, trial);
   ASSERT_EQ(s.errors.size(), 1u);
-  EXPECT_EQ(s.errors[0].step, 5);
-  EXPECT_NE(s.errors[0].message.find("CRC"), std::string::npos);
-  EXPECT_NE(s.errors[0].message.find("000000000005_worker_0.tfevents"), std::string::npos);
+  EXPECT_EQ(s.errors[0].step(), 5);
+  EXPECT_NE(s.errors[0].cause().find("CRC"), std::string::npos);
+  EXPECT_NE(s.errors[0].cause().find("000000000005_worker_0.tfevents"), std::string::npos);
   EXPECT_EQ(text(db, "SELECT file FROM ingest_errors"), "index/000000000/000000000005_worker_0.json");
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM steps WHERE complete"), 24);
   // Only the damaged tensor is missing from step 5.
@@ -294,7 +294,7 @@ TEST(Ingester, IndexPointingOutsideTheTrialIsRefused) {
   Database db((tmp.path / "t.db").string());
   IngestStats s = ingest(db, trial);
   ASSERT_EQ(s.errors.size(), 1u);
-  EXPECT_NE(s.errors[0].message.find("outside the trial"), std::string::npos);
+  EXPECT_NE(s.errors[0].cause().find("outside the trial"), std::string::npos);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM value WHERE tensor_step + step_offset = 4 AND worker_id = (SELECT worker_id FROM worker WHERE name = 'worker_0')"), 0);
   EXPECT_GT(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 4 AND worker = 'worker_1'"), 0);
 }
@@ -416,7 +416,7 @@ TEST(Ingester, BatchedValuesAreExactAndAStoredStepIsReportedNotDuplicated) {
   st = ingest(db, trial);
   EXPECT_EQ(st.values, 0u);
   EXPECT_EQ(st.errors.size(), static_cast<size_t>(kScalars + 1));
-  for (const auto& e : st.errors) EXPECT_NE(e.message.find("was already stored"), std::string::npos) << e.message;
+  for (const auto& e : st.errors) EXPECT_NE(e.cause().find("was already stored"), std::string::npos) << e.cause();
   EXPECT_EQ(dump_views(db), before);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM value_blob"), 3);
 }
@@ -484,7 +484,7 @@ TEST(Ingester, BlobsBuiltInPlaceEqualCopiesAndSharedRecordsStillDecode) {
     o.compress = compress;
     o.threads = 1;
     IngestStats s = Ingester(*db, src, o).run_once();
-    EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].message);
+    EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].cause());
     return db;
   };
   auto event_bytes = [&] {
@@ -523,7 +523,7 @@ TEST(Ingester, BlobsBuiltInPlaceEqualCopiesAndSharedRecordsStillDecode) {
   IngestOptions o;
   o.threads = 1;
   IngestStats s = Ingester(*in_place, src, o).run_once();
-  EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].message);
+  EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].cause());
   EXPECT_EQ(text(*in_place, "SELECT hex(value) FROM tensor_values WHERE tensor = 'alias' AND step = 3"),
             text(*in_place, "SELECT hex(value) FROM tensor_values WHERE tensor = 'w' AND step = 3"));
   EXPECT_EQ(scalar(*in_place, "SELECT count(*) FROM tensor_values WHERE tensor = 'alias' AND length(value) > 1200000"), 1);
@@ -563,7 +563,7 @@ TEST(Ingester, AFileLeftWaitingBehindACompleteStepIsIngestedOnceWhole) {
   IngestStats s = Ingester(db, src, {}).run_once();
   EXPECT_EQ(s.files_ingested, 1u);
   EXPECT_EQ(s.files_waiting, 0u);
-  EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].message);
+  EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].cause());
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE tensor = 'w'"), 3);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM waiting_file"), 0);
 }
@@ -619,7 +619,7 @@ TEST(Ingester, AnEventFileTruncatedWhileMappedWaitsAndIsReadAgain) {
     ASSERT_TRUE(src.truncated);
     EXPECT_EQ(s.files_waiting, 1u);
     EXPECT_EQ(s.files_ingested, 2u);
-    EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].message);
+    EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].cause());
     EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 1"), 0);
     EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values"), 4);
   }
@@ -627,7 +627,7 @@ TEST(Ingester, AnEventFileTruncatedWhileMappedWaitsAndIsReadAgain) {
   LocalSource src(trial.string());
   IngestStats s = Ingester(db, src, o).run_once();
   EXPECT_EQ(s.files_ingested, 1u);
-  EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].message);
+  EXPECT_TRUE(s.errors.empty()) << (s.errors.empty() ? "" : s.errors[0].cause());
   Database clean((tmp.path / "clean.db").string());
   Ingester(clean, src, o).run_once();
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values"), 6);

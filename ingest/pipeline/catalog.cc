@@ -1,0 +1,165 @@
+#include "ingest/pipeline/catalog.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "ingest/format/collections_file.h"
+
+namespace trialdb {
+
+Catalog::Catalog(Database& db, std::string name, std::string root) : db_(db), name_(std::move(name)) {
+  {
+    Statement q(db_.handle(), "SELECT trial_id, path FROM trial WHERE name = ?");
+    q.bind(1, name_);
+    if (q.step()) {
+      trial_id_ = q.int64(0);
+      if (q.text(1) != root)
+        throw DbError("trial '" + name_ + "' already exists in " + db_.path() + " from " + q.text(1) +
+                      "; use --name to ingest " + root + " under another name");
+    }
+  }
+  if (!trial_id_) {
+    Statement ins(db_.handle(), "INSERT INTO trial(name, path) VALUES (?, ?) ON CONFLICT(name) DO NOTHING");
+    ins.bind(1, name_).bind(2, root).run();
+    Statement q(db_.handle(), "SELECT trial_id FROM trial WHERE name = ?");
+    q.bind(1, name_);
+    q.step();
+    trial_id_ = q.int64(0);
+  }
+  Statement t(db_.handle(), "SELECT name, tensor_id FROM tensor WHERE trial_id = ?");
+  t.bind(1, trial_id_);
+  while (t.step()) tensors_[t.text(0)] = t.int64(1);
+  Statement w(db_.handle(), "SELECT name, worker_id FROM worker WHERE trial_id = ?");
+  w.bind(1, trial_id_);
+  while (w.step()) workers_[w.text(0)] = w.int64(1);
+  Statement e(db_.handle(), "SELECT expected_workers FROM trial WHERE trial_id = ?");
+  e.bind(1, trial_id_);
+  e.step();
+  expected_workers_ = static_cast<int>(e.int64(0));
+}
+
+int Catalog::expected_workers() const {
+  return expected_workers_ > 0 ? expected_workers_ : static_cast<int>(std::max<size_t>(1, workers_.size()));
+}
+
+// The id of `name` in `table` (worker or tensor) of this trial, inserting the row if needed.
+int64_t Catalog::find_or_insert(const char* table, const char* id_column,
+                                std::unordered_map<std::string, int64_t>& cache, const std::string& name,
+                                bool* created) {
+  *created = false;
+  auto it = cache.find(name);
+  if (it != cache.end()) return it->second;
+  Statement ins(db_.handle(),
+                std::string("INSERT INTO ") + table + "(trial_id, name) VALUES (?, ?) ON CONFLICT DO NOTHING");
+  ins.bind(1, trial_id_).bind(2, name).run();
+  *created = sqlite3_changes(db_.handle()) > 0;
+  Statement q(db_.handle(),
+              std::string("SELECT ") + id_column + " FROM " + table + " WHERE trial_id = ? AND name = ?");
+  q.bind(1, trial_id_).bind(2, name);
+  q.step();
+  return cache[name] = q.int64(0);
+}
+
+int64_t Catalog::worker_id(const std::string& name) {
+  bool created;
+  return find_or_insert("worker", "worker_id", workers_, name, &created);
+}
+
+int64_t Catalog::tensor_id(const std::string& name) {
+  bool created;
+  const int64_t id = find_or_insert("tensor", "tensor_id", tensors_, name, &created);
+  if (created) add_memberships(id, name);
+  return id;
+}
+
+void Catalog::add_memberships(int64_t id, const std::string& name) {
+  Statement ins(db_.handle(), "INSERT OR IGNORE INTO collection_member(collection_id, tensor_id) VALUES (?, ?)");
+  for (const auto& c : collections_) {
+    bool member = c.tensor_names.count(name) > 0;
+    for (size_t i = 0; !member && i < c.regexes.size(); ++i) member = c.regexes[i]->search(name);
+    if (member) ins.bind(1, c.id).bind(2, id).run();
+  }
+}
+
+void Catalog::load_collections(TrialSource& source, bool ended, const std::function<void(const Status&)>& report) {
+  struct Merged {
+    std::set<std::string> include_regex, tensor_names;
+  };
+  std::map<std::string, Merged> merged;
+  std::vector<Status> issues;
+  int files_seen = 0, meta_workers = 0;
+  for (const auto& f : source.list("collections/")) {
+    if (!is_collections_path(f.path)) continue;
+    ++files_seen;
+    std::optional<std::string> text = source.read(f.path);
+    if (!text) continue;
+    CollectionsFile cf;
+    std::string err;
+    if (!parse_collections_json(*text, &cf, &err)) {
+      if (ended) issues.push_back(Status::invalid(err).at(f.path));
+      continue;
+    }
+    meta_workers = std::max(meta_workers, cf.num_workers);
+    for (auto& c : cf.collections) {
+      Merged& m = merged[c.name];
+      m.include_regex.insert(c.include_regex.begin(), c.include_regex.end());
+      m.tensor_names.insert(c.tensor_names.begin(), c.tensor_names.end());
+    }
+  }
+  Transaction tx(db_);
+  for (const auto& e : issues) report(e);
+  const int expected = std::max(files_seen, meta_workers);
+  if (expected != expected_workers_) {
+    Statement u(db_.handle(), "UPDATE trial SET expected_workers = ? WHERE trial_id = ?");
+    u.bind(1, expected).bind(2, trial_id_).run();
+    expected_workers_ = expected;
+  }
+  bool changed = false;
+  std::vector<Collection> loaded;
+  for (const auto& [name, m] : merged) {
+    const nlohmann::json def = {
+        {"include_regex", std::vector<std::string>(m.include_regex.begin(), m.include_regex.end())},
+        {"tensor_names", std::vector<std::string>(m.tensor_names.begin(), m.tensor_names.end())}};
+    const std::string text = def.dump();
+    Statement q(db_.handle(), "SELECT collection_id, definition FROM collection WHERE trial_id = ? AND name = ?");
+    q.bind(1, trial_id_).bind(2, name);
+    Collection c;
+    c.name = name;
+    if (q.step()) {
+      c.id = q.int64(0);
+      if (q.text(1) != text) {
+        Statement u(db_.handle(), "UPDATE collection SET definition = ? WHERE collection_id = ?");
+        u.bind(1, text).bind(2, c.id).run();
+        changed = true;
+      }
+    } else {
+      Statement ins(db_.handle(), "INSERT INTO collection(trial_id, name, definition) VALUES (?, ?, ?)");
+      ins.bind(1, trial_id_).bind(2, name).bind(3, text).run();
+      c.id = db_.last_insert_rowid();
+      changed = true;
+    }
+    c.tensor_names = m.tensor_names;
+    for (const auto& r : m.include_regex) {
+      std::string err;
+      auto re = PyRegex::compile(r, &err);
+      if (re) c.regexes.push_back(std::move(re));
+      else report(Status::invalid("collection '" + name + "': " + err).at("collections/"));
+    }
+    loaded.push_back(std::move(c));
+  }
+  collections_ = std::move(loaded);
+  if (changed) {
+    Statement del(db_.handle(),
+                  "DELETE FROM collection_member "
+                  "WHERE collection_id IN (SELECT collection_id FROM collection WHERE trial_id = ?)");
+    del.bind(1, trial_id_).run();
+    for (const auto& [name, id] : tensors_) add_memberships(id, name);
+  }
+  tx.commit();
+}
+
+}  // namespace trialdb

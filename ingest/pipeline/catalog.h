@@ -1,0 +1,60 @@
+// The catalog of one trial in the database: its row, its workers and tensors (ids cached for
+// the writer), its collections and which tensors belong to them. Membership is resolved when a
+// tensor is first seen (a listed name, or Python re.search of an include_regex), and again for
+// every tensor when a collection's definition changes.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ingest/source/source.h"
+#include "schema/database.h"
+#include "schema/py_regex.h"
+#include "schema/status.h"
+
+namespace trialdb {
+
+class Catalog {
+ public:
+  // Finds the trial `name`, or creates it with `root` as its path; throws if the name is taken
+  // by a trial from another path.
+  Catalog(Database& db, std::string name, std::string root);
+
+  int64_t trial_id() const { return trial_id_; }
+  const std::string& name() const { return name_; }
+  // Workers a step needs before it is complete: the collections files' count, else those seen.
+  int expected_workers() const;
+
+  // Ids, the row created on first use (inside the caller's transaction).
+  int64_t worker_id(const std::string& name);
+  int64_t tensor_id(const std::string& name);
+
+  // Reads every collections file, merges them by name (union over workers), records the
+  // collections and the expected worker count, and re-resolves membership when a definition
+  // changed. Problems go to `report`, inside the same transaction.
+  void load_collections(TrialSource& source, bool ended, const std::function<void(const Status&)>& report);
+
+ private:
+  struct Collection {
+    int64_t id = 0;
+    std::string name;
+    std::set<std::string> tensor_names;
+    std::vector<std::unique_ptr<PyRegex>> regexes;
+  };
+  void add_memberships(int64_t tensor_id, const std::string& name);
+  int64_t find_or_insert(const char* table, const char* id_column, std::unordered_map<std::string, int64_t>& cache,
+                         const std::string& name, bool* created);
+
+  Database& db_;
+  std::string name_;
+  int64_t trial_id_ = 0;
+  int expected_workers_ = 0;
+  std::unordered_map<std::string, int64_t> tensors_, workers_;
+  std::vector<Collection> collections_;
+};
+
+}  // namespace trialdb

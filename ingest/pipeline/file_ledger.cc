@@ -1,0 +1,66 @@
+#include "ingest/pipeline/file_ledger.h"
+
+namespace trialdb {
+
+FileLedger::FileLedger(Database& db, int64_t trial_id)
+    : db_(db),
+      trial_id_(trial_id),
+      is_ingested_(db.handle(), "SELECT 1 FROM ingested_file WHERE trial_id = ? AND path = ?"),
+      insert_ingested_(db.handle(), "INSERT INTO ingested_file(trial_id, path) VALUES (?, ?)"),
+      insert_error_(db.handle(),
+                    "INSERT INTO ingest_error(trial_id, file, step, message) SELECT ?1, ?2, ?3, ?4 "
+                    "WHERE NOT EXISTS (SELECT 1 FROM ingest_error WHERE trial_id = ?1 AND file = ?2 AND message = ?4)") {
+  Statement f(db_.handle(), "SELECT path FROM ingested_file WHERE trial_id = ?");
+  f.bind(1, trial_id_);
+  while (f.step()) ingested_.insert(f.text(0));
+}
+
+bool FileLedger::ingested_by_another(const std::string& path) {
+  is_ingested_.bind(1, trial_id_).bind(2, path);
+  const bool done = is_ingested_.step();
+  is_ingested_.reset();
+  if (done) ingested_.insert(path);
+  return done;
+}
+
+void FileLedger::mark_ingested(const std::string& path) {
+  insert_ingested_.bind(1, trial_id_).bind(2, path).run();
+  ingested_.insert(path);
+  if (waiting_.erase(path)) {
+    Statement d(db_.handle(), "DELETE FROM waiting_file WHERE trial_id = ? AND path = ?");
+    d.bind(1, trial_id_).bind(2, path).run();
+  }
+}
+
+void FileLedger::mark_waiting(const std::string& path) {
+  waiting_.insert(path);
+  Statement i(db_.handle(), "INSERT OR IGNORE INTO waiting_file(trial_id, path) VALUES (?, ?)");
+  i.bind(1, trial_id_).bind(2, path).run();
+}
+
+void FileLedger::record_error(const Status& e) {
+  insert_error_.bind(1, trial_id_).bind(2, e.file());
+  if (e.step() != Status::kNoStep) insert_error_.bind(3, e.step());
+  else insert_error_.bind_null(3);
+  insert_error_.bind(4, e.cause()).run();
+}
+
+void FileLedger::reload_waiting() {
+  waiting_.clear();
+  Statement w(db_.handle(), "SELECT path FROM waiting_file WHERE trial_id = ?");
+  w.bind(1, trial_id_);
+  while (w.step()) waiting_.insert(w.text(0));
+}
+
+std::string FileLedger::list_start_after() {
+  Statement q(db_.handle(),
+              "SELECT max(f.path) FROM ingested_file f WHERE f.trial_id = ?1 AND f.path < "
+              "(SELECT coalesce(min(printf('index/%09d/%012d', s.step / 1000, s.step)), 'index/~') FROM step s "
+              "WHERE s.trial_id = ?1 AND s.complete = 0) "
+              "AND f.path < (SELECT coalesce(min(path), 'index/~') FROM waiting_file w WHERE w.trial_id = ?1)");
+  q.bind(1, trial_id_);
+  if (q.step() && !q.is_null(0)) return q.text(0);
+  return "";
+}
+
+}  // namespace trialdb

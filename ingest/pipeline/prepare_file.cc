@@ -1,0 +1,231 @@
+#include "ingest/pipeline/prepare_file.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <future>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+
+#include "ingest/format/index_file.h"
+#include "ingest/pipeline/record_decoder.h"
+
+namespace trialdb {
+
+namespace {
+
+constexpr uint64_t kMapSpanBytes = 1u << 20;        // spans this large are mapped, not read
+constexpr size_t kParallelDecodeBytes = 16u << 20;  // files larger than this decode on several threads...
+constexpr size_t kParallelRecordBytes = 64u << 20;  // ...unless their records are larger (memory: 2x a record each)
+
+// A file's values by tensor name. `where` holds views of the names stored in the values, so
+// they must never reallocate: the caller reserves one slot per index entry.
+class ValueTable {
+ public:
+  explicit ValueTable(std::vector<PreparedValue>& values) : values_(values) { where_.reserve(values.capacity()); }
+  PreparedValue& of(const std::string& tensor) {
+    auto it = where_.find(tensor);
+    if (it != where_.end()) return values_[it->second];
+    values_.emplace_back();
+    values_.back().tensor = tensor;
+    where_.emplace(values_.back().tensor, values_.size() - 1);
+    return values_.back();
+  }
+
+ private:
+  std::vector<PreparedValue>& values_;
+  std::unordered_map<std::string_view, size_t> where_;
+};
+
+// Expands a one-element value's derived reductions into explicit columns (a saved reduction
+// arrived for it, so its reductions are no longer all its element's).
+void expand_scalar_reductions(PreparedValue* v) {
+  const double x = v->red[kRedMin];
+  const double ax = std::fabs(x);
+  const double zero = std::isfinite(x) ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  for (int i = 0; i < kRedCount; ++i) {
+    const bool spread = i == kRedStd || i == kRedVariance;
+    v->red[i] = spread ? zero : (i == kRedL1 || i == kRedL2) ? ax : x;
+    v->red[kRedCount + i] = spread ? zero : ax;
+  }
+  v->red_src = ReductionSource::kColumns;
+}
+
+// Runs fn(i) for i in [0, n), on this thread and `helpers` more.
+template <typename Fn>
+void for_each_index(size_t n, size_t helpers, Fn&& fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
+  };
+  std::vector<std::future<void>> running;
+  for (size_t h = 0; h < helpers; ++h) running.push_back(std::async(std::launch::async, work));
+  work();
+  for (auto& r : running) r.get();
+}
+
+// Adds one decoded record to its tensor's value. Serial and in index order, so saved
+// reductions and duplicates resolve the same way whatever the threads did.
+void merge_record(DecodedRecord& d, const IndexEntry& e, ValueTable& values, PreparedFile& f) {
+  const auto error = [&](std::string cause) { f.errors.push_back(Status::invalid(std::move(cause)).at(f.file.path, f.file.step)); };
+  if (d.invalid_entry) return;
+  if (!d.error.empty()) return error(std::move(d.error));
+  if (d.is_reduction) {
+    PreparedValue& v = values.of(d.reduced_tensor);
+    if (v.red_src == ReductionSource::kScalarElement) expand_scalar_reductions(&v);
+    v.red_src = ReductionSource::kColumns;
+    v.red[d.reduction_bit] = d.reduction_value;
+    v.red_mask |= 1u << d.reduction_bit;
+    return;
+  }
+  PreparedValue& v = values.of(e.tensor);
+  if (v.has_raw) return error("tensor '" + e.tensor + "' appears twice in the index");
+  v.has_raw = true;
+  v.dtype = d.tensor.dtype;
+  v.dims = std::move(d.tensor.dims);
+  if (d.has_reductions) {
+    const uint32_t saved_mask = v.red_mask;
+    double saved[kAllReductions];
+    std::memcpy(saved, v.red, sizeof saved);
+    if (d.numel == 1 && saved_mask == 0) {
+      v.red_src = ReductionSource::kScalarElement;
+      v.red[kRedMin] = d.reductions.v[kRedMin];
+    } else {
+      v.red_src = ReductionSource::kColumns;
+      std::memcpy(v.red, d.reductions.v, sizeof d.reductions.v);
+      for (int k = 0; k < kAllReductions; ++k)   // the hook's saved reductions win
+        if (saved_mask & (1u << k)) v.red[k] = saved[k];
+    }
+    v.red_mask = kAllReductionsMask;
+  }
+  if (d.too_large) {
+    error(std::move(d.notice));
+    v.raw_too_large = true;
+  }
+  v.blob = std::move(d.blob);
+}
+
+// Reads and decodes the records of idx.tensors into f.values, or sets f.status to kWait when
+// the event file is not yet whole.
+void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const PrepareOptions& opt, ValueTable& values,
+                     PreparedFile& f) {
+  const auto error_or_wait = [&](std::string cause) {
+    if (opt.ended) f.errors.push_back(Status::invalid(std::move(cause)).at(f.file.path, f.file.step));
+    else f.status = FileStatus::kWait;
+  };
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (const auto& e : idx.tensors) {
+    if (!entry_length_valid(e)) {
+      f.errors.push_back(Status::invalid("index entry for '" + e.tensor + "' has an invalid record length " +
+                                         std::to_string(e.length))
+                             .at(f.file.path, f.file.step));
+      continue;
+    }
+    lo = std::min(lo, e.start);
+    hi = std::max(hi, e.start + e.length);
+  }
+  if (hi <= lo) return;
+  const std::string& ev = *idx.event_file;
+  turn.take(hi - lo);
+  f.reserved = hi - lo;
+  // Large spans are mapped (mapped_range.h), small ones read into a pooled buffer.
+  std::unique_ptr<MappedRange> mapped = hi - lo >= kMapSpanBytes ? src.map_range(ev, lo, hi - lo) : nullptr;
+  std::unique_ptr<std::string> owned_span;
+  std::string_view span;
+  if (mapped) {
+    span = std::string_view(mapped->data(), mapped->size());
+  } else {
+    owned_span = std::make_unique<std::string>(opt.pool->take(hi - lo));
+    if (!src.read_range_into(ev, lo, hi - lo, owned_span.get())) {
+      // One error for the file, not one per tensor; saved shapes are still kept.
+      error_or_wait("event file " + ev + " does not exist");
+      if (f.status == FileStatus::kWait) return;
+      idx.tensors.clear();
+      owned_span->clear();
+    }
+    span = *owned_span;
+  }
+  char* const span_data = mapped ? mapped->data() : owned_span->data();
+  f.bytes += span.size();
+  if (span.size() < hi - lo && !opt.ended) {
+    f.status = FileStatus::kWait;   // the writer has not flushed everything yet
+    return;
+  }
+  // Decoding, CRC, reductions and blob encoding are independent per record: a file of big
+  // tensors spreads them over several threads.
+  std::vector<DecodedRecord> decoded(idx.tensors.size());
+  size_t helpers = 0;
+  if (span.size() >= kParallelDecodeBytes && decoded.size() > 1 && span.size() / decoded.size() <= kParallelRecordBytes)
+    helpers = std::min(decoded.size(), static_cast<size_t>(std::max(1, opt.threads))) - 1;
+  const bool in_place = records_disjoint(idx.tensors);
+  for_each_index(decoded.size(), helpers, [&](size_t i) {
+    decoded[i] = decode_record(idx.tensors[i], span, lo, ev, opt.max_blob_bytes);
+    // Before the span can go: large tensors are views into it.
+    encode_record(decoded[i], opt.compress, opt.pool, span_data, idx.tensors[i].start - lo, in_place);
+  });
+  if (mapped && mapped->shrank()) {
+    // Truncated while it was decoded (mapped_range.h): what was read may be zeros. The next
+    // pass reads the file as it then is.
+    f.status = FileStatus::kWait;
+    return;
+  }
+  const bool any_in_place =
+      std::any_of(decoded.begin(), decoded.end(), [](const DecodedRecord& d) { return d.blob.in_span.data(); });
+  if (any_in_place) {   // kept until the writer has stored the blobs
+    f.span = std::move(owned_span);
+    f.mapped_span = std::move(mapped);
+    if (f.mapped_span) f.mapped_file = ev;
+  } else if (owned_span) {
+    opt.pool->give(std::move(*owned_span));
+  }
+  for (size_t i = 0; i < decoded.size(); ++i) merge_record(decoded[i], idx.tensors[i], values, f);
+}
+
+}  // namespace
+
+PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t ticket, const PrepareOptions& opt) {
+  BudgetTurn turn(opt.budget, ticket);
+  PreparedFile f;
+  f.file = file;
+  std::optional<std::string> text = src.read(file.path);
+  if (!text) {
+    f.status = FileStatus::kWait;   // listed, then gone: look again next pass
+    return f;
+  }
+  f.bytes += text->size();
+  IndexFile idx;
+  std::string err;
+  if (!parse_index_json(*text, &idx, &err)) {
+    // A live writer may not have finished the JSON yet; an ended trial's index is final.
+    if (opt.ended) f.errors.push_back(Status::invalid(err).at(file.path, file.step));
+    else f.status = FileStatus::kWait;
+    return f;
+  }
+  f.index_valid = true;
+  f.mode = idx.mode;
+  f.mode_step = idx.mode_step;
+  for (auto& why : idx.skipped) f.errors.push_back(Status::invalid(std::move(why)).at(file.path, file.step));
+
+  f.values.reserve(idx.tensors.size() + idx.shapes.size());   // ValueTable keeps views of the names
+  ValueTable values(f.values);
+  if (!idx.tensors.empty()) {
+    prepare_records(src, idx, turn, opt, values, f);
+    if (f.status == FileStatus::kWait) return f;
+  }
+  for (auto& s : idx.shapes) {
+    PreparedValue& v = values.of(s.tensor);
+    v.has_shape = true;
+    v.saved_shape = std::move(s.shape);
+  }
+  for (auto& v : f.values) {
+    // smdebug reports a 0-d value's shape as [1]; the blob keeps the true 0-d shape.
+    if (v.has_raw) v.shape_text = v.dims.empty() ? "[1]" : shape_json(v.dims.data(), static_cast<int>(v.dims.size()));
+    else if (v.has_shape) v.shape_text = shape_json(v.saved_shape.data(), static_cast<int>(v.saved_shape.size()));
+  }
+  return f;
+}
+
+}  // namespace trialdb

@@ -1,0 +1,147 @@
+#include "ingest/pipeline/record_decoder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "ingest/format/tfrecord.h"
+
+namespace trialdb {
+
+namespace {
+
+constexpr std::string_view kReductionsPrefix = "smdebug/reductions/";
+constexpr std::string_view kAbsPrefix = "abs_";
+// Records at least this large leave their tensor_content in the span (decode_event's borrowing):
+// below it the copy costs less than the wire walk that avoids it.
+constexpr size_t kBorrowContentBytes = 64u << 10;
+
+// "smdebug/reductions/abs_l2/grad/x" -> ("grad/x", bit of abs l2).
+bool parse_reduction_name(const std::string& name, std::string* tensor, int* bit) {
+  if (name.compare(0, kReductionsPrefix.size(), kReductionsPrefix) != 0) return false;
+  const size_t start = kReductionsPrefix.size();
+  const size_t slash = name.find('/', start);
+  if (slash == std::string::npos || slash + 1 >= name.size()) return false;
+  std::string_view reduction(name.data() + start, slash - start);
+  const bool abs = reduction.substr(0, kAbsPrefix.size()) == kAbsPrefix;
+  if (abs) reduction.remove_prefix(kAbsPrefix.size());
+  const int index = reduction_index(reduction);
+  if (index < 0) return false;
+  *bit = index + (abs ? kRedCount : 0);
+  *tensor = name.substr(slash + 1);
+  return true;
+}
+
+// Frees a decoded tensor's bytes (or forgets its view), keeping what describes it.
+void release_bytes(DecodedTensor& t) {
+  std::string().swap(t.data);
+  t.borrowed = {};
+}
+
+std::string where(const IndexEntry& e, const std::string& event_file) {
+  return "tensor '" + e.tensor + "' in " + event_file + " at offset " + std::to_string(e.start);
+}
+
+}  // namespace
+
+bool entry_length_valid(const IndexEntry& e) {
+  return e.length >= kRecordOverhead && e.start <= UINT64_MAX - e.length;
+}
+
+DecodedRecord decode_record(const IndexEntry& e, std::string_view span, uint64_t span_offset,
+                            const std::string& event_file, uint64_t max_blob_bytes) {
+  DecodedRecord d;
+  if (!entry_length_valid(e)) {
+    d.invalid_entry = true;
+    return d;
+  }
+  if (e.start + e.length - span_offset > span.size()) {
+    d.error = "tensor '" + e.tensor + "': record at offset " + std::to_string(e.start) + " (+" +
+              std::to_string(e.length) + ") is past the end of " + event_file + " (" +
+              std::to_string(span_offset + span.size()) + " bytes)";
+    return d;
+  }
+  RecordResult r = parse_record(span.substr(e.start - span_offset, e.length));
+  if (r.status != RecordStatus::kOk || r.consumed != e.length) {
+    d.error = where(e, event_file) + ": " +
+              (r.status == RecordStatus::kCorrupt
+                   ? r.error
+                   : "record length field does not match the index length " + std::to_string(e.length));
+    return d;
+  }
+  std::vector<DecodedTensor> decoded;
+  std::string err;
+  if (!decode_event(r.payload, &decoded, &err, kBorrowContentBytes)) {
+    d.error = where(e, event_file) + ": " + err;
+    return d;
+  }
+  if (decoded.empty()) {
+    d.error = where(e, event_file) + ": record holds no tensor";
+    return d;
+  }
+  DecodedTensor& t = decoded.front();   // smdebug writes one value per record
+  TensorView tv;
+  tv.dtype = t.dtype;
+  tv.ndim = static_cast<int>(t.dims.size());
+  tv.numel = shape_numel(t.dims.data(), tv.ndim);
+  const std::string_view bytes = t.bytes();
+  tv.data = reinterpret_cast<const uint8_t*>(bytes.data());
+  tv.data_bytes = bytes.size();
+  if (parse_reduction_name(e.tensor, &d.reduced_tensor, &d.reduction_bit)) {
+    if (!dtype_is_real(t.dtype) || tv.numel < 1) {
+      d.error = "reduction '" + e.tensor + "' is not a numeric scalar";
+      return d;
+    }
+    d.is_reduction = true;
+    d.reduction_value = element_as_double(tv, 0);
+    return d;
+  }
+  d.numel = tv.numel;
+  // Reductions are offered where smdebug can read the value (parity with its Trial API);
+  // tensor_reduce() answers for the rest.
+  d.has_reductions = t.smdebug_readable && compute_reductions(tv, &d.reductions);
+  if (kBlobHeaderFixed + 8 * t.dims.size() + bytes.size() > max_blob_bytes) {
+    // SQLite cannot hold it as one value (SQLITE_MAX_LENGTH); keep what describes it.
+    d.too_large = true;
+    d.notice = "tensor '" + e.tensor + "': its value is " + std::to_string(bytes.size()) +
+               " bytes, over SQLite's limit of " + std::to_string(max_blob_bytes) +
+               " bytes for one value; its dtype, shape and reductions are stored, the raw value is not";
+    release_bytes(t);
+  }
+  d.tensor = std::move(t);
+  return d;
+}
+
+void encode_record(DecodedRecord& d, bool compress, BufferPool* pool, char* span, size_t record_start, bool in_place) {
+  if (d.is_reduction || d.too_large || !d.error.empty() || d.invalid_entry) return;
+  const DecodedTensor& t = d.tensor;
+  const std::string_view raw = t.bytes();
+  const int ndim = static_cast<int>(t.dims.size());
+  if (in_place && !compress && t.is_borrowed) {
+    std::string header;
+    append_blob_header(&header, t.dtype, t.dims.data(), ndim);
+    const size_t at = static_cast<size_t>(raw.data() - span);
+    if (at >= record_start + header.size()) {
+      char* blob = span + at - header.size();
+      std::memcpy(blob, header.data(), header.size());
+      d.blob.in_span = std::string_view(blob, header.size() + raw.size());
+      release_bytes(d.tensor);
+      return;
+    }
+  }
+  d.blob.owned = pool->take(kBlobHeaderFixed + 8 * t.dims.size() + raw.size());
+  encode_blob(&d.blob.owned, t.dtype, t.dims.data(), ndim, raw.data(), raw.size(), compress);
+  release_bytes(d.tensor);
+}
+
+bool records_disjoint(const std::vector<IndexEntry>& entries) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const auto& e : entries)
+    if (entry_length_valid(e)) ranges.emplace_back(e.start, e.start + e.length);
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second) return false;
+  return true;
+}
+
+}  // namespace trialdb

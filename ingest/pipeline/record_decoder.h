@@ -1,0 +1,57 @@
+// One index entry's record, checked, decoded, reduced and encoded as a value blob: the
+// per-record work of preparing a file, free of shared state so that the records of one large
+// event file can be decoded on several threads.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ingest/format/event_decoder.h"
+#include "ingest/format/index_file.h"
+#include "ingest/pipeline/buffer_pool.h"
+#include "ingest/pipeline/prepared_file.h"
+#include "schema/reductions.h"
+
+namespace trialdb {
+
+struct DecodedRecord {
+  bool invalid_entry = false;      // the entry's length is impossible (reported when the index was read)
+  std::string error;               // non-empty: the record is unusable, and why
+  // A saved reduction ("smdebug/reductions/<reduction>/<tensor>"): its tensor and value.
+  bool is_reduction = false;
+  std::string reduced_tensor;
+  int reduction_bit = 0;           // ReductionIndex, + kRedCount for a reduction of |x|
+  double reduction_value = 0;
+  // A raw value: dtype, dims, and its bytes until encode_record turns them into the blob.
+  DecodedTensor tensor;
+  int64_t numel = 0;
+  bool has_reductions = false;
+  Reductions reductions;
+  bool too_large = false;          // over SQLite's length limit: `notice` says so, no blob
+  std::string notice;
+  ValueBlob blob;
+};
+
+// Decodes the record of `entry` from `span`, the event file `event_file`'s bytes from offset
+// `span_offset`. Values whose blob would exceed `max_blob_bytes` keep only what describes them.
+DecodedRecord decode_record(const IndexEntry& entry, std::string_view span, uint64_t span_offset,
+                            const std::string& event_file, uint64_t max_blob_bytes);
+
+// Turns a decoded raw value into its blob and releases the decoded bytes. A large tensor's bytes
+// are a view into the span; uncompressed, its blob is built in place: the blob header is written
+// over the bytes just before them in the same record (its framing and the event's other fields,
+// all decoded by now), so the tensor is never copied between the file and SQLite's pages. That
+// needs `in_place` (no other entry's record overlaps this one) and room in the record;
+// otherwise the blob is a copy in a pooled buffer.
+void encode_record(DecodedRecord& d, bool compress, BufferPool* pool, char* span, size_t record_start, bool in_place);
+
+// Whether the valid entries' records are disjoint, so blobs may be built in place in them (a
+// damaged index may point two entries into one record).
+bool records_disjoint(const std::vector<IndexEntry>& entries);
+
+// Whether an entry's (start, length) can describe a record at all.
+bool entry_length_valid(const IndexEntry& e);
+
+}  // namespace trialdb

@@ -1,0 +1,45 @@
+// A trial's steps: the step row of each global step (mode, mode step, the step number smdebug
+// files its values under), which workers wrote it, and when it becomes complete.
+//
+// A step is complete when every expected worker wrote it, when a later step is complete, or when
+// training has ended (docs/FORMAT.md). Complete steps are therefore a prefix of the steps, kept as
+// the trial's complete_through; the views show a value once its step is under that mark, so a
+// reader never sees half a step.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "ingest/pipeline/prepared_file.h"
+#include "schema/database.h"
+
+namespace trialdb {
+
+class StepCompletion {
+ public:
+  StepCompletion(Database& db, int64_t trial_id);
+
+  // A global step has one mode: a worker whose index disagrees with what another worker wrote
+  // is reported in f.errors (its values are kept, filed under the step's first mode, as
+  // smdebug's reader does).
+  void check_mode(PreparedFile& f);
+  // Records f's step (the first worker to write it sets its numbering) and returns the step its
+  // values are numbered by (value.tensor_step).
+  int64_t record_step(const PreparedFile& f);
+  // Records that worker_id wrote the step, and that this transaction touched it.
+  void record_step_worker(int64_t step, int64_t worker_id);
+
+  // Raises complete_through as far as the steps touched in this transaction (or the end of
+  // training) allow, marks the steps under it complete, and forgets the touched steps. Returns
+  // how many steps became complete. Inside the caller's transaction.
+  int64_t complete(int expected_workers, bool ended);
+  bool touched_any() const { return !touched_.empty(); }
+
+ private:
+  Database& db_;
+  int64_t trial_id_;
+  std::map<int64_t, bool> touched_;   // steps written in the open transaction
+  Statement step_mode_, insert_step_, insert_step_worker_;
+};
+
+}  // namespace trialdb

@@ -1,0 +1,217 @@
+#include "ingest/pipeline/value_writer.h"
+
+#include <cmath>
+#include <string>
+
+namespace trialdb {
+
+namespace {
+
+// Parameters ?1..?4 of an INSERT INTO value: what every row of one file shares.
+enum SharedParam : int { kTrialIdParam = 1, kTensorStepParam, kStepOffsetParam, kWorkerIdParam, kSharedParams = kWorkerIdParam };
+
+// A row's parameters, numbered from 1 after the shared ones (row i starts at
+// kSharedParams + i * kRowParams), in the column order of kValueColumns.
+enum RowParam : int {
+  kTensorIdParam = 1,
+  kDtypeParam,
+  kShapeParam,
+  kRedSrcParam,
+  kRedMaskParam,
+  kFirstReductionParam,   // kAllReductions of them, in ReductionIndex order, plain then |x|
+  kDataParam = kFirstReductionParam + kAllReductions,
+  kValueIdParam,
+  kRowParams = kValueIdParam,
+};
+constexpr const char* kValueColumns =
+    "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, "
+    "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
+    "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, value_id";
+
+// A plain scalar's parameters: shape, red_src and red_mask are literals, the rest NULL.
+enum ScalarParam : int { kScalarTensorIdParam = 1, kScalarDtypeParam, kScalarElementParam, kScalarDataParam, kScalarRowParams = kScalarDataParam };
+constexpr const char* kScalarColumns =
+    "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, r_min, data";
+
+std::string param(int n) { return "?" + std::to_string(n); }
+
+// "(?1,?5,?2,?3,?4,?6,...)" for row i of the full statement.
+std::string value_row_sql(size_t i) {
+  const int base = kSharedParams + static_cast<int>(i) * kRowParams;
+  std::string r = "(" + param(kTrialIdParam) + "," + param(base + kTensorIdParam) + "," + param(kTensorStepParam) +
+                  "," + param(kStepOffsetParam) + "," + param(kWorkerIdParam);
+  for (int k = kDtypeParam; k <= kRowParams; ++k) {
+    r += ',';
+    r += param(base + k);
+  }
+  return r + ")";
+}
+
+std::string scalar_row_sql(size_t i) {
+  const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
+  return "(" + param(kTrialIdParam) + "," + param(base + kScalarTensorIdParam) + "," + param(kTensorStepParam) + "," +
+         param(kStepOffsetParam) + "," + param(kWorkerIdParam) + "," + param(base + kScalarDtypeParam) + ",'[1]'," +
+         std::to_string(static_cast<int>(ReductionSource::kScalarElement)) + ",0," +
+         param(base + kScalarElementParam) + "," + param(base + kScalarDataParam) + ")";
+}
+
+std::string rows_sql(std::string (*row)(size_t), size_t n) {
+  std::string s = row(0);
+  for (size_t i = 1; i < n; ++i) {
+    s += ',';
+    s += row(i);
+  }
+  return s;
+}
+
+std::string insert_sql(const char* verb, const char* columns, const std::string& rows) {
+  return std::string(verb) + " INTO value(" + columns + ") VALUES " + rows;
+}
+
+}  // namespace
+
+// A value on its way into the value table.
+struct ValueWriter::Row {
+  PreparedValue* value;
+  int64_t tensor_id;
+  int64_t value_id;   // its value_blob row, when apart
+  bool inline_blob;   // the blob goes into value.data
+  bool apart() const { return value->has_raw && !value->raw_too_large && !inline_blob; }
+  // Whether the scalar statement can store it (its literals are this row's values).
+  bool plain_scalar() const {
+    return inline_blob && value->red_src == ReductionSource::kScalarElement && value->shape_text == "[1]";
+  }
+};
+
+namespace {
+
+void bind_shared(Statement& ins, int64_t trial_id, int64_t tensor_step, int64_t step, int64_t worker_id) {
+  ins.bind(kTrialIdParam, trial_id)
+      .bind(kTensorStepParam, tensor_step)
+      .bind(kStepOffsetParam, step - tensor_step)
+      .bind(kWorkerIdParam, worker_id);
+}
+
+template <typename Row>
+void bind_scalar_row(Statement& ins, size_t i, const Row& r) {
+  const PreparedValue& v = *r.value;
+  const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
+  ins.bind(base + kScalarTensorIdParam, r.tensor_id).bind(base + kScalarDtypeParam, static_cast<int64_t>(v.dtype));
+  if (!std::isnan(v.red[kRedMin])) ins.bind(base + kScalarElementParam, v.red[kRedMin]);
+  const std::string_view blob = v.blob.bytes();
+  ins.bind_blob_static(base + kScalarDataParam, blob.data(), blob.size());
+}
+
+// Unbound parameters are NULL (reset() clears bindings): only what is present is bound. SQLite
+// stores NaN as NULL, so a present NaN reduction is left unbound too.
+template <typename Row>
+void bind_value_row(Statement& ins, size_t i, const Row& r) {
+  const PreparedValue& v = *r.value;
+  const int base = kSharedParams + static_cast<int>(i) * kRowParams;
+  ins.bind(base + kTensorIdParam, r.tensor_id);
+  if (v.has_raw) ins.bind(base + kDtypeParam, static_cast<int64_t>(v.dtype));   // dtype_name.code
+  if (v.has_raw || v.has_shape) ins.bind_text_static(base + kShapeParam, v.shape_text);
+  const bool scalar = v.red_src == ReductionSource::kScalarElement;
+  ins.bind(base + kRedSrcParam, static_cast<int64_t>(v.red_src))
+      .bind(base + kRedMaskParam, scalar ? int64_t{0} : static_cast<int64_t>(v.red_mask));
+  for (int k = 0; k < kAllReductions; ++k) {
+    const bool present = v.red_src == ReductionSource::kColumns ? (v.red_mask >> k) & 1 : (scalar && k == kRedMin);
+    if (present && !std::isnan(v.red[k])) ins.bind(base + kFirstReductionParam + k, v.red[k]);
+  }
+  if (r.inline_blob) ins.bind_blob_static(base + kDataParam, v.blob.bytes().data(), v.blob.bytes().size());
+  if (r.apart()) ins.bind(base + kValueIdParam, r.value_id);
+}
+
+}  // namespace
+
+ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress)
+    : db_(db),
+      trial_id_(trial_id),
+      compress_(compress),
+      insert_value_(db.handle(), insert_sql("INSERT", kValueColumns, value_row_sql(0))),
+      insert_value_fast_(db.handle(), insert_sql("INSERT OR IGNORE", kValueColumns, value_row_sql(0))),
+      insert_value_batch_(db.handle(), insert_sql("INSERT OR IGNORE", kValueColumns, rows_sql(value_row_sql, kValueBatch))),
+      insert_scalar_batch_(db.handle(),
+                           insert_sql("INSERT OR IGNORE", kScalarColumns, rows_sql(scalar_row_sql, kValueBatch))),
+      has_step_worker_(db.handle(), "SELECT 1 FROM step_worker WHERE trial_id = ? AND step = ? AND worker_id = ?"),
+      insert_blob_(db.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)"),
+      max_value_id_(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob") {}
+
+size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_step,
+                          const std::function<int64_t(const std::string&)>& tensor_id, BufferPool& pool,
+                          const std::function<void(const Status&)>& report) {
+  // value_blob ids are allocated here (value has no rowid): the caller's transaction holds the
+  // write lock, so nobody else allocates until it commits.
+  int64_t next_value_id = 0;
+  if (max_value_id_.step()) next_value_id = max_value_id_.int64(0) + 1;
+  max_value_id_.reset();
+  // Values of this (step, worker) exist only if its step_worker row does (same transaction).
+  has_step_worker_.bind(1, trial_id_).bind(2, f.file.step).bind(3, worker_id);
+  const bool fast = !has_step_worker_.step();
+  has_step_worker_.reset();
+
+  size_t stored = 0;
+  std::vector<Row> batch, scalar_batch;
+  batch.reserve(kValueBatch);
+  scalar_batch.reserve(kValueBatch);
+  for (auto& v : f.values) {
+    if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
+    // Small values live in the value row itself: one B-tree insert fewer per scalar.
+    Row r{&v, tensor_id(v.tensor), 0,
+          v.has_raw && !v.raw_too_large && !compress_ && v.blob.bytes().size() <= kInlineBlobBytes};
+    if (r.apart()) r.value_id = next_value_id++;
+    const bool scalar = fast && r.plain_scalar();
+    std::vector<Row>& rows = scalar ? scalar_batch : batch;
+    rows.push_back(r);
+    if (rows.size() == kValueBatch) stored += flush(f, worker_id, tensor_step, rows, fast, scalar, pool, report);
+  }
+  stored += flush(f, worker_id, tensor_step, scalar_batch, fast, true, pool, report);   // short: row by row
+  stored += flush(f, worker_id, tensor_step, batch, fast, false, pool, report);
+  return stored;
+}
+
+// Inserts the rows, then their blobs stored apart; a full batch as one statement.
+size_t ValueWriter::flush(PreparedFile& f, int64_t worker_id, int64_t tensor_step, std::vector<Row>& rows, bool fast,
+                          bool scalars, BufferPool& pool, const std::function<void(const Status&)>& report) {
+  size_t stored = 0;
+  if (fast) {
+    auto insert = [&](Statement& ins, auto bind_row, size_t from, size_t n) {
+      bind_shared(ins, trial_id_, tensor_step, f.file.step, worker_id);
+      for (size_t i = 0; i < n; ++i) bind_row(ins, i, rows[from + i]);
+      ins.step();
+      ins.reset();
+      if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n)
+        throw DbError(db_.path() + ": values of step " + std::to_string(f.file.step) + " for worker " + f.file.worker +
+                      " collided with stored values although none were recorded for it (" + f.file.path + ")");
+    };
+    if (rows.size() == kValueBatch && scalars) insert(insert_scalar_batch_, bind_scalar_row<Row>, 0, kValueBatch);
+    else if (rows.size() == kValueBatch) insert(insert_value_batch_, bind_value_row<Row>, 0, kValueBatch);
+    else
+      for (size_t i = 0; i < rows.size(); ++i) insert(insert_value_fast_, bind_value_row<Row>, i, 1);
+  }
+  for (Row& r : rows) {
+    if (!fast) {
+      bind_shared(insert_value_, trial_id_, tensor_step, f.file.step, worker_id);
+      bind_value_row(insert_value_, 0, r);
+      try {
+        insert_value_.step();
+      } catch (const DbError& e) {
+        insert_value_.reset();
+        report(Status::invalid("tensor '" + r.value->tensor + "' for worker " + f.file.worker +
+                               " was already stored: " + e.what())
+                   .at(f.file.path, f.file.step));
+        continue;
+      }
+      insert_value_.reset();
+    }
+    ++stored;
+    if (!r.apart()) continue;
+    const std::string_view blob = r.value->blob.bytes();
+    insert_blob_.bind(1, r.value_id).bind_blob_static(2, blob.data(), blob.size()).run();
+    pool.give(std::move(r.value->blob.owned));   // release the tensor as soon as it is stored
+  }
+  rows.clear();
+  return stored;
+}
+
+}  // namespace trialdb

@@ -1,0 +1,52 @@
+// Writes one prepared file's values into the value and value_blob tables, through statements
+// prepared once per ingest (a trial of many small files would otherwise pay a prepare per
+// statement per file).
+//
+// Fast path (nothing of this step and worker is stored yet, so no row can collide): INSERT OR
+// IGNORE, kValueBatch rows per statement, plain scalars through a statement of their own with
+// four parameters a row. OR IGNORE because a statement that may abort half-way needs a
+// statement journal, which costs more than the batching saves; the row count is checked
+// instead. Otherwise row by row, so a value stored before is reported and skipped on its own.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "ingest/pipeline/buffer_pool.h"
+#include "ingest/pipeline/prepared_file.h"
+#include "schema/database.h"
+#include "schema/status.h"
+
+namespace trialdb {
+
+class ValueWriter {
+ public:
+  // Values whose blob is at most this many bytes are stored in value.data, the rest in value_blob.
+  static constexpr size_t kInlineBlobBytes = 128;
+  static constexpr size_t kValueBatch = 32;   // rows per multi-row INSERT
+
+  ValueWriter(Database& db, int64_t trial_id, bool compress);
+  ValueWriter(const ValueWriter&) = delete;
+  ValueWriter& operator=(const ValueWriter&) = delete;
+
+  // Writes f's values for (global step f.file.step, worker_id), numbered by `tensor_step`;
+  // `tensor_id` gives (and creates) tensor ids. Stored blobs go back to `pool`; values that
+  // could not be stored go to `report`. Returns the number of values stored. Runs inside the
+  // caller's transaction, which must hold the write lock (value_blob ids are allocated here).
+  size_t write(PreparedFile& f, int64_t worker_id, int64_t tensor_step,
+               const std::function<int64_t(const std::string&)>& tensor_id, BufferPool& pool,
+               const std::function<void(const Status&)>& report);
+
+ private:
+  struct Row;
+  size_t flush(PreparedFile& f, int64_t worker_id, int64_t tensor_step, std::vector<Row>& rows, bool fast, bool scalars,
+               BufferPool& pool, const std::function<void(const Status&)>& report);
+
+  Database& db_;
+  int64_t trial_id_;
+  bool compress_;
+  Statement insert_value_, insert_value_fast_, insert_value_batch_, insert_scalar_batch_;
+  Statement has_step_worker_, insert_blob_, max_value_id_;
+};
+
+}  // namespace trialdb
