@@ -1,6 +1,7 @@
 // trialdb: SageMaker Debugger trials as an SQLite analytical store. The command line front end.
 #include <iostream>
 
+#include "ingest/source/mapped_range.h"
 #include "src/commands.h"
 
 namespace trialdb::cli {
@@ -12,6 +13,8 @@ int& exit_code() {
 
 int main(int argc, char** argv) {
   using namespace trialdb::cli;
+  // Ingests map event files; one truncated meanwhile must not end the process (mapped_range.h).
+  trialdb::MappedRange::install_sigbus_handler();
   CLI::App app{"trialdb: SageMaker Debugger trials as SQL.\n"
                "Example: trialdb ingest ./my_trial --db trials.db && trialdb info --db trials.db"};
   app.require_subcommand(1);

@@ -25,6 +25,7 @@ struct Slot {
 Slot g_slots[kSlots];
 uintptr_t g_page = 4096;
 struct sigaction g_previous;
+std::atomic<bool> g_installed{false};
 
 void on_sigbus(int sig, siginfo_t* info, void* context) {
   const uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
@@ -51,18 +52,6 @@ void on_sigbus(int sig, siginfo_t* info, void* context) {
   }
 }
 
-void install_handler() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    g_page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-    struct sigaction sa = {};
-    sa.sa_sigaction = on_sigbus;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGBUS, &sa, &g_previous);
-  });
-}
-
 int claim_slot(uintptr_t begin, uintptr_t end) {
   for (int i = 0; i < kSlots; ++i) {
     bool expected = false;
@@ -77,9 +66,21 @@ int claim_slot(uintptr_t begin, uintptr_t end) {
 
 }  // namespace
 
+void MappedRange::install_sigbus_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    struct sigaction sa = {};
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &g_previous);
+    g_installed.store(true, std::memory_order_release);
+  });
+}
+
 std::unique_ptr<MappedRange> MappedRange::map(int fd, uint64_t offset, uint64_t length, uint64_t file_size) {
-  if (offset >= file_size) return nullptr;
-  install_handler();
+  if (offset >= file_size || !g_installed.load(std::memory_order_acquire)) return nullptr;
   const size_t size = static_cast<size_t>(std::min(length, file_size - offset));
   const uint64_t page = static_cast<uint64_t>(g_page);
   const uint64_t start = offset / page * page;   // mmap offsets are page-aligned

@@ -8,9 +8,10 @@
 // rest (madvise(WILLNEED) over the whole range measured no faster).
 //
 // A file that shrinks while mapped (smdebug only appends, but anyone may truncate a file) must
-// not kill the process: a read of a page past the new end raises SIGBUS, which a handler
-// installed with the first mapping answers by putting a page of zeros there. shrank() then tells
-// the reader that what it read may be zeros rather than the file, so it reads the file again.
+// not kill the process: a read of a page past the new end raises SIGBUS, which a process-wide
+// handler answers by putting a page of zeros there. shrank() then tells the reader that what it
+// read may be zeros rather than the file, so it reads the file again. Library code never installs
+// a signal handler: the program does (the CLI's main), and until it has, nothing is mapped.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -20,8 +21,13 @@ namespace trialdb {
 
 class MappedRange {
  public:
+  // Installs the SIGBUS handler (once; later calls do nothing). A SIGBUS outside a live mapping
+  // goes to the handler installed before, or ends the process as it would have.
+  static void install_sigbus_handler();
+
   // [offset, offset + length) of the open file fd, clamped to file_size; nullptr when the range
-  // is empty or the mapping fails (the caller reads the range instead). fd stays the caller's.
+  // is empty, the mapping fails or the SIGBUS handler is not installed (the caller reads the
+  // range instead). fd stays the caller's.
   static std::unique_ptr<MappedRange> map(int fd, uint64_t offset, uint64_t length, uint64_t file_size);
   ~MappedRange();
   MappedRange(const MappedRange&) = delete;

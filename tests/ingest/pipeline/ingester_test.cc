@@ -12,6 +12,7 @@
 
 #include "ingest/pipeline/ingester.h"
 #include "ingest/source/local_source.h"
+#include "ingest/source/mapped_range.h"
 #include "ingest/writer/trial_writer.h"
 #include "schema/database.h"
 #include "schema/value_blob.h"
@@ -19,6 +20,10 @@
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;
+
+// A program installs the SIGBUS handler before anything is mapped (the CLI's main does); so do
+// these tests, before any test runs.
+static const bool kSigbusHandlerInstalled = (MappedRange::install_sigbus_handler(), true);
 using trialdb::test::TempDir;
 using trialdb::test::file_bytes;
 namespace fs = std::filesystem;

@@ -18,6 +18,10 @@
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;
+
+// A program installs the SIGBUS handler before anything is mapped (the CLI's main does); so do
+// these tests, before any test runs.
+static const bool kSigbusHandlerInstalled = (MappedRange::install_sigbus_handler(), true);
 using trialdb::test::TempDir;
 using trialdb::test::file_bytes;
 
