@@ -540,8 +540,8 @@ void Ingester::open_trial() {
     if (q.step()) {
       trial_id_ = q.int64(0);
       if (q.text(1) != source_.root())
-        throw DbError("trial '" + name_ + "' already exists in " + db_.path() + " from " + q.text(1) +
-                      "; use --name to ingest " + source_.root() + " under another name");
+        throw Error(Status::usage("trial '" + name_ + "' already exists in " + db_.path() + " from " + q.text(1) +
+                                  "; use --name to ingest " + source_.root() + " under another name"));
     }
   }
   if (!trial_id_) {
@@ -843,8 +843,9 @@ void Ingester::write_values(PreparedFile& f, int64_t wid, int64_t tensor_step, s
       ins.step();
       ins.reset();
       if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n)
-        throw DbError(db_.path() + ": values of step " + std::to_string(f.step) + " for worker " + f.worker +
-                      " collided with stored values although none were recorded for it (" + f.path + ")");
+        throw Error(Status::database("values of step " + std::to_string(f.step) + " for worker " + f.worker +
+                                     " collided with stored values although none were recorded for it (" + f.path + ")")
+                        .at(db_.path()));
     };
     if (rows.size() == kValueBatch && scalars) insert(st.insert_scalar_batch, bind_scalar_row, 0, kValueBatch);
     else if (rows.size() == kValueBatch) insert(st.insert_value_batch, bind_value_row, 0, kValueBatch);
@@ -858,10 +859,10 @@ void Ingester::write_values(PreparedFile& f, int64_t wid, int64_t tensor_step, s
       bind_value_row(ins, 0, r);
       try {
         ins.step();
-      } catch (const DbError& e) {
+      } catch (const Error& e) {
         ins.reset();
         record_error({f.path, f.step, "tensor '" + r.value->tensor + "' for worker " + f.worker +
-                                          " was already stored: " + e.what()},
+                                          " was already stored: " + e.status().cause()},
                      stats);
         continue;
       }
