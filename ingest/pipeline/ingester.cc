@@ -112,9 +112,9 @@ struct PreparedFile {
 };
 
 namespace {
-// "<file> (step N): <message>", as errors are printed.
-std::string describe(const IngestIssue& e) {
-  return e.file + (e.step >= 0 ? " (step " + std::to_string(e.step) + ")" : "") + ": " + e.message;
+// What --strict stops with: the issue as a Status ("<file> (step N): <message>" printed).
+Status strict_stop(const IngestIssue& e) {
+  return Status::invalid(e.message).at(e.file, e.step >= 0 ? e.step : Status::kNoStep);
 }
 }  // namespace
 
@@ -1005,7 +1005,7 @@ IngestStats Ingester::run_once() {
     w.bind(1, trial_id_);
     while (w.step()) waiting_.insert(w.text(0));
   }
-  if (opt_.strict && !stats.errors.empty()) throw StrictError(describe(stats.errors.front()));
+  if (opt_.strict && !stats.errors.empty()) throw Error(strict_stop(stats.errors.front()));
 
   struct Pending {
     std::string path;
@@ -1030,7 +1030,7 @@ IngestStats Ingester::run_once() {
       Transaction tx(db_);
       for (const auto& e : bad_names) record_error(e, &stats);
       tx.commit();
-      if (opt_.strict) throw StrictError(describe(bad_names.front()));
+      if (opt_.strict) throw Error(strict_stop(bad_names.front()));
     }
   }
   std::sort(pending.begin(), pending.end(),
@@ -1096,14 +1096,14 @@ IngestStats Ingester::run_once() {
           Transaction etx(db_);
           record_error(f.errors.front(), &stats);
           etx.commit();
-          throw StrictError(describe(f.errors.front()));
+          throw Error(strict_stop(f.errors.front()));
         }
         if (!tx) tx = std::make_unique<Transaction>(db_);
         write_file(f, &stats, &touched);
         if (f.mapped_span && f.mapped_span->shrank())   // the open transaction is rolled back
-          throw SourceError(source_.root() + "/" + f.mapped_file +
-                            ": the file shrank while its tensors were being stored (truncated by another "
-                            "process?); nothing of it was stored. Run the ingest again.");
+          throw Error(Status::io("the file shrank while its tensors were being stored (truncated by another "
+                                 "process?); nothing of it was stored. Run the ingest again.")
+                          .at(source_.root() + "/" + f.mapped_file));
         if (f.span) pool_.give(std::move(*f.span));   // its blobs are stored
         tx_bytes += f.bytes;
         ++tx_files;
