@@ -258,17 +258,16 @@ DecodedEntry decode_entry(const IndexEntry& e, std::string_view span, uint64_t l
     return d;
   }
   RecordResult r = parse_record(span.substr(e.start - lo, e.length));
-  if (r.status != RecordStatus::kOk || r.consumed != e.length) {
-    std::string why = r.status == RecordStatus::kCorrupt
-                          ? r.error
+  if (!r.status.is_ok() || r.consumed != e.length) {
+    std::string why = r.status.kind() == ErrorKind::kInvalidInput
+                          ? r.status.cause()
                           : "record length field does not match the index length " + std::to_string(e.length);
     d.error = "tensor '" + e.tensor + "' in " + ev + " at offset " + std::to_string(e.start) + ": " + why;
     return d;
   }
   std::vector<DecodedTensor> decoded;
-  std::string err;
-  if (!decode_event(r.payload, &decoded, &err, kBorrowContentBytes)) {
-    d.error = "tensor '" + e.tensor + "' in " + ev + " at offset " + std::to_string(e.start) + ": " + err;
+  if (Status st = decode_event(r.payload, &decoded, kBorrowContentBytes); !st.is_ok()) {
+    d.error = "tensor '" + e.tensor + "' in " + ev + " at offset " + std::to_string(e.start) + ": " + st.cause();
     return d;
   }
   if (decoded.empty()) {
@@ -369,10 +368,9 @@ PreparedFile prepare_file(TrialSource& src, const std::string& path, int64_t ste
   }
   f.bytes += text->size();
   IndexFile idx;
-  std::string err;
-  if (!parse_index_json(*text, &idx, &err)) {
+  if (Status st = parse_index_json(*text, &idx); !st.is_ok()) {
     // A live writer may not have finished the JSON yet; an ended trial's index is final.
-    wait_or_error(err);
+    wait_or_error(st.cause());
     return f;
   }
   f.index_valid = true;
@@ -625,9 +623,8 @@ void Ingester::load_collections(bool ended, IngestStats* stats) {
     std::optional<std::string> text = source_.read(f.path);
     if (!text) continue;
     CollectionsFile cf;
-    std::string err;
-    if (!parse_collections_json(*text, &cf, &err)) {
-      if (ended) issues.push_back({f.path, -1, err});
+    if (Status st = parse_collections_json(*text, &cf); !st.is_ok()) {
+      if (ended) issues.push_back({f.path, -1, st.cause()});
       continue;
     }
     meta_workers = std::max(meta_workers, cf.num_workers);
@@ -670,10 +667,9 @@ void Ingester::load_collections(bool ended, IngestStats* stats) {
     }
     c.tensor_names = m.second;
     for (const auto& r : m.first) {
-      std::string err;
-      auto re = PyRegex::compile(r, &err);
-      if (re) c.regexes.push_back(std::move(re));
-      else record_error({"collections/", -1, "collection '" + name + "': " + err}, stats);
+      std::unique_ptr<PyRegex> re;
+      if (Status st = PyRegex::compile(r, &re); st.is_ok()) c.regexes.push_back(std::move(re));
+      else record_error({"collections/", -1, "collection '" + name + "': " + st.cause()}, stats);
     }
     loaded.push_back(std::move(c));
   }
