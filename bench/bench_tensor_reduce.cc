@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -97,8 +98,7 @@ int main() {
       row("tensor_count nan", sql_time("SELECT tensor_count(?1, 'nan')"));
       trialdb::TensorView v;
       std::vector<uint8_t> scratch;
-      const char* err;
-      trialdb::decode_blob(blob.data(), blob.size(), &v, &scratch, &err);
+      if (!trialdb::decode_blob(blob.data(), blob.size(), &v, &scratch).is_ok()) std::abort();
       row("compute_reductions(18)", best_seconds([&] {
             trialdb::Reductions r;
             trialdb::compute_reductions(v, &r);

@@ -53,10 +53,10 @@ Status get_numeric(sqlite3_context* ctx, sqlite3_value* v, const char* fn, int a
     errorf(ctx, "%s: argument %d is not a value blob", fn, argno + 1);
     return kError;
   }
-  const char* err = nullptr;
-  if (!decode_blob(sqlite3_value_blob(v), static_cast<size_t>(sqlite3_value_bytes(v)), &out->view, &out->scratch,
-                   &err)) {
-    errorf(ctx, "%s: argument %d: %s", fn, argno + 1, err ? err : "bad value blob");
+  const trialdb::Status st =
+      decode_blob(sqlite3_value_blob(v), static_cast<size_t>(sqlite3_value_bytes(v)), &out->view, &out->scratch);
+  if (!st.is_ok()) {
+    errorf(ctx, "%s: argument %d: %s", fn, argno + 1, st.cause().c_str());
     return kError;
   }
   return dtype_is_real(out->view.dtype) ? kOk : kNull;
@@ -212,10 +212,10 @@ void regexp_any_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
     fresh->source = std::string(list);
     for (std::string_view item : split_list(list)) {
       if (item.empty()) continue;
-      std::string err;
-      auto re = PyRegex::compile(item, &err);
+      std::unique_ptr<PyRegex> re;
+      const trialdb::Status st = PyRegex::compile(item, &re);
       if (!re) return errorf(ctx, "rule_regexp_any: bad regular expression '%.*s': %s", static_cast<int>(item.size()),
-                             item.data(), err.c_str());
+                             item.data(), st.cause().c_str());
       fresh->patterns.push_back(std::move(re));
     }
     cached = fresh.release();

@@ -15,8 +15,36 @@ const char* schema_sql() {
 }
 
 namespace {
-[[noreturn]] void fail(sqlite3* db, const std::string& what) {
-  throw DbError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"), db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM);
+// The database a connection has open, for messages: its file, or ":memory:".
+std::string db_name(sqlite3* db) {
+  const char* f = db ? sqlite3_db_filename(db, "main") : nullptr;
+  return f && *f ? f : ":memory:";
+}
+
+// SQL as a message quotes it: whitespace runs folded to one space, cut after ~80 characters.
+std::string abbreviate_sql(std::string_view sql) {
+  constexpr size_t kMax = 80;
+  std::string out;
+  bool space = false;
+  for (char c : sql) {
+    const bool ws = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (ws) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+    if (out.size() >= kMax) return out + "...";
+  }
+  return out;
+}
+
+// "<db>: <what>: <SQLite's message> (SQL: <sql>)", with SQLite's extended code.
+Error sql_error(sqlite3* db, std::string_view sql, const std::string& what) {
+  std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+  std::string cause = (what.empty() ? "" : what + ": ") + msg + " (SQL: " + abbreviate_sql(sql) + ")";
+  return Error(Status::database(std::move(cause)).at(db_name(db)), db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM);
 }
 }  // namespace
 
@@ -43,7 +71,7 @@ Database::Database(const std::string& path, OpenMode mode, const char* vfs) : pa
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
-    throw DbError("cannot open database " + path + ": " + msg);
+    throw Error(Status::database("cannot open database: " + msg).at(path));
   }
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);
   // Several processes may open a new file at once; SQLite answers some of the first-use steps
@@ -54,8 +82,8 @@ Database::Database(const std::string& path, OpenMode mode, const char* vfs) : pa
     try {
       setup();
       return;
-    } catch (const DbError& e) {
-      int code = e.code & 0xff;
+    } catch (const Error& e) {
+      int code = e.sqlite_code() & 0xff;
       if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || std::chrono::steady_clock::now() > until) {
         sqlite3_close_v2(db_);
         db_ = nullptr;
@@ -94,9 +122,10 @@ void Database::setup() {
   if (has_version) {
     Statement v(db_, "SELECT max(version) FROM schema_version");
     if (v.step() && !v.is_null(0) && v.int64(0) != kSchemaVersion)
-      throw DbError(path_ + ": database schema version " + std::to_string(v.int64(0)) + " is " +
-                    (v.int64(0) > kSchemaVersion ? "newer" : "older") + " than this trialdb's (" +
-                    std::to_string(kSchemaVersion) + "); ingest the trials into a new database");
+      throw Error(Status::database("database schema version " + std::to_string(v.int64(0)) + " is " +
+                                   (v.int64(0) > kSchemaVersion ? "newer" : "older") + " than this trialdb's (" +
+                                   std::to_string(kSchemaVersion) + "); ingest the trials into a new database")
+                      .at(path_));
   }
   exec("BEGIN IMMEDIATE");
   try {
@@ -156,55 +185,59 @@ void Database::exec(std::string_view sql) {
     std::string msg = err ? err : sqlite3_errmsg(db_);
     int code = sqlite3_extended_errcode(db_);
     sqlite3_free(err);
-    throw DbError(path_ + ": " + msg, code);
+    throw Error(Status::database(msg + " (SQL: " + abbreviate_sql(sql) + ")").at(path_), code);
   }
 }
 
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
   if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
                          &stmt_, nullptr) != SQLITE_OK)
-    fail(db, "prepare '" + std::string(sql.substr(0, 80)) + "'");
+    throw sql_error(db, sql, "cannot prepare");
 }
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 
+Error Statement::error(const std::string& what) const {
+  const char* sql = sqlite3_sql(stmt_);
+  return sql_error(db_, sql ? sql : "", what);
+}
+void Statement::bind_failed(int i) const { throw error("cannot bind parameter " + std::to_string(i)); }
+
 Statement& Statement::bind(int i, int64_t v) {
-  if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK) fail(db_, "bind");
+  if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK) bind_failed(i);
   return *this;
 }
 Statement& Statement::bind(int i, double v) {
-  if (sqlite3_bind_double(stmt_, i, v) != SQLITE_OK) fail(db_, "bind");
+  if (sqlite3_bind_double(stmt_, i, v) != SQLITE_OK) bind_failed(i);
   return *this;
 }
 Statement& Statement::bind(int i, std::string_view v) {
-  if (sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8) != SQLITE_OK)
-    fail(db_, "bind");
+  if (sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8) != SQLITE_OK) bind_failed(i);
   return *this;
 }
 Statement& Statement::bind_blob(int i, const void* p, size_t n) {
-  if (sqlite3_bind_blob64(stmt_, i, n ? p : "", n, SQLITE_TRANSIENT) != SQLITE_OK) fail(db_, "bind");
+  if (sqlite3_bind_blob64(stmt_, i, n ? p : "", n, SQLITE_TRANSIENT) != SQLITE_OK) bind_failed(i);
   return *this;
 }
 Statement& Statement::bind_text_static(int i, std::string_view v) {
-  if (sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) fail(db_, "bind");
+  if (sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) bind_failed(i);
   return *this;
 }
 
 Statement& Statement::bind_blob_static(int i, const void* p, size_t n) {
-  if (sqlite3_bind_blob64(stmt_, i, n ? p : "", n, SQLITE_STATIC) != SQLITE_OK) fail(db_, "bind");
+  if (sqlite3_bind_blob64(stmt_, i, n ? p : "", n, SQLITE_STATIC) != SQLITE_OK) bind_failed(i);
   return *this;
 }
 Statement& Statement::bind_null(int i) {
-  if (sqlite3_bind_null(stmt_, i) != SQLITE_OK) fail(db_, "bind");
+  if (sqlite3_bind_null(stmt_, i) != SQLITE_OK) bind_failed(i);
   return *this;
 }
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  std::string msg = sqlite3_errmsg(db_);
-  int code = sqlite3_extended_errcode(db_);
+  Error e = error("");   // before the reset, which may change the connection's message
   sqlite3_reset(stmt_);
-  throw DbError(msg, code);
+  throw e;
 }
 void Statement::reset() {
   sqlite3_reset(stmt_);

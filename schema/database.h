@@ -4,9 +4,10 @@
 #include <sqlite3.h>
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "schema/status.h"
 
 namespace trialdb {
 
@@ -23,10 +24,9 @@ inline constexpr int kWalAutoCheckpointFrames = 32768;
 // The DDL and public views (schema/schema.sql).
 const char* schema_sql();
 
-struct DbError : std::runtime_error {
-  explicit DbError(const std::string& what, int sqlite_code = 0) : std::runtime_error(what), code(sqlite_code) {}
-  int code;   // SQLite's extended result code, 0 when not from SQLite
-};
+// Every failure here throws Error of kind kDatabase (schema/status.h), its file the database
+// and sqlite_code() SQLite's extended result code (0 when the failure is not SQLite's, e.g. a
+// schema version this binary does not know). A Statement's errors also quote its SQL.
 
 // Whether opening a database file that does not exist creates it.
 enum class OpenMode { kCreate, kExisting };
@@ -34,7 +34,7 @@ enum class OpenMode { kCreate, kExisting };
 // Owns a connection opened with WAL, a busy timeout and the schema applied.
 class Database {
  public:
-  // Opens and applies the schema; throws DbError with the file name. `vfs` names a registered
+  // Opens and applies the schema; throws Error (kDatabase) naming the file. `vfs` names a registered
   // SQLite VFS (nullptr: the default one); the ingester passes its write-combining shim.
   explicit Database(const std::string& path, OpenMode mode = OpenMode::kCreate, const char* vfs = nullptr);
   ~Database();
@@ -53,7 +53,8 @@ class Database {
   std::string path_;
 };
 
-// A prepared statement with typed bind/column helpers; reset() before re-binding.
+// A prepared statement with typed bind/column helpers; reset() before re-binding. Its errors
+// name the database file (sqlite3_db_filename) and the statement's SQL, cut to ~80 characters.
 class Statement {
  public:
   Statement(sqlite3* db, std::string_view sql);
@@ -71,7 +72,7 @@ class Statement {
   Statement& bind_blob_static(int i, const void* p, size_t n);
   Statement& bind_text_static(int i, std::string_view v);   // not copied: v must outlive the step
   Statement& bind_null(int i);
-  bool step();   // true while a row is available; throws DbError on failure
+  bool step();   // true while a row is available; throws Error (kDatabase) on failure
   void run() { step(); reset(); }
   void reset();
 
@@ -82,6 +83,8 @@ class Statement {
   sqlite3_stmt* handle() const { return stmt_; }
 
  private:
+  Error error(const std::string& what) const;   // the connection's last error, naming the SQL
+  [[noreturn]] void bind_failed(int i) const;
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
 };

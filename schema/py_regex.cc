@@ -20,7 +20,8 @@ std::string python_to_pcre2(std::string_view p) {
   return out;
 }
 
-std::unique_ptr<PyRegex> PyRegex::compile(std::string_view pattern, std::string* err) {
+Status PyRegex::compile(std::string_view pattern, std::unique_ptr<PyRegex>* out) {
+  out->reset();
   std::string translated = python_to_pcre2(pattern);
   int code = 0;
   PCRE2_SIZE offset = 0;
@@ -30,16 +31,16 @@ std::unique_ptr<PyRegex> PyRegex::compile(std::string_view pattern, std::string*
   if (!re) {
     PCRE2_UCHAR buf[256];
     pcre2_get_error_message(code, buf, sizeof buf);
-    *err = "invalid regular expression '" + std::string(pattern) + "': " +
-           reinterpret_cast<const char*>(buf) + " at offset " + std::to_string(offset);
-    return nullptr;
+    return Status::invalid("invalid regular expression '" + std::string(pattern) + "': " +
+                           reinterpret_cast<const char*>(buf) + " at offset " + std::to_string(offset));
   }
   pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);  // falls back to the interpreter if JIT is missing
   std::unique_ptr<PyRegex> r(new PyRegex());
   r->pattern_ = std::string(pattern);
   r->code_ = re;
   r->match_data_ = pcre2_match_data_create_from_pattern(re, nullptr);
-  return r;
+  *out = std::move(r);
+  return Status::ok();
 }
 
 PyRegex::~PyRegex() {

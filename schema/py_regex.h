@@ -8,12 +8,15 @@
 #include <string>
 #include <string_view>
 
+#include "schema/status.h"
+
 namespace trialdb {
 
 class PyRegex {
  public:
-  // nullptr and *err set (naming the pattern) when the pattern does not compile.
-  static std::unique_ptr<PyRegex> compile(std::string_view pattern, std::string* err);
+  // Compiles into *out. When the pattern does not compile: Status kInvalidInput naming the
+  // pattern, and *out is null.
+  static Status compile(std::string_view pattern, std::unique_ptr<PyRegex>* out);
   ~PyRegex();
   PyRegex(const PyRegex&) = delete;
   PyRegex& operator=(const PyRegex&) = delete;

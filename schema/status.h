@@ -1,8 +1,14 @@
 // The one error convention of trialdb: a Status says whether something worked and, if not, what
 // kind of failure it was, where (file, step) and why. Functions that can fail on bad input return
-// a Status (the parsers, the record reader); code that cannot continue throws an Error, which
-// carries a Status. Printed, both read "<file> (step N): <cause>", the form of every message a
-// user sees (stderr and the ingest_errors view).
+// a Status (the parsers, the decoders, the regex compiler), their results going through pointer
+// arguments; code that cannot continue throws an Error, which carries a Status. Printed, both
+// read "<file> (step N): <cause>", the form of every message a user sees (stderr and the
+// ingest_errors view).
+//
+// Which kind, by example: a malformed index file or event record is kInvalidInput; a record
+// that runs past the bytes written so far is kIncomplete; an unreadable file, an unreachable or
+// refusing S3 is kIo; any SQLite failure (Database, Statement) is kDatabase; a bad option is
+// kUsage. The command line maps kinds to exit codes (README "Exit codes").
 #pragma once
 #include <cstdint>
 #include <stdexcept>
@@ -20,7 +26,7 @@ enum class ErrorKind {
   kUsage,          // the command line asks for something impossible
 };
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;   // OK
   static Status ok() { return Status(); }
@@ -28,6 +34,7 @@ class Status {
   static Status incomplete(std::string cause) { return Status(ErrorKind::kIncomplete, std::move(cause)); }
   static Status io(std::string cause) { return Status(ErrorKind::kIo, std::move(cause)); }
   static Status usage(std::string cause) { return Status(ErrorKind::kUsage, std::move(cause)); }
+  static Status database(std::string cause) { return Status(ErrorKind::kDatabase, std::move(cause)); }
 
   Status(ErrorKind kind, std::string cause, std::string file = {}, int64_t step = kNoStep)
       : kind_(kind), cause_(std::move(cause)), file_(std::move(file)), step_(step) {}
@@ -42,6 +49,8 @@ class Status {
   Status at(std::string file, int64_t step = kNoStep) const {
     return Status(kind_, cause_, std::move(file), step);
   }
+  // The same failure with context before its cause ("tensor 'w': " + cause), file and step kept.
+  Status prefixed(const std::string& context) const { return Status(kind_, context + cause_, file_, step_); }
 
   // "<file> (step N): <cause>", leaving out what is not known.
   std::string to_string() const;
@@ -55,7 +64,9 @@ class Status {
   int64_t step_ = kNoStep;
 };
 
-// Thrown where the work cannot go on. what() is status().to_string().
+// Thrown where the work cannot go on, with a failed Status. what() is status().to_string().
+// Callers tell failures apart by kind() (and SQLite's busy/locked by sqlite_code()), never by
+// the message.
 class Error : public std::runtime_error {
  public:
   explicit Error(Status status, int sqlite_code = 0)

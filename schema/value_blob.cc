@@ -76,50 +76,49 @@ std::string shape_json(const int64_t* dims, int ndim) {
   return s;
 }
 
-bool decode_blob(const void* blob, size_t size, TensorView* out, std::vector<uint8_t>* scratch,
-                 const char** err) {
+Status decode_blob(const void* blob, size_t size, TensorView* out, std::vector<uint8_t>* scratch) {
   const auto* p = static_cast<const uint8_t*>(blob);
-  if (!p || size < kBlobHeaderFixed) return *err = "value blob too short", false;
-  if (p[0] != kBlobMagic) return *err = "not a trialdb value blob (bad magic byte)", false;
-  if (p[1] >= kDTypeCount) return *err = "value blob has an unknown dtype", false;
-  if (p[2] > kMaxDims) return *err = "value blob has too many dimensions", false;
-  if (p[3] & ~kBlobZlib) return *err = "value blob has unknown flags", false;
+  if (!p || size < kBlobHeaderFixed) return Status::invalid("value blob too short");
+  if (p[0] != kBlobMagic) return Status::invalid("not a trialdb value blob (bad magic byte)");
+  if (p[1] >= kDTypeCount) return Status::invalid("value blob has an unknown dtype");
+  if (p[2] > kMaxDims) return Status::invalid("value blob has too many dimensions");
+  if (p[3] & ~kBlobZlib) return Status::invalid("value blob has unknown flags");
   out->dtype = static_cast<DType>(p[1]);
   out->ndim = p[2];
   size_t off = kBlobHeaderFixed + 8 * static_cast<size_t>(out->ndim);
-  if (size < off) return *err = "value blob truncated in its shape", false;
+  if (size < off) return Status::invalid("value blob truncated in its shape");
   for (int i = 0; i < out->ndim; ++i) out->dims[i] = static_cast<int64_t>(load_u64(p + 4 + 8 * i));
   out->numel = shape_numel(out->dims, out->ndim);
-  if (out->numel < 0) return *err = "value blob has an invalid shape", false;
+  if (out->numel < 0) return Status::invalid("value blob has an invalid shape");
 
   const uint8_t* data = p + off;
   size_t n = size - off;
   if (p[3] & kBlobZlib) {
-    if (n < 8) return *err = "compressed value blob truncated", false;
+    if (n < 8) return Status::invalid("compressed value blob truncated");
     uint64_t raw = load_u64(data);
     size_t item = dtype_size(out->dtype);
     // The raw size must be what the header implies (strings: at least 4 bytes per element).
     if (item && (static_cast<uint64_t>(out->numel) > std::numeric_limits<uint64_t>::max() / item ||
                  raw != static_cast<uint64_t>(out->numel) * item))
-      return *err = "compressed value blob has a wrong size", false;
-    if (raw > (uint64_t{1} << 40)) return *err = "compressed value blob too large", false;
+      return Status::invalid("compressed value blob has a wrong size");
+    if (raw > (uint64_t{1} << 40)) return Status::invalid("compressed value blob too large");
     scratch->resize(raw);
     uLongf dest = static_cast<uLongf>(raw);
     if (uncompress(scratch->data(), &dest, data + 8, static_cast<uLong>(n - 8)) != Z_OK || dest != raw)
-      return *err = "compressed value blob is corrupt", false;
+      return Status::invalid("compressed value blob is corrupt");
     data = scratch->data();
     n = raw;
   }
   if (out->dtype == DType::String) {
-    if (!strings_fit(data, n, out->numel)) return *err = "value blob string data has a wrong length", false;
+    if (!strings_fit(data, n, out->numel)) return Status::invalid("value blob string data has a wrong length");
   } else {
     size_t item = dtype_size(out->dtype);
     if (static_cast<uint64_t>(out->numel) > n / item || static_cast<uint64_t>(out->numel) * item != n)
-      return *err = "value blob data length does not match dtype and shape", false;
+      return Status::invalid("value blob data length does not match dtype and shape");
   }
   out->data = data;
   out->data_bytes = n;
-  return true;
+  return Status::ok();
 }
 
 void append_blob_header(std::string* out, DType dtype, const int64_t* dims, int ndim, uint8_t flags) {

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "schema/status.h"
+
 namespace trialdb {
 
 enum class DType : uint8_t {
@@ -43,9 +45,9 @@ struct TensorView {
   size_t data_bytes = 0;
 };
 
-// Validates and decodes. On failure returns false and sets *err to a static description.
-bool decode_blob(const void* blob, size_t size, TensorView* out, std::vector<uint8_t>* scratch,
-                 const char** err);
+// Validates and decodes. A blob that is not a well-formed value blob is kInvalidInput, saying
+// what is wrong with it; the caller names the tensor or argument.
+Status decode_blob(const void* blob, size_t size, TensorView* out, std::vector<uint8_t>* scratch);
 
 // Appends a header; the caller appends exactly the data bytes the header implies.
 void append_blob_header(std::string* out, DType dtype, const int64_t* dims, int ndim, uint8_t flags = 0);

@@ -20,17 +20,16 @@ void regexp_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     if (!re) {
       const char* pat = reinterpret_cast<const char*>(sqlite3_value_text(argv[0]));
       if (!pat) return sqlite3_result_error_nomem(ctx);
-      std::string err;
-      std::unique_ptr<PyRegex> compiled =
-          PyRegex::compile(std::string_view(pat, static_cast<size_t>(sqlite3_value_bytes(argv[0]))), &err);
-      if (!compiled) return result_errorf(ctx, "regexp: %s", err.c_str());
+      const std::string_view pattern(pat, static_cast<size_t>(sqlite3_value_bytes(argv[0])));
+      std::unique_ptr<PyRegex> compiled;
+      if (Status st = PyRegex::compile(pattern, &compiled); !st.is_ok())
+        return result_errorf(ctx, "regexp: %s", st.cause().c_str());
       re = compiled.release();
       // set_auxdata may free re at once (when it cannot cache it), so re-read it afterwards.
       sqlite3_set_auxdata(ctx, 0, re, free_regex);
       re = static_cast<PyRegex*>(sqlite3_get_auxdata(ctx, 0));
       if (!re) {  // not cached (e.g. out of memory): compile a private copy for this row
-        compiled = PyRegex::compile(std::string_view(pat, static_cast<size_t>(sqlite3_value_bytes(argv[0]))), &err);
-        if (!compiled) return sqlite3_result_error_nomem(ctx);
+        if (!PyRegex::compile(pattern, &compiled).is_ok()) return sqlite3_result_error_nomem(ctx);
         const char* s = reinterpret_cast<const char*>(sqlite3_value_text(argv[1]));
         if (!s) return sqlite3_result_error_nomem(ctx);
         sqlite3_result_int(ctx, compiled->search(std::string_view(s, static_cast<size_t>(sqlite3_value_bytes(argv[1])))));

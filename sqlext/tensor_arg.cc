@@ -44,16 +44,13 @@ void result_errorf(sqlite3_context* ctx, const char* fmt, ...) {
   sqlite3_free(msg);
 }
 
-bool decode_checked(const void* blob, size_t size, TensorArg* out, const char** err) {
-  if (!plausible_compressed_size(static_cast<const uint8_t*>(blob), size)) {
-    *err = "compressed value blob claims an impossible uncompressed size";
-    return false;
-  }
+Status decode_checked(const void* blob, size_t size, TensorArg* out) {
+  if (!plausible_compressed_size(static_cast<const uint8_t*>(blob), size))
+    return Status::invalid("compressed value blob claims an impossible uncompressed size");
   try {
-    return decode_blob(blob, size, &out->view, &out->scratch, err);
+    return decode_blob(blob, size, &out->view, &out->scratch);
   } catch (const std::bad_alloc&) {
-    *err = "compressed value blob too large to inflate";
-    return false;
+    return Status::invalid("compressed value blob too large to inflate");
   }
 }
 
@@ -66,9 +63,9 @@ ArgStatus get_tensor(sqlite3_context* ctx, sqlite3_value** argv, int argno, cons
   }
   const void* p = sqlite3_value_blob(argv[argno]);
   size_t n = static_cast<size_t>(sqlite3_value_bytes(argv[argno]));
-  const char* err = nullptr;
-  if (decode_checked(p, n, out, &err)) return kArgOk;
-  result_errorf(ctx, "%s: argument %d: %s", fn, argno + 1, err);
+  const Status st = decode_checked(p, n, out);
+  if (st.is_ok()) return kArgOk;
+  result_errorf(ctx, "%s: argument %d: %s", fn, argno + 1, st.cause().c_str());
   return kArgError;
 }
 

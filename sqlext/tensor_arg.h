@@ -21,13 +21,19 @@ struct TensorArg {
 };
 
 // decode_blob plus the checks sqlext adds (a compressed blob may not claim more than zlib's
-// maximum expansion; allocation failure is an error, not an exception). False: *err is set.
-bool decode_checked(const void* blob, size_t size, TensorArg* out, const char** err);
+// maximum expansion; allocation failure is an error, not an exception): kInvalidInput saying
+// what is wrong with the blob.
+Status decode_checked(const void* blob, size_t size, TensorArg* out);
 
+// What became of one argument of an SQL function. Not a Status: inside an SQL function an error
+// is not returned but reported to SQLite, which then fails the statement with that message.
+// kArgError therefore means "already reported with sqlite3_result_error (result_errorf), naming
+// the function and the argument: return at once"; kArgNull means the argument is SQL NULL and
+// the function's result is NULL (nothing reported).
 enum ArgStatus { kArgOk, kArgNull, kArgError };
 
 // Decodes argument argno (0-based) of fn. kArgNull: the argument is SQL NULL (the caller
-// returns NULL); kArgError: an error naming fn and the argument has been set on ctx.
+// returns NULL); kArgError: an error naming fn and the argument has been reported on ctx.
 ArgStatus get_tensor(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, TensorArg* out);
 
 // printf-style SQL error: "<fn>: <message>".

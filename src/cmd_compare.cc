@@ -105,7 +105,7 @@ double ratio(double a, double b) {
 std::unique_ptr<Database> open_existing(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    throw std::runtime_error("no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
+    throw Error(ErrorKind::kIo, "no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
   return std::make_unique<Database>(path, OpenMode::kExisting);
 }
 
@@ -116,8 +116,8 @@ void require_trial(Database& db, const std::string& name) {
   std::string known;
   Statement all(db.handle(), "SELECT trial FROM trials ORDER BY trial");
   while (all.step()) known += (known.empty() ? "" : ", ") + all.text(0);
-  throw std::runtime_error("no trial named '" + name + "' in " + db.path() +
-                           (known.empty() ? " (it has no trials)" : " (trials: " + known + ")"));
+  throw Error(ErrorKind::kInvalidInput, "no trial named '" + name + "' in " + db.path() +
+                                        (known.empty() ? " (it has no trials)" : " (trials: " + known + ")"));
 }
 
 void load_side(Database& db, const CompareArgs& a, const std::string& trial, const PyRegex* re,
@@ -142,9 +142,8 @@ void load_side(Database& db, const CompareArgs& a, const std::string& trial, con
 void run_compare(const CompareArgs& a) {
   std::unique_ptr<PyRegex> re;
   if (!a.tensor_regex.empty()) {
-    std::string err;
-    re = PyRegex::compile(a.tensor_regex, &err);
-    if (!re) throw std::invalid_argument("--tensor: " + err);
+    Status st = PyRegex::compile(a.tensor_regex, &re);
+    if (!st.is_ok()) throw Error(Status::usage("--tensor: " + st.cause()));
   }
   auto db = open_existing(a.db);
   require_trial(*db, a.trial_a);
@@ -240,9 +239,9 @@ void add_compare(CLI::App& app) {
     try {
       run_compare(*args);
       exit_code() = kExitOk;
-    } catch (const std::invalid_argument& e) {
+    } catch (const Error& e) {
       std::cerr << "trialdb compare: " << e.what() << "\n";
-      exit_code() = kExitUsage;
+      exit_code() = e.kind() == ErrorKind::kUsage ? kExitUsage : kExitError;
     } catch (const std::exception& e) {
       std::cerr << "trialdb compare: " << e.what() << "\n";
       exit_code() = kExitError;

@@ -15,6 +15,7 @@
 #include "ingest/store/write_combining_vfs.h"
 #include "rules_sql/rule_runner.h"
 #include "schema/database.h"
+#include "schema/status.h"
 #include "src/commands.h"
 
 namespace trialdb::cli {
@@ -114,7 +115,10 @@ int run(const IngestArgs& a) {
     IngestStats s;
     try {
       s = ing.run_once();
-    } catch (const StrictError& e) {
+    } catch (const Error& e) {
+      // --strict stops at the first bad input (kInvalidInput); anything else fails the ingest
+      // as it would without --strict (main prints it).
+      if (!a.strict || e.kind() != ErrorKind::kInvalidInput) throw;
       std::cerr << "trialdb: error: " << e.what() << " (--strict: stopped)\n";
       return kExitError;
     }

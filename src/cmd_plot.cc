@@ -33,10 +33,6 @@ namespace {
 using plot::ImageSize;
 using plot::LegendEntry;
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 struct PlotArgs {
   std::string db, out, title;
   int width = 900, height = 0;  // 0: a height that suits the chart
@@ -60,7 +56,7 @@ struct PlotArgs {
 std::unique_ptr<Database> open_existing(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    throw std::runtime_error("no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
+    throw Error(ErrorKind::kIo, "no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
   return std::make_unique<Database>(path, OpenMode::kExisting);
 }
 
@@ -77,15 +73,15 @@ void require_trials(Database& db, const std::vector<std::string>& names) {
     if (std::find(known.begin(), known.end(), n) == known.end()) {
       std::string list;
       for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw std::runtime_error("no trial named '" + n + "' in " + db.path() +
-                               (list.empty() ? " (it has no trials)" : " (trials: " + list + ")"));
+      throw Error(ErrorKind::kInvalidInput, "no trial named '" + n + "' in " + db.path() +
+                                                (list.empty() ? " (it has no trials)" : " (trials: " + list + ")"));
     }
 }
 
 std::unique_ptr<PyRegex> compile_or_throw(const std::string& pattern, const char* option) {
-  std::string err;
-  auto re = PyRegex::compile(pattern, &err);
-  if (!re) throw UsageError(std::string(option) + ": " + err);
+  std::unique_ptr<PyRegex> re;
+  Status st = PyRegex::compile(pattern, &re);
+  if (!st.is_ok()) throw Error(Status::usage(std::string(option) + ": " + st.cause()));
   return re;
 }
 
@@ -111,12 +107,11 @@ void decode_or_throw(const Statement& q, int col, const std::string& tensor, Ten
                      std::vector<uint8_t>* scratch) {
   const void* p = sqlite3_column_blob(q.handle(), col);
   size_t n = static_cast<size_t>(sqlite3_column_bytes(q.handle(), col));
-  const char* err = nullptr;
-  if (!decode_blob(p, n, v, scratch, &err))
-    throw std::runtime_error("tensor " + tensor + ": stored value is not readable (" + std::string(err) + ")");
+  if (Status st = decode_blob(p, n, v, scratch); !st.is_ok())
+    throw Error(ErrorKind::kInvalidInput, "tensor " + tensor + ": stored value is not readable (" + st.cause() + ")");
   if (!dtype_is_real(v->dtype))
-    throw std::runtime_error("tensor " + tensor + " holds " + dtype_name(v->dtype) +
-                             " values; a distribution needs real numbers");
+    throw Error(ErrorKind::kInvalidInput, "tensor " + tensor + " holds " + dtype_name(v->dtype) +
+                                          " values; a distribution needs real numbers");
 }
 
 plot::HeatPanel distribution_panel(Database& db, const PlotArgs& a, const std::string& trial) {
@@ -146,9 +141,9 @@ plot::HeatPanel distribution_panel(Database& db, const PlotArgs& a, const std::s
     any.bind(1, trial).bind(2, a.tensor);
     any.step();
     if (any.int64(0) == 0) {
-      throw std::runtime_error("trial " + trial + " has no tensor named '" + a.tensor +
-                               "' (list them with: trialdb sql --db " + a.db +
-                               " \"SELECT tensor FROM tensors WHERE trial = '" + trial + "'\")");
+      throw Error(ErrorKind::kInvalidInput, "trial " + trial + " has no tensor named '" + a.tensor +
+                                            "' (list them with: trialdb sql --db " + a.db +
+                                            " \"SELECT tensor FROM tensors WHERE trial = '" + trial + "'\")");
     }
     p.note = "no raw values" + std::string(a.mode.empty() ? "" : " in mode " + a.mode) +
              " (saved as reductions only?)";
@@ -192,10 +187,10 @@ plot::HeatPanel distribution_panel(Database& db, const PlotArgs& a, const std::s
 }
 
 void plot_distribution(const PlotArgs& a) {
-  if (a.trials.empty()) throw UsageError("distribution: give at least one --trial");
-  if (a.tensor.empty()) throw UsageError("distribution: give --tensor NAME");
-  if (a.bins < 2 || a.bins > 1000) throw UsageError("--bins must be between 2 and 1000");
-  if (a.range.size() == 2 && !(a.range[0] < a.range[1])) throw UsageError("--range: LO must be below HI");
+  if (a.trials.empty()) throw Error(ErrorKind::kUsage, "distribution: give at least one --trial");
+  if (a.tensor.empty()) throw Error(ErrorKind::kUsage, "distribution: give --tensor NAME");
+  if (a.bins < 2 || a.bins > 1000) throw Error(ErrorKind::kUsage, "--bins must be between 2 and 1000");
+  if (a.range.size() == 2 && !(a.range[0] < a.range[1])) throw Error(ErrorKind::kUsage, "--range: LO must be below HI");
   auto db = open_existing(a.db);
   require_trials(*db, a.trials);
   plot::HeatMap map;
@@ -213,12 +208,12 @@ void plot_distribution(const PlotArgs& a) {
 // reduction
 
 void plot_reduction(const PlotArgs& a) {
-  if (a.tensor_regex.empty()) throw UsageError("reduction: give --tensor REGEX (e.g. '^gradient/')");
+  if (a.tensor_regex.empty()) throw Error(ErrorKind::kUsage, "reduction: give --tensor REGEX (e.g. '^gradient/')");
   auto re = compile_or_throw(a.tensor_regex, "--tensor");
   auto db = open_existing(a.db);
   std::vector<std::string> trials = a.trials.empty() ? all_trials(*db) : a.trials;
   require_trials(*db, trials);
-  if (trials.empty()) throw std::runtime_error(a.db + " has no trials");
+  if (trials.empty()) throw Error(ErrorKind::kInvalidInput, a.db + " has no trials");
 
   struct Points {
     std::vector<double> x, y;
@@ -246,11 +241,11 @@ void plot_reduction(const PlotArgs& a) {
     }
   }
   if (series.empty())
-    throw std::runtime_error("no " + a.reduction + " values for tensors matching '" + a.tensor_regex + "'" +
-                             (a.mode.empty() ? "" : " in mode " + a.mode) + " in trial(s) given");
+    throw Error(ErrorKind::kInvalidInput, "no " + a.reduction + " values for tensors matching '" + a.tensor_regex + "'" +
+                                          (a.mode.empty() ? "" : " in mode " + a.mode) + " in trial(s) given");
   if (tensors.size() > 40)
-    throw UsageError("--tensor '" + a.tensor_regex + "' matches " + std::to_string(tensors.size()) +
-                     " tensors; narrow it to 40 or fewer so the chart stays readable");
+    throw Error(ErrorKind::kUsage, "--tensor '" + a.tensor_regex + "' matches " + std::to_string(tensors.size()) +
+                                       " tensors; narrow it to 40 or fewer so the chart stays readable");
 
   // Colour tells tensors apart and line style tells trials apart; with a single tensor, colour
   // goes to the trials instead. Several workers get one line each, labelled with the worker.
@@ -315,8 +310,8 @@ void plot_findings(const PlotArgs& a) {
   {
     Statement v(db->handle(), "SELECT 1 FROM sqlite_master WHERE name = 'rule_findings' AND type IN ('view', 'table')");
     if (!v.step())
-      throw std::runtime_error(a.db + " has no rule_findings view: run the rules first (trialdb rules --db " + a.db +
-                               ")");
+      throw Error(ErrorKind::kInvalidInput, a.db + " has no rule_findings view: run the rules first (trialdb rules --db " + a.db +
+                                            ")");
   }
   std::unique_ptr<PyRegex> rule_re;
   if (!a.rule_regex.empty()) rule_re = compile_or_throw(a.rule_regex, "--rule");
@@ -446,9 +441,9 @@ void add_plot(CLI::App& app) {
       else if (fnd->parsed()) plot_findings(*args);
       std::cerr << "wrote " << args->out << "\n";
       exit_code() = kExitOk;
-    } catch (const UsageError& e) {
+    } catch (const Error& e) {
       std::cerr << "trialdb plot: " << e.what() << "\n";
-      exit_code() = kExitUsage;
+      exit_code() = e.kind() == ErrorKind::kUsage ? kExitUsage : kExitError;
     } catch (const std::exception& e) {
       std::cerr << "trialdb plot: " << e.what() << "\n";
       exit_code() = kExitError;

@@ -25,20 +25,20 @@ bool string_list(const json& o, const char* key, std::vector<std::string>* out) 
 }
 }  // namespace
 
-bool parse_collections_json(std::string_view text, CollectionsFile* out, std::string* err) {
+Status parse_collections_json(std::string_view text, CollectionsFile* out) {
   json doc = json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded()) return *err = "collections file is not valid JSON", false;
-  if (!doc.is_object()) return *err = "collections file is not a JSON object", false;
+  if (doc.is_discarded()) return Status::invalid("collections file is not valid JSON");
+  if (!doc.is_object()) return Status::invalid("collections file is not a JSON object");
   auto cs = doc.find("collections");
-  if (cs == doc.end() || !cs->is_object()) return *err = "collections file has no 'collections' object", false;
+  if (cs == doc.end() || !cs->is_object()) return Status::invalid("collections file has no 'collections' object");
   for (auto it = cs->begin(); it != cs->end(); ++it) {
-    if (!it.value().is_object()) return *err = "collection '" + it.key() + "' is not an object", false;
+    if (!it.value().is_object()) return Status::invalid("collection '" + it.key() + "' is not an object");
     CollectionDef c;
     c.name = it.key();
     if (!string_list(it.value(), "include_regex", &c.include_regex))
-      return *err = "collection '" + c.name + "': include_regex is not a list of strings", false;
+      return Status::invalid("collection '" + c.name + "': include_regex is not a list of strings");
     if (!string_list(it.value(), "tensor_names", &c.tensor_names))
-      return *err = "collection '" + c.name + "': tensor_names is not a list of strings", false;
+      return Status::invalid("collection '" + c.name + "': tensor_names is not a list of strings");
     c.definition_json = it.value().dump();
     out->collections.push_back(std::move(c));
   }
@@ -47,7 +47,7 @@ bool parse_collections_json(std::string_view text, CollectionsFile* out, std::st
     if (nw != m->end() && nw->is_number_integer() && nw->get<int64_t>() > 0 && nw->get<int64_t>() < 1000000)
       out->num_workers = static_cast<int>(nw->get<int64_t>());
   }
-  return true;
+  return Status::ok();
 }
 
 }  // namespace trialdb

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "schema/status.h"
+
 namespace trialdb {
 
 struct CollectionDef {
@@ -20,7 +22,9 @@ struct CollectionsFile {
   int num_workers = 0;           // _meta.num_workers, 0 when absent
 };
 
-bool parse_collections_json(std::string_view text, CollectionsFile* out, std::string* err);
+// kInvalidInput (saying what is wrong) when the file is not a usable collections file; the
+// caller adds the file name (Status::at).
+Status parse_collections_json(std::string_view text, CollectionsFile* out);
 
 // smdebug finds collection files anywhere below collections/ by this suffix.
 bool is_collections_path(std::string_view path);

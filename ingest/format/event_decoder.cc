@@ -69,97 +69,95 @@ constexpr uint64_t kMaxExpandedBytes = 256u << 20;
 // Fills `count` elements of type T from a repeated field, TensorFlow style: none -> zeros,
 // one -> broadcast, fewer -> padded with the last, more -> error.
 template <class T, class Field>
-bool fill_typed(const Field& field, int64_t numel, std::string* data, std::string* err) {
+Status fill_typed(const Field& field, int64_t numel, std::string* data) {
   const int64_t have = field.size();
-  if (have > numel) {
-    *err = "typed value list has " + std::to_string(have) + " elements for a shape of " + std::to_string(numel);
-    return false;
-  }
+  if (have > numel)
+    return Status::invalid("typed value list has " + std::to_string(have) + " elements for a shape of " +
+                           std::to_string(numel));
   data->resize(static_cast<size_t>(numel) * sizeof(T));
   T* dst = reinterpret_cast<T*>(data->data());
   for (int64_t i = 0; i < numel; ++i) {
     T v = have == 0 ? T{} : static_cast<T>(field.Get(static_cast<int>(i < have ? i : have - 1)));
     std::memcpy(dst + i, &v, sizeof(T));
   }
-  return true;
+  return Status::ok();
 }
 
 // cut: the tensor_content split_tensor_content() cut out of the payload (t's is then empty),
 // kept as a view; otherwise t's is taken by swap. Either way the content is not copied here.
-bool decode_tensor(pb::TensorProto& t, const std::string_view* cut, DecodedTensor* d, std::string* err) {
+Status decode_tensor(pb::TensorProto& t, const std::string_view* cut, DecodedTensor* d) {
   const std::string_view content = cut ? *cut : std::string_view(t.tensor_content());
   const auto& shape = t.tensor_shape();
-  if (shape.unknown_rank()) return *err = "tensor has unknown rank", false;
-  if (shape.dim_size() > kMaxDims) return *err = "tensor has more than 32 dimensions", false;
+  if (shape.unknown_rank()) return Status::invalid("tensor has unknown rank");
+  if (shape.dim_size() > kMaxDims) return Status::invalid("tensor has more than 32 dimensions");
   for (const auto& dim : shape.dim()) {
-    if (dim.size() < 0) return *err = "tensor has a negative dimension", false;
+    if (dim.size() < 0) return Status::invalid("tensor has a negative dimension");
     d->dims.push_back(dim.size());
   }
   int64_t numel = shape_numel(d->dims.data(), static_cast<int>(d->dims.size()));
-  if (numel < 0) return *err = "tensor shape overflows", false;
+  if (numel < 0) return Status::invalid("tensor shape overflows");
 
   if (t.dtype() == 0 || t.dtype() == 7) {
     if (t.dtype() == 0 && t.string_val_size() == 0 && !content.empty())
-      return *err = "tensor has dtype 0 (invalid) but numeric content", false;
+      return Status::invalid("tensor has dtype 0 (invalid) but numeric content");
     d->dtype = DType::String;
     d->smdebug_readable = true;
     if (t.string_val_size() != numel && !(t.string_val_size() == 1 && numel > 1)) {
       if (!(numel == 0 && t.string_val_size() == 0))
-        return *err = "string tensor has " + std::to_string(t.string_val_size()) + " values for a shape of " +
-                      std::to_string(numel), false;
+        return Status::invalid("string tensor has " + std::to_string(t.string_val_size()) + " values for a shape of " +
+                               std::to_string(numel));
     }
     if (t.string_val_size() == 1 && numel > 1 &&
         static_cast<uint64_t>(numel) > kMaxExpandedBytes / (4 + t.string_val(0).size()))
-      return *err = "one string value would expand to a shape of " + std::to_string(numel) + " elements (over " +
-                    std::to_string(kMaxExpandedBytes >> 20) + " MiB)", false;
+      return Status::invalid("one string value would expand to a shape of " + std::to_string(numel) + " elements (over " +
+                             std::to_string(kMaxExpandedBytes >> 20) + " MiB)");
     for (int64_t i = 0; i < numel; ++i) {
       const std::string& s = t.string_val(t.string_val_size() == 1 ? 0 : static_cast<int>(i));
       uint32_t len = static_cast<uint32_t>(s.size());
       d->data.append(reinterpret_cast<const char*>(&len), 4);
       d->data.append(s);
     }
-    return true;
+    return Status::ok();
   }
   if (!dtype_from_tf(t.dtype(), &d->dtype, &d->smdebug_readable))
-    return *err = "unknown tensor dtype " + std::to_string(t.dtype()), false;
+    return Status::invalid("unknown tensor dtype " + std::to_string(t.dtype()));
   const size_t item = dtype_size(d->dtype);
   if (!content.empty() || numel == 0) {
     // Divide rather than multiply: a forged shape must not wrap around to the content's size.
     if (content.size() % item != 0 || static_cast<uint64_t>(numel) != content.size() / item)
-      return *err = "tensor_content has " + std::to_string(content.size()) + " bytes but dtype " +
-                    dtype_name(d->dtype) + " x shape " + shape_json(d->dims.data(), static_cast<int>(d->dims.size())) +
-                    " needs " +
-                    (static_cast<uint64_t>(numel) > UINT64_MAX / item ? std::string("more than 2^64")
-                                                                       : std::to_string(static_cast<uint64_t>(numel) * item)),
-                    false;
+      return Status::invalid("tensor_content has " + std::to_string(content.size()) + " bytes but dtype " +
+                             dtype_name(d->dtype) + " x shape " + shape_json(d->dims.data(), static_cast<int>(d->dims.size())) +
+                             " needs " +
+                             (static_cast<uint64_t>(numel) > UINT64_MAX / item ? std::string("more than 2^64")
+                                                                                : std::to_string(static_cast<uint64_t>(numel) * item)));
     if (cut && !content.empty()) {
       d->borrowed = content;
       d->is_borrowed = true;
     } else {
       t.mutable_tensor_content()->swap(d->data);
     }
-    return true;
+    return Status::ok();
   }
   if (static_cast<uint64_t>(numel) > kMaxExpandedBytes / item)
-    return *err = "typed values would expand to a shape of " + std::to_string(numel) + " elements (over " +
-                  std::to_string(kMaxExpandedBytes >> 20) + " MiB)", false;
+    return Status::invalid("typed values would expand to a shape of " + std::to_string(numel) + " elements (over " +
+                           std::to_string(kMaxExpandedBytes >> 20) + " MiB)");
   switch (d->dtype) {
-    case DType::Float32: return fill_typed<float>(t.float_val(), numel, &d->data, err);
-    case DType::Float64: return fill_typed<double>(t.double_val(), numel, &d->data, err);
-    case DType::Int32: return fill_typed<int32_t>(t.int_val(), numel, &d->data, err);
-    case DType::Int16: return fill_typed<int16_t>(t.int_val(), numel, &d->data, err);
-    case DType::Int8: return fill_typed<int8_t>(t.int_val(), numel, &d->data, err);
-    case DType::UInt8: return fill_typed<uint8_t>(t.int_val(), numel, &d->data, err);
-    case DType::UInt16: return fill_typed<uint16_t>(t.int_val(), numel, &d->data, err);
-    case DType::Int64: return fill_typed<int64_t>(t.int64_val(), numel, &d->data, err);
-    case DType::Bool: return fill_typed<uint8_t>(t.bool_val(), numel, &d->data, err);
+    case DType::Float32: return fill_typed<float>(t.float_val(), numel, &d->data);
+    case DType::Float64: return fill_typed<double>(t.double_val(), numel, &d->data);
+    case DType::Int32: return fill_typed<int32_t>(t.int_val(), numel, &d->data);
+    case DType::Int16: return fill_typed<int16_t>(t.int_val(), numel, &d->data);
+    case DType::Int8: return fill_typed<int8_t>(t.int_val(), numel, &d->data);
+    case DType::UInt8: return fill_typed<uint8_t>(t.int_val(), numel, &d->data);
+    case DType::UInt16: return fill_typed<uint16_t>(t.int_val(), numel, &d->data);
+    case DType::Int64: return fill_typed<int64_t>(t.int64_val(), numel, &d->data);
+    case DType::Bool: return fill_typed<uint8_t>(t.bool_val(), numel, &d->data);
     case DType::Float16:
-    case DType::BFloat16: return fill_typed<uint16_t>(t.half_val(), numel, &d->data, err);
-    case DType::UInt32: return fill_typed<uint32_t>(t.uint32_val(), numel, &d->data, err);
-    case DType::UInt64: return fill_typed<uint64_t>(t.uint64_val(), numel, &d->data, err);
-    case DType::Complex64: return fill_typed<float>(t.float_val(), numel * 2, &d->data, err);
-    case DType::Complex128: return fill_typed<double>(t.double_val(), numel * 2, &d->data, err);
-    default: return *err = "tensor has no values", false;
+    case DType::BFloat16: return fill_typed<uint16_t>(t.half_val(), numel, &d->data);
+    case DType::UInt32: return fill_typed<uint32_t>(t.uint32_val(), numel, &d->data);
+    case DType::UInt64: return fill_typed<uint64_t>(t.uint64_val(), numel, &d->data);
+    case DType::Complex64: return fill_typed<float>(t.float_val(), numel * 2, &d->data);
+    case DType::Complex128: return fill_typed<double>(t.double_val(), numel * 2, &d->data);
+    default: return Status::invalid("tensor has no values");
   }
 }
 
@@ -203,13 +201,13 @@ constexpr size_t kArenaBlockBytes = 16u << 10;   // holds a small record's tree;
 
 // cut: the contents split_tensor_content() took out of payload, one per Summary.Value; null when
 // payload is the record as written.
-bool parse_and_decode(std::string_view payload, const std::vector<std::string_view>* cut, pb::Event& ev,
-                      std::vector<DecodedTensor>* out, std::string* err) {
+Status parse_and_decode(std::string_view payload, const std::vector<std::string_view>* cut, pb::Event& ev,
+                        std::vector<DecodedTensor>* out) {
   if (!ev.ParseFromArray(payload.data(), static_cast<int>(payload.size())))
-    return *err = "event protobuf does not parse", false;
-  if (!ev.has_summary()) return true;
+    return Status::invalid("event protobuf does not parse");
+  if (!ev.has_summary()) return Status::ok();
   if (cut && cut->size() != static_cast<size_t>(ev.summary().value_size()))
-    return *err = "event protobuf does not parse", false;   // cannot happen: one content per value
+    return Status::invalid("event protobuf does not parse");   // cannot happen: one content per value
   size_t index = 0;
   for (auto& v : *ev.mutable_summary()->mutable_value()) {
     const std::string_view* content = cut ? &(*cut)[index++] : nullptr;
@@ -229,11 +227,8 @@ bool parse_and_decode(std::string_view payload, const std::vector<std::string_vi
       }
     }
     if (v.has_tensor()) {
-      std::string e;
-      if (!decode_tensor(*v.mutable_tensor(), content, &d, &e)) {
-        *err = "tensor '" + d.tag + "': " + e;
-        return false;
-      }
+      if (Status st = decode_tensor(*v.mutable_tensor(), content, &d); !st.is_ok())
+        return st.prefixed("tensor '" + d.tag + "': ");
     } else if (v.histo().empty()) {
       float f = v.simple_value();  // a TensorBoard scalar: keep it as a 0-d float32
       d.dtype = DType::Float32;
@@ -243,13 +238,12 @@ bool parse_and_decode(std::string_view payload, const std::vector<std::string_vi
     }
     out->push_back(std::move(d));
   }
-  return true;
+  return Status::ok();
 }
 
 }  // namespace
 
-bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std::string* err,
-                  size_t borrow_from_bytes) {
+Status decode_event(std::string_view payload, std::vector<DecodedTensor>* out, size_t borrow_from_bytes) {
   std::string stripped;
   std::vector<std::string_view> contents;
   const std::vector<std::string_view>* cut = nullptr;
@@ -259,7 +253,7 @@ bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std
   }
   if (payload.size() > kArenaMaxBytes) {
     pb::Event ev;
-    return parse_and_decode(payload, cut, ev, out, err);
+    return parse_and_decode(payload, cut, ev, out);
   }
   struct ThreadArena {
     std::unique_ptr<char[]> block{new char[kArenaBlockBytes]};   // heap, not 16 KiB of TLS per thread
@@ -270,7 +264,7 @@ bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std
     google::protobuf::Arena& a;
     ~ResetAfter() { a.Reset(); }   // also on an early return: nothing outlives the call
   } reset{t.arena};
-  return parse_and_decode(payload, cut, *google::protobuf::Arena::CreateMessage<pb::Event>(&t.arena), out, err);
+  return parse_and_decode(payload, cut, *google::protobuf::Arena::CreateMessage<pb::Event>(&t.arena), out);
 }
 
 }  // namespace trialdb

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "schema/status.h"
 #include "schema/value_blob.h"
 
 namespace trialdb {
@@ -40,12 +41,12 @@ struct DecodedTensor {
 };
 
 // Appends the tensors of one Event payload. Events without a summary (file_version) add
-// nothing. Returns false with *err on a malformed payload. Thread-safe: small records are parsed
+// nothing. A malformed payload is kInvalidInput, its cause naming the tensor when one is at
+// fault; the caller adds the file and step (Status::at). Thread-safe: small records are parsed
 // on a per-thread protobuf arena; nothing in *out refers to it.
 // In payloads of at least borrow_from_bytes, tensor_content is not copied: the tensor is
 // `borrowed` from the payload (tensor_content_split.h). Either way the tensors are the same.
-bool decode_event(std::string_view payload, std::vector<DecodedTensor>* out, std::string* err,
-                  size_t borrow_from_bytes = SIZE_MAX);
+Status decode_event(std::string_view payload, std::vector<DecodedTensor>* out, size_t borrow_from_bytes = SIZE_MAX);
 
 // TensorFlow DataType number -> our dtype (smdebug's reading of it). false when unknown.
 bool dtype_from_tf(int tf_dtype, DType* out, bool* smdebug_readable);

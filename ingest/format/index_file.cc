@@ -427,7 +427,7 @@ enum class Field : uint8_t { kAbsent, kNull, kWrongType, kPresent };
 
 }  // namespace
 
-bool parse_index_json(std::string_view text, IndexFile* out, std::string* err) {
+Status parse_index_json(std::string_view text, IndexFile* out) {
   static_assert(kMaxDims == 32, "index shapes are limited to 32 dimensions like tensors");
   Scanner s(text);
   const size_t tensors0 = out->tensors.size(), shapes0 = out->shapes.size(), skipped0 = out->skipped.size();
@@ -435,8 +435,7 @@ bool parse_index_json(std::string_view text, IndexFile* out, std::string* err) {
     out->tensors.resize(tensors0);
     out->shapes.resize(shapes0);
     out->skipped.resize(skipped0);
-    *err = std::move(why);
-    return false;
+    return Status::invalid(std::move(why));
   };
 
   // What the document says, gathered in one pass; judged afterwards in the DOM code's order.
@@ -609,7 +608,7 @@ bool parse_index_json(std::string_view text, IndexFile* out, std::string* err) {
   out->mode_step = mode_step.value;
   if (event_file == Field::kPresent) out->event_file = std::move(event_file_name);
   for (auto& why : shape_skipped) out->skipped.push_back(std::move(why));
-  return true;
+  return Status::ok();
 }
 
 }  // namespace trialdb

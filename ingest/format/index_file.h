@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ingest/format/event_decoder.h"
+#include "schema/status.h"
 
 namespace trialdb {
 
@@ -30,7 +31,8 @@ struct IndexFile {
   std::vector<IndexEntry> tensors;
   std::vector<ShapeEntry> shapes;
   // Entries left out because they are malformed (bad name, offsets or shape): what is wrong
-  // with each. The rest of the file is still usable.
+  // with each, as the cause of an kInvalidInput issue the caller reports with the file and step.
+  // The rest of the file is still usable.
   std::vector<std::string> skipped;
 };
 
@@ -43,9 +45,9 @@ bool is_safe_relative_path(std::string_view path);
 
 inline constexpr size_t kMaxTensorNameBytes = 4096;
 
-// false (with *err) when the file as a whole is unusable (then nothing is appended to out's
-// lists); malformed entries only land in out->skipped. Accepts exactly the JSON nlohmann::json
-// accepts, without building a DOM (see index_file.cc).
-bool parse_index_json(std::string_view text, IndexFile* out, std::string* err);
+// kInvalidInput when the file as a whole is unusable (then nothing is appended to out's lists);
+// malformed entries only land in out->skipped. The caller adds the file and step (Status::at).
+// Accepts exactly the JSON nlohmann::json accepts, without building a DOM (see index_file.cc).
+Status parse_index_json(std::string_view text, IndexFile* out);
 
 }  // namespace trialdb

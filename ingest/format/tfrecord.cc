@@ -1,6 +1,7 @@
 #include "ingest/format/tfrecord.h"
 
 #include <cstring>
+#include <string>
 
 #include "ingest/format/crc32c.h"
 
@@ -9,7 +10,7 @@ namespace trialdb {
 RecordResult parse_record(std::string_view bytes) {
   RecordResult r;
   if (bytes.size() < 12) {
-    r.status = RecordStatus::kIncomplete;
+    r.status = Status::incomplete("record header cut short (" + std::to_string(bytes.size()) + " of 12 bytes)");
     return r;
   }
   const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
@@ -18,20 +19,20 @@ RecordResult parse_record(std::string_view bytes) {
   std::memcpy(&len, p, 8);
   std::memcpy(&len_crc, p + 8, 4);
   if (masked_crc32c(p, 8) != len_crc) {
-    r.error = "record length CRC mismatch (corrupt length field)";
+    r.status = Status::invalid("record length CRC mismatch (corrupt length field)");
     return r;
   }
   if (len > bytes.size() - 12 || bytes.size() - 12 - len < 4) {
-    r.status = RecordStatus::kIncomplete;
+    r.status = Status::incomplete("record of " + std::to_string(len) + " data bytes runs past the " +
+                                  std::to_string(bytes.size()) + " bytes available");
     return r;
   }
   uint32_t footer;
   std::memcpy(&footer, p + 12 + len, 4);
   if (footer != smdebug_constant_footer() && footer != masked_crc32c(p + 12, len)) {
-    r.error = "record data CRC mismatch (corrupt data)";
+    r.status = Status::invalid("record data CRC mismatch (corrupt data)");
     return r;
   }
-  r.status = RecordStatus::kOk;
   r.payload = bytes.substr(12, len);
   r.consumed = len + kRecordOverhead;
   return r;

@@ -10,17 +10,18 @@
 #include <string>
 #include <string_view>
 
+#include "schema/status.h"
+
 namespace trialdb {
 
 inline constexpr size_t kRecordOverhead = 16;  // 8 length + 4 length crc + 4 footer
 
-enum class RecordStatus { kOk, kIncomplete, kCorrupt };
-
 struct RecordResult {
-  RecordStatus status = RecordStatus::kCorrupt;
-  std::string_view payload;   // valid when kOk
-  size_t consumed = 0;        // bytes of the whole record when kOk
-  std::string error;          // when kCorrupt: what is wrong
+  // OK; kIncomplete: the record runs past the bytes given (wait for more); kInvalidInput: the
+  // record is corrupt, the cause says how.
+  Status status;
+  std::string_view payload;   // valid when OK
+  size_t consumed = 0;        // bytes of the whole record when OK
 };
 
 // Parses one record at the start of bytes.

@@ -18,8 +18,8 @@ Catalog::Catalog(Database& db, std::string name, std::string root) : db_(db), na
     if (q.step()) {
       trial_id_ = q.int64(0);
       if (q.text(1) != root)
-        throw DbError("trial '" + name_ + "' already exists in " + db_.path() + " from " + q.text(1) +
-                      "; use --name to ingest " + root + " under another name");
+        throw Error(Status::usage("trial '" + name_ + "' already exists in " + db_.path() + " from " + q.text(1) +
+                                  "; use --name to ingest " + root + " under another name"));
     }
   }
   if (!trial_id_) {
@@ -98,9 +98,8 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
     std::optional<std::string> text = source.read(f.path);
     if (!text) continue;
     CollectionsFile cf;
-    std::string err;
-    if (!parse_collections_json(*text, &cf, &err)) {
-      if (ended) issues.push_back(Status::invalid(err).at(f.path));
+    if (Status st = parse_collections_json(*text, &cf); !st.is_ok()) {
+      if (ended) issues.push_back(st.at(f.path));
       continue;
     }
     meta_workers = std::max(meta_workers, cf.num_workers);
@@ -144,10 +143,9 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
     }
     c.tensor_names = m.tensor_names;
     for (const auto& r : m.include_regex) {
-      std::string err;
-      auto re = PyRegex::compile(r, &err);
-      if (re) c.regexes.push_back(std::move(re));
-      else report(Status::invalid("collection '" + name + "': " + err).at("collections/"));
+      std::unique_ptr<PyRegex> re;
+      if (Status st = PyRegex::compile(r, &re); st.is_ok()) c.regexes.push_back(std::move(re));
+      else report(st.prefixed("collection '" + name + "': ").at("collections/"));
     }
     loaded.push_back(std::move(c));
   }

@@ -92,7 +92,7 @@ IngestStats Ingester::run_once() {
   stats.ended = ended;
   catalog_->load_collections(source_, ended, [&](const Status& e) { record_error(e, &stats); });
   ledger_->reload_waiting();
-  if (opt_.strict && !stats.errors.empty()) throw StrictError(stats.errors.front().to_string());
+  if (opt_.strict && !stats.errors.empty()) throw Error(stats.errors.front());
 
   // The index files not ingested yet, in (step, worker) order.
   std::vector<PendingFile> pending;
@@ -112,7 +112,7 @@ IngestStats Ingester::run_once() {
       Transaction tx(db_);
       for (const auto& e : bad_names) record_error(e, &stats);
       tx.commit();
-      if (opt_.strict) throw StrictError(bad_names.front().to_string());
+      if (opt_.strict) throw Error(bad_names.front());
     }
   }
   std::sort(pending.begin(), pending.end(), [](const PendingFile& a, const PendingFile& b) {
@@ -184,14 +184,14 @@ IngestStats Ingester::run_once() {
           Transaction etx(db_);
           record_error(f.errors.front(), &stats);
           etx.commit();
-          throw StrictError(f.errors.front().to_string());
+          throw Error(f.errors.front());
         }
         if (!tx) tx = std::make_unique<Transaction>(db_);
         write_file(f, &stats);
         if (f.mapped_span && f.mapped_span->shrank())   // the open transaction is rolled back
-          throw SourceError(source_.root() + "/" + f.mapped_file +
-                            ": the file shrank while its tensors were being stored (truncated by another "
-                            "process?); nothing of it was stored. Run the ingest again.");
+          throw Error(Status::io("the file shrank while its tensors were being stored (truncated by another "
+                                 "process?); nothing of it was stored. Run the ingest again.")
+                          .at(source_.root() + "/" + f.mapped_file));
         if (f.span) pool_.give(std::move(*f.span));   // its blobs are stored
         tx_bytes += f.bytes;
         ++tx_files;

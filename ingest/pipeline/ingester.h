@@ -37,7 +37,7 @@ inline constexpr uint64_t kReadAheadBytes = 640u << 20;
 
 struct IngestOptions {
   std::string name;            // trial name; empty = the location's base name
-  bool strict = false;         // stop at the first error (StrictError) instead of skipping
+  bool strict = false;         // stop at the first error (Error of kind kInvalidInput) instead of skipping
   bool compress = false;       // zlib blobs that shrink
   int threads = 0;             // preparing threads; 0 = hardware concurrency
   // Write each pass through a rollback journal when no other connection has the database open
@@ -57,10 +57,6 @@ struct IngestStats {
   uint64_t bytes_read = 0;
   bool ended = false;
   std::vector<Status> errors;  // each names the file and, where there is one, the step
-};
-
-struct StrictError : std::runtime_error {
-  using std::runtime_error::runtime_error;
 };
 
 class Ingester {

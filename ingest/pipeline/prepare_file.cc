@@ -197,10 +197,9 @@ PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t tick
   }
   f.bytes += text->size();
   IndexFile idx;
-  std::string err;
-  if (!parse_index_json(*text, &idx, &err)) {
+  if (Status st = parse_index_json(*text, &idx); !st.is_ok()) {
     // A live writer may not have finished the JSON yet; an ended trial's index is final.
-    if (opt.ended) f.errors.push_back(Status::invalid(err).at(file.path, file.step));
+    if (opt.ended) f.errors.push_back(st.at(file.path, file.step));
     else f.status = FileStatus::kWait;
     return f;
   }

@@ -62,17 +62,16 @@ DecodedRecord decode_record(const IndexEntry& e, std::string_view span, uint64_t
     return d;
   }
   RecordResult r = parse_record(span.substr(e.start - span_offset, e.length));
-  if (r.status != RecordStatus::kOk || r.consumed != e.length) {
+  if (!r.status.is_ok() || r.consumed != e.length) {
     d.error = where(e, event_file) + ": " +
-              (r.status == RecordStatus::kCorrupt
-                   ? r.error
+              (r.status.kind() == ErrorKind::kInvalidInput
+                   ? r.status.cause()
                    : "record length field does not match the index length " + std::to_string(e.length));
     return d;
   }
   std::vector<DecodedTensor> decoded;
-  std::string err;
-  if (!decode_event(r.payload, &decoded, &err, kBorrowContentBytes)) {
-    d.error = where(e, event_file) + ": " + err;
+  if (Status st = decode_event(r.payload, &decoded, kBorrowContentBytes); !st.is_ok()) {
+    d.error = where(e, event_file) + ": " + st.cause();
     return d;
   }
   if (decoded.empty()) {

@@ -181,8 +181,10 @@ size_t ValueWriter::flush(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
       ins.step();
       ins.reset();
       if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n)
-        throw DbError(db_.path() + ": values of step " + std::to_string(f.file.step) + " for worker " + f.file.worker +
-                      " collided with stored values although none were recorded for it (" + f.file.path + ")");
+        throw Error(Status::database("values of step " + std::to_string(f.file.step) + " for worker " +
+                                     f.file.worker + " collided with stored values although none were recorded for it (" +
+                                     f.file.path + ")")
+                        .at(db_.path()));
     };
     if (rows.size() == kValueBatch && scalars) insert(insert_scalar_batch_, bind_scalar_row<Row>, 0, kValueBatch);
     else if (rows.size() == kValueBatch) insert(insert_value_batch_, bind_value_row<Row>, 0, kValueBatch);
@@ -195,10 +197,10 @@ size_t ValueWriter::flush(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
       bind_value_row(insert_value_, 0, r);
       try {
         insert_value_.step();
-      } catch (const DbError& e) {
+      } catch (const Error& e) {
         insert_value_.reset();
         report(Status::invalid("tensor '" + r.value->tensor + "' for worker " + f.file.worker +
-                               " was already stored: " + e.what())
+                               " was already stored: " + e.status().cause())
                    .at(f.file.path, f.file.step));
         continue;
       }

@@ -15,7 +15,7 @@ LocalSource::LocalSource(std::string root) : root_(std::move(root)) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   struct stat st;
   if (::stat(root_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw SourceError(root_ + ": not a directory (expected a trial folder)");
+    throw Error(Status::io("not a directory (expected a trial folder)").at(root_));
 }
 
 namespace {
@@ -69,13 +69,13 @@ bool LocalSource::read_range_into(const std::string& path, uint64_t offset, uint
   int fd = ::open(full(path).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return false;
-    throw SourceError(full(path) + ": " + std::strerror(errno));
+    throw Error(Status::io(std::strerror(errno)).at(full(path)));
   }
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int e = errno;
     ::close(fd);
-    throw SourceError(full(path) + ": " + std::strerror(e));
+    throw Error(Status::io(std::strerror(e)).at(full(path)));
   }
   uint64_t size = static_cast<uint64_t>(st.st_size);
   uint64_t n = offset >= size ? 0 : std::min(length, size - offset);  // never allocate past the file

@@ -28,7 +28,7 @@ std::optional<bool> parse_flag(const std::optional<std::string>& v, const char* 
   if (!v) return std::nullopt;
   if (*v == "1" || *v == "true" || *v == "TRUE" || *v == "yes") return true;
   if (*v == "0" || *v == "false" || *v == "FALSE" || *v == "no") return false;
-  throw SourceError(std::string(name) + " must be 1 or 0, got '" + *v + "'");
+  throw Error(ErrorKind::kUsage, std::string(name) + " must be 1 or 0, got '" + *v + "'");
 }
 
 }  // namespace
@@ -36,17 +36,17 @@ std::optional<bool> parse_flag(const std::optional<std::string>& v, const char* 
 S3Location parse_s3_url(const std::string& url) {
   static constexpr std::string_view kScheme = "s3://";
   if (url.compare(0, kScheme.size(), kScheme) != 0)
-    throw SourceError("'" + url + "' is not an S3 URL (expected s3://bucket/prefix)");
+    throw Error(ErrorKind::kUsage, "'" + url + "' is not an S3 URL (expected s3://bucket/prefix)");
   std::string rest = url.substr(kScheme.size());
   size_t slash = rest.find('/');
   S3Location loc;
   loc.bucket = rest.substr(0, slash);
   if (slash != std::string::npos) loc.prefix = strip_slashes(rest.substr(slash + 1));
   if (loc.bucket.empty())
-    throw SourceError("'" + url + "' names no bucket (expected s3://bucket/prefix)");
+    throw Error(ErrorKind::kUsage, "'" + url + "' names no bucket (expected s3://bucket/prefix)");
   for (char c : loc.bucket)
     if (!is_bucket_char(c))
-      throw SourceError("'" + url + "': bucket name '" + loc.bucket + "' contains a character that is not allowed");
+      throw Error(ErrorKind::kUsage, "'" + url + "': bucket name '" + loc.bucket + "' contains a character that is not allowed");
   return loc;
 }
 
@@ -80,7 +80,7 @@ S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env, const
   const bool custom_endpoint = !endpoint.empty();
   if (custom_endpoint) {
     if (endpoint.rfind("http://", 0) != 0 && endpoint.rfind("https://", 0) != 0)
-      throw SourceError("S3 endpoint '" + endpoint + "' is not an http:// or https:// URL");
+      throw Error(ErrorKind::kUsage, "S3 endpoint '" + endpoint + "' is not an http:// or https:// URL");
     while (endpoint.size() > 8 && endpoint.back() == '/') endpoint.pop_back();
     c.endpoint = endpoint;
   } else {
@@ -105,19 +105,19 @@ S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env, const
       if (where.empty()) where = "no file (HOME is not set)";
       const std::string which = "AWS profile '" + p.name + "'";
       if (p.explicit_name && !p.found)
-        throw SourceError(which + " (AWS_PROFILE) is not in " + where);
+        throw Error(ErrorKind::kUsage, which + " (AWS_PROFILE) is not in " + where);
       if (!p.unsupported.empty())
-        throw SourceError(which + " gets its credentials through " + p.unsupported +
+        throw Error(ErrorKind::kUsage, which + " gets its credentials through " + p.unsupported +
                           ", which trialdb does not support; export temporary keys instead, e.g. "
                           "eval \"$(aws configure export-credentials --profile " + p.name + " --format env)\"");
       if (p.access_key_id.empty() && p.secret_access_key.empty())
-        throw SourceError(
+        throw Error(ErrorKind::kUsage, 
             "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN "
             "for temporary credentials), or put aws_access_key_id and aws_secret_access_key under profile '" +
             p.name + "' (AWS_PROFILE picks another) in " + where +
             ", or set TRIALDB_S3_NO_SIGN_REQUEST=1 for a public bucket");
       if (p.access_key_id.empty() || p.secret_access_key.empty())
-        throw SourceError("incomplete AWS credentials in " + which + " (" + where + "): " +
+        throw Error(ErrorKind::kUsage, "incomplete AWS credentials in " + which + " (" + where + "): " +
                           (p.access_key_id.empty() ? "aws_access_key_id" : "aws_secret_access_key") + " is missing");
       c.access_key_id = p.access_key_id;
       c.secret_access_key = p.secret_access_key;
@@ -128,9 +128,9 @@ S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env, const
                            (c.session_token.empty() ? "" : " and AWS_SESSION_TOKEN");
     }
     if (c.access_key_id.empty())
-      throw SourceError("incomplete AWS credentials: AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not");
+      throw Error(ErrorKind::kUsage, "incomplete AWS credentials: AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not");
     if (c.secret_access_key.empty())
-      throw SourceError("incomplete AWS credentials: AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
+      throw Error(ErrorKind::kUsage, "incomplete AWS credentials: AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
   }
   return c;
 }

@@ -36,7 +36,7 @@ struct S3Location {
   std::string bucket;
   std::string prefix;
 };
-// Throws SourceError naming the URL when it is not s3://bucket[/prefix].
+// Throws Error (kUsage) naming the URL when it is not s3://bucket[/prefix].
 S3Location parse_s3_url(const std::string& url);
 
 // Everything a request needs, resolved once.
@@ -54,7 +54,7 @@ std::optional<std::string> process_env(const char* name);  // getenv; empty coun
 
 // Applies options over the environment, then the AWS shared files (aws_shared_config.h) for what
 // the environment leaves unset: credentials (both keys from one place) and the region. Throws
-// SourceError when credentials are missing or incomplete (unless unsigned requests were asked
+// Error (kUsage) when credentials are missing or incomplete (unless unsigned requests were asked
 // for), AWS_PROFILE names a profile no file has, or the endpoint is not an http(s) URL. Messages
 // name the variables, profiles and files involved, never their values.
 S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env = process_env,

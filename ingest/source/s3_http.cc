@@ -140,7 +140,7 @@ std::unique_ptr<S3Http::Lane> S3Http::acquire_lane() {
   }
   auto lane = std::make_unique<Lane>();
   lane->multi = curl_multi_init();
-  if (lane->multi == nullptr) throw SourceError("S3: cannot initialise libcurl");
+  if (lane->multi == nullptr) throw Error(ErrorKind::kIo, "S3: cannot initialise libcurl");
   curl_multi_setopt(lane->multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(config_.tuning.max_in_flight));
   lane->rng.seed(std::random_device{}());
   return lane;
@@ -166,7 +166,7 @@ std::chrono::milliseconds S3Http::backoff(Lane& lane, int attempt) const {
 void S3Http::start(Lane& lane, Transfer& t) {
   if (lane.idle.empty()) {
     t.easy = curl_easy_init();
-    if (t.easy == nullptr) throw SourceError("S3: cannot create a libcurl handle");
+    if (t.easy == nullptr) throw Error(ErrorKind::kIo, "S3: cannot create a libcurl handle");
   } else {
     t.easy = lane.idle.back();
     lane.idle.pop_back();
@@ -219,7 +219,7 @@ void S3Http::start(Lane& lane, Transfer& t) {
   }
   curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
   CURLMcode mc = curl_multi_add_handle(lane.multi, e);
-  if (mc != CURLM_OK) throw SourceError(std::string("S3: curl_multi_add_handle: ") + curl_multi_strerror(mc));
+  if (mc != CURLM_OK) throw Error(ErrorKind::kIo, std::string("S3: curl_multi_add_handle: ") + curl_multi_strerror(mc));
 }
 
 std::string S3Http::transient_failure(const Transfer& t, CURLcode rc) const {
@@ -290,7 +290,7 @@ std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& re
 
     int running = 0;
     CURLMcode mc = curl_multi_perform(lane.multi, &running);
-    if (mc != CURLM_OK) throw SourceError(std::string("S3: curl_multi_perform: ") + curl_multi_strerror(mc));
+    if (mc != CURLM_OK) throw Error(ErrorKind::kIo, std::string("S3: curl_multi_perform: ") + curl_multi_strerror(mc));
 
     int left = 0;
     while (CURLMsg* msg = curl_multi_info_read(lane.multi, &left)) {
@@ -313,12 +313,12 @@ std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& re
       if (!why.empty()) {
         t->last_failure = why;
         if (t->response.attempts >= config_.tuning.max_attempts)
-          throw SourceError(redact("S3 " + t->request->what + ": gave up after " +
+          throw Error(ErrorKind::kIo, redact("S3 " + t->request->what + ": gave up after " +
                                    std::to_string(t->response.attempts) + " attempts; last failure: " + why));
         t->ready_at = Clock::now() + backoff(lane, t->response.attempts);
         waiting.push_back(t);
       } else if (rc != CURLE_OK) {
-        throw SourceError(redact("S3 " + t->request->what + ": " + curl_easy_strerror(rc) +
+        throw Error(ErrorKind::kIo, redact("S3 " + t->request->what + ": " + curl_easy_strerror(rc) +
                                  (t->errbuf[0] ? std::string(" (") + t->errbuf + ")" : "")));
       }
     }

@@ -52,7 +52,7 @@ class S3Http {
   S3Http& operator=(const S3Http&) = delete;
 
   // Runs every request, at most config.tuning.max_in_flight at a time, and returns their final
-  // responses in the same order. Throws SourceError (naming the request, never a secret) when a
+  // responses in the same order. Throws Error (kIo) (naming the request, never a secret) when a
   // request still fails transiently after max_attempts, or fails in a way retrying cannot fix.
   std::vector<S3Response> perform(const std::vector<S3Request>& requests);
   S3Response perform(const S3Request& request);

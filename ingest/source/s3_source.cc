@@ -71,7 +71,7 @@ void S3Source::fail(const S3Response& r, const std::string& op, const std::strin
       msg += ": access refused; check " + config_.credentials_from + ", and that they may read bucket '" +
              location_.bucket + "'";
   }
-  throw SourceError(s3_redact(msg, config_));
+  throw Error(ErrorKind::kIo, s3_redact(msg, config_));
 }
 
 void S3Source::check_object_response(const S3Response& r, const std::string& op, const std::string& key) const {
@@ -120,7 +120,7 @@ std::vector<SourceFile> S3Source::list(const std::string& prefix, const std::str
       token.clear();  // a server without tokens: continue after the last key, ListObjects-V1 style
       after = page.objects.back().key;
     } else {
-      throw SourceError("S3 LIST " + s3_name(key_prefix) +
+      throw Error(ErrorKind::kIo, "S3 LIST " + s3_name(key_prefix) +
                         ": the server said the listing is truncated but gave no way to continue");
     }
   }
@@ -142,7 +142,7 @@ std::optional<std::string> S3Source::range_body(S3Response& r, const std::string
     if (!r.content_range.empty()) {
       std::optional<uint64_t> first = content_range_first(r.content_range);
       if (!first || *first != offset)
-        throw SourceError("S3 GET " + s3_name(key) + ": asked for bytes from " + std::to_string(offset) +
+        throw Error(ErrorKind::kIo, "S3 GET " + s3_name(key) + ": asked for bytes from " + std::to_string(offset) +
                           ", the server sent '" + r.content_range + "'");
     }
     if (r.body.size() > length) r.body.resize(length);

@@ -4,7 +4,7 @@
 //
 // Missing objects behave like missing files (std::nullopt), so a live trial that is still being
 // uploaded is waited for, not an error. Anything else that goes wrong (credentials rejected, no
-// such bucket, wrong region, retries exhausted) is a SourceError naming the bucket/key and S3's
+// such bucket, wrong region, retries exhausted) is an Error (kIo) naming the bucket/key and S3's
 // error code; secrets never appear in messages.
 #pragma once
 #include <memory>
@@ -18,7 +18,7 @@ namespace trialdb {
 
 class S3Source : public TrialSource {
  public:
-  // url: s3://bucket[/prefix]. Throws SourceError for a bad URL, missing credentials or a bad
+  // url: s3://bucket[/prefix]. Throws Error (kUsage) for a bad URL, missing credentials or a bad
   // endpoint; does not touch the network.
   S3Source(const std::string& url, const S3Options& options = {});
 
@@ -35,7 +35,7 @@ class S3Source : public TrialSource {
  private:
   std::string key_of(const std::string& path) const;
   std::string s3_name(const std::string& key) const { return "s3://" + location_.bucket + "/" + key; }
-  // Interprets a final non-success response as a SourceError; returns normally only for a
+  // Interprets a final non-success response as an Error (kIo); returns normally only for a
   // 404 NoSuchKey (the object does not exist yet), which callers turn into std::nullopt.
   void check_object_response(const S3Response& r, const std::string& op, const std::string& key) const;
   [[noreturn]] void fail(const S3Response& r, const std::string& op, const std::string& key) const;

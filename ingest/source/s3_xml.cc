@@ -190,7 +190,7 @@ std::string xml_unescape(std::string_view text) {
   try {
     unescape_into(out, text);
   } catch (const XmlError& e) {
-    throw SourceError("bad XML text: " + e.what);
+    throw Error(ErrorKind::kIo, "bad XML text: " + e.what);
   }
   return out;
 }
@@ -227,10 +227,10 @@ S3ListPage parse_list_objects_v2(std::string_view xml) {
       }
     });
   } catch (const XmlError& e) {
-    throw SourceError("malformed ListObjectsV2 response: " + e.what);
+    throw Error(ErrorKind::kIo, "malformed ListObjectsV2 response: " + e.what);
   }
   if (root != "ListBucketResult")
-    throw SourceError("malformed ListObjectsV2 response: root element is <" + std::string(root) +
+    throw Error(ErrorKind::kIo, "malformed ListObjectsV2 response: root element is <" + std::string(root) +
                       ">, expected <ListBucketResult>");
   return page;
 }

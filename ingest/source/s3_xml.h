@@ -23,7 +23,7 @@ struct S3ListPage {
   std::string next_continuation_token;  // "" when the server sent none
 };
 
-// Throws SourceError ("malformed ListObjectsV2 response: ...") on anything it cannot trust.
+// Throws Error (kIo) ("malformed ListObjectsV2 response: ...") on anything it cannot trust.
 S3ListPage parse_list_objects_v2(std::string_view xml);
 
 struct S3ErrorBody {
@@ -34,7 +34,7 @@ struct S3ErrorBody {
 S3ErrorBody parse_s3_error(std::string_view xml);
 
 // Replaces the five predefined entities and numeric character references (&#N; &#xH;, written
-// out as UTF-8). Throws SourceError on an unknown or unterminated entity.
+// out as UTF-8). Throws Error (kIo) on an unknown or unterminated entity.
 std::string xml_unescape(std::string_view text);
 
 }  // namespace trialdb

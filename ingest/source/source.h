@@ -4,17 +4,18 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "ingest/source/mapped_range.h"
+#include "schema/status.h"
 
 namespace trialdb {
 
-struct SourceError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// A source that cannot go on throws Error (schema/status.h): kIo when a file or object cannot be
+// listed or read (the message names the file or s3:// URL), kUsage when the location or the S3
+// settings (URL, endpoint, credentials) are unusable. A file that does not exist (yet) is not an
+// error: read() answers std::nullopt.
 
 struct SourceFile {
   std::string path;   // relative to the trial root, '/'-separated

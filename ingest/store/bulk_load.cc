@@ -13,7 +13,7 @@ std::string journal_mode(sqlite3* db, const char* set_to = nullptr) {
   try {
     Statement q(db, std::string("PRAGMA journal_mode") + (set_to ? std::string("=") + set_to : ""));
     return q.step() ? q.text(0) : "";
-  } catch (const DbError&) {
+  } catch (const Error&) {
     return "";
   }
 }

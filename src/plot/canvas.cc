@@ -23,17 +23,17 @@ bool ends_with(const std::string& s, const char* suffix) {
 Format format_for_path(const std::string& path) {
   if (ends_with(path, ".png")) return Format::Png;
   if (ends_with(path, ".svg")) return Format::Svg;
-  throw PlotError(path + ": output file must end in .png or .svg");
+  throw Error(Status::invalid("output file must end in .png or .svg").at(path));
 }
 
 Canvas::Canvas(const std::string& path, int width, int height)
     : path_(path), format_(format_for_path(path)), width_(width), height_(height) {
   if (width < 100 || height < 100 || width > 20000 || height > 20000)
-    throw PlotError("image size " + std::to_string(width) + "x" + std::to_string(height) +
-                    " is out of range (100 to 20000 pixels a side)");
+    throw Error(ErrorKind::kInvalidInput, "image size " + std::to_string(width) + "x" + std::to_string(height) +
+                                              " is out of range (100 to 20000 pixels a side)");
   // cairo reports an unwritable file only when it finally writes; find out now instead.
   FILE* probe = std::fopen(path.c_str(), "wb");
-  if (!probe) throw PlotError("cannot write " + path + ": " + std::strerror(errno));
+  if (!probe) throw Error(ErrorKind::kIo, "cannot write " + path + ": " + std::strerror(errno));
   std::fclose(probe);
   if (format_ == Format::Png) {
     surface_ = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
@@ -44,7 +44,7 @@ Canvas::Canvas(const std::string& path, int width, int height)
   if (cairo_surface_status(surface_) != CAIRO_STATUS_SUCCESS) {
     std::string why = cairo_status_to_string(cairo_surface_status(surface_));
     cairo_surface_destroy(surface_);
-    throw PlotError("cannot create image " + path + ": " + why);
+    throw Error(ErrorKind::kIo, "cannot create image " + path + ": " + why);
   }
   cr_ = cairo_create(surface_);
   set_color(1, 1, 1);
@@ -111,14 +111,14 @@ void Canvas::finish() {
   if (finished_) return;
   finished_ = true;
   cairo_status_t st = cairo_status(cr_);
-  if (st != CAIRO_STATUS_SUCCESS) throw PlotError("drawing " + path_ + " failed: " + cairo_status_to_string(st));
+  if (st != CAIRO_STATUS_SUCCESS) throw Error(ErrorKind::kIo, "drawing " + path_ + " failed: " + cairo_status_to_string(st));
   if (format_ == Format::Png) {
     st = cairo_surface_write_to_png(surface_, path_.c_str());
   } else {
     cairo_surface_finish(surface_);
     st = cairo_surface_status(surface_);
   }
-  if (st != CAIRO_STATUS_SUCCESS) throw PlotError("cannot write " + path_ + ": " + cairo_status_to_string(st));
+  if (st != CAIRO_STATUS_SUCCESS) throw Error(ErrorKind::kIo, "cannot write " + path_ + ": " + cairo_status_to_string(st));
 }
 
 }  // namespace trialdb::plot

@@ -6,18 +6,18 @@
 #pragma once
 #include <cairo.h>
 
-#include <stdexcept>
 #include <string>
+
+#include "schema/status.h"
 
 namespace trialdb::plot {
 
-struct PlotError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// Failures throw trialdb::Error (schema/status.h): kInvalidInput for an output name or image
+// size that cannot be drawn, kIo when the file cannot be created or written.
 
 enum class Format { Png, Svg };
 
-// The format a file name asks for; throws PlotError naming the file when it is neither.
+// The format a file name asks for; throws Error (kInvalidInput) naming the file when it is neither.
 Format format_for_path(const std::string& path);
 
 enum class HAlign { Left, Center, Right };
@@ -44,7 +44,7 @@ class Canvas {
 
   void set_color(double r, double g, double b, double a = 1.0);
 
-  // Writes the file; throws PlotError naming the file on failure.
+  // Writes the file; throws Error (kIo) naming the file on failure.
   void finish();
 
  private:

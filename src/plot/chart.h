@@ -4,7 +4,7 @@
 //              over training, the seed notebook's animated histograms in one still image);
 //              several panels stacked (one per trial) share the colour scale
 //   Timeline   markers at the steps where something happened, one row per category (findings)
-// Each render_* writes the file (format from its extension) and throws PlotError on failure.
+// Each render_* writes the file (format from its extension) and throws trialdb::Error on failure (plot/canvas.h).
 #pragma once
 #include <string>
 #include <vector>

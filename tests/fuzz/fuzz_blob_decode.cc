@@ -13,7 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trialdb;
   TensorView v;
   std::vector<uint8_t> scratch;
-  const char* err = nullptr;
   // Same guard as sqlext's get_tensor: a compressed blob cannot claim more than zlib's maximum
   // expansion, so the fuzzer does not spend its memory on forged sizes.
   if (size >= 4 && data[0] == kBlobMagic && (data[3] & kBlobZlib) && data[2] <= kMaxDims) {
@@ -24,8 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (raw > (size - off - 8) * 1032 + 64) return 0;
     }
   }
-  if (!decode_blob(data, size, &v, &scratch, &err)) {
-    if (!err || !*err) __builtin_trap();
+  if (const Status st = decode_blob(data, size, &v, &scratch); !st.is_ok()) {
+    if (st.kind() != ErrorKind::kInvalidInput || st.cause().empty()) __builtin_trap();
     return 0;
   }
   // Touch every data byte so ASan sees any out-of-bounds view.
@@ -37,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string again = encode_blob(v.dtype, v.dims, v.ndim, v.data, v.data_bytes);
   TensorView w;
   std::vector<uint8_t> scratch2;
-  if (!decode_blob(again.data(), again.size(), &w, &scratch2, &err)) __builtin_trap();
+  if (!decode_blob(again.data(), again.size(), &w, &scratch2).is_ok()) __builtin_trap();
   if (w.dtype != v.dtype || w.ndim != v.ndim || w.numel != v.numel || w.data_bytes != v.data_bytes ||
       (v.data_bytes && std::memcmp(w.data, v.data, v.data_bytes) != 0))
     __builtin_trap();

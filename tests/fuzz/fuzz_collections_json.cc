@@ -11,9 +11,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trialdb;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   CollectionsFile cf;
-  std::string err;
-  if (!parse_collections_json(text, &cf, &err)) {
-    if (err.empty()) __builtin_trap();
+  if (const Status st = parse_collections_json(text, &cf); !st.is_ok()) {
+    if (st.kind() != ErrorKind::kInvalidInput || st.cause().empty()) __builtin_trap();
     return 0;
   }
   if (cf.num_workers < 0) __builtin_trap();
@@ -21,10 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& c : cf.collections) {
     for (const auto& pattern : c.include_regex) {
       if (budget-- == 0) return 0;
-      std::string rerr;
-      auto re = PyRegex::compile(pattern, &rerr);
+      std::unique_ptr<PyRegex> re;
+      const Status rst = PyRegex::compile(pattern, &re);
+      if (!rst.is_ok() != !re) __builtin_trap();   // a regex exactly when OK
       if (!re) {
-        if (rerr.empty()) __builtin_trap();
+        if (rst.cause().empty()) __builtin_trap();
         continue;
       }
       for (const auto& name : c.tensor_names) (void)re->search(name.substr(0, 256));

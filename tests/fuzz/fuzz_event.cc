@@ -18,13 +18,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trialdb;
   const std::string_view payload(reinterpret_cast<const char*>(data), size);
   std::vector<DecodedTensor> out, borrowing;
-  std::string err, borrowing_err;
-  const bool ok = decode_event(payload, &out, &err);
-  if (decode_event(payload, &borrowing, &borrowing_err, 0) != ok || borrowing_err != err ||
+  Status err, borrowing_err;
+  const bool ok = (err = decode_event(payload, &out)).is_ok();
+  if ((borrowing_err = decode_event(payload, &borrowing, 0)).is_ok() != ok || borrowing_err.to_string() != err.to_string() ||
       borrowing.size() != out.size())
     __builtin_trap();
   if (!ok) {
-    if (err.empty()) __builtin_trap();
+    if (err.kind() != ErrorKind::kInvalidInput || err.cause().empty()) __builtin_trap();
     return 0;
   }
   for (size_t i = 0; i < out.size(); ++i) {
@@ -70,8 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string blob = encode_blob(d.dtype, d.dims.data(), ndim, d.data.data(), d.data.size());
     TensorView back;
     std::vector<uint8_t> scratch;
-    const char* berr = nullptr;
-    if (!decode_blob(blob.data(), blob.size(), &back, &scratch, &berr) || back.numel != numel ||
+    if (!decode_blob(blob.data(), blob.size(), &back, &scratch).is_ok() || back.numel != numel ||
         back.data_bytes != d.data.size())
       __builtin_trap();
   }

@@ -11,8 +11,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trialdb;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   IndexFile idx;
-  std::string err;
-  if (parse_index_json(text, &idx, &err)) {
+  const Status st = parse_index_json(text, &idx);
+  if (st.is_ok()) {
     if (idx.event_file && !is_safe_relative_path(*idx.event_file)) __builtin_trap();
     if (!idx.tensors.empty() && !idx.event_file) __builtin_trap();
     if (idx.mode_step < 0) __builtin_trap();
@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (int64_t d : s.shape)
         if (d < 0) __builtin_trap();
     }
-  } else if (err.empty()) {
+  } else if (st.kind() != ErrorKind::kInvalidInput || st.cause().empty()) {
     __builtin_trap();
   }
   // The same bytes as a file name and as an event_file_name.

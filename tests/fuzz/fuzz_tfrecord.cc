@@ -12,11 +12,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view rest(reinterpret_cast<const char*>(data), size);
   while (!rest.empty()) {
     RecordResult r = parse_record(rest);
-    if (r.status == RecordStatus::kCorrupt) {
-      if (r.error.empty()) __builtin_trap();
+    if (r.status.kind() == ErrorKind::kInvalidInput) {
+      if (r.status.cause().empty()) __builtin_trap();
       break;
     }
-    if (r.status == RecordStatus::kIncomplete) break;
+    if (r.status.kind() == ErrorKind::kIncomplete) break;
+    if (!r.status.is_ok()) __builtin_trap();   // OK, incomplete or invalid: nothing else
     if (r.consumed != r.payload.size() + kRecordOverhead || r.consumed > rest.size() ||
         r.payload.data() != rest.data() + 12)
       __builtin_trap();
@@ -24,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::string again;
       append_record(&again, r.payload, real_crc);
       RecordResult a = parse_record(again);
-      if (a.status != RecordStatus::kOk || a.consumed != again.size() || a.payload != r.payload) __builtin_trap();
+      if (!a.status.is_ok() || a.consumed != again.size() || a.payload != r.payload) __builtin_trap();
     }
     rest.remove_prefix(r.consumed);
   }

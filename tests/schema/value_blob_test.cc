@@ -18,21 +18,21 @@ TEST(ValueBlob, RoundTripAndValidation) {
     std::string b = encode_blob(DType::Float32, dims, 2, data, sizeof data, z);
     TensorView v;
     std::vector<uint8_t> scratch;
-    const char* err = nullptr;
-    ASSERT_TRUE(decode_blob(b.data(), b.size(), &v, &scratch, &err)) << err;
+    Status st = decode_blob(b.data(), b.size(), &v, &scratch);
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
     EXPECT_EQ(v.ndim, 2);
     EXPECT_EQ(v.numel, 6);
     EXPECT_EQ(std::memcmp(v.data, data, sizeof data), 0);
     // Every truncation is rejected, never read past.
-    for (size_t n = 0; n < b.size(); ++n) EXPECT_FALSE(decode_blob(b.data(), n, &v, &scratch, &err)) << n;
+    for (size_t n = 0; n < b.size(); ++n) EXPECT_FALSE(decode_blob(b.data(), n, &v, &scratch).is_ok()) << n;
   }
   std::string b = encode_blob(DType::Float32, dims, 2, data, sizeof data);
   b[1] = 99;
   TensorView v;
   std::vector<uint8_t> scratch;
-  const char* err = nullptr;
-  EXPECT_FALSE(decode_blob(b.data(), b.size(), &v, &scratch, &err));
-  EXPECT_STREQ(err, "value blob has an unknown dtype");
+  Status st = decode_blob(b.data(), b.size(), &v, &scratch);
+  EXPECT_EQ(st.kind(), ErrorKind::kInvalidInput);
+  EXPECT_EQ(st.cause(), "value blob has an unknown dtype");
 }
 
 TEST(ValueBlob, CompressionShrinksZeros) {

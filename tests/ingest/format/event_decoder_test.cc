@@ -61,15 +61,15 @@ float as_float(const std::string& data) {
 
 TEST(EventDecoderReuse, ResultsOutliveTheArenaAndLaterRecords) {
   std::vector<DecodedTensor> kept;
-  std::string err;
+  Status err;
   for (int i = 0; i < 500; ++i) {
     // A long tag (heap-allocated string) and data must stay valid after the arena is reset.
-    ASSERT_TRUE(decode_event(scalar_event("a/long/tensor/name/number_" + std::to_string(i), i * 0.5f, i), &kept, &err)) << err;
+    ASSERT_TRUE((err = decode_event(scalar_event("a/long/tensor/name/number_" + std::to_string(i), i * 0.5f, i), &kept)).is_ok()) << err.to_string();
     if (i % 50 == 0) {
       std::vector<DecodedTensor> junk;
-      EXPECT_FALSE(decode_event("\xff\xff\xff", &junk, &err));       // a failure in between
-      ASSERT_TRUE(decode_event(vector_event("big", 40000, false), &junk, &err)) << err;   // > 64 KiB
-      ASSERT_TRUE(decode_event(vector_event("mid", 3000, false), &junk, &err)) << err;    // arena grows
+      EXPECT_FALSE((err = decode_event("\xff\xff\xff", &junk)).is_ok());       // a failure in between
+      ASSERT_TRUE((err = decode_event(vector_event("big", 40000, false), &junk)).is_ok()) << err.to_string();   // > 64 KiB
+      ASSERT_TRUE((err = decode_event(vector_event("mid", 3000, false), &junk)).is_ok()) << err.to_string();    // arena grows
     }
   }
   ASSERT_EQ(kept.size(), 500u);
@@ -88,9 +88,9 @@ TEST(EventDecoderReuse, ArenaAndHeapPathsAgree) {
   for (int n : {1, 100, 16383, 16384, 16385, 17000, 40000}) {
     for (bool as_content : {false, true}) {
       std::vector<DecodedTensor> out;
-      std::string err;
+      Status err;
       std::string payload = vector_event("v", n, as_content);
-      ASSERT_TRUE(decode_event(payload, &out, &err)) << n << " " << err;
+      ASSERT_TRUE((err = decode_event(payload, &out)).is_ok()) << n << " " << err.to_string();
       ASSERT_EQ(out.size(), 1u);
       ASSERT_EQ(out[0].dims, std::vector<int64_t>{n});
       ASSERT_EQ(out[0].data.size(), static_cast<size_t>(n) * 4);
@@ -108,9 +108,9 @@ TEST(EventDecoderReuse, ThreadsDecodeIndependently) {
     *ok = true;
     for (int i = 0; i < 2000 && *ok; ++i) {
       std::vector<DecodedTensor> out;
-      std::string err;
+      Status err;
       const int step = seed * 100000 + i;
-      if (!decode_event(scalar_event("t" + std::to_string(seed), static_cast<float>(step), step), &out, &err) ||
+      if (!(err = decode_event(scalar_event("t" + std::to_string(seed), static_cast<float>(step), step), &out)).is_ok() ||
           out.size() != 1 || out[0].event_step != step || as_float(out[0].data) != static_cast<float>(step))
         *ok = false;
     }
@@ -136,8 +136,8 @@ TEST(EventDecoderReuse, PluginDataReadAsWholeStrtoll) {
     long long want = std::strtoll(c.c_str(), &end, 10);
     bool numeric = !c.empty() && end == c.c_str() + c.size();
     std::vector<DecodedTensor> out;
-    std::string err;
-    ASSERT_TRUE(decode_event(scalar_event("t", 1.0f, 42, c, c), &out, &err)) << err;
+    Status err;
+    ASSERT_TRUE((err = decode_event(scalar_event("t", 1.0f, 42, c, c), &out)).is_ok()) << err.to_string();
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].mode_step, numeric ? want : 42) << "'" << c << "'";
     const bool mode_ok = numeric && want >= 1 && want <= 4;

@@ -89,11 +89,11 @@ TEST(TfRecord, RoundTripBothFooterForms) {
     append_record(&buf, "hello", real);
     append_record(&buf, "", real);
     RecordResult a = parse_record(buf);
-    ASSERT_EQ(a.status, RecordStatus::kOk);
+    ASSERT_TRUE(a.status.is_ok()) << a.status.to_string();
     EXPECT_EQ(a.payload, "hello");
     EXPECT_EQ(a.consumed, 5 + kRecordOverhead);
     RecordResult b = parse_record(std::string_view(buf).substr(a.consumed));
-    ASSERT_EQ(b.status, RecordStatus::kOk);
+    ASSERT_TRUE(b.status.is_ok()) << b.status.to_string();
     EXPECT_EQ(b.payload, "");
   }
 }
@@ -102,14 +102,14 @@ TEST(TfRecord, TruncatedIsIncompleteAndFlippedByteIsCorrupt) {
   std::string buf;
   append_record(&buf, "some payload bytes", /*real_crc=*/true);
   for (size_t n = 0; n < buf.size(); ++n)
-    EXPECT_EQ(parse_record(std::string_view(buf).substr(0, n)).status, RecordStatus::kIncomplete) << n;
+    EXPECT_EQ(parse_record(std::string_view(buf).substr(0, n)).status.kind(), ErrorKind::kIncomplete) << n;
   // With a real data CRC every single flipped byte is caught.
   for (size_t i = 0; i < buf.size(); ++i) {
     std::string bad = buf;
     bad[i] ^= 0x10;
     RecordResult r = parse_record(bad);
-    EXPECT_EQ(r.status, RecordStatus::kCorrupt) << i;
-    EXPECT_NE(r.error.find("CRC"), std::string::npos) << i;
+    EXPECT_EQ(r.status.kind(), ErrorKind::kInvalidInput) << i;
+    EXPECT_NE(r.status.cause().find("CRC"), std::string::npos) << i;
   }
 }
 
@@ -121,7 +121,7 @@ TEST(TfRecord, ConstantFooterStillGuardsLengthAndFooter) {
   for (size_t i : {size_t{0}, size_t{7}, size_t{8}, size_t{11}, buf.size() - 1, buf.size() - 4}) {
     std::string bad = buf;
     bad[i] ^= 0x01;
-    EXPECT_EQ(parse_record(bad).status, RecordStatus::kCorrupt) << i;
+    EXPECT_EQ(parse_record(bad).status.kind(), ErrorKind::kInvalidInput) << i;
   }
 }
 
@@ -131,7 +131,7 @@ TEST(TfRecord, HugeLengthFieldIsNotAnAllocation) {
   std::memcpy(buf.data(), &len, 8);
   uint32_t c = masked_crc32c(buf.data(), 8);
   std::memcpy(buf.data() + 8, &c, 4);
-  EXPECT_EQ(parse_record(buf).status, RecordStatus::kIncomplete);
+  EXPECT_EQ(parse_record(buf).status.kind(), ErrorKind::kIncomplete);
 }
 
 namespace {
@@ -158,8 +158,8 @@ TEST(EventDecoder, TensorContentWithRepeatedPluginData) {
   float v[2] = {1.5f, -2.0f};
   t.set_tensor_content(std::string(reinterpret_cast<char*>(v), 8));
   std::vector<DecodedTensor> out;
-  std::string err;
-  ASSERT_TRUE(decode_event(event_with(t, "w", 2, 3), &out, &err)) << err;
+  Status err;
+  ASSERT_TRUE((err = decode_event(event_with(t, "w", 2, 3), &out)).is_ok()) << err.to_string();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].tag, "w");
   EXPECT_EQ(out[0].event_step, 42);
@@ -178,8 +178,8 @@ TEST(EventDecoder, NoPluginDataMeansGlobalAndEventStep) {
   v->mutable_tensor()->set_dtype(3);
   v->mutable_tensor()->add_int_val(5);
   std::vector<DecodedTensor> out;
-  std::string err;
-  ASSERT_TRUE(decode_event(ev.SerializeAsString(), &out, &err)) << err;
+  Status err;
+  ASSERT_TRUE((err = decode_event(ev.SerializeAsString(), &out)).is_ok()) << err.to_string();
   EXPECT_EQ(out[0].mode, Mode::kGlobal);
   EXPECT_EQ(out[0].mode_step, 9);
   EXPECT_TRUE(out[0].dims.empty());   // 0-d
@@ -194,21 +194,21 @@ TEST(EventDecoder, TypedValuesBroadcastAndPad) {
   t.mutable_tensor_shape()->add_dim()->set_size(3);
   t.add_double_val(4.0);
   std::vector<DecodedTensor> out;
-  std::string err;
-  ASSERT_TRUE(decode_event(event_with(t, "d"), &out, &err)) << err;
+  Status err;
+  ASSERT_TRUE((err = decode_event(event_with(t, "d"), &out)).is_ok()) << err.to_string();
   const double* d = reinterpret_cast<const double*>(out[0].data.data());
   EXPECT_EQ(d[0], 4.0);
   EXPECT_EQ(d[2], 4.0);
   t.add_double_val(5.0);
   out.clear();
-  ASSERT_TRUE(decode_event(event_with(t, "d"), &out, &err));
+  ASSERT_TRUE((err = decode_event(event_with(t, "d"), &out)).is_ok());
   d = reinterpret_cast<const double*>(out[0].data.data());
   EXPECT_EQ(d[1], 5.0);
   EXPECT_EQ(d[2], 5.0);   // padded with the last, as TensorFlow does
   t.add_double_val(6.0);
   t.add_double_val(7.0);
   out.clear();
-  EXPECT_FALSE(decode_event(event_with(t, "d"), &out, &err));
+  EXPECT_FALSE((err = decode_event(event_with(t, "d"), &out)).is_ok());
 }
 
 TEST(EventDecoder, StringsAndBadContentSize) {
@@ -217,8 +217,8 @@ TEST(EventDecoder, StringsAndBadContentSize) {
   s.add_string_val("ab");
   s.add_string_val("");
   std::vector<DecodedTensor> out;
-  std::string err;
-  ASSERT_TRUE(decode_event(event_with(s, "s"), &out, &err)) << err;
+  Status err;
+  ASSERT_TRUE((err = decode_event(event_with(s, "s"), &out)).is_ok()) << err.to_string();
   EXPECT_EQ(out[0].dtype, DType::String);
   EXPECT_EQ(out[0].data.size(), 4u + 2 + 4);
 
@@ -227,12 +227,12 @@ TEST(EventDecoder, StringsAndBadContentSize) {
   t.mutable_tensor_shape()->add_dim()->set_size(3);
   t.set_tensor_content(std::string(8, '\0'));   // 3 floats need 12 bytes
   out.clear();
-  EXPECT_FALSE(decode_event(event_with(t, "bad"), &out, &err));
-  EXPECT_NE(err.find("needs 12"), std::string::npos) << err;
+  EXPECT_FALSE((err = decode_event(event_with(t, "bad"), &out)).is_ok());
+  EXPECT_NE(err.cause().find("needs 12"), std::string::npos) << err.to_string();
 
   t.set_dtype(99);
-  EXPECT_FALSE(decode_event(event_with(t, "bad"), &out, &err));
-  EXPECT_NE(err.find("unknown tensor dtype 99"), std::string::npos) << err;
+  EXPECT_FALSE((err = decode_event(event_with(t, "bad"), &out)).is_ok());
+  EXPECT_NE(err.cause().find("unknown tensor dtype 99"), std::string::npos) << err.to_string();
 }
 
 TEST(EventDecoder, SmdebugDtypeReadingQuirks) {
@@ -264,35 +264,33 @@ TEST(IndexFile, RejectsPathsOutsideTheTrial) {
   for (const char* p : {"../../x", "/etc/passwd", "events/../../x", "a//b", "C:/x", "a\\b", ""})
     EXPECT_FALSE(is_safe_relative_path(p)) << p;
   IndexFile idx;
-  std::string err;
-  EXPECT_FALSE(parse_index_json(R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"../../x"}})", &idx, &err));
-  EXPECT_NE(err.find("outside the trial"), std::string::npos);
+  Status err;
+  EXPECT_FALSE((err = parse_index_json(R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"../../x"}})", &idx)).is_ok());
+  EXPECT_NE(err.cause().find("outside the trial"), std::string::npos);
 }
 
 TEST(IndexFile, ValidatesTypes) {
   IndexFile idx;
-  std::string err;
-  ASSERT_TRUE(parse_index_json(
-      R"({"meta":{"mode":"EVAL","mode_step":3,"event_file_name":"events/e"},
+  Status err;
+  ASSERT_TRUE((err = parse_index_json(R"({"meta":{"mode":"EVAL","mode_step":3,"event_file_name":"events/e"},
           "tensor_payload":[{"tensorname":"a","start_idx":8,"length":100}],
           "shape_payload":[{"tensorname":"b","originalname":"b","shape":[2,3]}]})",
-      &idx, &err))
-      << err;
+      &idx)).is_ok())
+      << err.to_string();
   EXPECT_EQ(idx.mode, Mode::kEval);
   EXPECT_EQ(idx.mode_step, 3);
   EXPECT_EQ(idx.tensors[0].start, 8u);
   EXPECT_EQ(idx.shapes[0].shape, (std::vector<int64_t>{2, 3}));
   for (const char* bad : {"[]", "{", R"({"meta":{"mode":"FOO","mode_step":0}})",
                           R"({"meta":{"mode":"TRAIN","mode_step":"0"}})"})
-    EXPECT_FALSE(parse_index_json(bad, &idx, &err)) << bad;
+    EXPECT_FALSE((err = parse_index_json(bad, &idx)).is_ok()) << bad;
   // A malformed entry costs only that entry.
   IndexFile partial;
-  ASSERT_TRUE(parse_index_json(
-      R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"e"},"tensor_payload":[
+  ASSERT_TRUE((err = parse_index_json(R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"e"},"tensor_payload":[
           {"tensorname":"","start_idx":0,"length":20},{"tensorname":"a","start_idx":-1,"length":20},
           {"tensorname":"ok","start_idx":20,"length":20}]})",
-      &partial, &err))
-      << err;
+      &partial)).is_ok())
+      << err.to_string();
   ASSERT_EQ(partial.tensors.size(), 1u);
   EXPECT_EQ(partial.tensors[0].tensor, "ok");
   ASSERT_EQ(partial.skipped.size(), 2u);
@@ -302,14 +300,13 @@ TEST(IndexFile, ValidatesTypes) {
 
 TEST(CollectionsFile, ParsesAndRejects) {
   CollectionsFile cf;
-  std::string err;
-  ASSERT_TRUE(parse_collections_json(
-      R"({"collections":{"weights":{"name":"weights","include_regex":["^(?!gradient).*weight"],"tensor_names":["w"]}},"_meta":{"num_workers":2}})",
-      &cf, &err));
+  Status err;
+  ASSERT_TRUE((err = parse_collections_json(R"({"collections":{"weights":{"name":"weights","include_regex":["^(?!gradient).*weight"],"tensor_names":["w"]}},"_meta":{"num_workers":2}})",
+      &cf)).is_ok());
   EXPECT_EQ(cf.num_workers, 2);
   EXPECT_EQ(cf.collections[0].include_regex[0], "^(?!gradient).*weight");
-  EXPECT_FALSE(parse_collections_json(R"({"collections":{"x":{"include_regex":"notalist"}}})", &cf, &err));
-  EXPECT_FALSE(parse_collections_json("garbage", &cf, &err));
+  EXPECT_FALSE((err = parse_collections_json(R"({"collections":{"x":{"include_regex":"notalist"}}})", &cf)).is_ok());
+  EXPECT_FALSE((err = parse_collections_json("garbage", &cf)).is_ok());
   EXPECT_TRUE(is_collections_path("collections/000000000/worker_0_collections.json"));
   EXPECT_TRUE(is_collections_path("collections/000000000/collections/000000000/worker_0_collections.json"));
   EXPECT_FALSE(is_collections_path("index/000000000/worker_0_collections.json"));

@@ -38,29 +38,29 @@ bool dom_valid_name(const json& e, const char* list, size_t i, std::string* why)
                   std::to_string(kMaxTensorNameBytes) + ")", false;
   return true;
 }
-bool dom_parse_index_json(std::string_view text, IndexFile* out, std::string* err) {
+Status dom_parse_index_json(std::string_view text, IndexFile* out) {
   json doc = json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded()) return *err = "index file is not valid JSON", false;
-  if (!doc.is_object()) return *err = "index file is not a JSON object", false;
+  if (doc.is_discarded()) return Status::invalid("index file is not valid JSON");
+  if (!doc.is_object()) return Status::invalid("index file is not a JSON object");
   auto meta = doc.find("meta");
-  if (meta == doc.end() || !meta->is_object()) return *err = "index file has no 'meta' object", false;
+  if (meta == doc.end() || !meta->is_object()) return Status::invalid("index file has no 'meta' object");
   auto mode = meta->find("mode");
   if (mode == meta->end() || !mode->is_string() || !parse_mode(mode->get<std::string>(), &out->mode))
-    return *err = "index meta.mode is missing or not one of TRAIN/EVAL/PREDICT/GLOBAL", false;
+    return Status::invalid("index meta.mode is missing or not one of TRAIN/EVAL/PREDICT/GLOBAL");
   auto ms = meta->find("mode_step");
   if (ms == meta->end() || !ms->is_number_integer() || ms->get<int64_t>() < 0)
-    return *err = "index meta.mode_step is missing or not a non-negative integer", false;
+    return Status::invalid("index meta.mode_step is missing or not a non-negative integer");
   out->mode_step = ms->get<int64_t>();
   auto ef = meta->find("event_file_name");
   if (ef != meta->end() && !ef->is_null()) {
-    if (!ef->is_string()) return *err = "index meta.event_file_name is not a string", false;
+    if (!ef->is_string()) return Status::invalid("index meta.event_file_name is not a string");
     std::string name = ef->get<std::string>();
     if (!is_safe_relative_path(name))
-      return *err = "index meta.event_file_name '" + name.substr(0, 200) + "' points outside the trial", false;
+      return Status::invalid("index meta.event_file_name '" + name.substr(0, 200) + "' points outside the trial");
     out->event_file = name;
   }
   if (auto tp = doc.find("tensor_payload"); tp != doc.end() && !tp->is_null()) {
-    if (!tp->is_array()) return *err = "index tensor_payload is not an array", false;
+    if (!tp->is_array()) return Status::invalid("index tensor_payload is not an array");
     for (size_t i = 0; i < tp->size(); ++i) {
       const json& e = (*tp)[i];
       IndexEntry ie;
@@ -77,10 +77,10 @@ bool dom_parse_index_json(std::string_view text, IndexFile* out, std::string* er
       out->tensors.push_back(std::move(ie));
     }
     if (!out->tensors.empty() && !out->event_file)
-      return *err = "index lists tensors but meta has no event_file_name", false;
+      return Status::invalid("index lists tensors but meta has no event_file_name");
   }
   if (auto sp = doc.find("shape_payload"); sp != doc.end() && !sp->is_null()) {
-    if (!sp->is_array()) return *err = "index shape_payload is not an array", false;
+    if (!sp->is_array()) return Status::invalid("index shape_payload is not an array");
     for (size_t i = 0; i < sp->size(); ++i) {
       const json& e = (*sp)[i];
       ShapeEntry se;
@@ -107,7 +107,7 @@ bool dom_parse_index_json(std::string_view text, IndexFile* out, std::string* er
       if (ok) out->shapes.push_back(std::move(se));
     }
   }
-  return true;
+  return Status::ok();
 }
 
 // ---- Comparison ----
@@ -118,12 +118,17 @@ struct Result {
 };
 Result parse(std::string_view text) {
   Result r;
-  r.ok = parse_index_json(text, &r.idx, &r.err);
+  const Status st = parse_index_json(text, &r.idx);
+  r.ok = st.is_ok();
+  r.err = st.cause();
+  EXPECT_TRUE(r.ok || st.kind() == ErrorKind::kInvalidInput) << st.to_string();
   return r;
 }
 Result dom_parse(std::string_view text) {
   Result r;
-  r.ok = dom_parse_index_json(text, &r.idx, &r.err);
+  const Status st = dom_parse_index_json(text, &r.idx);
+  r.ok = st.is_ok();
+  r.err = st.cause();
   return r;
 }
 std::string printable(std::string_view s) {
@@ -438,13 +443,12 @@ TEST(IndexJson, ReusedOutputAppendsLikeBefore) {
   // The ingester uses a fresh IndexFile; a reused one keeps appending, as with the DOM parser,
   // and a failed parse adds nothing.
   IndexFile idx;
-  std::string err;
   const std::string doc = doc_with_tensor(R"({"tensorname": "t", "start_idx": 0, "length": 20}, 1)");
-  ASSERT_TRUE(parse_index_json(doc, &idx, &err));
-  ASSERT_TRUE(parse_index_json(doc, &idx, &err));
+  ASSERT_TRUE(parse_index_json(doc, &idx).is_ok());
+  ASSERT_TRUE(parse_index_json(doc, &idx).is_ok());
   EXPECT_EQ(idx.tensors.size(), 2u);
   EXPECT_EQ(idx.skipped.size(), 2u);
-  EXPECT_FALSE(parse_index_json(doc + "x", &idx, &err));
+  EXPECT_FALSE(parse_index_json(doc + "x", &idx).is_ok());
   EXPECT_EQ(idx.tensors.size(), 2u);
   EXPECT_EQ(idx.skipped.size(), 2u);
 }

@@ -56,9 +56,9 @@ void expect_same(const std::vector<DecodedTensor>& a, const std::vector<DecodedT
 // (which never borrows).
 std::vector<DecodedTensor> decode_borrowing(const std::string& payload) {
   std::vector<DecodedTensor> copied, borrowed;
-  std::string err;
-  EXPECT_TRUE(decode_event(payload, &copied, &err)) << err;
-  EXPECT_TRUE(decode_event(payload, &borrowed, &err, 0)) << err;
+  Status err;
+  EXPECT_TRUE((err = decode_event(payload, &copied)).is_ok()) << err.to_string();
+  EXPECT_TRUE((err = decode_event(payload, &borrowed, 0)).is_ok()) << err.to_string();
   expect_same(copied, borrowed);
   for (const DecodedTensor& d : copied) EXPECT_FALSE(d.is_borrowed);
   return borrowed;
@@ -88,9 +88,9 @@ TEST(TensorContentSplit, BorrowsOnlyFromPayloadsOfTheGivenSize) {
   add_content_value(&ev, "w", 1000, 1.0f);
   const std::string payload = ev.SerializeAsString();
   std::vector<DecodedTensor> out;
-  std::string err;
-  ASSERT_TRUE(decode_event(payload, &out, &err, payload.size() + 1)) << err;
-  ASSERT_TRUE(decode_event(payload, &out, &err, payload.size())) << err;
+  Status err;
+  ASSERT_TRUE((err = decode_event(payload, &out, payload.size() + 1)).is_ok()) << err.to_string();
+  ASSERT_TRUE((err = decode_event(payload, &out, payload.size())).is_ok()) << err.to_string();
   ASSERT_EQ(out.size(), 2u);
   EXPECT_FALSE(out[0].is_borrowed);
   EXPECT_TRUE(out[1].is_borrowed);
@@ -173,16 +173,16 @@ TEST(TensorContentSplit, LayoutsLibprotobufWouldMergeAreLeftToIt) {
     std::vector<std::string_view> contents;
     EXPECT_FALSE(split_tensor_content(payloads[i], &stripped, &contents)) << i;
     std::vector<DecodedTensor> copied, borrowed;
-    std::string err_copied, err_borrowed;
-    ASSERT_TRUE(decode_event(payloads[i], &copied, &err_copied)) << i << " " << err_copied;
-    ASSERT_TRUE(decode_event(payloads[i], &borrowed, &err_borrowed, 0)) << i << " " << err_borrowed;
+    Status err_copied, err_borrowed;
+    ASSERT_TRUE((err_copied = decode_event(payloads[i], &copied)).is_ok()) << i << " " << err_copied.to_string();
+    ASSERT_TRUE((err_borrowed = decode_event(payloads[i], &borrowed, 0)).is_ok()) << i << " " << err_borrowed.to_string();
     expect_same(copied, borrowed);
     EXPECT_EQ(borrowed.size(), i == 0 ? 2u : 1u) << i;
   }
   std::vector<DecodedTensor> out;
-  std::string err;
-  ASSERT_TRUE(decode_event(payloads[1], &out, &err, 0)) << err;
-  ASSERT_TRUE(decode_event(payloads[2], &out, &err, 0)) << err;
+  Status err;
+  ASSERT_TRUE((err = decode_event(payloads[1], &out, 0)).is_ok()) << err.to_string();
+  ASSERT_TRUE((err = decode_event(payloads[2], &out, 0)).is_ok()) << err.to_string();
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].bytes(), floats(2000, 9.0f));
   EXPECT_EQ(out[1].bytes(), floats(2000, 5.0f));
@@ -198,20 +198,20 @@ TEST(TensorContentSplit, DamagedPayloadsFailAsTheyDidBefore) {
     std::vector<std::string_view> contents;
     EXPECT_FALSE(split_tensor_content(damaged, &stripped, &contents)) << cut;
     std::vector<DecodedTensor> out;
-    std::string err_copied, err_borrowed;
-    EXPECT_FALSE(decode_event(damaged, &out, &err_copied));
-    EXPECT_FALSE(decode_event(damaged, &out, &err_borrowed, 0));
-    EXPECT_EQ(err_borrowed, err_copied);
+    Status err_copied, err_borrowed;
+    EXPECT_FALSE((err_copied = decode_event(damaged, &out)).is_ok());
+    EXPECT_FALSE((err_borrowed = decode_event(damaged, &out, 0)).is_ok());
+    EXPECT_EQ(err_borrowed.to_string(), err_copied.to_string());
   }
   // A record that says its content is longer than its shape: the same error either way.
   pb::Event wrong = ev;
   wrong.mutable_summary()->mutable_value(0)->mutable_tensor()->mutable_tensor_shape()->mutable_dim(0)->set_size(3999);
   std::vector<DecodedTensor> out;
-  std::string err_copied, err_borrowed;
-  EXPECT_FALSE(decode_event(wrong.SerializeAsString(), &out, &err_copied));
-  EXPECT_FALSE(decode_event(wrong.SerializeAsString(), &out, &err_borrowed, 0));
-  EXPECT_EQ(err_borrowed, err_copied);
-  EXPECT_NE(err_copied.find("tensor_content has 16000 bytes"), std::string::npos) << err_copied;
+  Status err_copied, err_borrowed;
+  EXPECT_FALSE((err_copied = decode_event(wrong.SerializeAsString(), &out)).is_ok());
+  EXPECT_FALSE((err_borrowed = decode_event(wrong.SerializeAsString(), &out, 0)).is_ok());
+  EXPECT_EQ(err_borrowed.to_string(), err_copied.to_string());
+  EXPECT_NE(err_copied.cause().find("tensor_content has 16000 bytes"), std::string::npos) << err_copied.to_string();
 }
 
 }  // namespace

@@ -318,7 +318,7 @@ TEST(Ingester, SeveralTrialsInOneDatabase) {
   LocalSource other((kFixtures / "dist2").string());
   IngestOptions o;
   o.name = "pt_bad_init";
-  EXPECT_THROW(Ingester(db, other, o), DbError);
+  EXPECT_THROW(Ingester(db, other, o), Error);
 }
 
 // One-element values of shape [1] (or 0-d) go 32 at a time through a statement of their own

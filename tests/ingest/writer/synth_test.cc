@@ -198,8 +198,8 @@ TEST(SynthRoundTrip, IngestedViewsHoldExactlyWhatWasWritten) {
   db.each("SELECT tensor, step, worker, dtype, shape, value FROM tensor_values WHERE trial = 'rt'", [&](sqlite3_stmt* st) {
     TensorView v;
     std::vector<uint8_t> scratch;
-    const char* err = nullptr;
-    ASSERT_TRUE(decode_blob(sqlite3_column_blob(st, 5), sqlite3_column_bytes(st, 5), &v, &scratch, &err)) << err;
+    const Status decoded = decode_blob(sqlite3_column_blob(st, 5), sqlite3_column_bytes(st, 5), &v, &scratch);
+    ASSERT_TRUE(decoded.is_ok()) << decoded.to_string();
     std::string shape = db.text(st, 4);
     shape.erase(std::remove(shape.begin(), shape.end(), ' '), shape.end());
     got[{db.text(st, 0), sqlite3_column_int64(st, 1), db.text(st, 2)}] = {
@@ -247,8 +247,8 @@ TEST(SynthRoundTrip, LargeTensorsArriveBitForBit) {
   db.each("SELECT tensor, step, worker, value FROM tensor_values WHERE trial = 'big'", [&](sqlite3_stmt* st) {
     TensorView v;
     std::vector<uint8_t> scratch;
-    const char* err = nullptr;
-    ASSERT_TRUE(decode_blob(sqlite3_column_blob(st, 3), sqlite3_column_bytes(st, 3), &v, &scratch, &err)) << err;
+    const Status decoded = decode_blob(sqlite3_column_blob(st, 3), sqlite3_column_bytes(st, 3), &v, &scratch);
+    ASSERT_TRUE(decoded.is_ok()) << decoded.to_string();
     const Written& w = written.at({db.text(st, 0), sqlite3_column_int64(st, 1), db.text(st, 2)});
     if (w.data.size() > (64u << 10)) ++large;
     if (w.data == std::string(reinterpret_cast<const char*>(v.data), v.data_bytes)) ++same;

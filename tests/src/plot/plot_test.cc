@@ -114,9 +114,9 @@ TEST(Render, HeatMapAndTimeline) {
 
 TEST(Render, BadOutputsAreClearErrors) {
   LineChart c;
-  EXPECT_THROW(render_line_chart(c, "chart.jpg", {300, 200}), PlotError);
-  EXPECT_THROW(render_line_chart(c, "no/such/dir/chart.png", {300, 200}), PlotError);
-  EXPECT_THROW(render_line_chart(c, "tiny.png", {10, 10}), PlotError);
+  EXPECT_THROW(render_line_chart(c, "chart.jpg", {300, 200}), Error);
+  EXPECT_THROW(render_line_chart(c, "no/such/dir/chart.png", {300, 200}), Error);
+  EXPECT_THROW(render_line_chart(c, "tiny.png", {10, 10}), Error);
 }
 
 }  // namespace

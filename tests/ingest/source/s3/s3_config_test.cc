@@ -23,7 +23,7 @@ const std::map<std::string, std::string> kCreds = {{"AWS_ACCESS_KEY_ID", "AKID"}
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const SourceError& e) {
+  } catch (const Error& e) {
     return e.what();
   }
   return "(no error)";

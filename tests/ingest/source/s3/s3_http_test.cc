@@ -138,7 +138,7 @@ class S3StubTest : public ::testing::Test {
   static std::string message_of(const std::function<void()>& f) {
     try {
       f();
-    } catch (const SourceError& e) {
+    } catch (const Error& e) {
       return e.what();
     }
     return "(no error)";

@@ -44,7 +44,7 @@ std::string slice(const std::string& s, uint64_t off, uint64_t len) {
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const SourceError& e) {
+  } catch (const Error& e) {
     return e.what();
   }
   return "(no error)";
