@@ -37,18 +37,6 @@ void BM_Crc32c(benchmark::State& state) {
   state.SetLabel(trialdb::crc32c_kernel_name());
 }
 
-// The crc32-instruction kernel on its own (what crc32c uses on CPUs without VPCLMULQDQ).
-void BM_Crc32cSse42(benchmark::State& state) {
-  size_t n = static_cast<size_t>(state.range(0));
-  auto src = make_buffer(n);
-  if (!trialdb::crc32c_kernel_available(trialdb::Crc32cKernel::kSse42)) {
-    state.SkipWithError("no SSE4.2");
-    return;
-  }
-  for (auto _ : state) benchmark::DoNotOptimize(trialdb::crc32c_with(trialdb::Crc32cKernel::kSse42, src.data(), n));
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(n));
-}
-
 void BM_Crc32cPortable(benchmark::State& state) {
   size_t n = static_cast<size_t>(state.range(0));
   auto src = make_buffer(n);
@@ -60,6 +48,5 @@ void BM_Crc32cPortable(benchmark::State& state) {
 
 BENCHMARK(BM_Memcpy)->Arg(256 << 10)->Arg(64 << 20)->UseRealTime();
 BENCHMARK(BM_Crc32c)->Arg(256 << 10)->Arg(64 << 20)->UseRealTime();
-BENCHMARK(BM_Crc32cSse42)->Arg(256 << 10)->Arg(64 << 20)->UseRealTime();
 BENCHMARK(BM_Crc32cPortable)->Arg(256 << 10)->Arg(64 << 20)->UseRealTime();
 BENCHMARK_MAIN();

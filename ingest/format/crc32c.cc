@@ -3,7 +3,7 @@
 #include <cstring>
 
 #if defined(__x86_64__)
-#include <immintrin.h>
+#include <nmmintrin.h>
 #endif
 
 namespace trialdb {
@@ -87,68 +87,6 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const uint8_t* p, size_t
   return ~c32;
 }
 
-// Carry-less multiplication folding (the Intel "Fast CRC computation using PCLMULQDQ" scheme),
-// 512 bits per instruction with VPCLMULQDQ: the crc32 instruction does 8 bytes a cycle at best,
-// this 32. Each 128-bit lane of the message is folded forward over d bits by multiplying its
-// two halves with x^(d+31) and x^(d-33) mod P (the -1 of reflected carry-less products folded in;
-// found and checked against the table implementation, see format_test), and added to the lane
-// d bits on. What remains, 128 bits, is finished with the crc32 instruction from a zero register.
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
-// reports at every use; the values are fully defined.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-__m128i fold_constants(uint64_t d) {
-  return _mm_set_epi64x(static_cast<long long>(x_pow(d - 33)), static_cast<long long>(x_pow(d + 31)));
-}
-
-constexpr size_t kVpclmulMin = 256;   // crc32c_vpclmul needs this much; below, crc32c_sse42
-
-__attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.2"))) inline __m512i fold512(__m512i x, __m512i k, __m512i next) {
-  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00), _mm512_clmulepi64_epi128(x, k, 0x11), next,
-                                   0x96);   // a ^ b ^ c
-}
-__attribute__((target("pclmul,sse4.2"))) inline __m128i fold128(__m128i x, __m128i k, __m128i next) {
-  return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)), next);
-}
-
-__attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.2"))) uint32_t crc32c_vpclmul(const uint8_t* p, size_t n,
-                                                                                    uint32_t crc) {
-  struct K {
-    __m512i by2048, by512;
-    __m128i by384, by256, by128;
-  };
-  static const K k = {_mm512_broadcast_i32x4(fold_constants(2048)), _mm512_broadcast_i32x4(fold_constants(512)),
-                      fold_constants(384), fold_constants(256), fold_constants(128)};
-  // The initial register enters as the first 32 bits of the message.
-  __m512i x0 = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(~crc))));
-  __m512i x1 = _mm512_loadu_si512(p + 64), x2 = _mm512_loadu_si512(p + 128), x3 = _mm512_loadu_si512(p + 192);
-  p += 256;
-  n -= 256;
-  for (; n >= 256; p += 256, n -= 256) {   // four accumulators: each lane moves 2048 bits on
-    x0 = fold512(x0, k.by2048, _mm512_loadu_si512(p));
-    x1 = fold512(x1, k.by2048, _mm512_loadu_si512(p + 64));
-    x2 = fold512(x2, k.by2048, _mm512_loadu_si512(p + 128));
-    x3 = fold512(x3, k.by2048, _mm512_loadu_si512(p + 192));
-  }
-  __m512i x = fold512(fold512(fold512(x0, k.by512, x1), k.by512, x2), k.by512, x3);
-  for (; n >= 64; p += 64, n -= 64) x = fold512(x, k.by512, _mm512_loadu_si512(p));
-  // The four lanes of x into the last: lane i lies (3 - i) * 128 bits before it.
-  __m128i r = fold128(_mm512_extracti32x4_epi32(x, 0), k.by384, _mm512_extracti32x4_epi32(x, 3));
-  r = fold128(_mm512_extracti32x4_epi32(x, 1), k.by256, r);
-  r = fold128(_mm512_extracti32x4_epi32(x, 2), k.by128, r);
-  for (; n >= 16; p += 16, n -= 16) r = fold128(r, k.by128, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  uint64_t c = _mm_crc32_u64(0, static_cast<uint64_t>(_mm_cvtsi128_si64(r)));
-  c = _mm_crc32_u64(c, static_cast<uint64_t>(_mm_extract_epi64(r, 1)));
-  return crc32c_sse42(p, n, ~static_cast<uint32_t>(c));   // the last 0-15 bytes
-}
-
-#pragma GCC diagnostic pop
-
-bool vpclmul_available() {
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq") &&
-                          __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.2");
-  return has;
-}
 #endif
 }  // namespace
 
@@ -180,22 +118,12 @@ bool crc32c_hardware_available() {
 }
 
 bool crc32c_kernel_available(Crc32cKernel kernel) {
-  switch (kernel) {
-    case Crc32cKernel::kTable: return true;
-    case Crc32cKernel::kSse42: return crc32c_hardware_available();
-#if defined(__x86_64__)
-    case Crc32cKernel::kVpclmul: return vpclmul_available();
-#else
-    case Crc32cKernel::kVpclmul: return false;
-#endif
-  }
-  return false;
+  return kernel == Crc32cKernel::kTable || crc32c_hardware_available();
 }
 
 uint32_t crc32c_with(Crc32cKernel kernel, const void* data, size_t n, uint32_t crc) {
   const auto* p = static_cast<const uint8_t*>(data);
 #if defined(__x86_64__)
-  if (kernel == Crc32cKernel::kVpclmul && n >= kVpclmulMin) return crc32c_vpclmul(p, n, crc);
   if (kernel != Crc32cKernel::kTable) return crc32c_sse42(p, n, crc);
 #endif
   return crc32c_portable(p, n, crc);
@@ -203,9 +131,7 @@ uint32_t crc32c_with(Crc32cKernel kernel, const void* data, size_t n, uint32_t c
 
 namespace {
 Crc32cKernel best_kernel() {
-  static const Crc32cKernel best = crc32c_kernel_available(Crc32cKernel::kVpclmul) ? Crc32cKernel::kVpclmul
-                                   : crc32c_hardware_available()                   ? Crc32cKernel::kSse42
-                                                                                   : Crc32cKernel::kTable;
+  static const Crc32cKernel best = crc32c_hardware_available() ? Crc32cKernel::kSse42 : Crc32cKernel::kTable;
   return best;
 }
 }  // namespace
@@ -214,7 +140,6 @@ uint32_t crc32c(const void* data, size_t n, uint32_t crc) { return crc32c_with(b
 
 const char* crc32c_kernel_name() {
   switch (best_kernel()) {
-    case Crc32cKernel::kVpclmul: return "vpclmulqdq";
     case Crc32cKernel::kSse42: return "sse4.2";
     case Crc32cKernel::kTable: break;
   }

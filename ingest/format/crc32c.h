@@ -1,8 +1,7 @@
 // CRC-32C (Castagnoli) and TFRecord's masked form.
 //
-// Picks, once at run time, the fastest kernel the CPU has: carry-less multiplication folding
-// with AVX-512 VPCLMULQDQ (buffers of 256 bytes and more), else the SSE4.2 crc32 instruction in
-// three interleaved streams, else a slicing-by-8 table. All give identical results.
+// Picks, once at run time, the fastest kernel the CPU has: the SSE4.2 crc32 instruction in three
+// interleaved streams, else a slicing-by-8 table. Both give identical results.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -14,11 +13,11 @@ uint32_t crc32c_portable(const void* data, size_t n, uint32_t crc = 0);  // tabl
 bool crc32c_hardware_available();   // SSE4.2
 
 // The kernels crc32c chooses from, each callable on its own for tests and benchmarks (a kernel
-// the CPU lacks must not be called; kVpclmul falls back to kSse42 below 256 bytes).
-enum class Crc32cKernel { kTable, kSse42, kVpclmul };
+// the CPU lacks must not be called).
+enum class Crc32cKernel { kTable, kSse42 };
 bool crc32c_kernel_available(Crc32cKernel kernel);
 uint32_t crc32c_with(Crc32cKernel kernel, const void* data, size_t n, uint32_t crc = 0);
-const char* crc32c_kernel_name();   // the one crc32c uses: "vpclmulqdq", "sse4.2" or "table"
+const char* crc32c_kernel_name();   // the one crc32c uses: "sse4.2" or "table"
 
 inline uint32_t mask_crc32c(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
 inline uint32_t masked_crc32c(const void* data, size_t n) { return mask_crc32c(crc32c(data, n)); }
