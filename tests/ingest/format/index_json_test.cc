@@ -1,5 +1,5 @@
-// parse_index_json (a hand-written scanner, no DOM) against explicit expectations on tricky input
-// and against the nlohmann::json DOM parser it replaced, kept here as an oracle only: both must
+// parse_index_json (nlohmann::json::sax_parse, no DOM) against explicit expectations on tricky
+// input and against the nlohmann::json DOM parser it replaced, kept here as an oracle only: both must
 // accept and reject the same documents with the same error, and agree on every field, entry and
 // skip message, on generated documents (escapes, unicode, duplicate keys, wrong types, nested
 // unknown values, huge numbers) and on byte-level mutations of them (truncation, stray bytes).
