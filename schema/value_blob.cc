@@ -135,30 +135,24 @@ void append_blob_header(std::string* out, DType dtype, const int64_t* dims, int 
 std::string encode_blob(DType dtype, const int64_t* dims, int ndim, const void* data, size_t bytes,
                         bool compress) {
   std::string out;
-  encode_blob(&out, dtype, dims, ndim, data, bytes, compress);
-  return out;
-}
-
-void encode_blob(std::string* out, DType dtype, const int64_t* dims, int ndim, const void* data, size_t bytes,
-                 bool compress) {
-  out->clear();
   if (compress && bytes >= 64) {
     uLongf bound = compressBound(static_cast<uLong>(bytes));
     std::string z(bound, '\0');
     if (compress2(reinterpret_cast<Bytef*>(z.data()), &bound, static_cast<const Bytef*>(data),
                   static_cast<uLong>(bytes), Z_DEFAULT_COMPRESSION) == Z_OK &&
         bound + 8 < bytes) {
-      out->reserve(kBlobHeaderFixed + 8 * ndim + 8 + bound);
-      append_blob_header(out, dtype, dims, ndim, kBlobZlib);
+      out.reserve(kBlobHeaderFixed + 8 * ndim + 8 + bound);
+      append_blob_header(&out, dtype, dims, ndim, kBlobZlib);
       uint64_t raw = bytes;
-      out->append(reinterpret_cast<const char*>(&raw), 8);
-      out->append(z.data(), bound);
-      return;
+      out.append(reinterpret_cast<const char*>(&raw), 8);
+      out.append(z.data(), bound);
+      return out;
     }
   }
-  out->reserve(kBlobHeaderFixed + 8 * ndim + bytes);
-  append_blob_header(out, dtype, dims, ndim);
-  out->append(static_cast<const char*>(data), bytes);
+  out.reserve(kBlobHeaderFixed + 8 * ndim + bytes);
+  append_blob_header(&out, dtype, dims, ndim);
+  out.append(static_cast<const char*>(data), bytes);
+  return out;
 }
 
 float half_to_float(uint16_t h) {

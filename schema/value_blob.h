@@ -55,9 +55,6 @@ void append_blob_header(std::string* out, DType dtype, const int64_t* dims, int 
 // Header + data in one buffer. compress: zlib the data if that makes it smaller.
 std::string encode_blob(DType dtype, const int64_t* dims, int ndim, const void* data, size_t bytes,
                         bool compress = false);
-// The same into *out, replacing its contents; its memory is reused when large enough.
-void encode_blob(std::string* out, DType dtype, const int64_t* dims, int ndim, const void* data, size_t bytes,
-                 bool compress = false);
 
 // Element count of a shape, or -1 on overflow / negative dims.
 int64_t shape_numel(const int64_t* dims, int ndim);

@@ -44,7 +44,7 @@ std::string default_trial_name(const std::string& location) {
 }
 
 Ingester::Ingester(Database& db, TrialSource& source, IngestOptions options)
-    : db_(db), source_(source), opt_(std::move(options)), pool_(kReadAheadBytes / 2) {
+    : db_(db), source_(source), opt_(std::move(options)) {
   catalog_ = std::make_unique<Catalog>(db_, opt_.name.empty() ? default_trial_name(source_.root()) : opt_.name,
                                        source_.root());
   ledger_ = std::make_unique<FileLedger>(db_, catalog_->trial_id());
@@ -73,7 +73,7 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats) {
   const int64_t worker_id = catalog_->worker_id(f.file.worker);
   const int64_t tensor_step = steps_->record_step(f);
   stats->values += writer_->write(
-      f, worker_id, tensor_step, [this](const std::string& name) { return catalog_->tensor_id(name); }, pool_,
+      f, worker_id, tensor_step, [this](const std::string& name) { return catalog_->tensor_id(name); },
       [&](const Status& e) { record_error(e, stats); });
   for (const auto& e : f.errors) record_error(e, stats);
   steps_->record_step_worker(f.file.step, worker_id);
@@ -82,10 +82,6 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats) {
 }
 
 IngestStats Ingester::run_once() {
-  struct ClearPool {   // first in, last out: after every worker of the pass is done
-    BufferPool& pool;
-    ~ClearPool() { pool.clear(); }
-  } clear_pool{pool_};
   IngestStats stats;
   // The end marker is checked before listing: everything listed after it is final.
   const bool ended = source_.exists(std::string(kEndMarker));
@@ -129,7 +125,6 @@ IngestStats Ingester::run_once() {
   prepare.threads = threads;
   prepare.max_blob_bytes = static_cast<uint64_t>(sqlite3_limit(db_.handle(), SQLITE_LIMIT_LENGTH, -1));
   prepare.budget = &budget;
-  prepare.pool = &pool_;
   std::vector<std::future<PreparedFile>> futures(pending.size());
   size_t submitted = 0;
   auto submit_until = [&](size_t limit) {
@@ -192,7 +187,6 @@ IngestStats Ingester::run_once() {
           throw Error(Status::io("the file shrank while its tensors were being stored (truncated by another "
                                  "process?); nothing of it was stored. Run the ingest again.")
                           .at(source_.root() + "/" + f.mapped_file));
-        if (f.span) pool_.give(std::move(*f.span));   // its blobs are stored
         tx_bytes += f.bytes;
         ++tx_files;
         // At the usual size, unless a bulk load still in effect waits for its own larger one

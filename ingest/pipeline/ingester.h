@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "ingest/pipeline/buffer_pool.h"
 #include "ingest/source/source.h"
 #include "schema/database.h"
 #include "schema/status.h"
@@ -79,8 +78,6 @@ class Ingester {
   std::unique_ptr<FileLedger> ledger_;
   std::unique_ptr<StepCompletion> steps_;
   std::unique_ptr<ValueWriter> writer_;
-  // Spans and blobs of a pass, reused within it (cleared at its end); at most half the read-ahead.
-  BufferPool pool_;
 };
 
 // The trial name used when none is given: the last path component of the location.

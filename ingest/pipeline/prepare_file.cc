@@ -131,21 +131,21 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   const std::string& ev = *idx.event_file;
   turn.take(hi - lo);
   f.reserved = hi - lo;
-  // Large spans are mapped (mapped_range.h), small ones read into a pooled buffer.
+  // Large spans are mapped (mapped_range.h), small ones read.
   std::unique_ptr<MappedRange> mapped = hi - lo >= kMapSpanBytes ? src.map_range(ev, lo, hi - lo) : nullptr;
   std::unique_ptr<std::string> owned_span;
   std::string_view span;
   if (mapped) {
     span = std::string_view(mapped->data(), mapped->size());
   } else {
-    owned_span = std::make_unique<std::string>(opt.pool->take(hi - lo));
-    if (!src.read_range_into(ev, lo, hi - lo, owned_span.get())) {
+    std::optional<std::string> bytes = src.read_range(ev, lo, hi - lo);
+    if (!bytes) {
       // One error for the file, not one per tensor; saved shapes are still kept.
       error_or_wait("event file " + ev + " does not exist");
       if (f.status == FileStatus::kWait) return;
       idx.tensors.clear();
-      owned_span->clear();
     }
+    owned_span = std::make_unique<std::string>(bytes ? std::move(*bytes) : std::string());
     span = *owned_span;
   }
   char* const span_data = mapped ? mapped->data() : owned_span->data();
@@ -164,7 +164,7 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   for_each_index(decoded.size(), helpers, [&](size_t i) {
     decoded[i] = decode_record(idx.tensors[i], span, lo, ev, opt.max_blob_bytes);
     // Before the span can go: large tensors are views into it.
-    encode_record(decoded[i], opt.compress, opt.pool, span_data, idx.tensors[i].start - lo, in_place);
+    encode_record(decoded[i], opt.compress, span_data, idx.tensors[i].start - lo, in_place);
   });
   if (mapped && mapped->shrank()) {
     // Truncated while it was decoded (mapped_range.h): what was read may be zeros. The next
@@ -178,8 +178,6 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
     f.span = std::move(owned_span);
     f.mapped_span = std::move(mapped);
     if (f.mapped_span) f.mapped_file = ev;
-  } else if (owned_span) {
-    opt.pool->give(std::move(*owned_span));
   }
   for (size_t i = 0; i < decoded.size(); ++i) merge_record(decoded[i], idx.tensors[i], values, f);
 }

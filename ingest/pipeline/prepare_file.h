@@ -1,12 +1,11 @@
 // Preparing one index file on a worker thread: read the index, read or map the span of the event
 // file its entries point at, decode and CRC-check every record, compute reductions, encode the
 // value blobs (in place where possible), and merge saved reductions and shapes into one
-// PreparedValue per tensor. Touches only the source, the budget, the pool and its own result.
+// PreparedValue per tensor. Touches only the source, the budget and its own result.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
-#include "ingest/pipeline/buffer_pool.h"
 #include "ingest/pipeline/prepared_file.h"
 #include "ingest/pipeline/read_budget.h"
 #include "ingest/source/source.h"
@@ -19,7 +18,6 @@ struct PrepareOptions {
   int threads = 1;                 // threads one large event file may be decoded on
   uint64_t max_blob_bytes = 0;     // SQLite's length limit for one value
   ReadBudget* budget = nullptr;    // shared by the pass's files, taken in ticket order
-  BufferPool* pool = nullptr;      // the pass's reusable spans and blobs
 };
 
 // `ticket` is the file's turn at the budget (its position in the pass).

@@ -111,7 +111,7 @@ DecodedRecord decode_record(const IndexEntry& e, std::string_view span, uint64_t
   return d;
 }
 
-void encode_record(DecodedRecord& d, bool compress, BufferPool* pool, char* span, size_t record_start, bool in_place) {
+void encode_record(DecodedRecord& d, bool compress, char* span, size_t record_start, bool in_place) {
   if (d.is_reduction || d.too_large || !d.error.empty() || d.invalid_entry) return;
   const DecodedTensor& t = d.tensor;
   const std::string_view raw = t.bytes();
@@ -128,8 +128,7 @@ void encode_record(DecodedRecord& d, bool compress, BufferPool* pool, char* span
       return;
     }
   }
-  d.blob.owned = pool->take(kBlobHeaderFixed + 8 * t.dims.size() + raw.size());
-  encode_blob(&d.blob.owned, t.dtype, t.dims.data(), ndim, raw.data(), raw.size(), compress);
+  d.blob.owned = encode_blob(t.dtype, t.dims.data(), ndim, raw.data(), raw.size(), compress);
   release_bytes(d.tensor);
 }
 

@@ -10,7 +10,6 @@
 
 #include "ingest/format/event_decoder.h"
 #include "ingest/format/index_file.h"
-#include "ingest/pipeline/buffer_pool.h"
 #include "ingest/pipeline/prepared_file.h"
 #include "schema/reductions.h"
 
@@ -44,8 +43,8 @@ DecodedRecord decode_record(const IndexEntry& entry, std::string_view span, uint
 // over the bytes just before them in the same record (its framing and the event's other fields,
 // all decoded by now), so the tensor is never copied between the file and SQLite's pages. That
 // needs `in_place` (no other entry's record overlaps this one) and room in the record;
-// otherwise the blob is a copy in a pooled buffer.
-void encode_record(DecodedRecord& d, bool compress, BufferPool* pool, char* span, size_t record_start, bool in_place);
+// otherwise the blob is a copy.
+void encode_record(DecodedRecord& d, bool compress, char* span, size_t record_start, bool in_place);
 
 // Whether the valid entries' records are disjoint, so blobs may be built in place in them (a
 // damaged index may point two entries into one record).

@@ -138,7 +138,7 @@ ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress)
       max_value_id_(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob") {}
 
 size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_step,
-                          const std::function<int64_t(const std::string&)>& tensor_id, BufferPool& pool,
+                          const std::function<int64_t(const std::string&)>& tensor_id,
                           const std::function<void(const Status&)>& report) {
   // value_blob ids are allocated here (value has no rowid): the caller's transaction holds the
   // write lock, so nobody else allocates until it commits.
@@ -163,16 +163,16 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
     const bool scalar = fast && r.plain_scalar();
     std::vector<Row>& rows = scalar ? scalar_batch : batch;
     rows.push_back(r);
-    if (rows.size() == kValueBatch) stored += flush(f, worker_id, tensor_step, rows, fast, scalar, pool, report);
+    if (rows.size() == kValueBatch) stored += flush(f, worker_id, tensor_step, rows, fast, scalar, report);
   }
-  stored += flush(f, worker_id, tensor_step, scalar_batch, fast, true, pool, report);   // short: row by row
-  stored += flush(f, worker_id, tensor_step, batch, fast, false, pool, report);
+  stored += flush(f, worker_id, tensor_step, scalar_batch, fast, true, report);   // short: row by row
+  stored += flush(f, worker_id, tensor_step, batch, fast, false, report);
   return stored;
 }
 
 // Inserts the rows, then their blobs stored apart; a full batch as one statement.
 size_t ValueWriter::flush(PreparedFile& f, int64_t worker_id, int64_t tensor_step, std::vector<Row>& rows, bool fast,
-                          bool scalars, BufferPool& pool, const std::function<void(const Status&)>& report) {
+                          bool scalars, const std::function<void(const Status&)>& report) {
   size_t stored = 0;
   if (fast) {
     auto insert = [&](Statement& ins, auto bind_row, size_t from, size_t n) {
@@ -210,7 +210,7 @@ size_t ValueWriter::flush(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
     if (!r.apart()) continue;
     const std::string_view blob = r.value->blob.bytes();
     insert_blob_.bind(1, r.value_id).bind_blob_static(2, blob.data(), blob.size()).run();
-    pool.give(std::move(r.value->blob.owned));   // release the tensor as soon as it is stored
+    std::string().swap(r.value->blob.owned);   // release the tensor as soon as it is stored
   }
   rows.clear();
   return stored;

@@ -12,7 +12,6 @@
 #include <functional>
 #include <vector>
 
-#include "ingest/pipeline/buffer_pool.h"
 #include "ingest/pipeline/prepared_file.h"
 #include "schema/database.h"
 #include "schema/status.h"
@@ -30,17 +29,17 @@ class ValueWriter {
   ValueWriter& operator=(const ValueWriter&) = delete;
 
   // Writes f's values for (global step f.file.step, worker_id), numbered by `tensor_step`;
-  // `tensor_id` gives (and creates) tensor ids. Stored blobs go back to `pool`; values that
+  // `tensor_id` gives (and creates) tensor ids. A blob is released once stored; values that
   // could not be stored go to `report`. Returns the number of values stored. Runs inside the
   // caller's transaction, which must hold the write lock (value_blob ids are allocated here).
   size_t write(PreparedFile& f, int64_t worker_id, int64_t tensor_step,
-               const std::function<int64_t(const std::string&)>& tensor_id, BufferPool& pool,
+               const std::function<int64_t(const std::string&)>& tensor_id,
                const std::function<void(const Status&)>& report);
 
  private:
   struct Row;
   size_t flush(PreparedFile& f, int64_t worker_id, int64_t tensor_step, std::vector<Row>& rows, bool fast, bool scalars,
-               BufferPool& pool, const std::function<void(const Status&)>& report);
+               const std::function<void(const Status&)>& report);
 
   Database& db_;
   int64_t trial_id_;

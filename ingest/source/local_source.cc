@@ -60,15 +60,9 @@ std::optional<std::string> LocalSource::read(const std::string& path) {
 }
 
 std::optional<std::string> LocalSource::read_range(const std::string& path, uint64_t offset, uint64_t length) {
-  std::string buf;
-  if (!read_range_into(path, offset, length, &buf)) return std::nullopt;
-  return buf;
-}
-
-bool LocalSource::read_range_into(const std::string& path, uint64_t offset, uint64_t length, std::string* out) {
   int fd = ::open(full(path).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return false;
+    if (errno == ENOENT) return std::nullopt;
     throw Error(Status::io(std::strerror(errno)).at(full(path)));
   }
   struct stat st;
@@ -79,18 +73,17 @@ bool LocalSource::read_range_into(const std::string& path, uint64_t offset, uint
   }
   uint64_t size = static_cast<uint64_t>(st.st_size);
   uint64_t n = offset >= size ? 0 : std::min(length, size - offset);  // never allocate past the file
-  // Only growth is zero-filled: a reused buffer of the same size is read into as it is.
-  if (out->size() < n) out->resize(n);
+  std::string buf(n, '\0');
   uint64_t got = 0;
   while (got < n) {
-    ssize_t r = ::pread(fd, out->data() + got, n - got, static_cast<off_t>(offset + got));
+    ssize_t r = ::pread(fd, buf.data() + got, n - got, static_cast<off_t>(offset + got));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
     got += static_cast<uint64_t>(r);
   }
   ::close(fd);
-  out->resize(got);
-  return true;
+  buf.resize(got);
+  return buf;
 }
 
 std::unique_ptr<MappedRange> LocalSource::map_range(const std::string& path, uint64_t offset, uint64_t length) {

@@ -13,7 +13,6 @@ class LocalSource : public TrialSource {
   std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after) override;
   std::optional<std::string> read(const std::string& path) override;
   std::optional<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) override;
-  bool read_range_into(const std::string& path, uint64_t offset, uint64_t length, std::string* out) override;
   std::unique_ptr<MappedRange> map_range(const std::string& path, uint64_t offset, uint64_t length) override;
   bool exists(const std::string& path) override;
 

@@ -35,15 +35,8 @@ class TrialSource {
   // Byte range [offset, offset + length). Returns fewer bytes when the file is shorter (a live
   // writer may not have flushed yet); std::nullopt when the file does not exist.
   virtual std::optional<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) = 0;
-  // The same into *out, whose memory a source may reuse (LocalSource does: see BufferPool);
-  // false when the file does not exist.
-  virtual bool read_range_into(const std::string& path, uint64_t offset, uint64_t length, std::string* out) {
-    std::optional<std::string> r = read_range(path, offset, length);
-    if (r) *out = std::move(*r);
-    return r.has_value();
-  }
   // The same range mapped into memory (MappedRange) where the source can do that, else nullptr
-  // (also when the file does not exist): the caller then reads it with read_range_into.
+  // (also when the file does not exist): the caller then reads it with read_range.
   virtual std::unique_ptr<MappedRange> map_range(const std::string& path, uint64_t offset, uint64_t length) {
     (void)path, (void)offset, (void)length;
     return nullptr;

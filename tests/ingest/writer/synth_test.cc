@@ -233,8 +233,7 @@ TEST(SynthRoundTrip, IngestedViewsHoldExactlyWhatWasWritten) {
 }
 
 // Records over 64 KiB take the ingester's other decoding path (tensor_content is not copied
-// out of the event file's bytes, see tensor_content_split.h), and blobs and spans over 256 KiB
-// are pooled buffers reused from step to step (buffer_pool.h); their values must arrive as well.
+// out of the event file's bytes, see tensor_content_split.h); their values must arrive as well.
 TEST(SynthRoundTrip, LargeTensorsArriveBitForBit) {
   TempDir dir;
   fs::path trial = dir.path / "big";
