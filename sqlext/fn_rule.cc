@@ -307,6 +307,7 @@ void channel_sums_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
     if (axis < 0) axis += v.ndim;
     if (axis < 0 || axis >= v.ndim) return;
     const int64_t len = v.dims[axis];
+    if (len > length_limit(ctx) / 2) return sqlite3_result_error_toobig(ctx);   // an empty tensor's dim may be huge
     int64_t inner = 1;
     for (int d = static_cast<int>(axis) + 1; d < v.ndim; ++d) inner *= v.dims[d];
     std::vector<double> sums(static_cast<size_t>(len), 0.0);
