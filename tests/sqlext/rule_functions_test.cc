@@ -1,7 +1,5 @@
 // Unit tests of the rule_* helpers (sqlext/fn_rule.cc) and of the tensor_* semantics the rule
 // views rely on (numpy percentile, counting +-Inf as 'inf', allclose with NaN and Inf).
-#include <cmath>
-
 #include "sql_test_util.h"
 
 namespace trialdb::test {
