@@ -15,7 +15,7 @@ WITH cfg AS (
 ),
 x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker,
-         100.0 * rule_count(n.value, 'zero') / rule_count(n.value, 'all') AS pct
+         100.0 * tensor_count(n.real_value, 'zero') / tensor_numel(n.real_value) AS pct
   FROM rule_now n, cfg
   WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
      OR EXISTS (SELECT 1 FROM collections k

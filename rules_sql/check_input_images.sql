@@ -6,6 +6,8 @@
 -- Values of worker_0.
 --
 -- State: per tensor the running sample count, elements per channel and per-channel sums.
+-- (JSON is read with json_each and written with group_concat, never with json_extract,
+-- json_array_length or json_group_array: rules_base.sql.)
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'check_input_images', 'threshold_mean', '0.2'),
   (NULL, 'check_input_images', 'threshold_samples', '500'),
@@ -30,16 +32,17 @@ WITH cfg AS (
 ),
 x AS MATERIALIZED (
   SELECT n.trial, n.tensor, n.step, rule_channel_sums(n.value, cfg.channel) AS sums,
-         json_extract(n.shape, '$[0]') AS samples,
-         tensor_numel(n.value) / json_extract(n.shape, printf('$[%d]', cfg.channel)) AS elements
+         (SELECT d.value FROM json_each(n.shape) d WHERE d.key = 0) AS samples,
+         tensor_numel(n.value) / (SELECT d.value FROM json_each(n.shape) d WHERE d.key = ifnull(cfg.channel, 0)) AS elements
   FROM rule_now_primary n, cfg
-  WHERE rule_regexp_any(cfg.regex, n.tensor) AND json_array_length(n.shape) = 4
+  WHERE rule_regexp_any(cfg.regex, n.tensor) AND (SELECT count(*) FROM json_each(n.shape)) = 4
 )
 SELECT x.trial, x.tensor, x.step,
        ifnull(s.samples, 0) + x.samples AS samples,
        ifnull(s.elements, 0) + x.elements AS elements,
-       CASE WHEN s.sums IS NULL OR json_array_length(s.sums) <> json_array_length(x.sums) THEN x.sums
-            ELSE (SELECT json_group_array(a.value + b.value)
+       CASE WHEN s.sums IS NULL OR (SELECT count(*) FROM json_each(s.sums)) <> (SELECT count(*) FROM json_each(x.sums))
+            THEN x.sums
+            ELSE (SELECT '[' || ifnull(group_concat(ifnull(a.value + b.value, 'null'), ','), '') || ']'
                   FROM json_each(s.sums) a JOIN json_each(x.sums) b ON b.key = a.key) END AS sums
 FROM x
 LEFT JOIN rule_check_input_images_state s ON s.trial = x.trial AND s.tensor = x.tensor

@@ -46,9 +46,9 @@ pairs AS MATERIALIZED (
   FROM rule_cursor c, names, cfg
 )
 SELECT pairs.trial, pairs.step,
-       json_extract(j.value, '$[0]') AS label,
-       json_extract(j.value, '$[1]') AS prediction,
-       json_extract(j.value, '$[2]') AS n
+       (SELECT e.value FROM json_each(j.value) e WHERE e.key = 0) AS label,
+       (SELECT e.value FROM json_each(j.value) e WHERE e.key = 1) AS prediction,
+       (SELECT e.value FROM json_each(j.value) e WHERE e.key = 2) AS n
 FROM pairs, json_each(pairs.pairs) j
 WHERE pairs.pairs IS NOT NULL;
 

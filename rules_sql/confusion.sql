@@ -21,8 +21,9 @@ WITH cfg AS (
 ),
 cells AS (
   SELECT l.trial, l.step, l.worker,
-         json_extract(j.value, '$[0]') AS i, json_extract(j.value, '$[1]') AS j,
-         json_extract(j.value, '$[2]') AS n
+         (SELECT e.value FROM json_each(j.value) e WHERE e.key = 0) AS i,
+         (SELECT e.value FROM json_each(j.value) e WHERE e.key = 1) AS j,
+         (SELECT e.value FROM json_each(j.value) e WHERE e.key = 2) AS n
   FROM cfg
   JOIN rule_now l ON l.tensor = cfg.labels
   JOIN rule_now p ON p.tensor = cfg.predictions AND p.worker = l.worker,

@@ -14,7 +14,7 @@ WITH cfg AS (
 ),
 x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker,
-         rule_count(n.value, 'nan') + CASE WHEN cfg.only_nan THEN 0 ELSE rule_count(n.value, 'inf') END AS bad
+         tensor_count(n.real_value, 'nan') + CASE WHEN cfg.only_nan THEN 0 ELSE tensor_count(n.real_value, 'inf') END AS bad
   FROM rule_now n, cfg
   WHERE (cfg.collection_names IS NULL AND cfg.tensor_regex IS NULL)
      OR rule_regexp_any(cfg.tensor_regex, n.tensor)

@@ -21,7 +21,7 @@ pairs AS (  -- (token, threshold) by position
 ),
 x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker, pairs.token, pairs.threshold,
-         100.0 * rule_count(n.value, 'equal', pairs.token) / rule_count(n.value, 'all') AS pct
+         100.0 * tensor_count(n.real_value, '=', pairs.token) / tensor_numel(n.real_value) AS pct
   FROM rule_now n, cfg, pairs
   WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
 )

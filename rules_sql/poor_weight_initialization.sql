@@ -81,7 +81,7 @@ act AS (
 ),
 grad AS (
   SELECT min(spread) AS min_spread
-  FROM (SELECT rule_percentile(n.value, 95) - rule_percentile(n.value, 5) AS spread
+  FROM (SELECT tensor_percentile(n.real_value, 95) - tensor_percentile(n.real_value, 5) AS spread
         FROM rule_poor_weight_initialization_considered c
         JOIN rule_now_primary n
         WHERE EXISTS (SELECT 1 FROM collections k

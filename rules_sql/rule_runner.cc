@@ -13,7 +13,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "rules_sql/rule_functions.h"
 #include "sqlext/register.h"
 
 namespace trialdb::rules {
@@ -134,7 +133,7 @@ const std::vector<std::string>& builtin_rule_names() {
 
 RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(std::move(options)) {
   if (!options_.clock) options_.clock = system_clock_now;
-  if (trialdb_register_sql_functions(db_.handle()) != SQLITE_OK || register_rule_functions(db_.handle()) != SQLITE_OK)
+  if (trialdb_register_sql_functions(db_.handle()) != SQLITE_OK)
     throw std::runtime_error(db_.path() + ": cannot register the SQL functions: " + sqlite3_errmsg(db_.handle()));
   install();
   for (const std::string& file : options_.rule_files) load_rule_file(file);

@@ -54,8 +54,8 @@ const std::vector<std::string>& builtin_rule_names();
 
 class RuleRunner {
  public:
-  // Installs the rule tables and views, registers the SQL functions (sqlext's and the rule_*
-  // helpers) on db's connection, loads rule files, stores params and checks that every named
+  // Installs the rule tables and views, registers the SQL functions (sqlext's, the rule_*
+  // helpers included) on db's connection, loads rule files, stores params and checks that every named
   // trial and rule exists. Throws std::runtime_error naming the bad argument or file.
   RuleRunner(Database& db, RuleOptions options);
 

@@ -10,7 +10,15 @@
 -- So evaluating step S reads step S and bounded state, never the whole trial.
 --
 -- Rules read only the public views of schema.sql, the tables and views defined here, their own
--- state tables and SQL functions (tensor_* of sqlext, rule_* of rules_sql/rule_functions.h).
+-- state tables and trialdb's SQL functions (sqlext: tensor_*, and the rule_* helpers of
+-- sqlext/fn_rule.cc; all in build/lib/trialdb.so, docs/SQL.md).
+-- Every rule view and trigger also runs in a stock sqlite3 shell or Python with only
+-- build/lib/trialdb.so loaded, also under PRAGMA trusted_schema=OFF (docs/RULES.md). That
+-- setting refuses, in views and triggers, every function not registered SQLITE_INNOCUOUS:
+-- trialdb's functions all are, but the stock SQLite's (3.40) json_extract, json_array_length,
+-- json_group_array (and the other JSON scalar functions) are not, so rules read JSON only with
+-- json_each (an innocuous table-valued function) and build it with group_concat.
+--
 -- This file is applied every time a runner opens a database: tables are IF NOT EXISTS (they
 -- hold data), views are dropped and recreated (they hold none).
 
@@ -96,8 +104,10 @@ WHERE NOT EXISTS (SELECT 1 FROM rule_params q
                   WHERE q.trial = c.trial AND q.rule = p.rule AND q.param = p.param);
 
 -- The raw values of the step under evaluation, numbered by global step. Values without a raw
--- value (reductions only) are left out; string tensors stay (the tensor_* / rule_* functions
--- answer NULL for them, so no comparison holds).
+-- value (reductions only) are left out; string and complex tensors stay, but their real_value
+-- is NULL: real_value is value when it holds real numbers (bool, integers, floats), what rules
+-- pass to sqlext's numeric functions (tensor_count, tensor_percentile, tensor_allclose, ...,
+-- which reject strings), so a rule over "every tensor" skips those tensors instead of failing.
 --
 -- This is the one place rules read the private tables, and it applies the public views' rule
 -- (a value is visible once its step is complete). Why not tensor_values: that view numbers
@@ -112,7 +122,8 @@ DROP VIEW IF EXISTS rule_now;
 CREATE VIEW rule_now AS
 SELECT t.name AS trial, s.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker,
        (SELECT d.name FROM dtype_name d WHERE d.code = v.dtype) AS dtype, v.shape,
-       coalesce(v.data, b.data) AS value
+       coalesce(v.data, b.data) AS value,
+       CASE WHEN v.dtype NOT IN (13, 14, 15) THEN coalesce(v.data, b.data) END AS real_value  -- not complex64, complex128, string
 FROM trial t
 CROSS JOIN step s
 CROSS JOIN value v

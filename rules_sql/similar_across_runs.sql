@@ -9,10 +9,12 @@ INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'similar_across_runs', 'tensor_regex', '');
 
 -- The other trial's values at the cursor's global step (as rule_now, rules_base.sql: fixed join
--- order, constants from scalar subqueries, so it is index searches only).
+-- order, constants from scalar subqueries, so it is index searches only; real_value NULL for
+-- strings and complex).
 DROP VIEW IF EXISTS rule_similar_across_runs_other;
 CREATE VIEW rule_similar_across_runs_other AS
-SELECT t.name AS trial, s.step, tn.name AS tensor, w.name AS worker, coalesce(v.data, b.data) AS value
+SELECT t.name AS trial, s.step, tn.name AS tensor, w.name AS worker, coalesce(v.data, b.data) AS value,
+       CASE WHEN v.dtype NOT IN (13, 14, 15) THEN coalesce(v.data, b.data) END AS real_value
 FROM trial t
 CROSS JOIN step s
 CROSS JOIN value v
@@ -32,12 +34,14 @@ WITH cfg AS (
          nullif((SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'tensor_regex'), '') AS tensor_regex
 ),
 o AS MATERIALIZED (  -- the other trial's values at the same global step
-  SELECT * FROM rule_similar_across_runs_other
+  SELECT trial, tensor, worker, real_value FROM rule_similar_across_runs_other
 ),
-x AS MATERIALIZED (
+x AS MATERIALIZED (  -- close and diff NULL for strings and complex; shapes that differ are not close
   SELECT n.trial, n.step, n.tensor, n.worker, o.trial AS other,
-         rule_allclose(n.value, o.value, 1e-5, 1e-8, 0) AS close,
-         rule_diff_norm(n.value, o.value) AS diff
+         CASE tensor_shape(n.real_value) = tensor_shape(o.real_value)
+           WHEN 1 THEN tensor_allclose(n.real_value, o.real_value, 1e-5, 1e-8, 0) WHEN 0 THEN 0 END AS close,
+         CASE WHEN tensor_shape(n.real_value) = tensor_shape(o.real_value)
+           THEN tensor_diff_norm(n.real_value, o.real_value) END AS diff
   FROM rule_now n, cfg
   JOIN o ON o.tensor = n.tensor AND o.worker = n.worker
   WHERE (cfg.collection_names IS NULL AND cfg.tensor_regex IS NULL)

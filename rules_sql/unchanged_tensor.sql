@@ -4,7 +4,8 @@
 -- up to S; finding per worker when allclose(v_X, v_S) for every earlier X in the window
 -- (numpy allclose with rtol, atol, equal_nan). value = num_steps.
 --
--- State: per (tensor, worker) its last num_steps saved values, numbered k = 1, 2, ...
+-- State: per (tensor, worker) its last num_steps saved values (rule_now.real_value: NULL for
+-- strings and complex, which are never unchanged), numbered k = 1, 2, ...
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'unchanged_tensor', 'collection_names', ''),
   (NULL, 'unchanged_tensor', 'tensor_regex', ''),
@@ -29,7 +30,7 @@ WITH cfg AS (
   SELECT nullif((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'collection_names'), '') AS collection_names,
          nullif((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'tensor_regex'), '') AS tensor_regex
 )
-SELECT n.trial, n.tensor, n.worker, n.step, n.value,
+SELECT n.trial, n.tensor, n.worker, n.step, n.real_value AS value,
        ifnull((SELECT h.k FROM rule_unchanged_tensor_hist h
                WHERE h.trial = n.trial AND h.tensor = n.tensor AND h.worker = n.worker
                ORDER BY h.k DESC LIMIT 1), 0) + 1 AS k
@@ -75,4 +76,5 @@ WHERE s.k >= cfg.num_steps
   AND NOT EXISTS (SELECT 1 FROM rule_unchanged_tensor_hist x
                   WHERE x.trial = s.trial AND x.tensor = s.tensor AND x.worker = s.worker
                     AND x.k < s.k AND x.k > s.k - cfg.num_steps
-                    AND NOT ifnull(rule_allclose(x.value, s.value, cfg.rtol, cfg.atol, cfg.equal_nan), 0));
+                    AND NOT ifnull(CASE WHEN tensor_shape(x.value) = tensor_shape(s.value)   -- else not close
+                                        THEN tensor_allclose(x.value, s.value, cfg.rtol, cfg.atol, cfg.equal_nan) END, 0));

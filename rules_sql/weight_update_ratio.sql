@@ -40,8 +40,11 @@ WITH cfg AS (
 )
 SELECT n.trial, n.tensor, n.worker, n.step, n.value,
        p.step AS p_step,
+       -- No ratio when the shapes differ or either value is not real numbers (strings, complex).
        CASE WHEN p.step IS NOT NULL AND (cfg.num_steps IS NULL OR p.step >= n.step - cfg.num_steps)
-            THEN rule_diff_norm(n.value, p.value) / (tensor_reduce(p.value, 'l2') + cfg.epsilon)
+                 AND tensor_shape(n.real_value) = tensor_shape(p.value)
+                 AND tensor_dtype(p.value) NOT IN ('string', 'complex64', 'complex128')
+            THEN tensor_diff_norm(n.real_value, p.value) / (tensor_reduce(p.value, 'l2') + cfg.epsilon)
        END AS ratio
 FROM rule_now n
 CROSS JOIN cfg

@@ -1,14 +1,20 @@
-// Entry point of the loadable module build/lib/trialdb.so:
+// Entry point of the loadable module build/lib/trialdb.so, the one module of trialdb: every SQL
+// function (sqlext's tensor_*, regexp, and the rule views' rule_* helpers), so the rule views run
+// in a stock sqlite3 shell or Python too:
 //   sqlite3 shell:  .load build/lib/trialdb
 //   Python:         con.enable_load_extension(True); con.load_extension("build/lib/trialdb")
 // SQLite derives the entry point name sqlite3_trialdb_init from the file name.
-#include "sqlext/module_init.h"
+#include "sqlext/register.h"
+#include "sqlext/sqlite_api.h"
 
 extern "C" {
 SQLITE_EXTENSION_INIT1
 
 __attribute__((visibility("default"))) int sqlite3_trialdb_init(sqlite3* db, char** errmsg,
                                                                 const sqlite3_api_routines* api) {
-  return trialdb_module_init(db, errmsg, api, "trialdb", nullptr);
+  SQLITE_EXTENSION_INIT2(api);
+  int rc = trialdb_register_sql_functions(db);
+  if (rc != SQLITE_OK && errmsg) *errmsg = sqlite3_mprintf("trialdb: registering SQL functions failed (%d)", rc);
+  return rc;
 }
 }

@@ -16,6 +16,7 @@ extern "C" int trialdb_register_sql_functions(sqlite3* db) {
       register_aggregate_functions,
       register_each_module,
       register_regexp_function,
+      register_rule_functions,
   };
   for (auto reg : kRegistrations) {
     int rc = reg(db);

@@ -1,6 +1,7 @@
 // Registers every trialdb SQL function (tensor_*, regexp, the tensor_sum / tensor_concat
-// aggregates and the tensor_each table-valued function) on one connection. The CLI calls this;
-// the loadable module (build/lib/trialdb.so) calls it from sqlite3_trialdb_init.
+// aggregates, the tensor_each table-valued function and the rule views' rule_* helpers) on one
+// connection. The CLI and the rule runner call this; the loadable module (build/lib/trialdb.so)
+// calls it from sqlite3_trialdb_init.
 #pragma once
 #include <sqlite3.h>
 

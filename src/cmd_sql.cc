@@ -2,7 +2,6 @@
 #include <iostream>
 
 #include "schema/database.h"
-#include "rules_sql/rule_functions.h"
 #include "sqlext/register.h"
 #include "src/commands.h"
 #include "src/output.h"
@@ -29,8 +28,7 @@ void add_sql(CLI::App& app) {
   cmd->add_flag("--json", a->json, "JSON output");
   cmd->callback([a] {
     Database db(a->db, OpenMode::kExisting);
-    trialdb_register_sql_functions(db.handle());
-    trialdb::rules::register_rule_functions(db.handle());   // so rule_* views can be queried too
+    trialdb_register_sql_functions(db.handle());   // the rule_* helpers too: rule views can be queried
     print_query(db.handle(), a->query, a->json ? Format::kJson : a->csv ? Format::kCsv : Format::kTable, std::cout);
   });
 }

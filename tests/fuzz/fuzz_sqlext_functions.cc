@@ -1,4 +1,4 @@
-// libFuzzer target: every sqlext SQL function on arbitrary blobs and text.
+// libFuzzer target: every sqlext SQL function (the rule_* helpers included) on arbitrary blobs and text.
 //
 // Input: byte 0 picks the call, byte 1 where to split the rest into ?1 and ?2; each is bound as
 // a blob (and, for tensor_from_json and regexp, as text). Any outcome but a crash, a sanitizer
@@ -32,6 +32,10 @@ const char* const kCalls[] = {
     "SELECT tensor_from_json(tensor_json(?1), tensor_dtype(?1))",
     "SELECT tensor_json(tensor_from_json(CAST(?1 AS TEXT))), tensor_from_json(CAST(?1 AS TEXT), CAST(?2 AS TEXT))",
     "SELECT regexp(CAST(?1 AS TEXT), CAST(?2 AS TEXT))",
+    "SELECT rule_inactive_units(?1, 0, NULL, 1), rule_inactive_units(?1, -1, 1, 50), rule_channel_sums(?1, 1), "
+    "rule_channel_sums(?1, -1), rule_label_pairs(?1, ?2, 0), rule_label_pairs(?2, ?1, 1)",
+    "SELECT rule_regexp_any(CAST(?1 AS TEXT), CAST(?2 AS TEXT)), rule_in_list(CAST(?2 AS TEXT), CAST(?1 AS TEXT)), "
+    "rule_list_item(CAST(?1 AS TEXT), 1), rule_list_json(CAST(?1 AS TEXT)), rule_real(CAST(?2 AS TEXT)), rule_bool(CAST(?2 AS TEXT))",
 };
 
 sqlite3* open_db() {

@@ -1,13 +1,13 @@
 // Rules: the findings of every bundled fixture equal its findings.json (RULES.md), evaluated in
 // one go and step by step while the trial grows; re-runs add nothing; --param, --rule-file,
-// --exit-code, --on-finding and stalled_training; the rule_* SQL functions on edge cases.
+// --exit-code, --on-finding and stalled_training. (The rule_* SQL functions are tested with
+// sqlext's: tests/sqlext/rule_functions_test.cc.)
 //
 // Fixture databases are made by the built CLI (`trialdb ingest`), as a user would.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,10 +19,8 @@
 #include <tuple>
 #include <vector>
 
-#include "rules_sql/rule_functions.h"
 #include "rules_sql/rule_runner.h"
 #include "schema/database.h"
-#include "schema/value_blob.h"
 #include "tests/common/temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -390,82 +388,6 @@ TEST(StalledTraining, FiresOnceOnALiveTrialThatStopsGrowingAndNeverOnAnEndedOne)
   f = runner.evaluate_new_steps();
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].step, 8);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The rule_* SQL functions.
-
-class RuleFunctions : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_EQ(sqlite3_open(":memory:", &db_), SQLITE_OK);
-    ASSERT_EQ(trialdb::rules::register_rule_functions(db_), SQLITE_OK);
-  }
-  void TearDown() override { sqlite3_close(db_); }
-  // Evaluates sql with ?1, ?2 bound to float64 tensors; returns the first column as text.
-  std::string eval(const std::string& sql, const std::vector<double>& a, const std::vector<int64_t>& da,
-                   const std::vector<double>& b = {}, const std::vector<int64_t>& db = {}) {
-    std::string ba = trialdb::encode_blob(trialdb::DType::Float64, da.data(), static_cast<int>(da.size()), a.data(), a.size() * 8);
-    std::string bb = trialdb::encode_blob(trialdb::DType::Float64, db.data(), static_cast<int>(db.size()), b.data(), b.size() * 8);
-    Statement q(db_, sql);
-    q.bind_blob(1, ba.data(), ba.size());
-    if (sqlite3_bind_parameter_count(q.handle()) >= 2) q.bind_blob(2, bb.data(), bb.size());
-    if (!q.step()) return "<no row>";
-    return q.is_null(0) ? "NULL" : q.text(0);
-  }
-  sqlite3* db_ = nullptr;
-};
-
-TEST_F(RuleFunctions, PercentileInterpolatesLinearlyLikeNumpy) {
-  // numpy.percentile([1, 2, 3, 4], 5) = 1.15, 95 -> 3.85
-  EXPECT_EQ(eval("SELECT round(rule_percentile(?1, 5), 10)", {4, 1, 3, 2}, {4}), "1.15");
-  EXPECT_EQ(eval("SELECT round(rule_percentile(?1, 95), 10)", {4, 1, 3, 2}, {4}), "3.85");
-  EXPECT_EQ(eval("SELECT rule_percentile(?1, 50)", {NAN, 1}, {2}), "NULL");
-}
-
-TEST_F(RuleFunctions, AllcloseFollowsNumpy) {
-  EXPECT_EQ(eval("SELECT rule_allclose(?1, ?2, 1e-5, 1e-8, 0)", {1, 2}, {2}, {1, 2.00001}, {2}), "1");
-  EXPECT_EQ(eval("SELECT rule_allclose(?1, ?2, 1e-5, 1e-8, 0)", {1, 2}, {2}, {1, 2.001}, {2}), "0");
-  EXPECT_EQ(eval("SELECT rule_allclose(?1, ?2, 1e-5, 1e-8, 0)", {1, 2}, {2}, {1, 2}, {1, 2}), "0");   // shapes differ
-  EXPECT_EQ(eval("SELECT rule_allclose(?1, ?2, 1e-5, 1e-8, 0)", {NAN}, {1}, {NAN}, {1}), "0");
-  EXPECT_EQ(eval("SELECT rule_allclose(?1, ?2, 1e-5, 1e-8, 1)", {NAN}, {1}, {NAN}, {1}), "1");
-  EXPECT_EQ(eval("SELECT rule_allclose(?1, ?2, 1e-5, 1e-8, 0)", {INFINITY}, {1}, {INFINITY}, {1}), "1");
-}
-
-TEST_F(RuleFunctions, InactiveUnitsTreatAxisZeroAsTheBatch) {
-  // 4 samples x 2 units: unit 0 active in 1 of 4 samples (25%), unit 1 never active.
-  std::vector<double> v = {1, 0, -1, 0, -2, -3, 0, -1};
-  EXPECT_EQ(eval("SELECT rule_inactive_units(?1, 0, NULL, 1.0)", v, {4, 2}), "50.0");
-  EXPECT_EQ(eval("SELECT rule_inactive_units(?1, 0, NULL, 30.0)", v, {4, 2}), "100.0");
-  EXPECT_EQ(eval("SELECT rule_inactive_units(?1, -9.5, 9.5, 1.0)", {20, 1}, {2}), "0.0");   // 1-d: one unit
-}
-
-TEST_F(RuleFunctions, CountsLabelPairsAndChannelSums) {
-  EXPECT_EQ(eval("SELECT rule_count(?1, 'nan') || ',' || rule_count(?1, 'inf') || ',' || rule_count(?1, 'zero')",
-                 {NAN, INFINITY, -INFINITY, 0, 1}, {5}),
-            "1,2,1");
-  EXPECT_EQ(eval("SELECT rule_label_pairs(?1, ?2, 0)", {0, 1, 1}, {3}, {0, 0, 1}, {3}), "[[0,0,1],[1,0,1],[1,1,1]]");
-  EXPECT_EQ(eval("SELECT rule_label_pairs(?1, ?2, 1)", {1, 0}, {2}, {0.1, 0.9, 0.8, 0.2}, {2, 2}), "[[0,0,1],[1,1,1]]");
-  EXPECT_EQ(eval("SELECT rule_label_pairs(?1, ?2, 0)", {1, 0}, {2}, {1}, {1}), "NULL");   // counts differ
-  // (2, 2, 2) summed per position of axis 1: 1+2+5+6, 3+4+7+8
-  EXPECT_EQ(eval("SELECT rule_channel_sums(?1, 1)", {1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}), "[14,22]");
-}
-
-TEST_F(RuleFunctions, ParametersParseLikeSageMakerStrings) {
-  Statement q(db_, "SELECT rule_real('+inf') > 1e308, rule_real('none') IS NULL, rule_bool('True'), rule_list_json('0, 1.5'), "
-                   "rule_in_list('weights', 'biases, weights'), rule_regexp_any('^(?!gradient).*weight,foo', 'layer/weight')");
-  ASSERT_TRUE(q.step());
-  EXPECT_EQ(q.int64(0), 1);
-  EXPECT_EQ(q.int64(1), 1);
-  EXPECT_EQ(q.int64(2), 1);
-  EXPECT_EQ(q.text(3), "[0,1.5]");
-  EXPECT_EQ(q.int64(4), 1);
-  EXPECT_EQ(q.int64(5), 1);
-  sqlite3_stmt* bad = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db_, "SELECT rule_real('12x')", -1, &bad, nullptr), SQLITE_OK);
-  EXPECT_EQ(sqlite3_step(bad), SQLITE_ERROR);
-  EXPECT_NE(std::string(sqlite3_errmsg(db_)).find("'12x' is not a number"), std::string::npos);
-  sqlite3_finalize(bad);
 }
 
 }  // namespace

@@ -1,55 +1,146 @@
-"""build/lib/trialdb_rules.so in the stock sqlite3 shell: the module is as self-contained as
-trialdb.so (SQLite only through the host's API table, one exported symbol), registers the rule_*
-helpers and sqlext's functions, and a rule view evaluated in the shell at a step finds what
-`trialdb rules` recorded for that step (core_dtypes: exploding_tensor). Without the module the
-same view fails for want of the functions, which is why the module exists.
+"""The rule views outside the CLI: with only build/lib/trialdb.so loaded and PRAGMA
+trusted_schema=OFF (SQLite then refuses, in a view or trigger, every function not registered
+SQLITE_INNOCUOUS), the stock sqlite3 shell and /usr/bin/python3's sqlite3 each install the rule
+SQL (rules_sql/*.sql), evaluate it step by step as the runner does (docs/RULES.md, "How a rule
+is evaluated") and must record exactly the findings `trialdb rules` records, values and
+messages included. Cases: zoo (zoo.params: most rules find something), core_dtypes (string,
+complex, NaN and Inf values), pt_bad_init against pt_good_init (similar_across_runs).
+Also: the pragma is in effect in both hosts (a view calling a non-innocuous function fails), and
+without the module the views fail for want of the functions.
 
-  test_load_rules_shell.py --module build/lib/trialdb_rules.so --shell sqlite3 --cli build/bin/trialdb
-                           --fixtures tests/data/fixtures
+  test_load_rules_shell.py --module build/lib/trialdb.so --shell sqlite3 --cli build/bin/trialdb
+                           --fixtures tests/data/fixtures --rules-dir rules_sql
 """
 import atexit
+import glob
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sqlext"))
-from sqlext_testlib import Checker, args, check_self_contained_module, shell  # noqa: E402
+from sqlext_testlib import Checker, args, connect, module_stem, shell  # noqa: E402
 
 a = args()
 c = Checker()
-check_self_contained_module(c, a.module, "sqlite3_trialdbrules_init")
-
-rc, out, err = shell(a.shell, a.module,
-                     "SELECT rule_real('-inf'), rule_bool('yes'), rule_list_json('1, 2.5'), "
-                     "rule_count(tensor_from_json('[0, 1, 0]'), 'zero'), "
-                     "tensor_reduce(tensor_from_json('[1, 2]'), 'sum'), 'ab' REGEXP '^(?!b)a';")
-c.eq((rc, out.strip()), (0, "-Inf|1|[1,2.5]|2|3.0|1"), "rule_* and sqlext functions (stderr: %s)" % err.strip())
-
 tmp = tempfile.mkdtemp(prefix="rules_shell_")
 atexit.register(shutil.rmtree, tmp, ignore_errors=True)
-db = os.path.join(tmp, "t.db")
-for cmd in (["ingest", os.path.join(a.fixtures, "core_dtypes"), "--db", db, "-q"], ["rules", "--db", db]):
-    r = subprocess.run([a.cli, *cmd], capture_output=True, text=True, timeout=120)
-    c.true(r.returncode in (0, 3), "trialdb %s (exit %d, %s)" % (cmd[0], r.returncode, r.stderr.strip()[-200:]))
 
-rc, out, err = shell(a.shell, a.module,
-                     "SELECT DISTINCT step FROM rule_findings WHERE rule = 'exploding_tensor' ORDER BY step;", db)
-steps = [int(s) for s in out.split()]
-c.true(rc == 0 and len(steps) > 0, "the CLI recorded exploding_tensor findings (%s)" % steps)
+UNTRUSTED = "PRAGMA trusted_schema = OFF;\n"
+CLOCK_RULES = {"stalled_training"}   # evaluated against the wall clock, not step by step
 
-for step in steps:
-    # The cursor as the runner sets it (docs/RULES.md, "How a rule is evaluated").
-    cursor = ("DELETE FROM rule_cursor; INSERT INTO rule_cursor(trial, step, mode, mode_step, tensor_step, now) "
-              "SELECT trial, step, mode, mode_step, CASE mode WHEN 'GLOBAL' THEN mode_step ELSE step END, 0 "
-              "FROM steps WHERE trial = 'core_dtypes' AND step = %d;" % step)
-    rc, out, err = shell(a.shell, a.module, cursor + "SELECT tensor || '|' || worker FROM rule_exploding_tensor ORDER BY 1;", db)
-    rc2, want, err2 = shell(a.shell, a.module, "SELECT tensor || '|' || worker FROM rule_findings "
-                            "WHERE rule = 'exploding_tensor' AND step = %d ORDER BY 1;" % step, db)
-    c.true(rc == 0 and out == want and out.strip() != "",
-           "step %d: the view in the shell finds what the CLI recorded (%r vs %r, %s)" % (step, out, want, err.strip()))
+# The rule SQL as the runner installs it: rules_base.sql, then one file per rule.
+base = open(os.path.join(a.rules_dir, "rules_base.sql")).read()
+rule_files = sorted(p for p in glob.glob(os.path.join(a.rules_dir, "*.sql")) if not p.endswith("rules_base.sql"))
+rules = [os.path.basename(p)[:-4] for p in rule_files]
+c.eq(len(rules), 20, "rules_sql holds the 20 built-in rules")
+install_sql = base + "\n" + "\n".join(open(p).read() for p in rule_files) + "\n"
+step_rules = sorted(r for r in rules if r not in CLOCK_RULES)
 
-rc, out, err = shell(a.shell, a.module, "SELECT count(*) FROM rule_exploding_tensor;", db, load=False)
-c.true(rc != 0 and "no such function" in err, "without the module the view cannot run: %r" % err.strip())
+# The pragma bites in both hosts: a view calling a function that is not SQLITE_INNOCUOUS fails.
+con = sqlite3.connect(":memory:")
+con.create_function("py_identity", 1, lambda x: x)   # Python's functions are never innocuous
+con.executescript(UNTRUSTED + "CREATE VIEW v AS SELECT py_identity(1) AS x;")
+try:
+    con.execute("SELECT * FROM v").fetchall()
+    c.true(False, "python: trusted_schema=OFF refuses a non-innocuous function in a view")
+except sqlite3.OperationalError as e:
+    c.true("unsafe use of py_identity" in str(e), "python: trusted_schema=OFF is in effect (%s)" % e)
+rc, out, err = shell(a.shell, a.module, UNTRUSTED + "CREATE VIEW v AS SELECT readfile('/nonexistent') AS x; SELECT * FROM v;")
+c.true(rc != 0 and "unsafe use of readfile" in err, "shell: trusted_schema=OFF is in effect (%r)" % err.strip())
+
+
+def cli(*cmd):
+    r = subprocess.run([a.cli, *cmd], capture_output=True, text=True, timeout=300)
+    c.true(r.returncode in (0, 3), "trialdb %s (exit %d, %s)" % (" ".join(cmd[:2]), r.returncode, r.stderr.strip()[-300:]))
+
+
+def findings(db):
+    """The recorded findings but the clock rules', as a set (rule_finding is a plain table)."""
+    rows = sqlite3.connect(db).execute(
+        "SELECT rule, trial, step, mode, mode_step, tensor, worker, value, message FROM rule_finding").fetchall()
+    return {r for r in rows if r[0] not in CLOCK_RULES}
+
+
+def q(s):
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+def replay_sql(db, trial, params):
+    """SQL that installs the rules, stores params for trial and evaluates every complete step of
+    trial as RuleRunner::evaluate_trial does (one transaction; the runner commits every 64 steps)."""
+    steps = sqlite3.connect(db).execute(
+        "SELECT step, mode, mode_step FROM steps WHERE trial = ? AND complete ORDER BY step", (trial,)).fetchall()
+    out = [install_sql, "BEGIN;"]
+    for p in params:
+        rule_key, value = p.split("=", 1)
+        rule, key = rule_key.split(".", 1)
+        out.append("INSERT INTO rule_params(trial, rule, param, value) VALUES (%s, %s, %s, %s) "
+                   "ON CONFLICT (ifnull(trial, ''), rule, param) DO UPDATE SET value = excluded.value;"
+                   % (q(trial), q(rule), q(key), q(value)))
+    for step, mode, mode_step in steps:
+        out.append("DELETE FROM rule_cursor; INSERT INTO rule_cursor(trial, step, mode, mode_step, tensor_step, now) "
+                   "VALUES (%s, %d, %s, %d, %d, 0);" % (q(trial), step, q(mode), mode_step,
+                                                        mode_step if mode == "GLOBAL" else step))
+        for rule in step_rules:
+            out.append("INSERT OR IGNORE INTO rule_progress(trial, rule, step) VALUES (%s, %s, NULL);" % (q(trial), q(rule)))
+            out.append("UPDATE rule_progress SET step = %d WHERE trial = %s AND rule = %s;" % (step, q(trial), q(rule)))
+            out.append("INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, "
+                       "message, found_at) SELECT c.trial, %s, c.step, c.mode, c.mode_step, r.tensor, "
+                       "ifnull(r.worker, 'worker_0'), r.value, r.message, c.now "
+                       "FROM rule_cursor c JOIN rule_%s r ON r.trial = c.trial AND r.step = c.step;" % (q(rule), rule))
+    out.append("DELETE FROM rule_cursor; COMMIT;")
+    return "\n".join(out) + "\n", len(steps)
+
+
+cases = [
+    ("zoo", ["zoo"], [l.strip() for l in open(os.path.join(a.fixtures, "zoo.params")) if l.strip()]),
+    ("core_dtypes", ["core_dtypes"], []),
+    ("pt_bad_init", ["pt_bad_init", "pt_good_init"], ["similar_across_runs.other_trial=pt_good_init"]),
+]
+for trial, ingest, params in cases:
+    ingested = os.path.join(tmp, trial + ".db")
+    for t in ingest:
+        cli("ingest", os.path.join(a.fixtures, t), "--db", ingested, "--name", t, "-q")
+    dbs = {host: os.path.join(tmp, "%s.%s.db" % (trial, host)) for host in ("cli", "python", "shell")}
+    for db in dbs.values():
+        shutil.copy(ingested, db)
+
+    args = ["rules", "--db", dbs["cli"], "--trial", trial]
+    for p in params:
+        args += ["--param", p]
+    cli(*args)
+    want = findings(dbs["cli"])
+    c.true(len(want) > 0, "%s: the CLI records findings" % trial)
+    if trial == "pt_bad_init":
+        c.true(any(f[0] == "similar_across_runs" for f in want), "pt_bad_init: similar_across_runs findings")
+    sql, n_steps = replay_sql(ingested, trial, params)
+
+    # Python: /usr/bin/python3's sqlite3 with build/lib/trialdb.so.
+    try:
+        con = connect(a.module, dbs["python"])
+        con.isolation_level = None
+        con.executescript(UNTRUSTED + sql)
+        con.close()
+        got = findings(dbs["python"])
+        c.eq(sorted(got - want)[:3] + sorted(want - got)[:3], [],
+             "%s: python, trusted_schema=OFF: %d steps, findings equal the CLI's (%d vs %d)" % (trial, n_steps, len(got), len(want)))
+    except sqlite3.Error as e:
+        c.true(False, "%s: python, trusted_schema=OFF: the rules run (%s)" % (trial, e))
+
+    # The stock sqlite3 shell with .load.
+    r = subprocess.run([a.shell, "-batch", "-bail", dbs["shell"]], capture_output=True, text=True, errors="replace",
+                       input=".load %s\n" % module_stem(a.module) + UNTRUSTED + sql, timeout=300)
+    c.true(r.returncode == 0, "%s: shell, trusted_schema=OFF: the rules run (%s)" % (trial, r.stderr.strip()[-300:]))
+    if r.returncode == 0:
+        got = findings(dbs["shell"])
+        c.eq(sorted(got - want)[:3] + sorted(want - got)[:3], [],
+             "%s: shell, trusted_schema=OFF: findings equal the CLI's (%d vs %d)" % (trial, len(got), len(want)))
+
+# Without the module the views cannot run: the rule_* helpers are trialdb.so's.
+rc, out, err = shell(a.shell, a.module, "SELECT count(*) FROM rule_exploding_tensor;", os.path.join(tmp, "zoo.cli.db"),
+                     load=False)
+c.true(rc != 0 and "no such function" in err, "without the module the views cannot run: %r" % err.strip())
 c.done()

@@ -1,7 +1,8 @@
 """Shared helpers of the sqlext end-to-end tests (run with /usr/bin/python3).
 
 Arguments every test receives from CTest: --module build/lib/trialdb.so, --shell sqlite3,
---cli build/bin/trialdb (may be empty), --fixtures tests/data/fixtures, --doc docs/SQL.md.
+--cli build/bin/trialdb (may be empty), --fixtures tests/data/fixtures, --doc docs/SQL.md
+(the rules' test also --rules-dir rules_sql).
 """
 import argparse
 import atexit
@@ -20,6 +21,7 @@ def args():
     p.add_argument("--cli", default="")
     p.add_argument("--fixtures", default="")
     p.add_argument("--doc", default="")
+    p.add_argument("--rules-dir", default="")
     return p.parse_args()
 
 

@@ -1,0 +1,379 @@
+// The rule_* functions: what the built-in rules (rules_sql/*.sql, docs/RULES.md) need beyond
+// the tensor_* functions: parsing SageMaker's string parameters, matching name lists, and the few
+// computations only rules make. Counting, percentiles, allclose and norms are sqlext's tensor_*.
+//
+//   rule_real(text)                  number; 'inf', '+inf', '-inf' accepted; NULL, '', 'none'
+//                                    and 'null' give NULL; anything else is an error
+//   rule_bool(text)                  1 for true/1/yes/on, 0 for false/0/no/off/none/''/NULL;
+//                                    anything else is an error
+//   rule_list_json(csv)              "1, 2.5" -> '[1,2.5]' (items parsed by rule_real; +-inf
+//                                    as +-9e999); NULL -> '[]'
+//   rule_list_item(csv, i)           item i (0-based) as a number, NULL past the end
+//   rule_in_list(text, csv)          1 when text equals one of the (trimmed) items, else 0
+//   rule_regexp_any(csv, subject)    1 when any pattern matches (Python re.search), else 0 (also
+//                                    for NULL); the compiled list is cached as regexp's pattern is
+//   rule_inactive_units(v, lo, hi, threshold)
+//                                    percent of units whose activity (percent of batch entries
+//                                    with lo < x < hi; a NULL bound is unbounded) is < threshold.
+//                                    >= 2 dims: axis 0 is the batch; else v is one unit.
+//   rule_label_pairs(labels, predictions, argmax)
+//                                    JSON [[label, prediction, count], ...] sorted; predictions
+//                                    argmax'ed over their last axis when argmax; NULL when the
+//                                    counts differ; NaN labels are skipped
+//   rule_channel_sums(v, axis)       JSON array of the sums per position of `axis` (a negative
+//                                    axis counts from the end; out of range: NULL)
+//   rule_div(a, b)                   a / b in IEEE arithmetic (x/0 = +-inf; 0/0 = NULL)
+//   rule_log2(x)                     log2(x) (NULL for x <= 0)
+//   rule_number_text(x)              3.0 -> '3', 0.5 -> '0.5'
+//
+// Tensor arguments are value blobs (docs/BLOB_FORMAT.md). Unlike the tensor_* functions, a
+// string or complex tensor gives NULL (as a NULL tensor does), so a rule over "every tensor"
+// skips them; a blob that does not decode is an error naming the function and the argument.
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "schema/py_regex.h"
+#include "sqlext/aux_cache.h"
+#include "sqlext/tensor_arg.h"
+
+namespace trialdb::sqlext {
+
+namespace {
+
+// A tensor argument holding real numbers: kArgNull also for strings and complex (see above).
+ArgStatus get_real_tensor(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, TensorArg* out) {
+  ArgStatus st = get_tensor(ctx, argv, argno, fn, out);
+  return st == kArgOk && !dtype_is_real(out->view.dtype) ? kArgNull : st;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Comma-separated items, trimmed; an empty text has no items.
+std::vector<std::string_view> split_list(std::string_view s) {
+  std::vector<std::string_view> items;
+  if (trim(s).empty()) return items;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = s.find(',', start);
+    items.push_back(trim(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+std::string_view value_text(sqlite3_value* v) {
+  const unsigned char* p = sqlite3_value_text(v);
+  return p ? std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_value_bytes(v)))
+           : std::string_view();
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Parses a parameter number. 0: a number (in *out); 1: "no value" (''/none/null); -1: bad.
+int parse_real(std::string_view s, double* out) {
+  std::string l = lower(trim(s));
+  if (l.empty() || l == "none" || l == "null") return 1;
+  if (l == "inf" || l == "+inf" || l == "infinity" || l == "+infinity") return *out = HUGE_VAL, 0;
+  if (l == "-inf" || l == "-infinity") return *out = -HUGE_VAL, 0;
+  char* end = nullptr;
+  double d = std::strtod(l.c_str(), &end);
+  if (end == l.c_str() || *end != '\0') return -1;
+  *out = d;
+  return 0;
+}
+
+// Integral values without a fraction ("3"), NaN / Infinity / -Infinity, else 17 digits.
+std::string number_text(double x) {
+  char buf[64];
+  if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 9.007199254740992e15)
+    snprintf(buf, sizeof buf, "%lld", static_cast<long long>(x));
+  else if (std::isnan(x))
+    return "NaN";
+  else if (std::isinf(x))
+    return x > 0 ? "Infinity" : "-Infinity";
+  else
+    snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameters and lists.
+
+void real_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  guarded(ctx, "rule_real", [&] {
+    int type = sqlite3_value_type(argv[0]);
+    if (type == SQLITE_NULL) return;
+    if (type == SQLITE_INTEGER || type == SQLITE_FLOAT) return sqlite3_result_double(ctx, sqlite3_value_double(argv[0]));
+    std::string_view s = value_text(argv[0]);
+    double d;
+    int rc = parse_real(s, &d);
+    if (rc == 1) return;
+    if (rc < 0) return result_errorf(ctx, "rule parameter '%.*s' is not a number", static_cast<int>(s.size()), s.data());
+    sqlite3_result_double(ctx, d);
+  });
+}
+
+void bool_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  guarded(ctx, "rule_bool", [&] {
+    int type = sqlite3_value_type(argv[0]);
+    if (type == SQLITE_NULL) return sqlite3_result_int(ctx, 0);
+    if (type == SQLITE_INTEGER || type == SQLITE_FLOAT) return sqlite3_result_int(ctx, sqlite3_value_double(argv[0]) != 0);
+    std::string s = lower(trim(value_text(argv[0])));
+    if (s == "true" || s == "1" || s == "yes" || s == "on") return sqlite3_result_int(ctx, 1);
+    if (s == "false" || s == "0" || s == "no" || s == "off" || s.empty() || s == "none") return sqlite3_result_int(ctx, 0);
+    result_errorf(ctx, "rule parameter '%s' is not a boolean (true or false)", s.c_str());
+  });
+}
+
+void list_json_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  guarded(ctx, "rule_list_json", [&] {
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_text(ctx, "[]", 2, SQLITE_STATIC);
+    std::string out = "[";
+    for (std::string_view item : split_list(value_text(argv[0]))) {
+      double d;
+      if (parse_real(item, &d) != 0)
+        return result_errorf(ctx, "rule parameter list item '%.*s' is not a number", static_cast<int>(item.size()),
+                             item.data());
+      if (out.size() > 1) out += ',';
+      out += std::isfinite(d) ? number_text(d) : (d > 0 ? "9e999" : "-9e999");
+    }
+    out += ']';
+    result_text(ctx, out);
+  });
+}
+
+void list_item_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  guarded(ctx, "rule_list_item", [&] {
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+    std::vector<std::string_view> items = split_list(value_text(argv[0]));
+    int64_t i = sqlite3_value_int64(argv[1]);
+    if (i < 0 || i >= static_cast<int64_t>(items.size())) return;
+    std::string_view item = items[static_cast<size_t>(i)];
+    double d;
+    int rc = parse_real(item, &d);
+    if (rc == 1) return;
+    if (rc < 0)
+      return result_errorf(ctx, "rule parameter list item '%.*s' is not a number", static_cast<int>(item.size()),
+                           item.data());
+    sqlite3_result_double(ctx, d);
+  });
+}
+
+void in_list_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  guarded(ctx, "rule_in_list", [&] {
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL)
+      return sqlite3_result_int(ctx, 0);
+    std::string_view item = value_text(argv[0]);
+    for (std::string_view x : split_list(value_text(argv[1])))
+      if (x == item) return sqlite3_result_int(ctx, 1);
+    sqlite3_result_int(ctx, 0);
+  });
+}
+
+// The compiled patterns of one list (empty items are skipped).
+struct PatternList {
+  std::vector<std::unique_ptr<PyRegex>> patterns;
+
+  static Status compile(std::string_view list, std::unique_ptr<PatternList>* out) {
+    auto compiled = std::make_unique<PatternList>();
+    for (std::string_view item : split_list(list)) {
+      if (item.empty()) continue;
+      std::unique_ptr<PyRegex> re;
+      if (Status st = PyRegex::compile(item, &re); !st.is_ok())
+        return st.prefixed("bad regular expression '" + std::string(item) + "': ");
+      compiled->patterns.push_back(std::move(re));
+    }
+    *out = std::move(compiled);
+    return Status::ok();
+  }
+};
+
+void regexp_any_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const char* fn = "rule_regexp_any";
+  guarded(ctx, fn, [&] {
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL)
+      return sqlite3_result_int(ctx, 0);
+    std::unique_ptr<PatternList> uncached;
+    const PatternList* list = cached_compiled<PatternList>(ctx, argv, 0, fn, PatternList::compile, &uncached);
+    if (!list) return;
+    std::string_view subject = value_text(argv[1]);
+    for (const auto& re : list->patterns)
+      if (re->search(subject)) return sqlite3_result_int(ctx, 1);
+    sqlite3_result_int(ctx, 0);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tensors.
+
+void inactive_units_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const char* fn = "rule_inactive_units";
+  guarded(ctx, fn, [&] {
+    TensorArg t;
+    if (get_real_tensor(ctx, argv, 0, fn, &t) != kArgOk) return;
+    const bool has_lo = sqlite3_value_type(argv[1]) != SQLITE_NULL, has_hi = sqlite3_value_type(argv[2]) != SQLITE_NULL;
+    const double lo = sqlite3_value_double(argv[1]), hi = sqlite3_value_double(argv[2]);
+    const double threshold = sqlite3_value_double(argv[3]);
+    const TensorView& v = t.view;
+    const int64_t batch = v.ndim >= 2 ? v.dims[0] : v.numel;
+    if (batch <= 0 || v.numel == 0) return;
+    const int64_t units = v.numel / batch;
+    std::vector<int64_t> active(static_cast<size_t>(units), 0);
+    visit_real(v.dtype, [&](auto loader) {
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t u = 0; u < units; ++u) {
+          double x = loader.load(v.data, b * units + u);
+          active[u] += (!has_lo || x > lo) && (!has_hi || x < hi);
+        }
+    });
+    int64_t inactive = 0;
+    for (int64_t u = 0; u < units; ++u)
+      inactive += 100.0 * static_cast<double>(active[u]) / static_cast<double>(batch) < threshold;
+    sqlite3_result_double(ctx, 100.0 * static_cast<double>(inactive) / static_cast<double>(units));
+  });
+}
+
+void label_pairs_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const char* fn = "rule_label_pairs";
+  guarded(ctx, fn, [&] {
+    TensorArg l, p;
+    ArgStatus sl = get_real_tensor(ctx, argv, 0, fn, &l);
+    if (sl == kArgError) return;
+    ArgStatus sp = get_real_tensor(ctx, argv, 1, fn, &p);
+    if (sp == kArgError || sl == kArgNull || sp == kArgNull) return;
+    const bool argmax = sqlite3_value_int(argv[2]) != 0;
+    const TensorView& pv = p.view;
+    std::vector<double> predictions = to_doubles(pv);
+    if (argmax && pv.ndim >= 1) {
+      const int64_t k = pv.dims[pv.ndim - 1];
+      if (k <= 0) return;
+      const int64_t rows = pv.numel / k;
+      std::vector<double> best_index(static_cast<size_t>(rows));
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t best = 0;
+        double best_x = predictions[r * k];
+        for (int64_t j = 1; j < k && !std::isnan(best_x); ++j) {   // numpy: the first NaN wins
+          double x = predictions[r * k + j];
+          if (x > best_x || std::isnan(x)) best = j, best_x = x;
+        }
+        best_index[r] = static_cast<double>(best);
+      }
+      predictions = std::move(best_index);
+    }
+    if (static_cast<int64_t>(predictions.size()) != l.view.numel) return;
+    std::vector<double> labels = to_doubles(l.view);
+    std::map<std::pair<double, double>, int64_t> counts;
+    for (size_t i = 0; i < labels.size(); ++i) {
+      if (std::isnan(labels[i])) continue;
+      ++counts[{labels[i], predictions[i]}];
+    }
+    std::string out = "[";
+    for (const auto& [key, n] : counts) {
+      if (out.size() > 1) out += ',';
+      out += '[' + number_text(key.first) + ',' +
+             (std::isnan(key.second) ? std::string("null") : number_text(key.second)) + ',' + std::to_string(n) + ']';
+    }
+    out += ']';
+    result_text(ctx, out);
+  });
+}
+
+void channel_sums_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const char* fn = "rule_channel_sums";
+  guarded(ctx, fn, [&] {
+    TensorArg t;
+    if (get_real_tensor(ctx, argv, 0, fn, &t) != kArgOk) return;
+    const TensorView& v = t.view;
+    int64_t axis = sqlite3_value_int64(argv[1]);
+    if (axis < 0) axis += v.ndim;
+    if (axis < 0 || axis >= v.ndim) return;
+    const int64_t len = v.dims[axis];
+    if (len > length_limit(ctx) / 2) return sqlite3_result_error_toobig(ctx);   // an empty tensor's dim may be huge
+    int64_t inner = 1;
+    for (int d = static_cast<int>(axis) + 1; d < v.ndim; ++d) inner *= v.dims[d];
+    std::vector<double> sums(static_cast<size_t>(len), 0.0);
+    if (len > 0 && inner > 0)
+      visit_real(v.dtype, [&](auto loader) {
+        for (int64_t i = 0; i < v.numel; ++i) sums[(i / inner) % len] += loader.load(v.data, i);
+      });
+    std::string out = "[";
+    for (size_t c = 0; c < sums.size(); ++c) {
+      if (c) out += ',';
+      char buf[40];
+      snprintf(buf, sizeof buf, "%.17g", sums[c]);
+      out += std::isfinite(sums[c]) ? buf : "null";
+    }
+    out += ']';
+    result_text(ctx, out);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arithmetic.
+
+void div_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
+  double r = sqlite3_value_double(argv[0]) / sqlite3_value_double(argv[1]);
+  if (!std::isnan(r)) sqlite3_result_double(ctx, r);
+}
+
+void log2_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+  double x = sqlite3_value_double(argv[0]);
+  if (x > 0) sqlite3_result_double(ctx, std::log2(x));
+}
+
+void number_text_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  guarded(ctx, "rule_number_text", [&] {
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+    result_text(ctx, number_text(sqlite3_value_double(argv[0])));
+  });
+}
+
+}  // namespace
+
+int register_rule_functions(sqlite3* db) {
+  struct Fn {
+    const char* name;
+    int nargs;
+    void (*fn)(sqlite3_context*, int, sqlite3_value**);
+  };
+  static constexpr Fn kFns[] = {
+      {"rule_real", 1, real_fn},
+      {"rule_bool", 1, bool_fn},
+      {"rule_list_json", 1, list_json_fn},
+      {"rule_list_item", 2, list_item_fn},
+      {"rule_in_list", 2, in_list_fn},
+      {"rule_regexp_any", 2, regexp_any_fn},
+      {"rule_inactive_units", 4, inactive_units_fn},
+      {"rule_label_pairs", 3, label_pairs_fn},
+      {"rule_channel_sums", 2, channel_sums_fn},
+      {"rule_div", 2, div_fn},
+      {"rule_log2", 1, log2_fn},
+      {"rule_number_text", 1, number_text_fn},
+  };
+  for (const Fn& f : kFns) {
+    int rc = sqlite3_create_function_v2(db, f.name, f.nargs, kScalarFlags, nullptr, f.fn, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) return rc;
+  }
+  return SQLITE_OK;
+}
+
+}  // namespace trialdb::sqlext
