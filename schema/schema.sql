@@ -6,8 +6,9 @@
 --
 -- Visibility: rows of a (step, worker) are written in one transaction, and a value is visible
 -- in the public views only once its global step is complete, so a reader never sees half a step.
--- Completeness is a prefix of the steps (FORMAT.md: a step is complete once a later one is), so
--- one number per trial, trial.complete_through, says what is visible; step.complete mirrors it.
+-- Completeness is a prefix of the steps (docs/FORMAT.md: a step is complete once a later one
+-- is), so one number per trial, trial.complete_through, says what is visible; step.complete
+-- mirrors it.
 
 CREATE TABLE IF NOT EXISTS schema_version (
   version INTEGER NOT NULL
