@@ -49,7 +49,7 @@ struct RuleOptions {
   std::optional<int64_t> last_step;       // evaluate no step after this one (replays, benchmarks)
 };
 
-// The built-in rules, in the order of RULES.md.
+// The built-in rules, in the order of docs/RULES.md.
 const std::vector<std::string>& builtin_rule_names();
 
 class RuleRunner {
