@@ -215,7 +215,7 @@ LEFT JOIN value_blob b ON b.value_id = v.value_id;
 
 -- The reduction kinds are the outer loop (CROSS JOIN): a filter on reduction and abs then picks
 -- one kind before any value is read, and each value row is visited once per wanted kind rather
--- than probed for all 18 (1.7x faster on the vanishing-gradient question, bench/README.md).
+-- than probed for all 18 (bench/README.md, "Vanishing-gradient question").
 CREATE VIEW IF NOT EXISTS reductions AS
 SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker,
        k.reduction, k.abs,

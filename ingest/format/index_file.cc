@@ -41,16 +41,18 @@ bool is_safe_relative_path(std::string_view p) {
 }
 
 // parse_index_json is a single-pass scanner for exactly this document shape, with no DOM: an
-// index of many small tensors is parsed once per (step, worker), and building an nlohmann::json
-// tree (a map node and a string per key, a variant per value) cost ~12.7k instructions per
-// tensor_payload entry. It accepts and rejects exactly what nlohmann::json::parse (3.11, strict,
-// no comments) did, and reads the document the way that DOM was read:
+// index of many small tensors is parsed once per (step, worker), and an nlohmann::json tree costs
+// a map node and a string per key and a variant per value (bench/README.md, "Small tensors").
+// Its reference is the plain reading of that DOM, kept as the oracle of
+// tests/ingest/format/index_json_test.cc: it accepts and rejects exactly what
+// nlohmann::json::parse (3.11, strict, no comments) does, and reads the document as the oracle
+// reads the DOM:
 //   - the whole text must be valid JSON before any field is looked at (an unfinished file is
 //     "not valid JSON", which the ingester treats as "not written yet");
 //   - a UTF-8 BOM is skipped; a NUL byte after the top-level value ends the input; strings are
 //     checked for well-formed UTF-8 and escapes decoded (\uXXXX with surrogate pairs) before keys
 //     are compared or names stored;
-//   - a repeated key means its last value (the DOM's std::map kept the last one);
+//   - a repeated key means its last value (nlohmann::json's std::map keeps the last one);
 //   - an integer field is valid when it is integer-shaped and the DOM's int64 view of it is
 //     >= 0: "-0" counts as 0, 2^63 and above do not (uint64 wrapped negative, or a float), and
 //     "1.0"/"1e2" are floats; a number that overflows a double makes the document invalid.
@@ -95,13 +97,13 @@ void append_utf8(std::string* s, uint32_t cp) {
   }
 }
 
-// A number as the DOM saw it, reduced to what the index needs.
+// A number as nlohmann::json's DOM holds it, reduced to what the index needs.
 struct Number {
   bool nonneg_int = false;   // integer-shaped and the DOM's int64 view of it is >= 0
   int64_t value = 0;
 };
 
-// Whether a float-shaped number is finite as a double. Parsed in the C locale (nlohmann used the
+// Whether a float-shaped number is finite as a double. Parsed in the C locale (nlohmann uses the
 // current locale's decimal point, which comes to the same).
 bool finite_double(const char* b, const char* e) {
   static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", locale_t{});
@@ -128,8 +130,8 @@ class Scanner {
     ws();
     return p_ < end_ ? *p_ : '\0';
   }
-  // After the top-level value: only whitespace, then the end or a NUL (nlohmann's lexer took
-  // '\0' as the end of input and ignored what follows).
+  // After the top-level value: only whitespace, then the end or a NUL (nlohmann's lexer takes
+  // '\0' as the end of input and ignores what follows).
   bool at_end() { return peek() == '\0'; }
 
   // A string at p_ (on '"'). *out views the decoded text: the input itself when there are no
@@ -186,7 +188,7 @@ class Scanner {
       if (digits <= 19) {   // < 10^19: no uint64 overflow
         uint64_t v = 0;
         for (const char* q = d0; q < d1; ++q) v = v * 10 + static_cast<uint64_t>(*q - '0');
-        // The DOM kept 2^63..2^64-1 as uint64, whose int64 view is negative; of the negatives
+        // The DOM keeps 2^63..2^64-1 as uint64, whose int64 view is negative; of the negatives
         // only "-0" is >= 0.
         if (v <= static_cast<uint64_t>(INT64_MAX) && (!neg || v == 0)) {
           n->nonneg_int = true;
@@ -194,14 +196,14 @@ class Scanner {
         }
         return true;
       }
-      // Past 64 bits the DOM fell back to a double, finite below ~10^308.
+      // Past 64 bits the DOM falls back to a double, finite below ~10^308.
       if (digits < 300) return true;
     }
     return finite_double(s, p_);
   }
 
   // Validates and skips any value, iteratively (a hostile file may nest arbitrarily deep, as
-  // nlohmann's own parser allowed). stack_ holds the closing bracket of each open container.
+  // nlohmann's own parser allows). stack_ holds the closing bracket of each open container.
   bool skip_value() {
     const size_t base = stack_.size();
     for (;;) {
@@ -411,7 +413,8 @@ struct Entry {
   int64_t dims[kMaxDims];
 };
 
-// The entry's tensorname as the old DOM code judged it; *why says what is wrong with it.
+// Whether the entry's tensorname is usable, as the reference reading judges it; *why says what is
+// wrong with it.
 bool valid_name(const Entry& e, const char* list, size_t i, std::string* why) {
   auto where = [&] { return std::string("index ") + list + " entry " + std::to_string(i); };
   if (e.name_state == Entry::kNoName) return *why = where() + " has no tensorname", false;
@@ -439,14 +442,15 @@ bool parse_index_json(std::string_view text, IndexFile* out, std::string* err) {
     return false;
   };
 
-  // What the document says, gathered in one pass; judged afterwards in the DOM code's order.
+  // What the document says, gathered in one pass; judged afterwards in the reference reading's
+  // order, so the first error reported is the same.
   Field meta = Field::kAbsent, tensor_payload = Field::kAbsent, shape_payload = Field::kAbsent;
   bool mode_ok = false, mode_step_ok = false;
   Mode mode = Mode::kGlobal;
   Number mode_step;
   Field event_file = Field::kAbsent;
   std::string event_file_name;
-  std::vector<std::string> shape_skipped;   // reported after tensor_payload's, as before
+  std::vector<std::string> shape_skipped;   // reported after tensor_payload's (reference order)
   std::string value_scratch, name_scratch;  // decoded strings that had escapes
   Entry e;
 

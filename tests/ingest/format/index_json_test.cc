@@ -1,5 +1,5 @@
 // parse_index_json (a hand-written scanner, no DOM) against explicit expectations on tricky input
-// and against the nlohmann::json DOM parser it replaced, kept here as an oracle only: both must
+// and against a plain reading of nlohmann::json's DOM, kept here as an oracle only: both must
 // accept and reject the same documents with the same error, and agree on every field, entry and
 // skip message, on generated documents (escapes, unicode, duplicate keys, wrong types, nested
 // unknown values, huge numbers) and on byte-level mutations of them (truncation, stray bytes).
@@ -17,7 +17,7 @@ using namespace trialdb;
 
 namespace {
 
-// ---- The oracle: parse_index_json as it was with nlohmann::json (commit 2ddbbf0). ----
+// ---- The oracle: the index read plainly from nlohmann::json's DOM. ----
 using nlohmann::json;
 
 bool dom_get_uint(const json& o, const char* key, uint64_t* out) {
@@ -233,7 +233,7 @@ TEST(IndexJson, IntegerRulesMatchTheDom) {
   };
   Result r = entry("-0");
   ASSERT_TRUE(r.ok);
-  ASSERT_EQ(r.idx.tensors.size(), 1u);   // the DOM read -0 as the integer 0
+  ASSERT_EQ(r.idx.tensors.size(), 1u);   // the DOM reads -0 as the integer 0
   EXPECT_EQ(r.idx.tensors[0].start, 0u);
   r = entry("9223372036854775807");
   ASSERT_EQ(r.idx.tensors.size(), 1u);
@@ -247,7 +247,7 @@ TEST(IndexJson, IntegerRulesMatchTheDom) {
     ASSERT_EQ(r.idx.skipped.size(), 1u) << skip;
     EXPECT_EQ(r.idx.skipped[0], "index entry for 't' has no valid start_idx/length");
   }
-  // A number a double cannot hold made the whole document invalid, wherever it is.
+  // A number a double cannot hold makes the whole document invalid, wherever it is.
   for (const std::string& bad : std::vector<std::string>{"1e400", "-1e400", "1" + std::string(400, '0'), "-" + std::string(320, '9') + ".5"}) {
     r = entry(bad);
     EXPECT_FALSE(r.ok) << bad;
@@ -435,7 +435,7 @@ TEST(IndexJson, DeeplyNestedUnknownValuesAreSkipped) {
 }
 
 TEST(IndexJson, ReusedOutputAppendsLikeBefore) {
-  // The ingester uses a fresh IndexFile; a reused one keeps appending, as with the DOM parser,
+  // The ingester uses a fresh IndexFile; a reused one keeps appending, as with the oracle,
   // and a failed parse adds nothing.
   IndexFile idx;
   std::string err;
