@@ -29,7 +29,7 @@ const char* const kBaseSql =
 #include "rules_base.sql.inc"
     ;
 
-// One entry per rules_sql/<name>.sql, in the order of RULES.md.
+// One entry per rules_sql/<name>.sql, in the order of docs/RULES.md.
 const RuleSource kBuiltins[] = {
     {"vanishing_gradient", "step",
 #include "vanishing_gradient.sql.inc"

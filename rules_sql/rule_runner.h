@@ -13,7 +13,7 @@
 // connection to itself while evaluating (each step is one write transaction).
 //
 // Per trial and rule the runner remembers the last evaluated step (rule_progress); complete
-// steps form a prefix of a trial's steps (FORMAT.md), so everything after it is new. Findings
+// steps form a prefix of a trial's steps (docs/FORMAT.md), so everything after it is new. Findings
 // are unique per (trial, rule, step, tensor, worker): re-running records nothing twice.
 #pragma once
 #include <cstdint>
@@ -49,7 +49,7 @@ struct RuleOptions {
   std::optional<int64_t> last_step;       // evaluate no step after this one (replays, benchmarks)
 };
 
-// The built-in rules, in the order of RULES.md.
+// The built-in rules, in the order of docs/RULES.md.
 const std::vector<std::string>& builtin_rule_names();
 
 class RuleRunner {

@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS rule_cursor (
   now         REAL NOT NULL                  -- unix time of the evaluation
 );
 
--- Per trial and rule, the last step evaluated (complete steps form a prefix, FORMAT.md, so
+-- Per trial and rule, the last step evaluated (complete steps form a prefix, docs/FORMAT.md, so
 -- "not evaluated before" is "after this step"). Rules hang their fold triggers on updates of it.
 CREATE TABLE IF NOT EXISTS rule_progress (
   trial TEXT NOT NULL,

@@ -51,7 +51,8 @@ Error sql_error(sqlite3* db, std::string_view sql, const std::string& what) {
 namespace {
 // Once per process, before SQLite initialises: connections are never shared between threads
 // (MULTITHREAD drops the per-call mutexes) and nobody reads SQLite's memory statistics, whose
-// global mutex was ~4% of a scalar-heavy ingest. If the host already initialised SQLite, the
+// global mutex every allocation takes (bench/README.md, "Small tensors"). If the host already
+// initialised SQLite, the
 // calls fail harmlessly and its settings stay.
 void configure_sqlite_once() {
   static const bool configured = [] {
@@ -65,7 +66,8 @@ void configure_sqlite_once() {
 
 Database::Database(const std::string& path, OpenMode mode, const char* vfs) : path_(path) {
   configure_sqlite_once();
-  // NOMUTEX: a connection is only ever used by one thread at a time; the per-call mutex costs ~7%.
+  // NOMUTEX: a connection is only ever used by one thread at a time, so the mutex every API call
+  // would take buys nothing (bench/README.md, "Small tensors").
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (mode == OpenMode::kCreate ? SQLITE_OPEN_CREATE : 0);
   if (sqlite3_open_v2(path.c_str(), &db_, flags, vfs) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -95,14 +97,13 @@ Database::Database(const std::string& path, OpenMode mode, const char* vfs) : pa
 }
 
 void Database::setup() {
-  // Page size, by measurement (bench/): SQLite keeps a row whose payload fits in a page inside
-  // the page, so rows a little over half a page each waste the rest of one. With 16 KiB pages
-  // the 8 KiB blobs of 2048-float tensors took 2.0x their size; 4 KiB pages bound the waste to
-  // blobs of 2-4 KiB and keep it under 10% elsewhere. The price is on huge tensors: 64 KiB pages
-  // ingested 1 GB of 4 MiB tensors 1.45x faster (fewer, larger WAL writes) but would store a
-  // 16k-float tensor (64 KiB + header) in twice its size.
-  // Checkpointing every 128 MiB instead of every 4 MiB keeps fsyncs off the critical path (and
-  // WalCheckpointer moves bulk ingests' checkpoints off the writer's thread altogether).
+  // Page size: SQLite keeps a row whose payload fits in a page inside the page, so rows a little
+  // over half a page each waste the rest of one. 4 KiB pages confine that waste to blobs of
+  // 2-4 KiB; larger pages move it to common gradient sizes (16 KiB pages: 8 KiB blobs of
+  // 2,048 floats; 64 KiB pages: 16k-float tensors), although they write huge tensors faster
+  // (bench/README.md, "Database size" and "Large-tensor ingest").
+  // Checkpointing every 128 MiB rather than SQLite's default 4 MiB keeps fsyncs off the critical
+  // path (and WalCheckpointer moves bulk ingests' checkpoints off the writer's thread altogether).
   exec("PRAGMA page_size=4096");
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");

@@ -69,7 +69,7 @@ double first_zero_of(const uint8_t* p, int64_t n) {
 }
 
 // AVX2 form of accumulate's 4-element loop for float32 and float64, the ingest's hot loop: the
-// portable loop compiles to scalar SSE2 (~1.4 GB/s of float32). Every result is bit for bit the
+// portable loop compiles to scalar SSE2 code (bench/README.md). Every result is bit for bit the
 // portable loop's (no FMA: target avx2 alone does not contract):
 // - each of the seven lane sums is one register whose lane l takes elements 4k + l, as add() does;
 // - min and max are per lane too. x < m ? x : m is exactly _mm256_min_pd(x, m), and equal values

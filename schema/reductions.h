@@ -1,9 +1,10 @@
 // The 18 reductions of a raw value, computed in one pass with float64 accumulation.
 //
-// Semantics (FORMAT.md): min, max, mean, prod, std, variance, sum, l1, l2, each of x and of |x|;
-// std and variance are population (ddof 0); l1 = sum |x| and l2 = sqrt(sum x^2) over all elements
-// whatever the rank. A NaN element makes every reduction that sees it NaN, as in numpy.
-// Variance uses the shifted-data form (shift = first element) for accuracy in one pass.
+// Semantics (docs/FORMAT.md, "Saved reductions"): min, max, mean, prod, std, variance, sum, l1,
+// l2, each of x and of |x|; std and variance are population (ddof 0); l1 = sum |x| and
+// l2 = sqrt(sum x^2) over all elements whatever the rank. A NaN element makes every reduction
+// that sees it NaN, as in numpy. Variance uses the shifted-data form (shift = first element) for
+// accuracy in one pass.
 #pragma once
 #include <cstdint>
 #include <string_view>

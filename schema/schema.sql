@@ -6,8 +6,9 @@
 --
 -- Visibility: rows of a (step, worker) are written in one transaction, and a value is visible
 -- in the public views only once its global step is complete, so a reader never sees half a step.
--- Completeness is a prefix of the steps (FORMAT.md: a step is complete once a later one is), so
--- one number per trial, trial.complete_through, says what is visible; step.complete mirrors it.
+-- Completeness is a prefix of the steps (docs/FORMAT.md: a step is complete once a later one
+-- is), so one number per trial, trial.complete_through, says what is visible; step.complete
+-- mirrors it.
 
 CREATE TABLE IF NOT EXISTS schema_version (
   version INTEGER NOT NULL
@@ -214,7 +215,7 @@ LEFT JOIN value_blob b ON b.value_id = v.value_id;
 
 -- The reduction kinds are the outer loop (CROSS JOIN): a filter on reduction and abs then picks
 -- one kind before any value is read, and each value row is visited once per wanted kind rather
--- than probed for all 18 (1.7x faster on the vanishing-gradient question, bench/README.md).
+-- than probed for all 18 (bench/README.md, "Vanishing-gradient question").
 CREATE VIEW IF NOT EXISTS reductions AS
 SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker,
        k.reduction, k.abs,

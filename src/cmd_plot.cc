@@ -1,8 +1,8 @@
 // trialdb plot: charts of trials as PNG or SVG files (format from the --out extension).
 //
 //   distribution  a histogram of one tensor's elements per step, as a heat map (x = step,
-//                 y = value, colour = elements per bin): the seed notebook's animated
-//                 histograms as one image. Several --trial give stacked panels.
+//                 y = value, colour = elements per bin): the animated histograms of
+//                 SageMaker Debugger's tensor analysis notebook as one image. Several --trial give stacked panels.
 //   reduction     a reduction (l2, mean, ...) over steps for the tensors matching a regex in
 //                 one or more trials, on one chart with a legend.
 //   findings      a timeline of rule findings (view rule_findings), one row per rule.

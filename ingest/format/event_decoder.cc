@@ -161,10 +161,11 @@ Status decode_tensor(pb::TensorProto& t, const std::string_view* cut, DecodedTen
   }
 }
 
-// strtoll(c, &end, 10) that consumed all of c, as decode_event has always read plugin data:
-// C-locale leading whitespace, one sign, at least one digit, clamped to the long long range on
-// overflow; anything else (a NUL inside, trailing bytes) is not numeric. Hand-written because it
-// runs twice per record and strtoll's locale-aware path costs ~130 instructions more per record.
+// strtoll(c, &end, 10) that consumed all of c: C-locale leading whitespace, one sign, at least
+// one digit, clamped to the long long range on overflow; anything else (a NUL inside, trailing
+// bytes) is not numeric. Hand-written because it runs twice per record and strtoll's
+// locale-aware path is a noticeable part of decoding a scalar's record (bench/README.md,
+// "Small tensors").
 bool whole_strtoll(const std::string& c, long long* out) {
   size_t i = 0;
   const size_t n = c.size();
@@ -190,7 +191,7 @@ bool whole_strtoll(const std::string& c, long long* out) {
 // the message tree (Summary, Value, TensorProto, shape, metadata, plugin data: a dozen objects
 // per scalar) becomes pointer bumps in a block that is reused, and tearing it down costs no
 // per-object deletes. Reusing one heap Event with Clear() does not help: Clear() deletes
-// proto3 singular sub-messages, so the whole tree under `summary` was rebuilt anyway.
+// proto3 singular sub-messages, so the whole tree under `summary` is rebuilt anyway.
 // Larger records get a plain heap message: the arena's bump allocation would copy a growing
 // typed-value array several times, and such a record is rare and dominated by its data.
 // tensor_content is swapped out to the caller (its buffer is not arena memory), or left in the

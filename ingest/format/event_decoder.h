@@ -1,6 +1,6 @@
 // Decodes one TFRecord payload (an Event proto) into the tensors it carries.
 //
-// Handles every TensorFlow dtype FORMAT.md lists, tensor_content and the typed *_val forms
+// Handles every TensorFlow dtype docs/FORMAT.md lists, tensor_content and the typed *_val forms
 // (a single value broadcast over the shape, fewer values padded with the last, as TensorFlow
 // does), strings (dtype 0 + string_val), 0-d and empty tensors, and smdebug's repeated
 // plugin_data carrying mode and mode_step.

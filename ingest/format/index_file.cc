@@ -40,8 +40,8 @@ bool is_safe_relative_path(std::string_view p) {
 
 // parse_index_json reads the document with nlohmann::json::sax_parse (strict, no comments): no
 // DOM is built (a map node and a string per key, a variant per value), and the SAX handler keeps
-// only what the index needs, gathered in one pass and judged afterwards in the order the old DOM
-// code looked at it:
+// only what the index needs, gathered in one pass and judged afterwards in the order a reading of
+// nlohmann::json's DOM looks at it (the oracle of tests/ingest/format/index_json_test.cc):
 //   - the whole text must be valid JSON before any field is looked at (an unfinished file is
 //     "not valid JSON", which the ingester treats as "not written yet");
 //   - a repeated key means its last value (the DOM's std::map kept the last one);
@@ -69,7 +69,7 @@ struct Entry {
   int64_t dims[kMaxDims];
 };
 
-// The entry's tensorname as the old DOM code judged it; *why says what is wrong with it.
+// The entry's tensorname judged as the DOM oracle judges it; *why says what is wrong with it.
 bool valid_name(const Entry& e, const char* list, size_t i, std::string* why) {
   auto where = [&] { return std::string("index ") + list + " entry " + std::to_string(i); };
   if (e.name_state == Entry::kNoName) return *why = where() + " has no tensorname", false;

@@ -5,7 +5,7 @@
 // where the page cache holds them. The ingester builds each blob's header in place just before
 // its tensor_content, which copies only the page written (one per large record), never the file.
 // A file that is not in the page cache is decoded while the kernel's readahead brings in the
-// rest (madvise(WILLNEED) over the whole range measured no faster).
+// rest (asking for the whole range with madvise(WILLNEED) gains nothing: bench/README.md).
 //
 // A file that shrinks while mapped (smdebug only appends, but anyone may truncate a file) must
 // not kill the process: a read of a page past the new end raises SIGBUS, which a process-wide

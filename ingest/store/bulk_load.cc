@@ -30,8 +30,8 @@ BulkLoad::BulkLoad(Database& db) : db_(db) {
   // TRUNCATE: no directory change per commit, as DELETE would make.
   active_ = was_wal && journal_mode(h, "TRUNCATE") == "truncate";
   sqlite3_busy_timeout(h, kBusyTimeoutMs);
-  // NORMAL is safe against power loss only in WAL mode; with a rollback journal it is FULL
-  // (measured: no slower here, the journal holds a few pages per commit).
+  // NORMAL is safe against power loss only in WAL mode; with a rollback journal it is FULL,
+  // which costs little here: the journal holds a few pages per commit.
   if (!active_) return;
   db_.exec("PRAGMA synchronous=FULL");
   writeback_ = std::make_unique<EarlyWriteback>(db_);

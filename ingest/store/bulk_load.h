@@ -4,8 +4,7 @@
 // Why: in WAL mode every page is written twice (into the WAL, then by the checkpoint into the
 // database) and read back once in between. A rollback journal keeps only the old content of
 // pages that existed when a transaction began, so pages appended to the file, which is nearly
-// all of a trial's blobs, are written once. 1 GB of large tensors ingested in 2.2 s instead of
-// 5.3-5.6 s (bench/README.md).
+// all of a trial's blobs, are written once (bench/README.md, "Large-tensor ingest").
 //
 // The price is paid by readers: while a rollback-journal transaction holds the exclusive lock
 // (from its first cache spill to its commit) a reader waits in its busy handler, where in WAL

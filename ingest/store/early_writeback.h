@@ -3,10 +3,10 @@
 //
 // Why: with a rollback journal (BulkLoad) every commit ends in an fsync of the database file,
 // and the kernel starts writing dirty pages on its own only past its dirty thresholds
-// (gigabytes here). Each 64 MB commit then waited for the device to write all of it: 0.52 s of
-// fsync in a 2.0 s ingest of 1 GB. Asking for writeback every 20 ms (sync_file_range
-// SYNC_FILE_RANGE_WRITE: start, do not wait) lets the device write while the ingest computes;
-// the fsyncs still order and guarantee everything, they only find the work done.
+// (gigabytes), so each commit would wait for the device to write everything the transaction
+// dirtied (bench/README.md, "Large-tensor ingest"). Asking for writeback every 20 ms
+// (sync_file_range SYNC_FILE_RANGE_WRITE: start, do not wait) lets the device write while the
+// ingest computes; the fsyncs still order and guarantee everything, they only find the work done.
 //
 // The descriptor is SQLite's own, found by the file's inode in /proc/self/fd: opening one of
 // ours would not do, since closing any descriptor of a file drops every POSIX lock the process

@@ -2,12 +2,13 @@
 // keeps appending while the previous transactions are checkpointed.
 //
 // Why: with SQLite's automatic checkpoint the committing thread also copies every page from the
-// WAL into the database (read, write, fsync); for a trial of large tensors that was ~40% of the
-// writer's time (2.2 s of 5.7 s for 1 GB). While a WalCheckpointer lives, the writer connection's
-// automatic checkpoint is off; after each commit the writer calls after_commit(), which wakes the
-// thread (a PASSIVE checkpoint: never blocks the writer or readers) and, if the WAL has grown past
-// a bound because the thread fell behind, waits for its pass so the WAL can restart. The
-// destructor waits for the pass asked for last and gives the writer its automatic checkpoint back.
+// WAL into the database (read, write, fsync), a large share of the writer's time for a trial of
+// large tensors (bench/README.md, "Large-tensor ingest"). While a WalCheckpointer lives, the
+// writer connection's automatic checkpoint is off; after each commit the writer calls
+// after_commit(), which wakes the thread (a PASSIVE checkpoint: never blocks the writer or
+// readers) and, if the WAL has grown past a bound because the thread fell behind, waits for its
+// pass so the WAL can restart. The destructor waits for the pass asked for last and gives the
+// writer its automatic checkpoint back.
 // The ingester uses it when it writes through the WAL: always with --follow, and otherwise when
 // another connection has the database open (else BulkLoad skips the WAL altogether).
 #pragma once

@@ -3,9 +3,9 @@
 // write-combining VFS shim's engine). Scattered writes (B-tree pages) share a buffer too, so the
 // threads meet once per buffer whatever the pattern.
 //
-// Why a thread: during a bulk load the writer thread bounds the ingest, and after the joining a
-// third of its time was the kernel copying those buffers into the page cache. Here that copy
-// runs beside SQLite's B-tree and record work instead of after it. The caller decides when
+// Why a thread: during a bulk load the writer thread bounds the ingest, and the kernel copying
+// the joined writes into the page cache is a large part of its time. Here that copy runs beside
+// SQLite's B-tree and record work instead of after it. The caller decides when
 // writes must have landed (drain): before anything that could observe the file.
 //
 // A failed write is reported once, by the next append or drain, and the writes queued until then
@@ -28,8 +28,8 @@ class WriteBehind {
 
   // Buffers of 1 MiB, so the two threads meet once per MiB, written in calls of at most
   // max_write bytes: SQLite's unix VFS writes at most 128 KiB - 1 bytes per call
-  // (seekAndWriteFd masks the length with 0x1ffff), and 64 KiB already costs half per byte of
-  // 4 KiB writes.
+  // (seekAndWriteFd masks the length with 0x1ffff), and 64 KiB calls already cost far less per
+  // byte than 4 KiB ones (bench/README.md).
   WriteBehind(WriteFn write, void* ctx, int buffer_bytes = 1 << 20, int buffers = 4, int max_write = 64 << 10);
   ~WriteBehind();   // drains, then stops the thread
   WriteBehind(const WriteBehind&) = delete;

@@ -2,10 +2,10 @@
 // SQLite's page writes into 1 MiB buffers that a thread of its own writes (WriteBehind), in
 // calls of up to 64 KiB where pages are consecutive.
 //
-// Why: SQLite writes one page per write call, and on this kernel a 4 KiB pwrite costs about
-// twice per byte what a 64 KiB one does (1 GB: 0.49-0.54 s against 0.24-0.29 s). During a bulk
-// load the writer thread bounds the ingest; joined, the kernel's copy into the page cache was
-// still a third of its time, which the second thread now takes off it (bench/README.md).
+// Why: SQLite writes one page per write call, and a 4 KiB pwrite costs the kernel much more per
+// byte than a 64 KiB one. During a bulk load the writer thread bounds the ingest, and even joined
+// writes spend a large part of its time in the kernel's copy into the page cache, which the
+// shim's own thread takes off it (bench/README.md, "Large-tensor ingest").
 //
 // Held-back bytes are written before anything that could observe the file: a read of a range
 // they overlap, any sync, size, truncate, lock change, file control (the size hint is ignored),

@@ -1,5 +1,5 @@
-// TrialWriter: writes trials in the smdebug on-disk format (FORMAT.md), the way smdebug 1.0.34's
-// hook does, so tests and benchmarks can make trials of any size without Python.
+// TrialWriter: writes trials in the smdebug on-disk format (docs/FORMAT.md), the way smdebug
+// 1.0.34's hook does, so tests and benchmarks can make trials of any size without Python.
 //
 // What it reproduces: TFRecord framing with the constant footer (or the real data CRC when
 // asked), one Event per tensor with the mode / mode_step plugin data, dims named "<tag>_<size>",
@@ -37,7 +37,7 @@ class Event;
 enum class TrialMode : int { kTrain = 1, kEval = 2, kPredict = 3, kGlobal = 4 };
 const char* trial_mode_name(TrialMode m);   // "TRAIN", ...
 
-// TensorFlow DataType number of a dtype (FORMAT.md), 0 for strings (as smdebug writes them).
+// TensorFlow DataType number of a dtype (docs/FORMAT.md), 0 for strings (as smdebug writes them).
 int tf_dtype_number(DType t);
 
 // "events/<STEP12>/<STEP12>_<worker>.tfevents" and "index/<STEP/1000, 9>/<STEP12>_<worker>.json".

@@ -1,7 +1,8 @@
 // The three charts trialdb draws, as plain data in and an image file out:
 //   LineChart  values over steps, several series (a reduction per tensor and trial)
 //   HeatMap    a histogram per step as a column of coloured cells (a tensor's distribution
-//              over training, the seed notebook's animated histograms in one still image);
+//              over training, the tensor analysis notebook's animated histograms in one still
+//              image);
 //              several panels stacked (one per trial) share the colour scale
 //   Timeline   markers at the steps where something happened, one row per category (findings)
 // Each render_* writes the file (format from its extension) and throws trialdb::Error on failure (plot/canvas.h).

@@ -1,4 +1,4 @@
-// Rules: the findings of every bundled fixture equal its findings.json (RULES.md), evaluated in
+// Rules: the findings of every bundled fixture equal its findings.json (docs/RULES.md), evaluated in
 // one go and step by step while the trial grows; re-runs add nothing; --param, --rule-file,
 // --exit-code, --on-finding and stalled_training. (The rule_* SQL functions are tested with
 // sqlext's: tests/sqlext/rule_functions_test.cc.)
@@ -257,7 +257,8 @@ TEST(RulesCli, NonNumericParameterIsAnError) {
   EXPECT_NE(r.err.find("vanishing_gradient"), std::string::npos) << r.err;
 }
 
-// The custom rule of the seed documents (mean |gradient| above a threshold), written in SQL.
+// SageMaker Debugger's example custom rule (mean |gradient| above a threshold), written in SQL as
+// docs/RULES.md shows it.
 TEST(RulesCli, CustomRuleFileRunsLikeABuiltInRule) {
   TempDir tmp;
   std::string db = tmp / "t.db";

@@ -130,7 +130,7 @@ TEST(EventDecoderReuse, PluginDataReadAsWholeStrtoll) {
       "-9223372036854775808", "-9223372036854775809", "-99999999999999999999999", std::string("5\0", 2),
       std::string("\0" "5", 2), "\xc2\xa0" "5", "٣"};
   for (const std::string& c : contents) {
-    // The reading decode_event had before: strtoll over the C string, all of it consumed.
+    // The reference reading: strtoll over the C string, all of it consumed.
     char* end = nullptr;
     errno = 0;
     long long want = std::strtoll(c.c_str(), &end, 10);

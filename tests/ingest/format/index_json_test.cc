@@ -1,5 +1,5 @@
 // parse_index_json (nlohmann::json::sax_parse, no DOM) against explicit expectations on tricky
-// input and against the nlohmann::json DOM parser it replaced, kept here as an oracle only: both must
+// input and against a plain reading of nlohmann::json's DOM, kept here as an oracle only: both must
 // accept and reject the same documents with the same error, and agree on every field, entry and
 // skip message, on generated documents (escapes, unicode, duplicate keys, wrong types, nested
 // unknown values, huge numbers) and on byte-level mutations of them (truncation, stray bytes).
@@ -17,7 +17,7 @@ using namespace trialdb;
 
 namespace {
 
-// ---- The oracle: parse_index_json as it was with nlohmann::json (commit 2ddbbf0). ----
+// ---- The oracle: a plain reading of the index with nlohmann::json's DOM. ----
 using nlohmann::json;
 
 bool dom_get_uint(const json& o, const char* key, uint64_t* out) {
@@ -439,8 +439,8 @@ TEST(IndexJson, DeeplyNestedUnknownValuesAreSkipped) {
   EXPECT_FALSE(parse(R"({"meta": {"mode": "TRAIN", "mode_step": 0}, "more": )" + bad + "}").ok);
 }
 
-TEST(IndexJson, ReusedOutputAppendsLikeBefore) {
-  // The ingester uses a fresh IndexFile; a reused one keeps appending, as with the DOM parser,
+TEST(IndexJson, ReusedOutputKeepsAppending) {
+  // The ingester uses a fresh IndexFile; a reused one keeps appending, as with the oracle,
   // and a failed parse adds nothing.
   IndexFile idx;
   const std::string doc = doc_with_tensor(R"({"tensorname": "t", "start_idx": 0, "length": 20}, 1)");

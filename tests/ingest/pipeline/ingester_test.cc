@@ -175,9 +175,9 @@ TEST(Ingester, StepCompletesOnlyWhenEveryWorkerWroteIt) {
   EXPECT_GT(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 8 AND worker = 'worker_1'"), 0);
 }
 
-// Complete steps are a prefix (FORMAT.md: a step is complete once a later one is), kept as the
-// trial's complete_through; what the value views show and what steps.complete says agree with it
-// at every point: while a worker lags, once it caught up, and once training ended.
+// Complete steps are a prefix (docs/FORMAT.md: a step is complete once a later one is), kept as
+// the trial's complete_through; what the value views show and what steps.complete says agree
+// with it at every point: while a worker lags, once it caught up, and once training ended.
 TEST(Ingester, CompleteThroughMarksWhatTheViewsShow) {
   TempDir tmp;
   fs::path trial = copy_fixture("dist2", tmp.path);
