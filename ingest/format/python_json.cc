@@ -7,7 +7,9 @@ namespace {
 
 constexpr std::string_view kItemSeparator = ", ";
 constexpr char kHexDigits[] = "0123456789abcdef";
-constexpr uint32_t kFirstPrintable = 0x20;      // below it: control characters, always escaped
+// Python writes only ' ' to '~' as themselves: control characters and DEL are escaped.
+constexpr uint32_t kFirstPrintable = 0x20;
+constexpr uint32_t kLastPrintable = 0x7E;
 constexpr uint32_t kFirstNonAscii = 0x80;
 constexpr uint32_t kFirstAstral = 0x10000;      // above the BMP: written as a surrogate pair
 constexpr uint32_t kHighSurrogate = 0xD800, kLowSurrogate = 0xDC00;
@@ -65,7 +67,7 @@ void append_python_json_string(std::string* out, std::string_view s) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < kFirstNonAscii) {
       if (const char* escape = short_escape(static_cast<char>(c))) out->append(escape);
-      else if (c < kFirstPrintable) append_unicode_escape(out, c);
+      else if (c < kFirstPrintable || c > kLastPrintable) append_unicode_escape(out, c);
       else out->push_back(static_cast<char>(c));
       ++i;
       continue;

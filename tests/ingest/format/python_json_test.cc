@@ -20,7 +20,8 @@ TEST(PythonJson, StringEscapesLikeJsonDumps) {
   EXPECT_EQ(python_json_string("layer/weight:0"), "\"layer/weight:0\"");
   EXPECT_EQ(python_json_string("a\"b\\c\n\x01 \xC3\xA9 \xF0\x9F\x98\x80"),
             "\"a\\\"b\\\\c\\n\\u0001 \\u00e9 \\ud83d\\ude00\"");
-  EXPECT_EQ(python_json_string("\x1f\t\r\b\f/"), "\"\\u001f\\t\\r\\b\\f/\"");
+  EXPECT_EQ(python_json_string("\x1f\t\r\b\f/~"), "\"\\u001f\\t\\r\\b\\f/~\"");
+  EXPECT_EQ(python_json_string("a\x7f"), "\"a\\u007f\"");   // DEL is escaped too
 }
 
 TEST(PythonJson, NonAsciiBecomesUtf16Escapes) {
