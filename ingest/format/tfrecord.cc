@@ -39,15 +39,22 @@ RecordResult parse_record(std::string_view bytes) {
 }
 
 void append_record(std::string* out, std::string_view data, bool real_crc) {
-  uint64_t len = data.size();
-  char head[12];
-  std::memcpy(head, &len, 8);
-  uint32_t len_crc = masked_crc32c(head, 8);
-  std::memcpy(head + 8, &len_crc, 4);
-  out->append(head, 12);
+  const RecordHeader head = record_header(data.size());
+  out->append(head.data(), head.size());
   out->append(data);
-  uint32_t footer = real_crc ? masked_crc32c(data.data(), data.size()) : smdebug_constant_footer();
-  out->append(reinterpret_cast<const char*>(&footer), 4);
+  uint32_t footer = real_crc ? record_footer(crc32c(data.data(), data.size())) : smdebug_constant_footer();
+  out->append(reinterpret_cast<const char*>(&footer), kRecordFooterBytes);
 }
+
+RecordHeader record_header(uint64_t length) {
+  constexpr size_t kLengthBytes = sizeof length;
+  RecordHeader head;
+  std::memcpy(head.data(), &length, kLengthBytes);
+  const uint32_t length_crc = masked_crc32c(head.data(), kLengthBytes);
+  std::memcpy(head.data() + kLengthBytes, &length_crc, sizeof length_crc);
+  return head;
+}
+
+uint32_t record_footer(uint32_t data_crc) { return mask_crc32c(data_crc); }
 
 }  // namespace trialdb

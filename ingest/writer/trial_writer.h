@@ -1,16 +1,17 @@
 // TrialWriter: writes trials in the smdebug on-disk format (docs/FORMAT.md), the way smdebug
 // 1.0.34's hook does, so tests and benchmarks can make trials of any size without Python.
 //
-// What it reproduces: TFRecord framing with the constant footer (or the real data CRC when
-// asked), one Event per tensor with the mode / mode_step plugin data, dims named "<tag>_<size>",
-// one event + index file per (global step, worker), index JSON laid out byte for byte as Python's
-// json.dumps writes it, one collections file per worker with `_meta.num_workers`, reductions
-// saved as `smdebug/reductions/[abs_]<reduction>/<tensor>` scalars, shape payloads, and the
-// training_job_end.ts marker.
+// What it reproduces: one event + index file per (global step, worker), one collections file
+// per worker with `_meta.num_workers`, reductions saved as
+// `smdebug/reductions/[abs_]<reduction>/<tensor>` scalars, shape payloads, and the
+// training_job_end.ts marker. The bytes of each file come from the wire-format encoders beside
+// their decoders in ingest/format (tfrecord.h, event_encoder.h, index_file_writer.h,
+// collections_file_writer.h); this class handles the files: folders, staging, atomic renames,
+// and the index entries of the records it writes.
 //
-// Speed: a numeric tensor is never copied into a protobuf message. The few header bytes of the
-// Event around tensor_content are encoded by hand (identically to the generated serializer; the
-// tests check that byte for byte) and the caller's buffer goes straight to the file.
+// Speed: a numeric tensor is never copied into a protobuf message. Its Event is encoded as a
+// head and a trailer around tensor_content (event_encoder.h) and the caller's buffer goes
+// straight to the file.
 //
 // Two ways to write a step:
 //   streaming (default)  records go to "<event file>.tmp" as they are added; close() renames it
@@ -26,6 +27,9 @@
 #include <string_view>
 #include <vector>
 
+#include "ingest/format/collections_file_writer.h"
+#include "ingest/format/event_encoder.h"
+#include "ingest/format/index_file_writer.h"
 #include "schema/value_blob.h"
 
 namespace trialdb {
@@ -36,38 +40,6 @@ class Event;
 
 enum class TrialMode : int { kTrain = 1, kEval = 2, kPredict = 3, kGlobal = 4 };
 const char* trial_mode_name(TrialMode m);   // "TRAIN", ...
-
-// TensorFlow DataType number of a dtype (docs/FORMAT.md), 0 for strings (as smdebug writes them).
-int tf_dtype_number(DType t);
-
-// "events/<STEP12>/<STEP12>_<worker>.tfevents" and "index/<STEP/1000, 9>/<STEP12>_<worker>.json".
-std::string event_file_name(int64_t step, std::string_view worker);
-std::string index_file_name(int64_t step, std::string_view worker);
-std::string collections_file_name(std::string_view worker);
-
-// Python json.dumps string literal (ensure_ascii: non-ASCII as \uXXXX escapes).
-void append_json_string(std::string* out, std::string_view s);
-
-struct SaveConfig {
-  int save_interval = 1;
-  int64_t start_step = 0;
-  int64_t end_step = -1;             // -1 = null
-};
-
-// One collection as the hook exports it.
-struct CollectionSpec {
-  std::string name;
-  std::vector<std::string> include_regex;
-  std::vector<std::string> tensor_names;
-  bool save_raw_tensor = true;
-  std::string reductions;            // reduction_config.reductions, e.g. "min,max,abs_mean"
-  bool save_shape = false;
-  SaveConfig train, eval, predict, global;
-  bool save_histogram = true;
-};
-
-// The collections file text (JSON, json.dumps layout).
-std::string collections_json(const std::vector<CollectionSpec>& collections, int num_workers);
 
 struct TrialWriterOptions {
   bool real_data_crc = false;        // footer = masked CRC of the data (smdebug write_checksum)
@@ -126,10 +98,7 @@ class StepWriter {
   // Any Event (e.g. typed *_val encodings); index_name "" = no index entry.
   void add_event(const pb::Event& event, std::string_view index_name);
 
-  struct IndexEntry {
-    std::string name;
-    uint64_t start_idx = 0, length = 0;
-  };
+  using IndexEntry = TensorPayloadEntry;
   const std::vector<IndexEntry>& index_entries() const { return entries_; }
   uint64_t event_bytes() const { return offset_; }   // event file size once complete
   const std::string& event_path() const { return event_rel_; }
@@ -150,8 +119,6 @@ class StepWriter {
   void start_event_file();
   void check_open() const;
   double wall_time() const;
-  void append_plain_tensor_event(std::string_view tag, int tf_dtype, const std::vector<int64_t>& shape,
-                                 const void* data, size_t bytes);
 
   TrialWriter* trial_;
   int64_t step_;
@@ -164,14 +131,9 @@ class StepWriter {
   bool started_ = false;             // event file opened / file_version record written
   std::string event_rel_, index_rel_;
   std::string metadata_bytes_;       // serialized SummaryMetadata, the same for every record
-  std::string head_;                 // scratch: Event bytes before tensor_content's data
-  std::string trailer_;              // scratch: Event bytes after it (Value.metadata)
+  TensorContentFrame frame_;         // scratch: a numeric tensor's Event around its data
   std::vector<IndexEntry> entries_;
-  struct ShapeEntry {
-    std::string name, original_name;
-    std::vector<int64_t> shape;
-  };
-  std::vector<ShapeEntry> shapes_;
+  std::vector<ShapePayloadEntry> shapes_;
   uint64_t offset_ = 0;
   FILE* file_ = nullptr;             // streaming: the open .tmp (or final) event file
   std::string staged_bytes_;         // staged: the whole event file

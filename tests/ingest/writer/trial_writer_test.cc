@@ -71,12 +71,6 @@ TEST(TrialWriterNames, FileNamesFollowFormat) {
   EXPECT_EQ(tf_dtype_number(DType::UInt64), 23);
 }
 
-TEST(TrialWriterJson, StringEscapesLikePythonJsonDumps) {
-  std::string s;
-  append_json_string(&s, "a\"b\\c\n\x01 \xC3\xA9 \xF0\x9F\x98\x80");
-  EXPECT_EQ(s, "\"a\\\"b\\\\c\\n\\u0001 \\u00e9 \\ud83d\\ude00\"");
-}
-
 TEST(TrialWriterFraming, ConstantFooterAndRealCrc) {
   for (bool real : {false, true}) {
     TempDir dir;
