@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "schema/status.h"
 #include "sqlext/register.h"
 
 namespace trialdb::rules {
@@ -134,14 +135,14 @@ const std::vector<std::string>& builtin_rule_names() {
 RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(std::move(options)) {
   if (!options_.clock) options_.clock = system_clock_now;
   if (trialdb_register_sql_functions(db_.handle()) != SQLITE_OK)
-    throw std::runtime_error(db_.path() + ": cannot register the SQL functions: " + sqlite3_errmsg(db_.handle()));
+    throw Error(Status::database(std::string("cannot register the SQL functions: ") + sqlite3_errmsg(db_.handle())).at(db_.path()));
   install();
   for (const std::string& file : options_.rule_files) load_rule_file(file);
 
   // Trials and rules named on the command line must exist.
   for (const std::string& trial : options_.trials) {
     Statement q(db_.handle(), "SELECT 1 FROM trials WHERE trial = ?1");
-    if (!q.bind(1, trial).step()) throw std::runtime_error("--trial " + trial + ": no such trial in " + db_.path());
+    if (!q.bind(1, trial).step()) throw Error(ErrorKind::kUsage, "--trial " + trial + ": no such trial in " + db_.path());
   }
   std::vector<std::string> all;
   std::map<std::string, std::string> kind;
@@ -156,7 +157,7 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
     rules_ = all;
   } else {
     for (const std::string& r : options_.rules) {
-      if (!kind.count(r)) throw std::runtime_error("--rule " + r + ": no such rule (known: " + join(all) + ")");
+      if (!kind.count(r)) throw Error(ErrorKind::kUsage, "--rule " + r + ": no such rule (known: " + join(all) + ")");
       if (std::find(rules_.begin(), rules_.end(), r) == rules_.end()) rules_.push_back(r);
     }
   }
@@ -172,7 +173,7 @@ void RuleRunner::install() {
     try {
       db_.exec(r.sql);
     } catch (const std::exception& e) {
-      throw std::runtime_error(std::string("built-in rule ") + r.name + ": " + e.what());
+      throw Error(ErrorKind::kUsage, std::string("built-in rule ") + r.name + ": " + e.what());
     }
     Statement q(db_.handle(), "INSERT OR REPLACE INTO rule_catalog(rule, kind, source) VALUES (?1, ?2, 'builtin')");
     q.bind(1, r.name).bind(2, r.kind).run();
@@ -182,7 +183,7 @@ void RuleRunner::install() {
 
 void RuleRunner::load_rule_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("--rule-file " + path + ": cannot read the file");
+  if (!in) throw Error(ErrorKind::kUsage, "--rule-file " + path + ": cannot read the file");
   std::stringstream buf;
   buf << in.rdbuf();
   const std::string sql = buf.str();
@@ -194,14 +195,14 @@ void RuleRunner::load_rule_file(const std::string& path) {
   for (auto it = std::sregex_iterator(sql.begin(), sql.end(), kCreateView); it != std::sregex_iterator(); ++it) {
     std::string name = (*it)[1].str();
     if (kReservedNames.count(name))
-      throw std::runtime_error("--rule-file " + path + ": view rule_" + name + " is reserved by the rule runner");
+      throw Error(ErrorKind::kUsage, "--rule-file " + path + ": view rule_" + name + " is reserved by the rule runner");
     for (const RuleSource& r : kBuiltins)
       if (name == r.name)
-        throw std::runtime_error("--rule-file " + path + ": rule_" + name + " is a built-in rule; give yours another name");
+        throw Error(ErrorKind::kUsage, "--rule-file " + path + ": rule_" + name + " is a built-in rule; give yours another name");
     names.push_back(name);
   }
   if (names.empty())
-    throw std::runtime_error("--rule-file " + path +
+    throw Error(ErrorKind::kUsage, "--rule-file " + path +
                              ": creates no view named rule_<name> (columns trial, step, tensor, worker, value, message)");
 
   Transaction tx(db_);
@@ -209,7 +210,7 @@ void RuleRunner::load_rule_file(const std::string& path) {
   try {
     db_.exec(sql);
   } catch (const std::exception& e) {
-    throw std::runtime_error("--rule-file " + path + ": " + e.what());
+    throw Error(ErrorKind::kUsage, "--rule-file " + path + ": " + e.what());
   }
   for (const std::string& name : names) {
     sqlite3_stmt* probe = nullptr;
@@ -218,7 +219,7 @@ void RuleRunner::load_rule_file(const std::string& path) {
     std::string err = rc == SQLITE_OK ? "" : sqlite3_errmsg(db_.handle());
     sqlite3_finalize(probe);
     if (rc != SQLITE_OK)
-      throw std::runtime_error("--rule-file " + path + ": view rule_" + name +
+      throw Error(ErrorKind::kUsage, "--rule-file " + path + ": view rule_" + name +
                                " must have the columns trial, step, tensor, worker, value, message: " + err);
     Statement q(db_.handle(), "INSERT OR REPLACE INTO rule_catalog(rule, kind, source) VALUES (?1, 'step', ?2)");
     q.bind(1, name).bind(2, path).run();
@@ -229,11 +230,11 @@ void RuleRunner::load_rule_file(const std::string& path) {
 void RuleRunner::store_param(const std::string& setting) {
   size_t dot = setting.find('.'), eq = setting.find('=');
   if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot == 0 || eq == dot + 1)
-    throw std::runtime_error("--param " + setting + ": expected RULE.KEY=VALUE");
+    throw Error(ErrorKind::kUsage, "--param " + setting + ": expected RULE.KEY=VALUE");
   std::string rule = setting.substr(0, dot), key = setting.substr(dot + 1, eq - dot - 1), value = setting.substr(eq + 1);
   {
     Statement q(db_.handle(), "SELECT source FROM rule_catalog WHERE rule = ?1");
-    if (!q.bind(1, rule).step()) throw std::runtime_error("--param " + setting + ": no such rule '" + rule + "'");
+    if (!q.bind(1, rule).step()) throw Error(ErrorKind::kUsage, "--param " + setting + ": no such rule '" + rule + "'");
     if (q.text(0) == "builtin") {
       Statement k(db_.handle(), "SELECT 1 FROM rule_params WHERE trial IS NULL AND rule = ?1 AND param = ?2");
       if (!k.bind(1, rule).bind(2, key).step()) {
@@ -241,7 +242,7 @@ void RuleRunner::store_param(const std::string& setting) {
         Statement all(db_.handle(), "SELECT param FROM rule_params WHERE trial IS NULL AND rule = ?1 ORDER BY param");
         all.bind(1, rule);
         while (all.step()) known.push_back(all.text(0));
-        throw std::runtime_error("--param " + setting + ": rule " + rule + " has no parameter '" + key + "' (known: " +
+        throw Error(ErrorKind::kUsage, "--param " + setting + ": rule " + rule + " has no parameter '" + key + "' (known: " +
                                  join(known) + ")");
       }
     }
@@ -342,7 +343,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now) {
   auto record_statement = [&](const std::string& rule) -> Statement& {
     auto& stmt = record_[rule];
     if (!stmt) {
-      if (!is_identifier(rule)) throw std::runtime_error("rule_catalog: bad rule name '" + rule + "'");
+      if (!is_identifier(rule)) throw Error(ErrorKind::kUsage, "rule_catalog: bad rule name '" + rule + "'");
       stmt = std::make_unique<Statement>(
           h, "INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, message, found_at) "
              "SELECT c.trial, ?1, c.step, c.mode, c.mode_step, r.tensor, ifnull(r.worker, 'worker_0'), r.value, r.message, c.now "
@@ -359,7 +360,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now) {
     try {
       record_statement(rule).bind(1, rule).run();
     } catch (const std::exception& e) {
-      throw std::runtime_error("rule " + rule + " on trial " + trial + ": " + e.what());
+      throw Error(ErrorKind::kUsage, "rule " + rule + " on trial " + trial + ": " + e.what());
     }
   };
 
@@ -376,7 +377,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now) {
       try {
         advance.bind(1, trial).bind(2, rule).bind(3, s.step).run();
       } catch (const std::exception& e) {
-        throw std::runtime_error("rule " + rule + " on trial " + trial + " at step " + std::to_string(s.step) + ": " +
+        throw Error(ErrorKind::kUsage, "rule " + rule + " on trial " + trial + " at step " + std::to_string(s.step) + ": " +
                                  e.what());
       }
       run_rule(rule);

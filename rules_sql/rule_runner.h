@@ -56,7 +56,7 @@ class RuleRunner {
  public:
   // Installs the rule tables and views, registers the SQL functions (sqlext's, the rule_*
   // helpers included) on db's connection, loads rule files, stores params and checks that every named
-  // trial and rule exists. Throws std::runtime_error naming the bad argument or file.
+  // trial and rule exists. Throws Error naming the bad argument or file.
   RuleRunner(Database& db, RuleOptions options);
 
   // Evaluates every selected rule on every complete step after its last evaluated one, in step

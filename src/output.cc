@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schema/status.h"
+
 namespace trialdb::cli {
 
 int terminal_width() {
@@ -108,7 +110,7 @@ void print_query(sqlite3* db, const std::string& sql, Format format, std::ostrea
   while (tail && *tail) {
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(db, tail, -1, &st, &tail) != SQLITE_OK)
-      throw std::runtime_error(std::string("SQL error: ") + sqlite3_errmsg(db));
+      throw Error(Status::database(std::string("SQL error: ") + sqlite3_errmsg(db)));
     if (!st) continue;  // whitespace or comment
     Table cur;
     int nc = sqlite3_column_count(st);
@@ -146,7 +148,7 @@ void print_query(sqlite3* db, const std::string& sql, Format format, std::ostrea
     if (rc != SQLITE_DONE) {
       std::string msg = sqlite3_errmsg(db);
       sqlite3_finalize(st);
-      throw std::runtime_error("SQL error: " + msg);
+      throw Error(Status::database("SQL error: " + msg));
     }
     sqlite3_finalize(st);
     if (nc > 0) {

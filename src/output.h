@@ -11,7 +11,7 @@ namespace trialdb::cli {
 
 enum class Format { kTable, kCsv, kJson };
 
-// Runs every statement in sql (the last one's rows are printed). Throws std::runtime_error with
+// Runs every statement in sql (the last one's rows are printed). Throws Error with
 // SQLite's message on failure. Blobs print as <blob N bytes> (table), hex (csv) or null (json).
 void print_query(sqlite3* db, const std::string& sql, Format format, std::ostream& out);
 

@@ -1,6 +1,8 @@
 // TrialWriter implementation. See trial_writer.h for what is reproduced and why.
 #include "ingest/writer/trial_writer.h"
 
+#include "schema/status.h"
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -21,13 +23,13 @@ namespace {
 constexpr size_t kEventFileBufferBytes = 1 << 20;
 
 [[noreturn]] void fail_io(const std::string& what, const std::string& path) {
-  throw std::runtime_error(what + " " + path + ": " + std::strerror(errno));
+  throw Error(ErrorKind::kIo, what + " " + path + ": " + std::strerror(errno));
 }
 
 void ensure_parent(const fs::path& p) {
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
-  if (ec) throw std::runtime_error("cannot create folder " + p.parent_path().string() + ": " + ec.message());
+  if (ec) throw Error(ErrorKind::kIo, "cannot create folder " + p.parent_path().string() + ": " + ec.message());
 }
 
 void write_whole(const fs::path& path, std::string_view content) {
@@ -59,7 +61,7 @@ TrialWriter::TrialWriter(std::string root, TrialWriterOptions options)
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   std::error_code ec;
   fs::create_directories(root_, ec);
-  if (ec) throw std::runtime_error("cannot create trial folder " + root_ + ": " + ec.message());
+  if (ec) throw Error(ErrorKind::kIo, "cannot create trial folder " + root_ + ": " + ec.message());
 }
 
 void TrialWriter::write_file(const std::string& relative, std::string_view content, bool atomic) {
@@ -78,8 +80,8 @@ void TrialWriter::write_collections(std::string_view worker, int num_workers,
 
 std::unique_ptr<StepWriter> TrialWriter::begin_step(int64_t step, std::string_view worker, TrialMode mode,
                                                     int64_t mode_step, bool staged) {
-  if (step < 0) throw std::invalid_argument("step must be >= 0, got " + std::to_string(step));
-  if (worker.empty()) throw std::invalid_argument("worker name must not be empty");
+  if (step < 0) throw Error(ErrorKind::kUsage, "step must be >= 0, got " + std::to_string(step));
+  if (worker.empty()) throw Error(ErrorKind::kUsage, "worker name must not be empty");
   return std::make_unique<StepWriter>(this, step, std::string(worker), mode, mode_step, staged);
 }
 
@@ -118,7 +120,7 @@ void StepWriter::start_event_file() {
 }
 
 void StepWriter::check_open() const {
-  if (closed_) throw std::logic_error("step " + std::to_string(step_) + " of " + worker_ + " is already closed");
+  if (closed_) throw Error(ErrorKind::kUsage, "step " + std::to_string(step_) + " of " + worker_ + " is already closed");
 }
 
 double StepWriter::wall_time() const {
@@ -159,10 +161,10 @@ void StepWriter::append_record(std::string_view head, const void* data, size_t b
 void StepWriter::add_tensor(std::string_view name, DType dtype, const std::vector<int64_t>& shape,
                             const void* data, size_t bytes) {
   check_open();
-  if (dtype == DType::String) throw std::invalid_argument("add_tensor: use add_strings for string tensor " + std::string(name));
+  if (dtype == DType::String) throw Error(ErrorKind::kUsage, "add_tensor: use add_strings for string tensor " + std::string(name));
   int64_t numel = shape_numel(shape.data(), static_cast<int>(shape.size()));
   if (numel < 0 || static_cast<uint64_t>(numel) * dtype_size(dtype) != bytes)
-    throw std::invalid_argument("add_tensor " + std::string(name) + ": " + std::to_string(bytes) +
+    throw Error(ErrorKind::kUsage, "add_tensor " + std::string(name) + ": " + std::to_string(bytes) +
                                 " bytes do not match shape " + shape_json(shape.data(), static_cast<int>(shape.size())) +
                                 " of " + dtype_name(dtype));
   start_event_file();
@@ -178,7 +180,7 @@ void StepWriter::add_strings(std::string_view name, const std::vector<std::strin
                              const std::vector<int64_t>& shape) {
   int64_t numel = shape_numel(shape.data(), static_cast<int>(shape.size()));
   if (numel < 0 || static_cast<size_t>(numel) != values.size())
-    throw std::invalid_argument("add_strings " + std::string(name) + ": " + std::to_string(values.size()) +
+    throw Error(ErrorKind::kUsage, "add_strings " + std::string(name) + ": " + std::to_string(values.size()) +
                                 " strings do not match shape " + shape_json(shape.data(), static_cast<int>(shape.size())));
   check_open();
   start_event_file();
@@ -205,7 +207,7 @@ void StepWriter::add_reduction(std::string_view tensor, std::string_view reducti
     float f = static_cast<float>(value);
     add_tensor(name, dtype, {}, &f, sizeof f);
   } else {
-    throw std::invalid_argument("add_reduction: dtype must be float32 or float64");
+    throw Error(ErrorKind::kUsage, "add_reduction: dtype must be float32 or float64");
   }
 }
 
@@ -228,7 +230,7 @@ std::string StepWriter::index_json() const {
 }
 
 void StepWriter::write_event_prefix(uint64_t n) {
-  if (!staged_) throw std::logic_error("write_event_prefix needs a staged step");
+  if (!staged_) throw Error(ErrorKind::kUsage, "write_event_prefix needs a staged step");
   if (n > staged_bytes_.size()) n = staged_bytes_.size();
   if (n <= published_ && published_ != 0) return;
   fs::path path = fs::path(trial_->root()) / event_rel_;

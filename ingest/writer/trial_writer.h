@@ -71,7 +71,7 @@ class TrialWriter {
   TrialWriterOptions options_;
 };
 
-// One (global step, worker): its event file and its index file. Errors throw std::runtime_error
+// One (global step, worker): its event file and its index file. Errors throw Error (schema/status.h)
 // naming the file.
 class StepWriter {
  public:
