@@ -13,7 +13,7 @@ namespace {
 
 void free_regex(void* p) { delete static_cast<PyRegex*>(p); }
 
-void regexp_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+void regexp_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   guarded(ctx, "regexp", [&] {
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
     auto* re = static_cast<PyRegex*>(sqlite3_get_auxdata(ctx, 0));
