@@ -27,12 +27,19 @@ rc, out, err = shell(a.shell, a.module,
                      "tensor_reduce(tensor_from_json('[1, 2]'), 'sum'), 'ab' REGEXP '^(?!b)a';")
 c.eq((rc, out.strip()), (0, "-Inf|1|[1,2.5]|2|3.0|1"), "rule_* and sqlext functions (stderr: %s)" % err.strip())
 
+# The rest needs the database the CLI writes: without it (no CLI, a failed ingest or rules run)
+# the test stops here as a failure, rather than checking an empty list of steps.
+if not a.cli or not os.access(a.cli, os.X_OK):
+    print("FAIL: no trialdb CLI (--cli %r)" % a.cli)
+    sys.exit(1)
 tmp = tempfile.mkdtemp(prefix="rules_shell_")
 atexit.register(shutil.rmtree, tmp, ignore_errors=True)
 db = os.path.join(tmp, "t.db")
 for cmd in (["ingest", os.path.join(a.fixtures, "core_dtypes"), "--db", db, "-q"], ["rules", "--db", db]):
     r = subprocess.run([a.cli, *cmd], capture_output=True, text=True, timeout=120)
-    c.true(r.returncode in (0, 3), "trialdb %s (exit %d, %s)" % (cmd[0], r.returncode, r.stderr.strip()[-200:]))
+    if r.returncode != 0:
+        print("FAIL: trialdb %s exited %d: %s" % (cmd[0], r.returncode, r.stderr.strip()[-300:]))
+        sys.exit(1)
 
 rc, out, err = shell(a.shell, a.module,
                      "SELECT DISTINCT step FROM rule_findings WHERE rule = 'exploding_tensor' ORDER BY step;", db)
