@@ -3,12 +3,13 @@
 # then runs each for ${FUZZ_SECONDS:-20} seconds on its seed corpus tests/fuzz/corpus/<name>/.
 # New inputs go to a scratch directory, so the committed seeds stay small. Fails on any crash,
 # sanitizer report or leak (libFuzzer exits non-zero and leaves a crash-* / leak-* file).
+# FUZZ_WERROR=ON (scripts/test.sh sets it) builds with warnings as errors (-DTRIALDB_WERROR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-20}
 BUILD=build-fuzz
 CC=${CC_FUZZ:-clang} CXX=${CXX_FUZZ:-clang++} cmake -S . -B "$BUILD" -DTRIALDB_FUZZ=ON -DTRIALDB_SANITIZE=ON \
-  -DTRIALDB_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DTRIALDB_BENCH=OFF ${FUZZ_WERROR:+-DTRIALDB_WERROR=$FUZZ_WERROR} -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER="${CC_FUZZ:-clang}" -DCMAKE_CXX_COMPILER="${CXX_FUZZ:-clang++}" \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" >/dev/null
 targets=$(ls tests/fuzz/fuzz_*.cc | xargs -n1 basename | sed 's/\.cc$//')

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs every build and test dependency from Debian packages (and s3rver from npm, for the S3
 # tests), then configures and builds trialdb into ./build. Safe to run again.
+# Arguments are passed to cmake's configure step: the benchmarks are off unless asked for
+# (scripts/setup.sh -DTRIALDB_BENCH=ON; bench/run builds its own Release tree with them), and
+# scripts/test.sh adds -DTRIALDB_WERROR=ON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
@@ -20,5 +23,5 @@ fi
 if [ -f tests/ingest/source/s3/package.json ] && [ ! -d tests/ingest/source/s3/node_modules/s3rver ]; then
   (cd tests/ingest/source/s3 && npm install --no-audit --no-fund --silent) || echo "warning: s3rver not installed; S3 tests will fail" >&2
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} -DTRIALDB_BENCH=OFF "$@" >/dev/null
 cmake --build build -j"$(nproc)"

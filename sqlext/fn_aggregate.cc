@@ -40,7 +40,7 @@ struct SumState {
 };
 
 template <int kSign>
-void sum_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+void sum_step(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   const char* fn = "tensor_sum";
   guarded(ctx, fn, [&] {
     TensorArg t;
@@ -98,7 +98,7 @@ struct ConcatState {
   int64_t len = 0;                       // total size of axis 0
 };
 
-void concat_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+void concat_step(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   const char* fn = "tensor_concat";
   guarded(ctx, fn, [&] {
     TensorArg t;
@@ -131,7 +131,7 @@ void concat_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   });
 }
 
-void concat_inverse(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+void concat_inverse(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;  // xStep skipped it too
   ConcatState* s = state_of<ConcatState>(ctx, false);
   if (!s || s->rows.empty()) return;

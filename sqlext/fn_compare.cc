@@ -63,7 +63,7 @@ void allclose_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   });
 }
 
-void diff_norm_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+void diff_norm_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   const char* fn = "tensor_diff_norm";
   guarded(ctx, fn, [&] {
     TensorArg ta, tb;

@@ -70,7 +70,7 @@ void map_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   });
 }
 
-void binop_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+void binop_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   const char* fn = "tensor_binop";
   guarded(ctx, fn, [&] {
     TensorArg ta, tb;

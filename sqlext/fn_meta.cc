@@ -9,7 +9,7 @@ namespace {
 enum class Meta { DTypeName, Shape, NDim, NumEl, Bytes };
 
 template <Meta kWhat>
-void meta(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+void meta(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   static constexpr const char* kNames[] = {"tensor_dtype", "tensor_shape", "tensor_ndim", "tensor_numel",
                                            "tensor_bytes"};
   const char* fn = kNames[static_cast<int>(kWhat)];

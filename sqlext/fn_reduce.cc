@@ -77,7 +77,7 @@ AxisSplit split_at(const TensorView& v, int axis) {
   return s;
 }
 
-void reduce_axis_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+void reduce_axis_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   const char* fn = "tensor_reduce_axis";
   guarded(ctx, fn, [&] {
     TensorArg t;

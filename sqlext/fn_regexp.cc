@@ -12,7 +12,7 @@ namespace trialdb::sqlext {
 
 namespace {
 
-void regexp_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+void regexp_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   guarded(ctx, "regexp", [&] {
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
     std::unique_ptr<PyRegex> uncached;

@@ -18,7 +18,7 @@ double lerp(double a, double b, double t) {
   return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
 }
 
-void percentile_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+void percentile_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   const char* fn = "tensor_percentile";
   guarded(ctx, fn, [&] {
     TensorArg t;
@@ -127,7 +127,7 @@ void histogram_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   });
 }
 
-void bincount_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+void bincount_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   const char* fn = "tensor_bincount";
   guarded(ctx, fn, [&] {
     TensorArg t;

@@ -84,6 +84,14 @@ std::string dump_views(const std::string& db_path) {
 constexpr int kSteps = 10;
 constexpr int kTensorsPerWorker = 3;   // weight, gradient (all zero: vanishing_gradient fires), loss
 
+// A collection of the tensors matching one include_regex, every other setting the default.
+CollectionSpec collection(const std::string& name, const std::string& include_regex) {
+  CollectionSpec c;
+  c.name = name;
+  c.include_regex = {include_regex};
+  return c;
+}
+
 void write_worker_step(TrialWriter& w, int step, const std::string& worker) {
   std::vector<float> weight(64), grad(64, 0.0f);
   for (int i = 0; i < 64; ++i) weight[i] = static_cast<float>(std::sin(step * 64 + i));
@@ -107,9 +115,8 @@ TEST(LiveFollow, StepsAndFindingsAppearWhileTheJobTrains) {
   fs::path trial = tmp.path / "live_trial";
   std::string db_path = (tmp.path / "live.db").string();
   TrialWriter w(trial.string());
-  std::vector<CollectionSpec> colls = {{"weights", {"^(?!gradient).*weight"}, {}},
-                                       {"gradients", {"^gradient"}, {}},
-                                       {"losses", {"loss"}, {}}};
+  std::vector<CollectionSpec> colls = {collection("weights", "^(?!gradient).*weight"),
+                                       collection("gradients", "^gradient"), collection("losses", "loss")};
   w.write_collections("worker_0", 2, colls);
   w.write_collections("worker_1", 2, colls);
   { Database init(db_path); }   // create it, so the reader can open it at once
@@ -187,7 +194,9 @@ TEST(LiveFollow, StepsAndFindingsAppearWhileTheJobTrains) {
     EXPECT_LT(delay, 2.0) << "step " << step;
     ASSERT_TRUE(finding_at.count(step)) << "no vanishing_gradient finding for step " << step;
     // Findings arrive while the job trains, not only at the end.
-    if (step < kSteps - 1) EXPECT_LT(finding_at[step], ended) << "step " << step;
+    if (step < kSteps - 1) {
+      EXPECT_LT(finding_at[step], ended) << "step " << step;
+    }
   }
   std::cout << "worst completion-to-visible delay: " << worst << " s; follow exited " << exit_after
             << " s after the end marker\n";
@@ -202,7 +211,7 @@ TEST(LiveFollow, SigtermExitsCleanlyKeepingCompleteSteps) {
   fs::path trial = tmp.path / "t";
   std::string db_path = (tmp.path / "t.db").string();
   TrialWriter w(trial.string());
-  w.write_collections("worker_0", 1, {{"losses", {"loss"}, {}}});
+  w.write_collections("worker_0", 1, {collection("losses", "loss")});
   for (int step = 0; step < 3; ++step) write_worker_step(w, step, "worker_0");
   pid_t follower = spawn({TRIALDB_BIN, "ingest", trial.string(), "--db", db_path, "--follow", "--interval", "0.1", "--quiet"},
                          "/dev/null");
@@ -226,7 +235,7 @@ TEST(LiveFollow, WaitsForTheTrialFolderToAppear) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_EQ(wait_for(follower, 0.1), -1) << "follow gave up before the folder existed";
   TrialWriter w(trial.string());
-  w.write_collections("worker_0", 1, {{"losses", {"loss"}, {}}});
+  w.write_collections("worker_0", 1, {collection("losses", "loss")});
   for (int step = 0; step < 2; ++step) write_worker_step(w, step, "worker_0");
   w.write_end_marker();
   EXPECT_EQ(wait_for(follower, 5.0), 0);

@@ -1,7 +1,7 @@
 """Shared helpers of the sqlext end-to-end tests (run with /usr/bin/python3).
 
 Arguments every test receives from CTest: --module build/lib/trialdb.so, --shell sqlite3,
---cli build/bin/trialdb (may be empty), --fixtures tests/data/fixtures, --doc docs/SQL.md
+--cli build/bin/trialdb, --fixtures tests/data/fixtures, --doc docs/SQL.md
 (the rules' test also --rules-dir rules_sql).
 """
 import argparse
@@ -63,22 +63,25 @@ _fixture_db = None
 
 
 def fixture_db(a, trial="pt_bad_init"):
-    """A database with one fixture trial ingested by `trialdb ingest`, or None when the CLI
-    (or its ingest command) is not available in this build."""
+    """A database with one fixture trial ingested by `trialdb ingest` (--cli). A missing CLI or a
+    failed ingest fails the test (exit 1): the fixture checks must not be skipped silently."""
     global _fixture_db
     if _fixture_db is not None:
-        return _fixture_db or None
-    _fixture_db = ""
-    if not a.cli or not os.path.exists(a.cli) or not a.fixtures:
-        return None
+        return _fixture_db
+    if not a.cli or not os.path.isfile(a.cli) or not os.access(a.cli, os.X_OK):
+        print("FAIL: no trialdb CLI to ingest the fixture (--cli %r)" % a.cli)
+        sys.exit(1)
+    if not a.fixtures or not os.path.isdir(os.path.join(a.fixtures, trial)):
+        print("FAIL: no fixture trial %r under --fixtures %r" % (trial, a.fixtures))
+        sys.exit(1)
     d = tempfile.mkdtemp(prefix="sqlext_fixture_")
     atexit.register(shutil.rmtree, d, ignore_errors=True)
     db = os.path.join(d, "trial.db")
     r = subprocess.run([a.cli, "ingest", os.path.join(a.fixtures, trial), "--db", db, "--name", trial],
                        capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
-        print("note: trialdb ingest failed (%d): %s" % (r.returncode, r.stderr.strip()[:300]), file=sys.stderr)
-        return None
+        print("FAIL: trialdb ingest %s exited %d: %s" % (trial, r.returncode, r.stderr.strip()[:300]))
+        sys.exit(1)
     _fixture_db = db
     return db
 

@@ -16,6 +16,8 @@ names = sys.argv[3:] or sorted(d for d in os.listdir(FX) if os.path.isdir(os.pat
 tmp = tempfile.mkdtemp()
 db = os.path.join(tmp, "parity.db")
 ok = bad = 0
+if not names:
+    sys.exit(f"no fixtures under {FX}: nothing to compare")
 
 
 def check(cond, what):
