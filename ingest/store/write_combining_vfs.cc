@@ -3,12 +3,13 @@
 #include <cstring>
 #include <mutex>
 
-#include "ingest/store/write_behind.h"
-
 namespace trialdb {
 
 namespace {
 
+// SQLite's unix VFS writes at most 128 KiB - 1 bytes per call (seekAndWriteFd masks the length
+// with 0x1ffff), and 64 KiB already costs half per byte of 4 KiB writes.
+constexpr int kBufferBytes = 64 << 10;
 // A file-control opcode of our own (SQLite's are below 100): the argument is an int*, 1 or 0.
 constexpr int kFcntlCombine = 0x74640001;
 
@@ -16,7 +17,9 @@ struct CombiningFile {
   sqlite3_file base;        // base.pMethods: kMethods
   sqlite3_file* real;       // the default VFS's file, in the same allocation after this struct
   bool main_db;
-  WriteBehind* behind;      // while combining is on
+  char* buf;                // kBufferBytes while combining is on, else nullptr
+  sqlite3_int64 buf_offset; // where the held-back bytes go
+  int buf_len;              // held-back bytes: one run of consecutive writes
 };
 
 sqlite3_vfs* g_real = nullptr;
@@ -25,35 +28,48 @@ sqlite3_vfs g_shim;
 CombiningFile* cf(sqlite3_file* f) { return reinterpret_cast<CombiningFile*>(f); }
 const sqlite3_io_methods* real_methods(CombiningFile* f) { return f->real->pMethods; }
 
-int real_write(void* ctx, const void* p, int n, int64_t off) {
-  CombiningFile* f = static_cast<CombiningFile*>(ctx);
-  return real_methods(f)->xWrite(f->real, p, n, off);
+// Writes what is held back, on the caller's thread.
+int flush(CombiningFile* f) {
+  if (f->buf_len == 0) return SQLITE_OK;
+  const int n = f->buf_len;
+  f->buf_len = 0;
+  return real_methods(f)->xWrite(f->real, f->buf, n, f->buf_offset);
 }
-
-int flush(CombiningFile* f) { return f->behind ? f->behind->drain() : SQLITE_OK; }
 
 int x_close(sqlite3_file* file) {
   CombiningFile* f = cf(file);
   const int rc = flush(f);
-  delete f->behind;
-  f->behind = nullptr;
+  sqlite3_free(f->buf);
+  f->buf = nullptr;
   const int rc_close = real_methods(f)->xClose(f->real);
   return rc != SQLITE_OK ? rc : rc_close;
 }
 
-// A read waits only for held-back writes it overlaps: SQLite reads pages back during a load
-// (B-tree pages that left its cache), rarely ones still in flight.
+// A read writes the held-back bytes first only when it overlaps them: SQLite reads pages back
+// during a load (B-tree pages that left its cache), rarely ones not yet written.
 int x_read(sqlite3_file* file, void* p, int amt, sqlite3_int64 off) {
   CombiningFile* f = cf(file);
-  if (f->behind && f->behind->pending_overlaps(off, amt))
+  if (f->buf_len > 0 && off < f->buf_offset + f->buf_len && f->buf_offset < off + amt)
     if (int rc = flush(f)) return rc;
   return real_methods(f)->xRead(f->real, p, amt, off);
 }
 
+// A write that continues the held-back run and fits joins it; any other write sends the run
+// first, then starts a new one (or, at a buffer's size or more, is written as it is).
 int x_write(sqlite3_file* file, const void* p, int amt, sqlite3_int64 off) {
   CombiningFile* f = cf(file);
-  if (f->behind) return f->behind->append(p, amt, off);
-  return real_methods(f)->xWrite(f->real, p, amt, off);
+  if (!f->buf) return real_methods(f)->xWrite(f->real, p, amt, off);
+  if (f->buf_len > 0 && off == f->buf_offset + f->buf_len && f->buf_len + amt <= kBufferBytes) {
+    std::memcpy(f->buf + f->buf_len, p, static_cast<size_t>(amt));
+    f->buf_len += amt;
+    return SQLITE_OK;
+  }
+  if (int rc = flush(f)) return rc;
+  if (amt >= kBufferBytes) return real_methods(f)->xWrite(f->real, p, amt, off);
+  std::memcpy(f->buf, p, static_cast<size_t>(amt));
+  f->buf_offset = off;
+  f->buf_len = amt;
+  return SQLITE_OK;
 }
 
 // Every other method writes what is held back, then defers to the real file.
@@ -93,22 +109,19 @@ int x_device_characteristics(sqlite3_file* file) {
 int x_file_control(sqlite3_file* file, int op, void* arg) {
   CombiningFile* f = cf(file);
   // SQLite gives a size hint before each cache spill. The unix VFS acts on it only with a chunk
-  // size or a memory map, which trialdb sets neither of, and a hint may be ignored: while writes
-  // are in flight it is, rather than waiting for them or running beside them.
-  if (op == SQLITE_FCNTL_SIZE_HINT && f->behind) return SQLITE_OK;
+  // size or a memory map, which trialdb sets neither of, and a hint may be ignored: while
+  // combining is on it is, rather than writing the held-back bytes for it.
+  if (op == SQLITE_FCNTL_SIZE_HINT && f->buf) return SQLITE_OK;
   if (int rc = flush(f)) return rc;
   if (op != kFcntlCombine) return real_methods(f)->xFileControl(f->real, op, arg);
   const bool on = *static_cast<int*>(arg) != 0;
   if (on && !f->main_db) return SQLITE_NOTFOUND;
-  if (on && !f->behind) {
-    try {
-      f->behind = new WriteBehind(real_write, f);
-    } catch (...) {   // no memory, or no thread: the writes stay one by one
-      return SQLITE_NOMEM;
-    }
+  if (on && !f->buf) {
+    f->buf = static_cast<char*>(sqlite3_malloc(kBufferBytes));
+    if (!f->buf) return SQLITE_NOMEM;   // the writes stay one by one
   } else if (!on) {
-    delete f->behind;   // drained above
-    f->behind = nullptr;
+    sqlite3_free(f->buf);   // flushed above
+    f->buf = nullptr;
   }
   return SQLITE_OK;
 }

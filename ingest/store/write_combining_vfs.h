@@ -1,11 +1,10 @@
-// A VFS shim over SQLite's default VFS that, while turned on for a database file, collects
-// SQLite's page writes into 1 MiB buffers that a thread of its own writes (WriteBehind), in
-// calls of up to 64 KiB where pages are consecutive.
+// A VFS shim over SQLite's default VFS that, while turned on for a database file, holds back
+// SQLite's consecutive page writes and writes them, on the caller's thread, as one call of up to
+// 64 KiB.
 //
 // Why: SQLite writes one page per write call, and a 4 KiB pwrite costs the kernel much more per
-// byte than a 64 KiB one. During a bulk load the writer thread bounds the ingest, and even joined
-// writes spend a large part of its time in the kernel's copy into the page cache, which the
-// shim's own thread takes off it (bench/README.md, "Large-tensor ingest").
+// byte than a 64 KiB one, while during a bulk load the writer thread bounds the ingest
+// (bench/README.md, "Large-tensor ingest").
 //
 // Held-back bytes are written before anything that could observe the file: a read of a range
 // they overlap, any sync, size, truncate, lock change, file control (the size hint is ignored),

@@ -62,8 +62,7 @@ TEST(WriteCombiningVfs, CommitsRollbacksAndOtherConnectionsSeeWhatSqliteWrote) {
 // The shim really holds writes back: with combining on, page writes to the main file do not reach
 // the file (as another reader of it sees) until something that could observe the file (here a
 // read of an overlapping range, a sync, turning combining off), and a read of a range they do
-// not overlap does not write them. A pass-through shim fails this test (it passes the two above);
-// how held-back writes are joined is write_behind_test.cc's.
+// not overlap does not write them. A pass-through shim fails this test (it passes the two above).
 TEST(WriteCombiningVfs, WritesAreHeldBackUntilSomethingCouldObserveThem) {
   test::TempDir tmp("trialdb_wcvfs");
   const std::string path = tmp / "t.db";
