@@ -8,11 +8,7 @@
 namespace trialdb::test {
 namespace {
 
-class Fn : public ::testing::Test {
- protected:
-  SqlConn c;
-  std::string q(const std::string& sql) { return c.q(sql); }
-};
+class Fn : public SqlTest {};
 
 TEST_F(Fn, Metadata) {
   EXPECT_EQ(q("SELECT tensor_dtype(tensor_from_json('[[1,2,3],[4,5,6]]', 'int16'))"), "int16");

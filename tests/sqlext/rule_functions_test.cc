@@ -5,11 +5,7 @@
 namespace trialdb::test {
 namespace {
 
-class RuleFn : public ::testing::Test {
- protected:
-  SqlConn c;
-  std::string q(const std::string& sql) { return c.q(sql); }
-};
+class RuleFn : public SqlTest {};
 
 TEST_F(RuleFn, ParametersParseLikeSageMakerStrings) {
   EXPECT_EQ(q("SELECT rule_real('+inf') > 1e308 AND rule_real(' -Infinity') < -1e308"), "1");

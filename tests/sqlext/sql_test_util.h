@@ -85,4 +85,11 @@ class SqlConn {
 
 inline bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 
+// A test with a connection of its own; q() runs one query as SqlConn::q does.
+class SqlTest : public ::testing::Test {
+ protected:
+  SqlConn c;
+  std::string q(const std::string& sql) { return c.q(sql); }
+};
+
 }  // namespace trialdb::test
