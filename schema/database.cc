@@ -4,7 +4,6 @@
 #include <string>
 #include <thread>
 
-
 namespace trialdb {
 
 const char* schema_sql() {
@@ -46,9 +45,6 @@ Error sql_error(sqlite3* db, std::string_view sql, const std::string& what) {
   std::string cause = (what.empty() ? "" : what + ": ") + msg + " (SQL: " + abbreviate_sql(sql) + ")";
   return Error(Status::database(std::move(cause)).at(db_name(db)), db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM);
 }
-}  // namespace
-
-namespace {
 // Once per process, before SQLite initialises: connections are never shared between threads
 // (MULTITHREAD drops the per-call mutexes) and nobody reads SQLite's memory statistics, whose
 // global mutex every allocation takes (bench/README.md, "Small tensors"). If the host already
@@ -62,6 +58,7 @@ void configure_sqlite_once() {
   }();
   (void)configured;
 }
+
 }  // namespace
 
 Database::Database(const std::string& path, OpenMode mode, const char* vfs) : path_(path) {

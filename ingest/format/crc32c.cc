@@ -88,6 +88,12 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const uint8_t* p, size_t
 }
 
 #endif
+
+Crc32cKernel best_kernel() {
+  static const Crc32cKernel best = crc32c_hardware_available() ? Crc32cKernel::kSse42 : Crc32cKernel::kTable;
+  return best;
+}
+
 }  // namespace
 
 uint32_t crc32c_portable(const void* data, size_t n, uint32_t crc) {
@@ -128,13 +134,6 @@ uint32_t crc32c_with(Crc32cKernel kernel, const void* data, size_t n, uint32_t c
 #endif
   return crc32c_portable(p, n, crc);
 }
-
-namespace {
-Crc32cKernel best_kernel() {
-  static const Crc32cKernel best = crc32c_hardware_available() ? Crc32cKernel::kSse42 : Crc32cKernel::kTable;
-  return best;
-}
-}  // namespace
 
 uint32_t crc32c(const void* data, size_t n, uint32_t crc) { return crc32c_with(best_kernel(), data, n, crc); }
 

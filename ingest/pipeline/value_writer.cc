@@ -5,6 +5,19 @@
 
 namespace trialdb {
 
+// A value on its way into the value table.
+struct ValueWriter::Row {
+  PreparedValue* value;
+  int64_t tensor_id;
+  int64_t value_id;   // its value_blob row, when apart
+  bool inline_blob;   // the blob goes into value.data
+  bool apart() const { return value->has_raw && !value->raw_too_large && !inline_blob; }
+  // Whether the scalar statement can store it (its literals are this row's values).
+  bool plain_scalar() const {
+    return inline_blob && value->red_src == ReductionSource::kScalarElement && value->shape_text == "[1]";
+  }
+};
+
 namespace {
 
 // Parameters ?1..?4 of an INSERT INTO value: what every row of one file shares.
@@ -68,22 +81,6 @@ std::string insert_sql(const char* verb, const char* columns, const std::string&
   return std::string(verb) + " INTO value(" + columns + ") VALUES " + rows;
 }
 
-}  // namespace
-
-// A value on its way into the value table.
-struct ValueWriter::Row {
-  PreparedValue* value;
-  int64_t tensor_id;
-  int64_t value_id;   // its value_blob row, when apart
-  bool inline_blob;   // the blob goes into value.data
-  bool apart() const { return value->has_raw && !value->raw_too_large && !inline_blob; }
-  // Whether the scalar statement can store it (its literals are this row's values).
-  bool plain_scalar() const {
-    return inline_blob && value->red_src == ReductionSource::kScalarElement && value->shape_text == "[1]";
-  }
-};
-
-namespace {
 
 void bind_shared(Statement& ins, int64_t trial_id, int64_t tensor_step, int64_t step, int64_t worker_id) {
   ins.bind(kTrialIdParam, trial_id)
