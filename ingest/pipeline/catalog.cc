@@ -1,3 +1,4 @@
+// The catalog of one trial (catalog.h).
 #include "ingest/pipeline/catalog.h"
 
 #include <algorithm>
@@ -11,24 +12,26 @@
 
 namespace trialdb {
 
+namespace {
+// A collections file larger than this is an error, never read whole (smdebug's are kilobytes).
+constexpr uint64_t kMaxCollectionsFileBytes = 64u << 20;
+}  // namespace
+
 Catalog::Catalog(Database& db, std::string name, std::string root) : db_(db), name_(std::move(name)) {
   {
-    Statement q(db_.handle(), "SELECT trial_id, path FROM trial WHERE name = ?");
-    q.bind(1, name_);
-    if (q.step()) {
-      trial_id_ = q.int64(0);
-      if (q.text(1) != root)
-        throw Error(Status::usage("trial '" + name_ + "' already exists in " + db_.path() + " from " + q.text(1) +
-                                  "; use --name to ingest " + root + " under another name"));
-    }
-  }
-  if (!trial_id_) {
+    // The name's check and its claim in one transaction: of two ingests of different folders
+    // under one new name, the second finds the first's path and is refused.
+    Transaction tx(db_);
     Statement ins(db_.handle(), "INSERT INTO trial(name, path) VALUES (?, ?) ON CONFLICT(name) DO NOTHING");
     ins.bind(1, name_).bind(2, root).run();
-    Statement q(db_.handle(), "SELECT trial_id FROM trial WHERE name = ?");
+    Statement q(db_.handle(), "SELECT trial_id, path FROM trial WHERE name = ?");
     q.bind(1, name_);
     q.step();
+    if (q.text(1) != root)
+      throw Error(Status::usage("trial '" + name_ + "' already exists in " + db_.path() + " from " + q.text(1) +
+                                "; use --name to ingest " + root + " under another name"));
     trial_id_ = q.int64(0);
+    tx.commit();
   }
   Statement t(db_.handle(), "SELECT name, tensor_id FROM tensor WHERE trial_id = ?");
   t.bind(1, trial_id_);
@@ -89,13 +92,41 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
   struct Merged {
     std::set<std::string> include_regex, tensor_names;
   };
+  // Definitions only grow: what is stored is kept, and what the files say now is added to it, so
+  // a file that is missing, unreadable, damaged or half-written never drops a membership.
   std::map<std::string, Merged> merged;
+  {
+    Statement q(db_.handle(), "SELECT name, definition FROM collection WHERE trial_id = ?");
+    q.bind(1, trial_id_);
+    while (q.step()) {
+      const nlohmann::json def = nlohmann::json::parse(q.text(1), nullptr, false);
+      Merged& m = merged[q.text(0)];
+      const auto keep = [&def](const char* key, std::set<std::string>& into) {
+        if (!def.is_object() || !def.contains(key) || !def[key].is_array()) return;
+        for (const auto& v : def[key])
+          if (v.is_string()) into.insert(v.get<std::string>());
+      };
+      keep("include_regex", m.include_regex);
+      keep("tensor_names", m.tensor_names);
+    }
+  }
   std::vector<Status> issues;
   int files_seen = 0, meta_workers = 0;
   for (const auto& f : source.list("collections/")) {
+    if (!f.problem.is_ok()) {
+      issues.push_back(f.problem.at(f.path));
+      continue;
+    }
     if (!is_collections_path(f.path)) continue;
     ++files_seen;
-    std::optional<std::string> text = source.read(f.path);
+    std::optional<std::string> text;
+    try {
+      text = read_at_most(source, f.path, kMaxCollectionsFileBytes);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kInvalidInput && e.kind() != ErrorKind::kIo) throw;
+      issues.push_back(Status(e.kind(), "cannot read the collections file: " + e.status().cause(), f.path));
+      continue;
+    }
     if (!text) continue;
     CollectionsFile cf;
     if (Status st = parse_collections_json(*text, &cf); !st.is_ok()) {
@@ -111,7 +142,7 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
   }
   Transaction tx(db_);
   for (const auto& e : issues) report(e);
-  const int expected = std::max(files_seen, meta_workers);
+  const int expected = std::max({files_seen, meta_workers, expected_workers_});
   if (expected != expected_workers_) {
     Statement u(db_.handle(), "UPDATE trial SET expected_workers = ? WHERE trial_id = ?");
     u.bind(1, expected).bind(2, trial_id_).run();

@@ -1,7 +1,8 @@
 // The catalog of one trial in the database: its row, its workers and tensors (ids cached for
 // the writer), its collections and which tensors belong to them. Membership is resolved when a
 // tensor is first seen (a listed name, or Python re.search of an include_regex), and again for
-// every tensor when a collection's definition changes.
+// every tensor when a collection's definition changes. Definitions and the expected worker count
+// only grow: a collections file that is now missing, unreadable or damaged takes nothing away.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -20,8 +21,8 @@ namespace trialdb {
 
 class Catalog {
  public:
-  // Finds the trial `name`, or creates it with `root` as its path; throws if the name is taken
-  // by a trial from another path.
+  // Finds the trial `name`, or creates it with `root` as its path; throws (kUsage) if the name is
+  // taken by a trial from another path, also by a concurrent ingest (one transaction).
   Catalog(Database& db, std::string name, std::string root);
 
   int64_t trial_id() const { return trial_id_; }

@@ -1,6 +1,15 @@
+// The ledger of a trial's index files (file_ledger.h).
 #include "ingest/pipeline/file_ledger.h"
 
+#include <string_view>
+
 namespace trialdb {
+
+namespace {
+// The index files of the layout (index/<9 digits>/<12 digits>_...): only they may move where a
+// listing starts; a path recorded with its error may sort anywhere.
+constexpr std::string_view kLayoutGlob = "index/[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]/[0-9]*";
+}  // namespace
 
 FileLedger::FileLedger(Database& db, int64_t trial_id)
     : db_(db),
@@ -26,10 +35,20 @@ bool FileLedger::ingested_by_another(const std::string& path) {
 void FileLedger::mark_ingested(const std::string& path) {
   insert_ingested_.bind(1, trial_id_).bind(2, path).run();
   ingested_.insert(path);
-  if (waiting_.erase(path)) {
-    Statement d(db_.handle(), "DELETE FROM waiting_file WHERE trial_id = ? AND path = ?");
-    d.bind(1, trial_id_).bind(2, path).run();
-  }
+  if (waiting_.count(path)) forget_waiting(path);
+}
+
+void FileLedger::forget_waiting(const std::string& path) {
+  waiting_.erase(path);
+  Statement d(db_.handle(), "DELETE FROM waiting_file WHERE trial_id = ? AND path = ?");
+  d.bind(1, trial_id_).bind(2, path).run();
+}
+
+std::vector<std::string> FileLedger::unlisted(const std::set<std::string>& listed, const std::string& start_after) const {
+  std::vector<std::string> gone;
+  for (const auto& w : waiting_)
+    if (w > start_after && !listed.count(w)) gone.push_back(w);
+  return gone;
 }
 
 void FileLedger::mark_waiting(const std::string& path) {
@@ -54,11 +73,11 @@ void FileLedger::reload_waiting() {
 
 std::string FileLedger::list_start_after() {
   Statement q(db_.handle(),
-              "SELECT max(f.path) FROM ingested_file f WHERE f.trial_id = ?1 AND f.path < "
+              "SELECT max(f.path) FROM ingested_file f WHERE f.trial_id = ?1 AND f.path GLOB ?2 AND f.path < "
               "(SELECT coalesce(min(printf('index/%09d/%012d', s.step / 1000, s.step)), 'index/~') FROM step s "
               "WHERE s.trial_id = ?1 AND s.complete = 0) "
               "AND f.path < (SELECT coalesce(min(path), 'index/~') FROM waiting_file w WHERE w.trial_id = ?1)");
-  q.bind(1, trial_id_);
+  q.bind(1, trial_id_).bind(2, kLayoutGlob);
   if (q.step() && !q.is_null(0)) return q.text(0);
   return "";
 }

@@ -2,10 +2,17 @@
 // transaction as their rows, so a re-run or a run after a crash reads only the others), which
 // wait for a live job to finish writing them (waiting_file), and what was wrong with them
 // (ingest_error).
+//
+// What a failure costs on the next run: a path whose error is permanent (kInvalidInput: a bad
+// index, a FIFO, a file outside the layout) is marked ingested with its error and never looked
+// at again; a path that failed with kIo (no permission, an I/O error, a folder that could not be
+// listed) is kept in waiting_file, so every later pass and run reads it again, and reports it
+// again, until it succeeds.
 #pragma once
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "schema/database.h"
 #include "schema/status.h"
@@ -28,6 +35,10 @@ class FileLedger {
 
   // Re-reads the waiting files: another process may have ingested some meanwhile.
   void reload_waiting();
+  // The waiting paths after `start_after` that a listing from there did not return (`listed`):
+  // gone, or a folder readable again and now listed file by file. forget_waiting drops one.
+  std::vector<std::string> unlisted(const std::set<std::string>& listed, const std::string& start_after) const;
+  void forget_waiting(const std::string& path);
   // Where a listing of index/ may start: index files of complete steps are final, so a repeated
   // listing starts after the last of them, and before any file left waiting ("" for all).
   std::string list_start_after();

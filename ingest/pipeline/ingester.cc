@@ -1,3 +1,4 @@
+// One incremental pass over a trial (ingester.h).
 #include "ingest/pipeline/ingester.h"
 
 #include <algorithm>
@@ -5,6 +6,7 @@
 #include <thread>
 
 #include "ingest/format/index_file.h"
+#include "ingest/format/index_file_writer.h"
 #include "ingest/pipeline/catalog.h"
 #include "ingest/pipeline/file_ledger.h"
 #include "ingest/pipeline/prepare_file.h"
@@ -62,6 +64,61 @@ void Ingester::record_error(const Status& e, IngestStats* stats) {
   ledger_->record_error(e);
 }
 
+void Ingester::record_retry(const Status& e, IngestStats* stats) {
+  if (retries_reported_.insert(e.to_string()).second) stats->errors.push_back(e);
+  ledger_->record_error(e);
+}
+
+// The index files not ingested yet, in (step, worker) order. What the listing found but cannot
+// ingest is reported: a path the source could not offer (a folder it could not list, a FIFO, a
+// dangling symlink), a .json whose name is not <step>_<worker>.json, or one outside the folder of
+// its step (index/<step / 1000>/), which also leaves every (step, worker) one path.
+std::vector<PendingFile> Ingester::list_pending(IngestStats* stats) {
+  const std::string start_after = ledger_->list_start_after();
+  std::vector<PendingFile> pending;
+  std::vector<Status> permanent, retry;
+  std::set<std::string> listed;
+  for (auto& f : source_.list("index/", start_after)) {
+    listed.insert(f.path);
+    if (ledger_->ingested(f.path)) continue;
+    PendingFile p{f.path, 0, {}};
+    const bool named = parse_index_path(f.path, &p.step, &p.worker);
+    const int64_t step = named ? p.step : Status::kNoStep;
+    if (!f.problem.is_ok()) {
+      (f.problem.kind() == ErrorKind::kIo ? retry : permanent).push_back(f.problem.at(f.path, step));
+    } else if (!named) {
+      if (ends_with(f.path, kIndexSuffix))
+        permanent.push_back(Status::invalid("index file name is not <12-digit step>_<worker>.json").at(f.path));
+    } else if (f.path != index_file_name(p.step, p.worker)) {
+      permanent.push_back(Status::invalid("index file is not where its step's index files are (" +
+                                          index_file_name(p.step, p.worker) + ")")
+                              .at(f.path, step));
+    } else {
+      pending.push_back(std::move(p));
+    }
+  }
+  const std::vector<std::string> gone = ledger_->unlisted(listed, start_after);
+  if (!permanent.empty() || !retry.empty() || !gone.empty()) {
+    Transaction tx(db_);
+    for (const auto& e : permanent) {
+      record_error(e, stats);
+      ledger_->mark_ingested(e.file());
+    }
+    for (const auto& e : retry) {
+      record_retry(e, stats);
+      if (!ledger_->waiting(e.file())) ledger_->mark_waiting(e.file());
+    }
+    for (const auto& w : gone) ledger_->forget_waiting(w);
+    tx.commit();
+    if (opt_.strict && !(permanent.empty() && retry.empty()))
+      throw Error(permanent.empty() ? retry.front() : permanent.front());
+  }
+  std::sort(pending.begin(), pending.end(), [](const PendingFile& a, const PendingFile& b) {
+    return a.step != b.step ? a.step < b.step : a.worker < b.worker;
+  });
+  return pending;
+}
+
 // Writes one prepared file inside the open transaction: its step, values, errors and ledger row.
 void Ingester::write_file(PreparedFile& f, IngestStats* stats) {
   if (ledger_->ingested_by_another(f.file.path)) return;
@@ -86,34 +143,12 @@ IngestStats Ingester::run_once() {
   // The end marker is checked before listing: everything listed after it is final.
   const bool ended = source_.exists(std::string(kEndMarker));
   stats.ended = ended;
-  catalog_->load_collections(source_, ended, [&](const Status& e) { record_error(e, &stats); });
+  // Collections files are read on every pass: their errors count once per Ingester.
+  catalog_->load_collections(source_, ended, [&](const Status& e) { record_retry(e, &stats); });
   ledger_->reload_waiting();
   if (opt_.strict && !stats.errors.empty()) throw Error(stats.errors.front());
 
-  // The index files not ingested yet, in (step, worker) order.
-  std::vector<PendingFile> pending;
-  {
-    std::vector<Status> bad_names;
-    for (auto& f : source_.list("index/", ledger_->list_start_after())) {
-      if (ledger_->ingested(f.path)) continue;
-      PendingFile p{f.path, 0, {}};
-      if (!parse_index_path(f.path, &p.step, &p.worker)) {
-        if (ends_with(f.path, kIndexSuffix))
-          bad_names.push_back(Status::invalid("index file name is not <12-digit step>_<worker>.json").at(f.path));
-        continue;
-      }
-      pending.push_back(std::move(p));
-    }
-    if (!bad_names.empty()) {
-      Transaction tx(db_);
-      for (const auto& e : bad_names) record_error(e, &stats);
-      tx.commit();
-      if (opt_.strict) throw Error(bad_names.front());
-    }
-  }
-  std::sort(pending.begin(), pending.end(), [](const PendingFile& a, const PendingFile& b) {
-    return a.step != b.step ? a.step < b.step : a.worker < b.worker;
-  });
+  std::vector<PendingFile> pending = list_pending(&stats);
 
   // Preparing: a window of futures ahead of the writer, bounded by the read-ahead budget.
   const int threads = opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -156,6 +191,14 @@ IngestStats Ingester::run_once() {
     tx_bytes = tx_files = 0;
     completed_steps(completed);
   };
+  // --strict: what was committed stays, the error is recorded, and the pass stops.
+  auto stop_strict = [&](const Status& e) {
+    commit();
+    Transaction etx(db_);
+    record_error(e, &stats);
+    etx.commit();
+    throw Error(e);
+  };
   try {
     for (size_t i = 0; i < pending.size(); ++i) {
       submit_until(i + window);
@@ -166,21 +209,17 @@ IngestStats Ingester::run_once() {
         ~Release() { budget.release(bytes); }
       } release{budget, f.reserved};
       stats.bytes_read += f.bytes;
-      if (f.status == FileStatus::kWait) {
-        ++stats.files_waiting;
-        if (!ledger_->waiting(f.file.path)) {
+      if (f.status == FileStatus::kWait || f.status == FileStatus::kRetry) {
+        if (f.status == FileStatus::kRetry && opt_.strict) stop_strict(f.errors.front());
+        if (f.status == FileStatus::kWait) ++stats.files_waiting;
+        if (!f.errors.empty() || !ledger_->waiting(f.file.path)) {
           if (!tx) tx = std::make_unique<Transaction>(db_);
-          ledger_->mark_waiting(f.file.path);
+          for (const auto& e : f.errors) record_retry(e, &stats);
+          if (!ledger_->waiting(f.file.path)) ledger_->mark_waiting(f.file.path);
         }
       } else {
         if (f.index_valid) steps_->check_mode(f);
-        if (opt_.strict && !f.errors.empty()) {
-          commit();
-          Transaction etx(db_);
-          record_error(f.errors.front(), &stats);
-          etx.commit();
-          throw Error(f.errors.front());
-        }
+        if (opt_.strict && !f.errors.empty()) stop_strict(f.errors.front());
         if (!tx) tx = std::make_unique<Transaction>(db_);
         write_file(f, &stats);
         if (f.mapped_span && f.mapped_span->shrank())   // the open transaction is rolled back
@@ -209,6 +248,12 @@ IngestStats Ingester::run_once() {
     Statement u(db_.handle(), "UPDATE trial SET ended = 1 WHERE trial_id = ?");
     u.bind(1, catalog_->trial_id()).run();
     const int64_t completed = steps_->complete(catalog_->expected_workers(), true);
+    Statement any(db_.handle(), "SELECT EXISTS (SELECT 1 FROM step WHERE trial_id = ?)");
+    any.bind(1, catalog_->trial_id());
+    if (any.step() && any.int64(0) == 0)
+      record_error(Status::invalid("training has ended (" + std::string(kEndMarker) + ") but the trial has no steps")
+                       .at("index/"),
+                   &stats);
     etx.commit();
     completed_steps(completed);
   }

@@ -11,10 +11,17 @@
 // Files a live job has not finished writing (index before its event file, a record cut short,
 // an index that is not yet valid JSON) are left for a later pass; once the trial has ended they
 // are errors.
+//
+// One bad file costs only itself: whatever the listing or a read of one file fails with is that
+// file's error (file, step, cause) and every other file is ingested. A permanent failure is
+// reported once; one that may pass (kIo: a permission, an I/O error) is reported and read again
+// on every later pass and run until it succeeds (file_ledger.h). A trial that has ended with no
+// step at all is an error too.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +35,7 @@ class Catalog;
 class FileLedger;
 class StepCompletion;
 class ValueWriter;
+struct PendingFile;
 struct PreparedFile;
 
 // Event bytes that files being prepared may hold ahead of the writer: the file being written and
@@ -68,8 +76,11 @@ class Ingester {
   const std::string& trial_name() const;
 
  private:
+  std::vector<PendingFile> list_pending(IngestStats* stats);
   void write_file(PreparedFile& f, IngestStats* stats);
   void record_error(const Status& e, IngestStats* stats);
+  // An error of a path read again later: in stats once per Ingester, not once per pass.
+  void record_retry(const Status& e, IngestStats* stats);
 
   Database& db_;
   TrialSource& source_;
@@ -78,6 +89,7 @@ class Ingester {
   std::unique_ptr<FileLedger> ledger_;
   std::unique_ptr<StepCompletion> steps_;
   std::unique_ptr<ValueWriter> writer_;
+  std::set<std::string> retries_reported_;
 };
 
 // The trial name used when none is given: the last path component of the location.

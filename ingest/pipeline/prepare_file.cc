@@ -20,6 +20,9 @@ namespace {
 constexpr uint64_t kMapSpanBytes = 1u << 20;        // spans this large are mapped, not read
 constexpr size_t kParallelDecodeBytes = 16u << 20;  // files larger than this decode on several threads...
 constexpr size_t kParallelRecordBytes = 64u << 20;  // ...unless their records are larger (memory: 2x a record each)
+// What one index entry costs while its file is prepared, beside its record's bytes: taken from
+// the read-ahead budget with them, so an index of millions of entries is bounded like a span.
+constexpr uint64_t kEntryBytes = sizeof(DecodedRecord) + sizeof(PreparedValue) + sizeof(IndexEntry);
 
 // A file's values by tensor name. `where` holds views of the names stored in the values, so
 // they must never reallocate: the caller reserves one slot per index entry.
@@ -129,16 +132,26 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   }
   if (hi <= lo) return;
   const std::string& ev = *idx.event_file;
-  turn.take(hi - lo);
-  f.reserved = hi - lo;
+  f.reserved = hi - lo + idx.tensors.size() * kEntryBytes;
+  turn.take(f.reserved);
   // Large spans are mapped (mapped_range.h), small ones read.
-  std::unique_ptr<MappedRange> mapped = hi - lo >= kMapSpanBytes ? src.map_range(ev, lo, hi - lo) : nullptr;
+  std::unique_ptr<MappedRange> mapped;
   std::unique_ptr<std::string> owned_span;
   std::string_view span;
+  std::optional<std::string> bytes;
+  try {
+    if (hi - lo >= kMapSpanBytes) mapped = src.map_range(ev, lo, hi - lo);
+    if (!mapped) bytes = src.read_range(ev, lo, hi - lo);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kInvalidInput && e.kind() != ErrorKind::kIo) throw;
+    f.errors.push_back(e.status().prefixed("cannot read event file " + ev + ": ").at(f.file.path, f.file.step));
+    if (e.kind() == ErrorKind::kIo) f.status = FileStatus::kRetry;
+    idx.tensors.clear();   // its saved shapes are still kept
+    return;
+  }
   if (mapped) {
     span = std::string_view(mapped->data(), mapped->size());
   } else {
-    std::optional<std::string> bytes = src.read_range(ev, lo, hi - lo);
     if (!bytes) {
       // One error for the file, not one per tensor; saved shapes are still kept.
       error_or_wait("event file " + ev + " does not exist");
@@ -162,7 +175,7 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
     helpers = std::min(decoded.size(), static_cast<size_t>(std::max(1, opt.threads))) - 1;
   const bool in_place = records_disjoint(idx.tensors);
   for_each_index(decoded.size(), helpers, [&](size_t i) {
-    decoded[i] = decode_record(idx.tensors[i], span, lo, ev, opt.max_blob_bytes);
+    decoded[i] = decode_record(idx.tensors[i], f.file.step, span, lo, ev, opt.max_blob_bytes);
     // Before the span can go: large tensors are views into it.
     encode_record(decoded[i], opt.compress, span_data, idx.tensors[i].start - lo, in_place);
   });
@@ -188,7 +201,15 @@ PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t tick
   BudgetTurn turn(opt.budget, ticket);
   PreparedFile f;
   f.file = file;
-  std::optional<std::string> text = src.read(file.path);
+  std::optional<std::string> text;
+  try {
+    text = read_at_most(src, file.path, kMaxIndexFileBytes);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kInvalidInput && e.kind() != ErrorKind::kIo) throw;
+    f.errors.push_back(Status(e.kind(), "cannot read the index file: " + e.status().cause(), file.path, file.step));
+    if (e.kind() == ErrorKind::kIo) f.status = FileStatus::kRetry;
+    return f;
+  }
   if (!text) {
     f.status = FileStatus::kWait;   // listed, then gone: look again next pass
     return f;
@@ -210,7 +231,7 @@ PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t tick
   ValueTable values(f.values);
   if (!idx.tensors.empty()) {
     prepare_records(src, idx, turn, opt, values, f);
-    if (f.status == FileStatus::kWait) return f;
+    if (f.status != FileStatus::kReady) return f;
   }
   for (auto& s : idx.shapes) {
     PreparedValue& v = values.of(s.tensor);

@@ -20,7 +20,14 @@ struct PrepareOptions {
   ReadBudget* budget = nullptr;    // shared by the pass's files, taken in ticket order
 };
 
-// `ticket` is the file's turn at the budget (its position in the pass).
+// An index file larger than this is an error, never read whole (smdebug's are kilobytes).
+inline constexpr uint64_t kMaxIndexFileBytes = 64u << 20;
+
+// `ticket` is the file's turn at the budget (its position in the pass). A file the source fails
+// to read (source.h) is this file's error, never the pass's: kInvalidInput (the index or its
+// event file can never be read) is reported and the file ingested as far as it goes (its saved
+// shapes), like a missing event file of an ended trial; kIo (it may be readable later: a
+// permission, an I/O error) is reported and the file left for the next pass (FileStatus::kRetry).
 PreparedFile prepare_file(TrialSource& source, const PendingFile& file, size_t ticket, const PrepareOptions& options);
 
 }  // namespace trialdb

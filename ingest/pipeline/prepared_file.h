@@ -57,6 +57,8 @@ struct PreparedValue {
 enum class FileStatus {
   kReady,   // to be written (values and/or errors)
   kWait,    // not yet complete on disk: looked at again on the next pass
+  kRetry,   // a file could not be read now (kIo in errors): reported, nothing of it stored, and
+            // read again on the next pass and the next run, as long as it fails
 };
 
 struct PreparedFile {

@@ -48,7 +48,7 @@ bool entry_length_valid(const IndexEntry& e) {
   return e.length >= kRecordOverhead && e.start <= UINT64_MAX - e.length;
 }
 
-DecodedRecord decode_record(const IndexEntry& e, std::string_view span, uint64_t span_offset,
+DecodedRecord decode_record(const IndexEntry& e, int64_t step, std::string_view span, uint64_t span_offset,
                             const std::string& event_file, uint64_t max_blob_bytes) {
   DecodedRecord d;
   if (!entry_length_valid(e)) {
@@ -79,6 +79,16 @@ DecodedRecord decode_record(const IndexEntry& e, std::string_view span, uint64_t
     return d;
   }
   DecodedTensor& t = decoded.front();   // smdebug writes one value per record
+  const bool is_reduction = parse_reduction_name(e.tensor, &d.reduced_tensor, &d.reduction_bit);
+  if (t.tag != e.tensor && !(is_reduction && t.tag == d.reduced_tensor)) {
+    d.error = where(e, event_file) + ": the record holds tensor '" + t.tag + "', not the one the index names";
+    return d;
+  }
+  if (t.event_step != step) {
+    d.error = where(e, event_file) + ": the record is of step " + std::to_string(t.event_step) +
+              ", not of the index file's step";
+    return d;
+  }
   TensorView tv;
   tv.dtype = t.dtype;
   tv.ndim = static_cast<int>(t.dims.size());
@@ -86,9 +96,9 @@ DecodedRecord decode_record(const IndexEntry& e, std::string_view span, uint64_t
   const std::string_view bytes = t.bytes();
   tv.data = reinterpret_cast<const uint8_t*>(bytes.data());
   tv.data_bytes = bytes.size();
-  if (parse_reduction_name(e.tensor, &d.reduced_tensor, &d.reduction_bit)) {
-    if (!dtype_is_real(t.dtype) || tv.numel < 1) {
-      d.error = "reduction '" + e.tensor + "' is not a numeric scalar";
+  if (is_reduction) {
+    if (!dtype_is_real(t.dtype) || tv.numel != 1) {
+      d.error = "reduction '" + e.tensor + "' is not a numeric scalar (" + std::to_string(tv.numel) + " elements)";
       return d;
     }
     d.is_reduction = true;

@@ -34,8 +34,12 @@ struct DecodedRecord {
 };
 
 // Decodes the record of `entry` from `span`, the event file `event_file`'s bytes from offset
-// `span_offset`. Values whose blob would exceed `max_blob_bytes` keep only what describes them.
-DecodedRecord decode_record(const IndexEntry& entry, std::string_view span, uint64_t span_offset,
+// `span_offset`. The record must be the one the entry names: its tag the entry's name (or, for a
+// saved reduction, the name of the tensor reduced) and its event step `step`, the index file's;
+// otherwise it is an error and nothing of it is kept (so an index that points many entries into
+// one record costs one decoded value, not one per entry). Values whose blob would exceed
+// `max_blob_bytes` keep only what describes them.
+DecodedRecord decode_record(const IndexEntry& entry, int64_t step, std::string_view span, uint64_t span_offset,
                             const std::string& event_file, uint64_t max_blob_bytes);
 
 // Turns a decoded raw value into its blob and releases the decoded bytes. A large tensor's bytes

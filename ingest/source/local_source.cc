@@ -1,3 +1,5 @@
+// A trial in a local folder: listings that report what they cannot offer, and reads of regular
+// files only (local_source.h).
 #include "ingest/source/local_source.h"
 
 #include <dirent.h>
@@ -7,52 +9,170 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <set>
+#include <utility>
 
 namespace trialdb {
+
+namespace {
+
+// Never blocks in open (a FIFO with no writer) and never makes a terminal ours.
+constexpr int kOpenFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+
+// Why a path could not be opened: kInvalidInput when no later attempt can succeed without the
+// trial's layout changing, kIo when one may (permissions, I/O errors, too many open files).
+Status open_failure(int err) {
+  switch (err) {
+    case ENOTDIR:
+    case ENAMETOOLONG:
+    case ELOOP:
+    case EISDIR:
+    case ENXIO:
+    case ENODEV:
+      return Status::invalid(std::strerror(err));
+    default:
+      return Status::io(std::strerror(err));
+  }
+}
+
+Status not_regular(mode_t mode) {
+  const char* what = S_ISDIR(mode)    ? "a folder"
+                     : S_ISFIFO(mode) ? "a FIFO"
+                     : S_ISCHR(mode)  ? "a character device"
+                     : S_ISBLK(mode)  ? "a block device"
+                     : S_ISSOCK(mode) ? "a socket"
+                                      : "of an unknown type";
+  return Status::invalid(std::string("not a regular file (") + what + ")");
+}
+
+Status dangling_symlink() { return Status::io("a dangling symlink (its target does not exist)"); }
+Status outside_symlink() { return Status::invalid("a symlink that leads outside the trial folder"); }
+
+// The resolved form of an existing path, "" when it cannot be resolved.
+std::string resolved(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) ? std::string(buf) : std::string();
+}
+
+// Depth-first in sorted order, skipping whole subtrees that sort before start_after. A folder
+// already listed (by its device and inode) is not entered again: a symlink cycle, or a link to a
+// folder whose files are listed under their own path.
+class LocalWalk {
+ public:
+  LocalWalk(const std::string& root, const std::string& start_after, std::function<bool(const std::string&)> inside,
+            std::vector<SourceFile>* out)
+      : root_(root), start_after_(start_after), inside_(std::move(inside)), out_(out) {}
+
+  void folder(const std::string& rel) {
+    const std::string path = rel.empty() ? root_ : root_ + "/" + rel;
+    DIR* d = ::opendir(path.c_str());
+    if (!d) {
+      if (errno != ENOENT) out_->push_back({rel + "/", 0, open_failure(errno).prefixed("cannot list the folder: ")});
+      return;
+    }
+    struct stat self;
+    if (::fstat(::dirfd(d), &self) == 0) visited_.insert({self.st_dev, self.st_ino});
+    std::vector<std::string> names;
+    while (dirent* e = ::readdir(d)) {
+      if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) names.emplace_back(e->d_name);
+    }
+    ::closedir(d);
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) entry(rel.empty() ? n : rel + "/" + n);
+  }
+
+ private:
+  void entry(const std::string& child) {
+    const std::string path = root_ + "/" + child;
+    const bool after = start_after_.empty() || child > start_after_;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return;   // vanished meanwhile
+    if (S_ISLNK(st.st_mode)) {
+      if (::stat(path.c_str(), &st) != 0) {
+        if (after) out_->push_back({child, 0, errno == ENOENT ? dangling_symlink() : open_failure(errno)});
+        return;
+      }
+      if (!inside_(child)) {
+        if (after) out_->push_back({child, 0, outside_symlink()});
+        return;
+      }
+    }
+    if (S_ISDIR(st.st_mode)) {
+      if (visited_.count({st.st_dev, st.st_ino})) return;
+      const std::string as_prefix = child + "/";
+      if (!start_after_.empty() && as_prefix < start_after_ && start_after_.compare(0, as_prefix.size(), as_prefix) != 0)
+        return;
+      folder(child);
+    } else if (after) {
+      if (S_ISREG(st.st_mode)) out_->push_back({child, static_cast<uint64_t>(st.st_size), Status()});
+      else out_->push_back({child, 0, not_regular(st.st_mode)});
+    }
+  }
+
+  const std::string& root_;
+  const std::string& start_after_;
+  std::function<bool(const std::string&)> inside_;   // whether a symlinked path stays in the trial
+  std::vector<SourceFile>* out_;
+  std::set<std::pair<dev_t, ino_t>> visited_;
+};
+
+}  // namespace
 
 LocalSource::LocalSource(std::string root) : root_(std::move(root)) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   struct stat st;
   if (::stat(root_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     throw Error(Status::io("not a directory (expected a trial folder)").at(root_));
+  real_root_ = resolved(root_);
+  if (real_root_.empty()) throw Error(Status::io(std::strerror(errno)).at(root_));
 }
 
-namespace {
-// Depth-first in sorted order, skipping whole subtrees that sort before start_after.
-void walk(const std::string& root, const std::string& rel, const std::string& start_after,
-          std::vector<SourceFile>* out) {
-  std::string dir = rel.empty() ? root : root + "/" + rel;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return;
-  std::vector<std::string> names;
-  while (dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) names.emplace_back(e->d_name);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) {
-    std::string child = rel.empty() ? n : rel + "/" + n;
-    struct stat st;
-    if (::stat((root + "/" + child).c_str(), &st) != 0) continue;  // vanished meanwhile
-    if (S_ISDIR(st.st_mode)) {
-      std::string as_prefix = child + "/";
-      if (!start_after.empty() && as_prefix < start_after && start_after.compare(0, as_prefix.size(), as_prefix) != 0)
-        continue;
-      walk(root, child, start_after, out);
-    } else if (S_ISREG(st.st_mode)) {
-      if (start_after.empty() || child > start_after) out->push_back({child, static_cast<uint64_t>(st.st_size)});
-    }
-  }
+bool LocalSource::inside(const std::string& rel) const {
+  const std::string r = resolved(full(rel));
+  if (real_root_ == "/") return !r.empty();
+  return r.size() > real_root_.size() && r.compare(0, real_root_.size(), real_root_) == 0 &&
+         r[real_root_.size()] == '/';
 }
-}  // namespace
 
 std::vector<SourceFile> LocalSource::list(const std::string& prefix, const std::string& start_after) {
   std::vector<SourceFile> out;
   std::string rel = prefix;
   while (!rel.empty() && rel.back() == '/') rel.pop_back();
-  walk(root_, rel, start_after, &out);
+  struct stat st;
+  if (!rel.empty() && ::lstat(full(rel).c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::stat(full(rel).c_str(), &st) == 0 &&
+      !inside(rel)) {
+    out.push_back({rel + "/", 0, outside_symlink()});
+    return out;
+  }
+  LocalWalk walk(root_, start_after, [this](const std::string& child) { return inside(child); }, &out);
+  walk.folder(rel);
   return out;
+}
+
+int LocalSource::open_regular(const std::string& rel, uint64_t* size) const {
+  const std::string path = full(rel);
+  const int fd = ::open(path.c_str(), kOpenFlags);
+  struct stat st;
+  if (fd < 0) {
+    const int err = errno;
+    if (err != ENOENT) throw Error(open_failure(err).at(path));
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) throw Error(dangling_symlink().at(path));
+    return -1;
+  }
+  Status problem;
+  if (::fstat(fd, &st) != 0) problem = Status::io(std::strerror(errno));
+  else if (!S_ISREG(st.st_mode)) problem = not_regular(st.st_mode);
+  else if (!inside(rel)) problem = outside_symlink();
+  if (!problem.is_ok()) {
+    ::close(fd);
+    throw Error(problem.at(path));
+  }
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
 }
 
 std::optional<std::string> LocalSource::read(const std::string& path) {
@@ -60,38 +180,31 @@ std::optional<std::string> LocalSource::read(const std::string& path) {
 }
 
 std::optional<std::string> LocalSource::read_range(const std::string& path, uint64_t offset, uint64_t length) {
-  int fd = ::open(full(path).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    throw Error(Status::io(std::strerror(errno)).at(full(path)));
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    throw Error(Status::io(std::strerror(e)).at(full(path)));
-  }
-  uint64_t size = static_cast<uint64_t>(st.st_size);
-  uint64_t n = offset >= size ? 0 : std::min(length, size - offset);  // never allocate past the file
+  uint64_t size = 0;
+  const int fd = open_regular(path, &size);
+  if (fd < 0) return std::nullopt;
+  const uint64_t n = offset >= size ? 0 : std::min(length, size - offset);  // never allocate past the file
   std::string buf(n, '\0');
   uint64_t got = 0;
+  int err = 0;
   while (got < n) {
     ssize_t r = ::pread(fd, buf.data() + got, n - got, static_cast<off_t>(offset + got));
     if (r < 0 && errno == EINTR) continue;
+    if (r < 0) err = errno;
     if (r <= 0) break;
     got += static_cast<uint64_t>(r);
   }
   ::close(fd);
+  if (err) throw Error(Status::io(std::strerror(err)).at(full(path)));
   buf.resize(got);
   return buf;
 }
 
 std::unique_ptr<MappedRange> LocalSource::map_range(const std::string& path, uint64_t offset, uint64_t length) {
-  int fd = ::open(full(path).c_str(), O_RDONLY | O_CLOEXEC);
+  uint64_t size = 0;
+  const int fd = open_regular(path, &size);
   if (fd < 0) return nullptr;
-  struct stat st;
-  std::unique_ptr<MappedRange> r;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) r = MappedRange::map(fd, offset, length, static_cast<uint64_t>(st.st_size));
+  std::unique_ptr<MappedRange> r = MappedRange::map(fd, offset, length, size);
   ::close(fd);   // the mapping keeps the file
   return r;
 }

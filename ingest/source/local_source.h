@@ -1,4 +1,7 @@
-// A trial in a local folder.
+// A trial in a local folder. Only regular files inside the trial folder are read: every file is
+// opened without blocking (a FIFO never hangs the ingest) and checked with fstat, and a path that
+// resolves (through symlinks) outside the folder is refused. Listings do not follow a symlinked
+// folder into one already listed, so links that form a cycle cost nothing.
 #pragma once
 #include <string>
 
@@ -18,7 +21,14 @@ class LocalSource : public TrialSource {
 
  private:
   std::string full(const std::string& rel) const { return root_ + "/" + rel; }
+  // An open descriptor of the regular file `rel` with its size, -1 when it does not exist;
+  // throws (source.h) for anything else.
+  int open_regular(const std::string& rel, uint64_t* size) const;
+  // Whether `rel` (which exists) resolves to a path inside the trial folder.
+  bool inside(const std::string& rel) const;
+
   std::string root_;
+  std::string real_root_;   // root_ with every symlink resolved
 };
 
 }  // namespace trialdb

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ingest/source/mapped_range.h"
@@ -12,14 +13,25 @@
 
 namespace trialdb {
 
-// A source that cannot go on throws Error (schema/status.h): kIo when a file or object cannot be
-// listed or read (the message names the file or s3:// URL), kUsage when the location or the S3
-// settings (URL, endpoint, credentials) are unusable. A file that does not exist (yet) is not an
-// error: read() answers std::nullopt.
+// Errors (schema/status.h). A read of one file that fails throws Error naming the file: kIo when
+// it could not be read now but may be later (no permission, an I/O error, an unreachable S3),
+// kInvalidInput when the path can never name a readable regular file (a folder, a FIFO or
+// device, a symlink loop or one leading outside the trial, a component that is not a folder, a
+// name too long). The ingester makes either one file's error (ingest/pipeline/prepare_file.h), so
+// one bad file never stops a pass. kUsage when the location or the S3 settings (URL, endpoint,
+// credentials) are unusable. A file that does not exist (yet) is not an error: read() answers
+// std::nullopt.
 
+// One entry of a listing. `problem` is not OK for what the listing found but cannot offer as a
+// readable file: a folder it could not list (path ends in '/'), a FIFO, device or socket, a
+// dangling symlink, a symlink leading outside the trial. The caller reports these; nothing found
+// is left out silently.
 struct SourceFile {
+  SourceFile(std::string path_in, uint64_t size_in, Status problem_in = Status())
+      : path(std::move(path_in)), size(size_in), problem(std::move(problem_in)) {}
   std::string path;   // relative to the trial root, '/'-separated
   uint64_t size = 0;
+  Status problem;
 };
 
 class TrialSource {
@@ -28,7 +40,8 @@ class TrialSource {
   // Human-readable root (folder or s3://bucket/prefix), used in messages and trials.path.
   virtual std::string root() const = 0;
   // Files under a relative directory prefix (e.g. "index/"), recursively, sorted by path.
-  // start_after: only paths > start_after (S3 ListObjectsV2 start-after), "" for all.
+  // start_after: only paths > start_after (S3 ListObjectsV2 start-after), "" for all. A prefix
+  // that does not exist (yet) lists nothing.
   virtual std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after = "") = 0;
   // Whole file, or std::nullopt when it does not exist (yet).
   virtual std::optional<std::string> read(const std::string& path) = 0;
@@ -54,6 +67,11 @@ class TrialSource {
   }
   virtual bool exists(const std::string& path) = 0;
 };
+
+// The whole file, never holding more than max_bytes + 1 of it: a file larger than max_bytes is
+// kInvalidInput (thrown, naming its size and the limit), whatever size it claims. std::nullopt
+// when it does not exist.
+std::optional<std::string> read_at_most(TrialSource& source, const std::string& path, uint64_t max_bytes);
 
 // Settings for s3:// locations; empty fields fall back to the standard AWS environment
 // variables (docs/S3.md).

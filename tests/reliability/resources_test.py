@@ -47,10 +47,10 @@ def write_sparse_tensor_trial(root, name, shape, marks, steps=1):
     for d in shape:
         numel *= d
     content_len = numel * 4
-    prefix, payload_len = tensor_event_prefix(name, 1, shape, content_len)
     os.makedirs(os.path.join(root, "index", "000000000"))
     os.makedirs(os.path.join(root, "collections", "000000000"))
     for step in range(steps):
+        prefix, payload_len = tensor_event_prefix(name, 1, shape, content_len, step)   # the record names its step
         os.makedirs(os.path.join(root, "events", f"{step:012d}"))
         ev_rel = f"events/{step:012d}/{step:012d}_worker_0.tfevents"
         head = struct.pack("<Q", payload_len)
@@ -75,26 +75,23 @@ def write_sparse_tensor_trial(root, name, shape, marks, steps=1):
 
 
 def write_many_files_trial(root, steps):
-    """steps steps of one tiny scalar each: 2 * steps files (event files are hard links)."""
+    """steps steps of one tiny scalar each: 2 * steps files (each record names its own step)."""
     os.makedirs(os.path.join(root, "collections", "000000000"))
     with open(os.path.join(root, "collections", "000000000", "worker_0_collections.json"), "w") as f:
         f.write('{"collections": {"losses": {"name": "losses", "include_regex": ["loss"]}}, '
                 '"_meta": {"num_workers": 1}}')
-    rec = C.frame(C.tensor_event("loss", 1, [], b"\0\0\x80\x3f"))
-    proto = os.path.join(root, "record")
-    with open(proto, "wb") as f:
-        f.write(rec)
     for s in range(steps):
+        rec = C.frame(C.tensor_event("loss", 1, [], b"\0\0\x80\x3f", s))
         ev = f"events/{s:012d}/{s:012d}_worker_0.tfevents"
         os.makedirs(os.path.join(root, "events", f"{s:012d}"))
-        os.link(proto, os.path.join(root, ev))
+        with open(os.path.join(root, ev), "wb") as f:
+            f.write(rec)
         idir = os.path.join(root, "index", f"{s // 1000:09d}")
         if s % 1000 == 0:
             os.makedirs(idir)
         with open(os.path.join(idir, f"{s:012d}_worker_0.json"), "w") as f:
             f.write('{"meta": {"mode": "TRAIN", "mode_step": %d, "event_file_name": "%s"}, '
                     '"tensor_payload": [{"tensorname": "loss", "start_idx": 0, "length": %d}]}' % (s, ev, len(rec)))
-    os.remove(proto)
     open(os.path.join(root, "training_job_end.ts"), "w").close()
 
 

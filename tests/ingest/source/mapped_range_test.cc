@@ -68,7 +68,9 @@ TEST(MappedRange, WritesStayInMemoryAndTheFileIsUnchanged) {
   EXPECT_EQ(file_bytes(tmp / "f.bin"), content);
 }
 
-TEST(MappedRange, NothingForMissingFilesEmptyRangesAndDirectories) {
+// Nothing for a missing file or an empty range (the caller reads it, or waits); a folder is never
+// read as a file: an error naming it (local_source.h).
+TEST(MappedRange, NothingForMissingFilesAndEmptyRangesAnErrorForDirectories) {
   TempDir tmp;
   std::ofstream(tmp / "f.bin", std::ios::binary) << pattern(100);
   std::filesystem::create_directory(tmp.path / "d");
@@ -76,7 +78,13 @@ TEST(MappedRange, NothingForMissingFilesEmptyRangesAndDirectories) {
   EXPECT_EQ(src.map_range("missing.bin", 0, 10), nullptr);
   EXPECT_EQ(src.map_range("f.bin", 100, 10), nullptr);   // at the end: a live file not written yet
   EXPECT_EQ(src.map_range("f.bin", 5000, 10), nullptr);
-  EXPECT_EQ(src.map_range("d", 0, 10), nullptr);
+  try {
+    (void)src.map_range("d", 0, 10);
+    ADD_FAILURE() << "a folder was mapped";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput);
+    EXPECT_NE(std::string(e.what()).find("not a regular file (a folder)"), std::string::npos) << e.what();
+  }
 }
 
 TEST(MappedRange, ATruncatedFileReadsAsZerosAndSaysItShrank) {
