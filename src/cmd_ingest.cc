@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -24,6 +25,11 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
+
+// Polls of --follow closer than this only burn CPU.
+constexpr double kMinIntervalSeconds = 0.01;
+
+bool is_s3(const std::string& location) { return location.rfind("s3://", 0) == 0; }
 
 struct IngestArgs {
   std::string path, db, name, endpoint, region;
@@ -67,6 +73,10 @@ void print_findings(const std::vector<rules::Finding>& fs) {
 }
 
 int run(const IngestArgs& a) {
+  // Something other than a folder (a file) will never become a trial folder, not even for --follow.
+  std::error_code ec;
+  if (!is_s3(a.path) && std::filesystem::exists(a.path, ec) && !std::filesystem::is_directory(a.path, ec))
+    throw Error(Status::usage("not a directory (expected a trial folder)").at(a.path));
   Database db(a.db, OpenMode::kCreate, write_combining_vfs_name());
   SourceOptions so;
   so.s3_endpoint = a.endpoint;
@@ -79,7 +89,7 @@ int run(const IngestArgs& a) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     bool told = false;
-    while (!g_stop && a.path.rfind("s3://", 0) != 0 && !std::filesystem::is_directory(a.path)) {
+    while (!g_stop && !is_s3(a.path) && !std::filesystem::is_directory(a.path)) {
       if (!told && !a.quiet) std::cerr << "trialdb: waiting for " << a.path << " to appear\n";
       told = true;
       std::this_thread::sleep_for(std::chrono::duration<double>(a.interval));
@@ -153,12 +163,28 @@ void add_ingest(CLI::App& app) {
   cmd->add_option("--name", a->name, "Trial name (default: the folder's base name)");
   cmd->add_flag("--strict", a->strict, "Stop at the first error instead of skipping bad input");
   cmd->add_flag("--compress", a->compress, "zlib-compress value blobs that shrink");
-  cmd->add_option("--threads", a->threads, "Decoding threads (default: all cores)");
+  cmd->add_option("--threads", a->threads, "Decoding threads, 1 to " + std::to_string(kMaxThreads) + " (default: all cores)")
+      ->check(CLI::Range(1, kMaxThreads));
   cmd->add_flag("--follow", a->follow, "Keep ingesting while the trial grows; exit after training_job_end.ts");
   cmd->add_flag("--wal", a->wal,
                 "Write through the WAL even when no one else has the database open (slower for large tensors; "
                 "whoever opens the database during the ingest never waits for it). Always so with --follow");
-  cmd->add_option("--interval", a->interval, "Seconds between polls in --follow (default 0.2)");
+  cmd->add_option("--interval", a->interval, "Seconds between polls in --follow, at least 0.01 (default 0.2)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            double seconds = 0;
+            try {
+              size_t used = 0;
+              seconds = std::stod(text, &used);
+              if (used != text.size()) return "not a number: " + text;
+            } catch (const std::exception&) {
+              return "not a number: " + text;
+            }
+            if (!std::isfinite(seconds) || seconds < kMinIntervalSeconds)
+              return "must be a finite number of seconds >= " + std::to_string(kMinIntervalSeconds).substr(0, 4);
+            return "";
+          },
+          "SECONDS"));
   cmd->add_flag("--rules", a->rules, "Evaluate the rules on each newly complete step (see trialdb rules)");
   cmd->add_option("--param", a->params, "With --rules: RULE.KEY=VALUE (repeatable)");
   cmd->add_option("--endpoint", a->endpoint, "S3-compatible endpoint URL (else AWS_ENDPOINT_URL)");

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <future>
+#include <system_error>
 #include <thread>
 
 #include "ingest/format/index_file.h"
@@ -151,7 +152,8 @@ IngestStats Ingester::run_once() {
   std::vector<PendingFile> pending = list_pending(&stats);
 
   // Preparing: a window of futures ahead of the writer, bounded by the read-ahead budget.
-  const int threads = opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = std::min(opt_.threads > 0 ? opt_.threads : cores, kMaxThreads);
   const size_t window = static_cast<size_t>(threads) * 2;
   ReadBudget budget(kReadAheadBytes);
   PrepareOptions prepare;
@@ -162,11 +164,17 @@ IngestStats Ingester::run_once() {
   prepare.budget = &budget;
   std::vector<std::future<PreparedFile>> futures(pending.size());
   size_t submitted = 0;
+  // A file is prepared on a thread of its own; where no thread can be had (a pids limit), the
+  // writer prepares it itself when it gets to it, so the pass goes on, only slower.
   auto submit_until = [&](size_t limit) {
-    for (; submitted < pending.size() && submitted < limit; ++submitted)
-      futures[submitted] = std::async(std::launch::async, [this, &pending, &prepare, t = submitted] {
-        return prepare_file(source_, pending[t], t, prepare);
-      });
+    for (; submitted < pending.size() && submitted < limit; ++submitted) {
+      auto prepare_one = [this, &pending, &prepare, t = submitted] { return prepare_file(source_, pending[t], t, prepare); };
+      try {
+        futures[submitted] = std::async(std::launch::async, prepare_one);
+      } catch (const std::system_error&) {
+        futures[submitted] = std::async(std::launch::deferred, prepare_one);
+      }
+    }
   };
 
   // Writing: a rollback journal if asked for and nobody else has the database open, else the

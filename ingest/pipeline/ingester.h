@@ -42,6 +42,9 @@ struct PreparedFile;
 // the next, up to about half of it each.
 inline constexpr uint64_t kReadAheadBytes = 640u << 20;
 
+// Preparing threads: at most this many are asked for, and the default (all cores) is capped by it.
+inline constexpr int kMaxThreads = 256;
+
 struct IngestOptions {
   std::string name;            // trial name; empty = the location's base name
   bool strict = false;         // stop at the first error (Error of kind kInvalidInput) instead of skipping

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 
 #include "ingest/format/index_file.h"
@@ -57,7 +58,8 @@ void expand_scalar_reductions(PreparedValue* v) {
   v->red_src = ReductionSource::kColumns;
 }
 
-// Runs fn(i) for i in [0, n), on this thread and `helpers` more.
+// Runs fn(i) for i in [0, n), on this thread and up to `helpers` more (fewer where no thread can
+// be had).
 template <typename Fn>
 void for_each_index(size_t n, size_t helpers, Fn&& fn) {
   std::atomic<size_t> next{0};
@@ -65,7 +67,10 @@ void for_each_index(size_t n, size_t helpers, Fn&& fn) {
     for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
   };
   std::vector<std::future<void>> running;
-  for (size_t h = 0; h < helpers; ++h) running.push_back(std::async(std::launch::async, work));
+  try {
+    for (size_t h = 0; h < helpers; ++h) running.push_back(std::async(std::launch::async, work));
+  } catch (const std::system_error&) {
+  }
   work();
   for (auto& r : running) r.get();
 }
