@@ -4,10 +4,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <system_error>
 #include <thread>
 
 #include "ingest/pipeline/ingester.h"
@@ -21,6 +24,20 @@
 namespace trialdb::cli {
 
 namespace {
+
+// --threads and --interval: beyond these a value is a mistake, not a wish (a thread per core of
+// the largest machines; a poll interval shorter than a file system's timestamp resolution is
+// busy waiting, a longer one than an hour looks like a hang).
+constexpr int kMaxThreads = 256;
+constexpr double kMinInterval = 0.01;
+constexpr double kMaxInterval = 3600;
+
+// "0.01 to 3600": the --interval range as the help and the error say it.
+std::string interval_range() {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g to %g", kMinInterval, kMaxInterval);
+  return text;
+}
 
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
@@ -79,7 +96,11 @@ int run(const IngestArgs& a) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     bool told = false;
-    while (!g_stop && a.path.rfind("s3://", 0) != 0 && !std::filesystem::is_directory(a.path)) {
+    const bool local = a.path.rfind("s3://", 0) != 0;
+    std::error_code ec;
+    if (local && std::filesystem::exists(a.path, ec) && !std::filesystem::is_directory(a.path, ec))
+      throw Error(Status::io("not a directory (expected a trial folder)").at(a.path));
+    while (!g_stop && local && !std::filesystem::is_directory(a.path)) {
       if (!told && !a.quiet) std::cerr << "trialdb: waiting for " << a.path << " to appear\n";
       told = true;
       std::this_thread::sleep_for(std::chrono::duration<double>(a.interval));
@@ -153,19 +174,42 @@ void add_ingest(CLI::App& app) {
   cmd->add_option("--name", a->name, "Trial name (default: the folder's base name)");
   cmd->add_flag("--strict", a->strict, "Stop at the first error instead of skipping bad input");
   cmd->add_flag("--compress", a->compress, "zlib-compress value blobs that shrink");
-  cmd->add_option("--threads", a->threads, "Decoding threads (default: all cores)");
+  cmd->add_option("--threads", a->threads, "Decoding threads, 1 to " + std::to_string(kMaxThreads) + " (default: all cores)")
+      ->check(CLI::Range(1, kMaxThreads));
   cmd->add_flag("--follow", a->follow, "Keep ingesting while the trial grows; exit after training_job_end.ts");
   cmd->add_flag("--wal", a->wal,
                 "Write through the WAL even when no one else has the database open (slower for large tensors; "
                 "whoever opens the database during the ingest never waits for it). Always so with --follow");
-  cmd->add_option("--interval", a->interval, "Seconds between polls in --follow (default 0.2)");
+  cmd->add_option("--interval", a->interval, "Seconds between polls in --follow, " + interval_range() + " (default 0.2)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // CLI::Range lets NaN through (every comparison with it is false).
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end || !std::isfinite(v) || v < kMinInterval || v > kMaxInterval)
+              return "must be a number of seconds from " + interval_range() + ", got '" + text + "'";
+            return {};
+          },
+          "SECONDS"));
   cmd->add_flag("--rules", a->rules, "Evaluate the rules on each newly complete step (see trialdb rules)");
   cmd->add_option("--param", a->params, "With --rules: RULE.KEY=VALUE (repeatable)");
   cmd->add_option("--endpoint", a->endpoint, "S3-compatible endpoint URL (else AWS_ENDPOINT_URL)");
   cmd->add_option("--region", a->region, "S3 region (else AWS_REGION / AWS_DEFAULT_REGION)");
   cmd->add_flag("--path-style", a->path_style, "S3 path-style addressing (automatic with --endpoint)");
   cmd->add_flag("--quiet,-q", a->quiet, "No progress or summary");
-  cmd->callback([a] { exit_code() = run(*a); });
+  cmd->callback([a] {
+    try {
+      exit_code() = run(*a);
+    } catch (const std::system_error& e) {
+      // A thread that cannot be started (a pids or RLIMIT_NPROC limit): what was committed stays,
+      // a rerun goes on from there.
+      if (e.code() != std::errc::resource_unavailable_try_again) throw;
+      throw Error(Status::io(std::string("cannot start a thread (") + e.what() +
+                             "): the limit on processes or threads (ulimit -u, a container's pids limit) is reached; "
+                             "run again with fewer --threads")
+                      .at(a->path));
+    }
+  });
 }
 
 }  // namespace trialdb::cli
