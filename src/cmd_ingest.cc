@@ -20,6 +20,7 @@
 #include "schema/database.h"
 #include "schema/status.h"
 #include "src/commands.h"
+#include "src/output.h"
 
 namespace trialdb::cli {
 
@@ -67,20 +68,21 @@ void progress_bar(size_t done, size_t total) {
 void report(const IngestStats& s, const std::string& trial, bool quiet) {
   const size_t shown = 20;
   for (size_t i = 0; i < s.errors.size() && i < shown; ++i) {
-    std::cerr << "trialdb: error: " << s.errors[i].to_string() << "\n";
+    std::cerr << "trialdb: error: " << printable(s.errors[i].to_string()) << "\n";
   }
   if (s.errors.size() > shown)
     std::cerr << "trialdb: ... and " << s.errors.size() - shown << " more errors (SELECT * FROM ingest_errors)\n";
   if (!quiet)
-    std::cerr << "trialdb: " << trial << ": " << s.files_ingested << " files, " << s.values << " values, "
+    std::cerr << "trialdb: " << printable(trial) << ": " << s.files_ingested << " files, " << s.values << " values, "
               << s.steps_completed << " steps completed" << (s.files_waiting ? ", " + std::to_string(s.files_waiting) + " files waiting to be complete" : "")
               << (s.ended ? "; training has ended" : "") << (s.errors.empty() ? "" : "; " + std::to_string(s.errors.size()) + " errors") << "\n";
 }
 
 void print_findings(const std::vector<rules::Finding>& fs) {
   for (const auto& f : fs)
-    std::cout << "finding: " << f.trial << " " << f.rule << " step " << f.step << " (" << f.mode << " " << f.mode_step
-              << ") " << f.tensor << " " << f.worker << ": " << f.message << std::endl;
+    std::cout << "finding: " << printable(f.trial) << " " << printable(f.rule) << " step " << f.step << " (" << f.mode
+              << " " << f.mode_step << ") " << printable(f.tensor) << " " << printable(f.worker) << ": "
+              << printable(f.message) << std::endl;
 }
 
 int run(const IngestArgs& a) {
@@ -101,7 +103,7 @@ int run(const IngestArgs& a) {
     if (local && std::filesystem::exists(a.path, ec) && !std::filesystem::is_directory(a.path, ec))
       throw Error(Status::io("not a directory (expected a trial folder)").at(a.path));
     while (!g_stop && local && !std::filesystem::is_directory(a.path)) {
-      if (!told && !a.quiet) std::cerr << "trialdb: waiting for " << a.path << " to appear\n";
+      if (!told && !a.quiet) std::cerr << "trialdb: waiting for " << printable(a.path) << " to appear\n";
       told = true;
       std::this_thread::sleep_for(std::chrono::duration<double>(a.interval));
     }
@@ -140,7 +142,7 @@ int run(const IngestArgs& a) {
       // --strict stops at the first bad input (kInvalidInput); anything else fails the ingest
       // as it would without --strict (main prints it).
       if (!a.strict || e.kind() != ErrorKind::kInvalidInput) throw;
-      std::cerr << "trialdb: error: " << e.what() << " (--strict: stopped)\n";
+      std::cerr << "trialdb: error: " << printable(e.what()) << " (--strict: stopped)\n";
       return kExitError;
     }
     had_errors |= !s.errors.empty();

@@ -22,6 +22,7 @@
 #include "schema/py_regex.h"
 #include "schema/value_blob.h"
 #include "src/commands.h"
+#include "src/output.h"
 #include "src/plot/chart.h"
 
 namespace trialdb::cli {
@@ -439,13 +440,13 @@ void add_plot(CLI::App& app) {
       if (dist->parsed()) plot_distribution(*args);
       else if (red->parsed()) plot_reduction(*args);
       else if (fnd->parsed()) plot_findings(*args);
-      std::cerr << "wrote " << args->out << "\n";
+      std::cerr << "wrote " << printable(args->out) << "\n";
       exit_code() = kExitOk;
     } catch (const Error& e) {
-      std::cerr << "trialdb plot: " << e.what() << "\n";
+      std::cerr << "trialdb plot: " << printable(e.what()) << "\n";
       exit_code() = e.kind() == ErrorKind::kUsage ? kExitUsage : kExitError;
     } catch (const std::exception& e) {
-      std::cerr << "trialdb plot: " << e.what() << "\n";
+      std::cerr << "trialdb plot: " << printable(e.what()) << "\n";
       exit_code() = kExitError;
     }
   });
