@@ -1,9 +1,34 @@
+// PyRegex on PCRE2: compiling a Python pattern, and searching under explicit limits (py_regex.h).
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "schema/py_regex.h"
 
 #include <pcre2.h>
 
+#include <new>
+
 namespace trialdb {
+
+namespace {
+
+// PCRE2's own match limit; set explicitly because a build may configure another. The depth and
+// heap limits bound the interpreter's backtracking memory (the JIT uses its stack instead).
+constexpr uint32_t kMatchLimit = 10'000'000;
+constexpr uint32_t kDepthLimit = 1'000'000;
+constexpr uint32_t kHeapLimitKiB = 64 * 1024;
+// How much of the subject an error quotes.
+constexpr size_t kQuotedSubjectBytes = 80;
+
+const char* limit_name(int rc) {
+  switch (rc) {
+    case PCRE2_ERROR_MATCHLIMIT: return "match limit";
+    case PCRE2_ERROR_DEPTHLIMIT: return "depth limit";
+    case PCRE2_ERROR_HEAPLIMIT: return "heap limit";
+    case PCRE2_ERROR_JIT_STACKLIMIT: return "JIT stack limit";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
 
 std::string python_to_pcre2(std::string_view p) {
   std::string out;
@@ -39,19 +64,39 @@ Status PyRegex::compile(std::string_view pattern, std::unique_ptr<PyRegex>* out)
   r->pattern_ = std::string(pattern);
   r->code_ = re;
   r->match_data_ = pcre2_match_data_create_from_pattern(re, nullptr);
+  pcre2_match_context* context = pcre2_match_context_create(nullptr);
+  r->context_ = context;
+  if (!r->match_data_ || !context) throw std::bad_alloc();
+  pcre2_set_match_limit(context, kMatchLimit);
+  pcre2_set_depth_limit(context, kDepthLimit);
+  pcre2_set_heap_limit(context, kHeapLimitKiB);
   *out = std::move(r);
   return Status::ok();
 }
 
 PyRegex::~PyRegex() {
+  pcre2_match_context_free(static_cast<pcre2_match_context*>(context_));
   pcre2_match_data_free(static_cast<pcre2_match_data*>(match_data_));
   pcre2_code_free(static_cast<pcre2_code*>(code_));
 }
 
 bool PyRegex::search(std::string_view subject) const {
   int rc = pcre2_match(static_cast<pcre2_code*>(code_), reinterpret_cast<PCRE2_SPTR>(subject.data()),
-                       subject.size(), 0, 0, static_cast<pcre2_match_data*>(match_data_), nullptr);
-  return rc >= 0;
+                       subject.size(), 0, 0, static_cast<pcre2_match_data*>(match_data_),
+                       static_cast<pcre2_match_context*>(context_));
+  if (rc >= 0) return true;
+  if (rc == PCRE2_ERROR_NOMATCH) return false;
+  std::string quoted(subject.substr(0, kQuotedSubjectBytes));
+  if (subject.size() > kQuotedSubjectBytes) quoted += "...";
+  std::string why;
+  if (const char* limit = limit_name(rc)) {
+    why = std::string("hit PCRE2's ") + limit + " (it backtracks too much; simplify it)";
+  } else {
+    PCRE2_UCHAR buf[256];
+    pcre2_get_error_message(rc, buf, sizeof buf);
+    why = std::string("failed: ") + reinterpret_cast<const char*>(buf);
+  }
+  throw Error(Status::invalid("regular expression '" + pattern_ + "' searching '" + quoted + "' " + why));
 }
 
 }  // namespace trialdb

@@ -3,6 +3,9 @@
 // smdebug's collection regexes use lookahead (`^(?!gradient).*weight`), which neither std::regex
 // nor RE2 support; PCRE2 does, and its syntax is a superset of Python's for what trials use.
 // The few spellings that differ are translated (`\Z` -> `\z`). Matching is unanchored (search).
+// A search runs under explicit match, depth and heap limits, the same in every build, so a
+// pattern that backtracks catastrophically fails with an error naming it rather than running for
+// hours or answering "no match".
 #pragma once
 #include <memory>
 #include <string>
@@ -21,7 +24,9 @@ class PyRegex {
   PyRegex(const PyRegex&) = delete;
   PyRegex& operator=(const PyRegex&) = delete;
 
-  // True when the pattern matches anywhere in subject. Not thread-safe (reuses match data).
+  // True when the pattern matches anywhere in subject. Throws Error (kInvalidInput) naming the
+  // pattern when the search hits a limit (or PCRE2 fails otherwise): a search that could not be
+  // finished is neither a match nor a non-match. Not thread-safe (reuses match data).
   bool search(std::string_view subject) const;
   const std::string& pattern() const { return pattern_; }
 
@@ -30,6 +35,8 @@ class PyRegex {
   std::string pattern_;
   void* code_ = nullptr;        // pcre2_code*
   void* match_data_ = nullptr;  // pcre2_match_data*
+  void* context_ = nullptr;     // pcre2_match_context*: the limits
+  void* jit_stack_ = nullptr;   // pcre2_jit_stack*
 };
 
 // Translates Python-only regex spellings to PCRE2.

@@ -1,7 +1,8 @@
 // regexp(pattern, text): Python re.search semantics on PCRE2 (schema/py_regex.h), so
 // `text REGEXP pattern` in SQL matches collections the way smdebug's include_regex does.
 // The compiled pattern is cached on the statement (aux_cache.h), so a constant pattern compiles
-// once per statement, not once per row.
+// once per statement, not once per row. A search past PCRE2's limits throws (PyRegex::search),
+// which guarded() turns into an SQL error naming the pattern: never a silent 0.
 #include <memory>
 
 #include "schema/py_regex.h"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "schema/histogram_bins.h"
 #include "sqlext/json_text.h"
 #include "sqlext/tensor_arg.h"
 
@@ -91,20 +92,20 @@ void histogram_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     }
     lo = round_edge(lo), hi = round_edge(hi);
     if (lo == hi) lo = round_edge(lo - 0.5), hi = round_edge(hi + 0.5);
-    // numpy.linspace(lo, hi, bins + 1): i * step + lo, the last edge exactly hi.
+    // numpy.linspace(lo, hi, bins + 1): i * step + lo, the last edge exactly hi. A range wider
+    // than a double holds (hi - lo overflows) has no such step: its edges are interpolated.
     std::vector<double> edges(static_cast<size_t>(bins) + 1);
     double step = (hi - lo) / static_cast<double>(bins);
-    for (int64_t i = 0; i <= bins; ++i) edges[i] = round_edge(static_cast<double>(i) * step + lo);
+    for (int64_t i = 0; i <= bins; ++i)
+      edges[i] = round_edge(std::isfinite(step) ? static_cast<double>(i) * step + lo : bin_edge(lo, hi, i, bins));
     edges[bins] = hi;
     std::vector<int64_t> counts(static_cast<size_t>(bins), 0);
-    const double norm = static_cast<double>(bins) / (hi - lo);
     visit_real(v.dtype, [&](auto loader) {
       for (int64_t i = 0; i < v.numel; ++i) {
         double x = loader.load(v.data, i);
         if (!(x >= lo && x <= hi)) continue;  // outside the range (or NaN): not counted
-        // Clamp in double first: with a subnormal range width norm is Inf and so is f.
-        double f = (x - lo) * norm;
-        int64_t k = !(f >= 0) ? 0 : f >= static_cast<double>(bins) ? bins - 1 : static_cast<int64_t>(f);
+        // The bin found in double and clamped there (histogram_bins.h), then corrected to the edges.
+        int64_t k = clamped_bin(range_fraction(x, lo, hi), bins).value_or(0);
         // Bin k holds edges[k] <= x < edges[k + 1] (the last bin also holds hi).
         while (k > 0 && x < edges[k]) --k;
         while (k < bins - 1 && x >= edges[k + 1]) ++k;

@@ -5,7 +5,7 @@
 // (TRAIN step 10 of A next to TRAIN step 10 of B, whatever their global steps are). By default
 // only keys present in both trials are shown; --all adds those present in one trial only, with
 // the other side blank. The ratio is B / A: A is the baseline; 0/0 and NaN give nan, x/0 gives
-// inf. step_a/step_b are each value's step as in the reductions view (the global step; for
+// inf (in JSON "NaN" and "Infinity", output.h). step_a/step_b are each value's step as in the reductions view (the global step; for
 // GLOBAL-mode steps smdebug's tensor step, which is the mode step).
 //
 // Data comes from the public views `reductions` and `steps` (see kReductionRowsSql).
@@ -157,11 +157,6 @@ void run_compare(const CompareArgs& a) {
   std::string red = a.reduction + (a.abs ? "_abs" : "");
   if (fmt == Format::kJson) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    auto num = [](double v) -> nlohmann::ordered_json {
-      if (std::isnan(v)) return nullptr;
-      if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-      return v;
-    };
     for (const auto& [k, r] : rows) {
       if (!a.all && !(r.a.present && r.b.present)) continue;
       nlohmann::ordered_json o;
@@ -171,13 +166,14 @@ void run_compare(const CompareArgs& a) {
       o["worker"] = k.worker;
       o["reduction"] = red;
       o["step_a"] = r.a.present ? nlohmann::ordered_json(r.a.step) : nlohmann::ordered_json(nullptr);
-      o["value_a"] = r.a.present ? num(r.a.value) : nullptr;
+      // A NaN reduction (stored as NULL) is "NaN"; a side that is missing is null.
+      o["value_a"] = r.a.present ? json_number(r.a.value) : nullptr;
       o["step_b"] = r.b.present ? nlohmann::ordered_json(r.b.step) : nlohmann::ordered_json(nullptr);
-      o["value_b"] = r.b.present ? num(r.b.value) : nullptr;
-      o["ratio_b_a"] = r.a.present && r.b.present ? num(ratio(r.a.value, r.b.value)) : nullptr;
+      o["value_b"] = r.b.present ? json_number(r.b.value) : nullptr;
+      o["ratio_b_a"] = r.a.present && r.b.present ? json_number(ratio(r.a.value, r.b.value)) : nullptr;
       out.push_back(std::move(o));
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out) << "\n";
     return;
   }
 
@@ -199,7 +195,7 @@ void run_compare(const CompareArgs& a) {
     t.rows.push_back(std::move(cells));
   }
   if (table) {
-    std::cout << "A = " << a.trial_a << ", B = " << a.trial_b << ", reduction " << red
+    std::cout << "A = " << printable(a.trial_a) << ", B = " << printable(a.trial_b) << ", reduction " << red
               << (a.mode.empty() ? "" : ", mode " + a.mode) << ", aligned by mode step"
               << (a.all ? "" : " (steps in both trials)") << "\n";
     if (t.rows.empty()) {
@@ -240,10 +236,10 @@ void add_compare(CLI::App& app) {
       run_compare(*args);
       exit_code() = kExitOk;
     } catch (const Error& e) {
-      std::cerr << "trialdb compare: " << e.what() << "\n";
+      std::cerr << "trialdb compare: " << printable(e.what()) << "\n";
       exit_code() = e.kind() == ErrorKind::kUsage ? kExitUsage : kExitError;
     } catch (const std::exception& e) {
-      std::cerr << "trialdb compare: " << e.what() << "\n";
+      std::cerr << "trialdb compare: " << printable(e.what()) << "\n";
       exit_code() = kExitError;
     }
   });

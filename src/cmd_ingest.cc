@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <system_error>
 #include <thread>
 
 #include "ingest/pipeline/ingester.h"
@@ -18,16 +20,27 @@
 #include "schema/database.h"
 #include "schema/status.h"
 #include "src/commands.h"
+#include "src/output.h"
 
 namespace trialdb::cli {
 
 namespace {
 
+// --interval: beyond these a value is a mistake, not a wish (a poll interval shorter than a file
+// system's timestamp resolution is busy waiting, a longer one than an hour looks like a hang).
+// --threads is bounded by kMaxThreads (ingest/pipeline/ingester.h).
+constexpr double kMinInterval = 0.01;
+constexpr double kMaxInterval = 3600;
+
+// "0.01 to 3600": the --interval range as the help and the error say it.
+std::string interval_range() {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g to %g", kMinInterval, kMaxInterval);
+  return text;
+}
+
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
-
-// Polls of --follow closer than this only burn CPU.
-constexpr double kMinIntervalSeconds = 0.01;
 
 bool is_s3(const std::string& location) { return location.rfind("s3://", 0) == 0; }
 
@@ -56,20 +69,21 @@ void progress_bar(size_t done, size_t total) {
 void report(const IngestStats& s, const std::string& trial, bool quiet) {
   const size_t shown = 20;
   for (size_t i = 0; i < s.errors.size() && i < shown; ++i) {
-    std::cerr << "trialdb: error: " << s.errors[i].to_string() << "\n";
+    std::cerr << "trialdb: error: " << printable(s.errors[i].to_string()) << "\n";
   }
   if (s.errors.size() > shown)
     std::cerr << "trialdb: ... and " << s.errors.size() - shown << " more errors (SELECT * FROM ingest_errors)\n";
   if (!quiet)
-    std::cerr << "trialdb: " << trial << ": " << s.files_ingested << " files, " << s.values << " values, "
+    std::cerr << "trialdb: " << printable(trial) << ": " << s.files_ingested << " files, " << s.values << " values, "
               << s.steps_completed << " steps completed" << (s.files_waiting ? ", " + std::to_string(s.files_waiting) + " files waiting to be complete" : "")
               << (s.ended ? "; training has ended" : "") << (s.errors.empty() ? "" : "; " + std::to_string(s.errors.size()) + " errors") << "\n";
 }
 
 void print_findings(const std::vector<rules::Finding>& fs) {
   for (const auto& f : fs)
-    std::cout << "finding: " << f.trial << " " << f.rule << " step " << f.step << " (" << f.mode << " " << f.mode_step
-              << ") " << f.tensor << " " << f.worker << ": " << f.message << std::endl;
+    std::cout << "finding: " << printable(f.trial) << " " << printable(f.rule) << " step " << f.step << " (" << f.mode
+              << " " << f.mode_step << ") " << printable(f.tensor) << " " << printable(f.worker) << ": "
+              << printable(f.message) << std::endl;
 }
 
 int run(const IngestArgs& a) {
@@ -90,7 +104,7 @@ int run(const IngestArgs& a) {
     sigaction(SIGTERM, &sa, nullptr);
     bool told = false;
     while (!g_stop && !is_s3(a.path) && !std::filesystem::is_directory(a.path)) {
-      if (!told && !a.quiet) std::cerr << "trialdb: waiting for " << a.path << " to appear\n";
+      if (!told && !a.quiet) std::cerr << "trialdb: waiting for " << printable(a.path) << " to appear\n";
       told = true;
       std::this_thread::sleep_for(std::chrono::duration<double>(a.interval));
     }
@@ -129,7 +143,7 @@ int run(const IngestArgs& a) {
       // --strict stops at the first bad input (kInvalidInput); anything else fails the ingest
       // as it would without --strict (main prints it).
       if (!a.strict || e.kind() != ErrorKind::kInvalidInput) throw;
-      std::cerr << "trialdb: error: " << e.what() << " (--strict: stopped)\n";
+      std::cerr << "trialdb: error: " << printable(e.what()) << " (--strict: stopped)\n";
       return kExitError;
     }
     had_errors |= !s.errors.empty();
@@ -169,20 +183,15 @@ void add_ingest(CLI::App& app) {
   cmd->add_flag("--wal", a->wal,
                 "Write through the WAL even when no one else has the database open (slower for large tensors; "
                 "whoever opens the database during the ingest never waits for it). Always so with --follow");
-  cmd->add_option("--interval", a->interval, "Seconds between polls in --follow, at least 0.01 (default 0.2)")
+  cmd->add_option("--interval", a->interval, "Seconds between polls in --follow, " + interval_range() + " (default 0.2)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
-            double seconds = 0;
-            try {
-              size_t used = 0;
-              seconds = std::stod(text, &used);
-              if (used != text.size()) return "not a number: " + text;
-            } catch (const std::exception&) {
-              return "not a number: " + text;
-            }
-            if (!std::isfinite(seconds) || seconds < kMinIntervalSeconds)
-              return "must be a finite number of seconds >= " + std::to_string(kMinIntervalSeconds).substr(0, 4);
-            return "";
+            // CLI::Range lets NaN through (every comparison with it is false).
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end || !std::isfinite(v) || v < kMinInterval || v > kMaxInterval)
+              return "must be a number of seconds from " + interval_range() + ", got '" + text + "'";
+            return {};
           },
           "SECONDS"));
   cmd->add_flag("--rules", a->rules, "Evaluate the rules on each newly complete step (see trialdb rules)");
@@ -191,7 +200,19 @@ void add_ingest(CLI::App& app) {
   cmd->add_option("--region", a->region, "S3 region (else AWS_REGION / AWS_DEFAULT_REGION)");
   cmd->add_flag("--path-style", a->path_style, "S3 path-style addressing (automatic with --endpoint)");
   cmd->add_flag("--quiet,-q", a->quiet, "No progress or summary");
-  cmd->callback([a] { exit_code() = run(*a); });
+  cmd->callback([a] {
+    try {
+      exit_code() = run(*a);
+    } catch (const std::system_error& e) {
+      // A thread that cannot be started (a pids or RLIMIT_NPROC limit): what was committed stays,
+      // a rerun goes on from there.
+      if (e.code() != std::errc::resource_unavailable_try_again) throw;
+      throw Error(Status::io(std::string("cannot start a thread (") + e.what() +
+                             "): the limit on processes or threads (ulimit -u, a container's pids limit) is reached; "
+                             "run again with fewer --threads")
+                      .at(a->path));
+    }
+  });
 }
 
 }  // namespace trialdb::cli

@@ -14,14 +14,17 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "schema/database.h"
+#include "schema/histogram_bins.h"
 #include "schema/py_regex.h"
 #include "schema/value_blob.h"
 #include "src/commands.h"
+#include "src/output.h"
 #include "src/plot/chart.h"
 
 namespace trialdb::cli {
@@ -154,13 +157,12 @@ plot::HeatPanel distribution_panel(Database& db, const PlotArgs& a, const std::s
     hi = a.range[1];
   }
   if (!(lo <= hi)) { lo = 0; hi = 1; }  // every element NaN/Inf
-  if (hi == lo) plot::pad_range(&lo, &hi, 0, false);
+  if (hi == lo) plot::pad_range(&lo, &hi, 0, false);  // a single distinct value
   const int bins = a.bins;
-  for (int b = 0; b <= bins; b++) p.y_edges.push_back(lo + (hi - lo) * b / bins);
+  for (int b = 0; b <= bins; b++) p.y_edges.push_back(bin_edge(lo, hi, b, bins));
 
   // Pass 2: the histograms. Workers of one step are pooled into one column.
   size_t nonfinite = 0, outside = 0;
-  const double scale = bins / (hi - lo);
   auto q = value_query(db, a, trial);
   double last_x = NAN;
   while (q->step()) {
@@ -176,8 +178,7 @@ plot::HeatPanel distribution_panel(Database& db, const PlotArgs& a, const std::s
       double e = element_as_double(v, i);
       if (!std::isfinite(e)) { nonfinite++; continue; }
       if (e < lo || e > hi) { outside++; continue; }
-      int b = static_cast<int>((e - lo) * scale);
-      col[std::min(b, bins - 1)] += 1;
+      if (std::optional<int64_t> b = clamped_bin(range_fraction(e, lo, hi), bins)) col[*b] += 1;
     }
   }
   if (nonfinite) p.note = std::to_string(nonfinite) + " NaN/Inf values left out";
@@ -190,6 +191,8 @@ void plot_distribution(const PlotArgs& a) {
   if (a.trials.empty()) throw Error(ErrorKind::kUsage, "distribution: give at least one --trial");
   if (a.tensor.empty()) throw Error(ErrorKind::kUsage, "distribution: give --tensor NAME");
   if (a.bins < 2 || a.bins > 1000) throw Error(ErrorKind::kUsage, "--bins must be between 2 and 1000");
+  if (a.range.size() == 2 && !(std::isfinite(a.range[0]) && std::isfinite(a.range[1])))
+    throw Error(ErrorKind::kUsage, "--range: LO and HI must be finite numbers");
   if (a.range.size() == 2 && !(a.range[0] < a.range[1])) throw Error(ErrorKind::kUsage, "--range: LO must be below HI");
   auto db = open_existing(a.db);
   require_trials(*db, a.trials);
@@ -439,13 +442,13 @@ void add_plot(CLI::App& app) {
       if (dist->parsed()) plot_distribution(*args);
       else if (red->parsed()) plot_reduction(*args);
       else if (fnd->parsed()) plot_findings(*args);
-      std::cerr << "wrote " << args->out << "\n";
+      std::cerr << "wrote " << printable(args->out) << "\n";
       exit_code() = kExitOk;
     } catch (const Error& e) {
-      std::cerr << "trialdb plot: " << e.what() << "\n";
+      std::cerr << "trialdb plot: " << printable(e.what()) << "\n";
       exit_code() = e.kind() == ErrorKind::kUsage ? kExitUsage : kExitError;
     } catch (const std::exception& e) {
-      std::cerr << "trialdb plot: " << e.what() << "\n";
+      std::cerr << "trialdb plot: " << printable(e.what()) << "\n";
       exit_code() = kExitError;
     }
   });

@@ -107,8 +107,8 @@ void add_rules(CLI::App& app) {
       for (const auto& f : found) {
         int rc = run_on_finding(a->on_finding, a->db, f);
         if (rc != 0) {
-          std::cerr << "trialdb rules: --on-finding command exited with " << rc << " for " << f.rule << " at step "
-                    << f.step << " of " << f.trial << "\n";
+          std::cerr << "trialdb rules: --on-finding command exited with " << rc << " for " << printable(f.rule)
+                    << " at step " << f.step << " of " << printable(f.trial) << "\n";
           failed = true;
         }
       }

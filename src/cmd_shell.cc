@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "src/commands.h"
+#include "src/output.h"
 
 namespace trialdb::cli {
 
@@ -69,8 +70,8 @@ std::string quote_dot_arg(const std::string& s) {
 int run_shell(const ShellArgs& a) {
   std::error_code ec;
   if (!fs::is_regular_file(a.db, ec)) {
-    std::cerr << "trialdb shell: no database at " << a.db
-              << " (create one with: trialdb ingest TRIAL --db " << a.db << ")\n";
+    std::cerr << "trialdb shell: no database at " << printable(a.db)
+              << " (create one with: trialdb ingest TRIAL --db " << printable(a.db) << ")\n";
     return kExitError;
   }
   std::string ext = a.extension.empty() ? default_extension() : a.extension;

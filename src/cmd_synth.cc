@@ -22,6 +22,7 @@
 #include "ingest/writer/trial_writer.h"
 #include "schema/reductions.h"
 #include "src/commands.h"
+#include "src/output.h"
 
 namespace trialdb::cli {
 
@@ -180,7 +181,7 @@ int run_synth(const SynthArgs& a) {
   bool supported = dtype && (*dtype == DType::Float32 || *dtype == DType::Float64 || *dtype == DType::Float16 ||
                              *dtype == DType::BFloat16 || *dtype == DType::Int32 || *dtype == DType::Int64);
   if (!supported) {
-    std::cerr << "trialdb synth: error: --dtype " << a.dtype
+    std::cerr << "trialdb synth: error: --dtype " << printable(a.dtype)
               << " is not supported (use float32, float64, float16, bfloat16, int32 or int64)\n";
     return kExitUsage;
   }
@@ -191,7 +192,7 @@ int run_synth(const SynthArgs& a) {
   }
   std::error_code ec;
   if (std::filesystem::exists(a.out, ec) && !std::filesystem::is_empty(a.out, ec)) {
-    std::cerr << "trialdb synth: error: " << a.out << " exists and is not empty; choose a new folder\n";
+    std::cerr << "trialdb synth: error: " << printable(a.out) << " exists and is not empty; choose a new folder\n";
     return kExitError;
   }
 

@@ -3,6 +3,7 @@
 
 #include "ingest/source/mapped_range.h"
 #include "src/commands.h"
+#include "src/output.h"
 
 namespace trialdb::cli {
 int& exit_code() {
@@ -27,6 +28,11 @@ int main(int argc, char** argv) {
   add_plot(app);
   add_shell(app);
   add_rules(app);
+  // Command-line errors quote the arguments: shown printable like every other message.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    std::string help = a->get_help_ptr() ? "Run with " + a->get_help_ptr()->get_name() + " for more information.\n" : "";
+    return printable(e.what()) + "\n" + help;
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -39,7 +45,7 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::cerr << "trialdb: error: " << e.what() << "\n";
+    std::cerr << "trialdb: error: " << printable(e.what()) << "\n";
     return kExitError;
   }
   return exit_code();

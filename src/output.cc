@@ -6,9 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
-
-#include <nlohmann/json.hpp>
 
 #include "schema/status.h"
 
@@ -22,6 +21,46 @@ int terminal_width() {
 }
 
 namespace {
+
+constexpr unsigned char kDel = 0x7f;
+constexpr unsigned char kFirstPrintable = 0x20;
+constexpr char kHexDigits[] = "0123456789abcdef";
+constexpr int kJsonIndent = 2;
+
+void append_hex_byte(std::string* out, const char* prefix, unsigned char c) {
+  *out += prefix;
+  *out += kHexDigits[c >> 4];
+  *out += kHexDigits[c & 15];
+}
+
+// The length of the well-formed UTF-8 sequence starting at s[i] (2 to 4 bytes, RFC 3629: no
+// overlong forms, surrogates or code points past U+10FFFF), or 0.
+size_t utf8_sequence(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  auto cont = [&](size_t k) { return (byte(k) & 0xC0) == 0x80; };
+  const unsigned c = byte(0);
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    return byte(1) >= lo && byte(1) <= hi && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return byte(1) >= lo && byte(1) <= hi && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// A numeric cell's text as JSON: the number, or json_number's strings for inf/nan spellings.
+nlohmann::ordered_json numeric_cell(const std::string& text) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (!j.is_discarded()) return j;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (!text.empty() && *end == '\0') return json_number(v);
+  return text;
+}
+
 std::string csv_cell(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string q = "\"";
@@ -46,6 +85,41 @@ std::string format_real(double d) {
 }
 }  // namespace
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < kFirstPrintable || c == kDel) {
+      append_hex_byte(&out, "\\x", c);
+      ++i;
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (size_t n = utf8_sequence(text, i); n == 0) {
+      append_hex_byte(&out, "\\x", c);
+      ++i;
+    } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) {
+      append_hex_byte(&out, "\\u00", static_cast<unsigned char>(text[i + 1]));   // C1: U+0080..U+009F
+      i += n;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json json_number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
+std::string json_text(const nlohmann::ordered_json& j) {
+  return j.dump(kJsonIndent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 void print_table(const Table& t, Format format, std::ostream& out) {
   const size_t nc = t.columns.size();
   if (format == Format::kCsv) {
@@ -58,26 +132,31 @@ void print_table(const Table& t, Format format, std::ostream& out) {
     return;
   }
   if (format == Format::kJson) {
-    nlohmann::json arr = nlohmann::json::array();
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const auto& r : t.rows) {
-      nlohmann::json o = nlohmann::json::object();
+      nlohmann::ordered_json o = nlohmann::ordered_json::object();
       for (size_t c = 0; c < nc; ++c) {
         bool num = c < t.numeric.size() && t.numeric[c];
         if (r[c] == kNullCell) o[t.columns[c]] = nullptr;
-        else if (num && (r[c] == "inf" || r[c] == "-inf")) o[t.columns[c]] = r[c];
-        else if (num) o[t.columns[c]] = nlohmann::json::parse(r[c], nullptr, false);
+        else if (num) o[t.columns[c]] = numeric_cell(r[c]);
         else o[t.columns[c]] = r[c];
       }
-      arr.push_back(o);
+      arr.push_back(std::move(o));
     }
-    out << arr.dump(2) << "\n";
+    out << json_text(arr) << "\n";
     return;
   }
-  // Table: columns wider than their share of the terminal are cut with "…".
+  // Table: every cell printable (names may hold any byte); columns wider than their share of the
+  // terminal are cut with "~".
+  std::vector<std::string> columns(nc);
+  std::vector<std::vector<std::string>> rows(t.rows.size(), std::vector<std::string>(nc));
+  for (size_t c = 0; c < nc; ++c) columns[c] = printable(t.columns[c]);
+  for (size_t i = 0; i < t.rows.size(); ++i)
+    for (size_t c = 0; c < nc; ++c) rows[i][c] = t.rows[i][c] == kNullCell ? "NULL" : printable(t.rows[i][c]);
   std::vector<size_t> w(nc);
-  for (size_t c = 0; c < nc; ++c) w[c] = t.columns[c].size();
-  for (const auto& r : t.rows)
-    for (size_t c = 0; c < nc; ++c) w[c] = std::max(w[c], r[c] == kNullCell ? size_t{4} : r[c].size());
+  for (size_t c = 0; c < nc; ++c) w[c] = columns[c].size();
+  for (const auto& r : rows)
+    for (size_t c = 0; c < nc; ++c) w[c] = std::max(w[c], r[c].size());
   int term = terminal_width();
   if (term > 0 && nc > 0) {
     size_t total = 0;
@@ -86,17 +165,16 @@ void print_table(const Table& t, Format format, std::ostream& out) {
     if (total > static_cast<size_t>(term))
       for (auto& x : w) x = std::min(x, cap);
   }
-  auto cell = [&](const std::string& raw, size_t c, bool right) {
-    const std::string& s = raw == kNullCell ? std::string("NULL") : raw;
+  auto cell = [&](const std::string& s, size_t c, bool right) {
     std::string v = s.size() > w[c] ? s.substr(0, w[c] - 1) + "~" : s;
     std::string pad(w[c] - v.size(), ' ');
     return right ? pad + v : v + pad;
   };
-  for (size_t c = 0; c < nc; ++c) out << (c ? "  " : "") << cell(t.columns[c], c, false);
+  for (size_t c = 0; c < nc; ++c) out << (c ? "  " : "") << cell(columns[c], c, false);
   out << "\n";
   for (size_t c = 0; c < nc; ++c) out << (c ? "  " : "") << std::string(w[c], '-');
   out << "\n";
-  for (const auto& r : t.rows) {
+  for (const auto& r : rows) {
     for (size_t c = 0; c < nc; ++c)
       out << (c ? "  " : "") << cell(r[c], c, c < t.numeric.size() && t.numeric[c]);
     out << "\n";
@@ -128,10 +206,9 @@ void print_query(sqlite3* db, const std::string& sql, Format format, std::ostrea
             int n = sqlite3_column_bytes(st, c);
             cur.numeric[c] = false;
             if (format == Format::kCsv) {
-              static const char* hex = "0123456789abcdef";
               const auto* p = static_cast<const unsigned char*>(sqlite3_column_blob(st, c));
               std::string h;
-              for (int i = 0; i < n; ++i) h += {hex[p[i] >> 4], hex[p[i] & 15]};
+              for (int i = 0; i < n; ++i) append_hex_byte(&h, "", p[i]);
               row[c] = h;
             } else {
               row[c] = "<blob " + std::to_string(n) + " bytes>";

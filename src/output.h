@@ -1,11 +1,16 @@
 // Printing query results: an aligned table that fits a terminal, CSV (RFC 4180) or JSON (an
-// array of objects). Shared by every subcommand that prints rows.
+// array of objects). Shared by every subcommand that prints rows, with the two rules every
+// output follows: text shown to a person carries no raw control characters (printable), and
+// JSON is always valid (non-finite numbers as strings, invalid UTF-8 replaced).
 #pragma once
 #include <sqlite3.h>
 
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace trialdb::cli {
 
@@ -28,5 +33,17 @@ void print_table(const Table& t, Format format, std::ostream& out);
 
 // Width of the terminal on stdout, or 0 when it is not a terminal.
 int terminal_width();
+
+// text as it may be shown on a terminal: control characters (C0 and DEL as \xNN, C1 as \u00NN)
+// and bytes that are not UTF-8 (as \xNN) escaped, everything else unchanged. For every table
+// cell and every message that quotes a name (a tensor, a file, a pattern).
+std::string printable(std::string_view text);
+
+// A double as JSON: a number, or the strings "Infinity", "-Infinity" and "NaN", which JSON has no
+// number for (README "JSON output").
+nlohmann::ordered_json json_number(double v);
+
+// JSON text, indented, with any invalid UTF-8 in strings replaced by U+FFFD.
+std::string json_text(const nlohmann::ordered_json& j);
 
 }  // namespace trialdb::cli

@@ -75,6 +75,8 @@ bool valid_name(const Entry& e, const char* list, size_t i, std::string* why) {
   if (e.name_state == Entry::kNoName) return *why = where() + " has no tensorname", false;
   if (e.name_state == Entry::kNotString) return *why = where() + " has a tensorname that is not a string", false;
   if (e.name.empty()) return *why = where() + " has an empty tensorname", false;
+  // A NUL would end the name in every C string that shows it (SQLite's text, terminals).
+  if (e.name.find('\0') != std::string::npos) return *why = where() + " has a tensorname containing U+0000", false;
   if (e.name.size() > kMaxTensorNameBytes)
     return *why = where() + " has a tensorname of " + std::to_string(e.name.size()) + " bytes (the limit is " +
                   std::to_string(kMaxTensorNameBytes) + ")", false;

@@ -83,10 +83,18 @@ void Catalog::add_memberships(int64_t id, const std::string& name) {
   Statement ins(db_.handle(), "INSERT OR IGNORE INTO collection_member(collection_id, tensor_id) VALUES (?, ?)");
   for (const auto& c : collections_) {
     bool member = c.tensor_names.count(name) > 0;
-    for (size_t i = 0; !member && i < c.regexes.size(); ++i) member = c.regexes[i]->search(name);
+    for (size_t i = 0; !member && i < c.regexes.size(); ++i) {
+      try {
+        member = c.regexes[i]->search(name);
+      } catch (const Error& e) {   // a pattern past its match limit: reported, the tensor left out
+        membership_errors_.push_back(e.status().prefixed("collection '" + c.name + "': ").at("collections/"));
+      }
+    }
     if (member) ins.bind(1, c.id).bind(2, id).run();
   }
 }
+
+std::vector<Status> Catalog::take_membership_errors() { return std::exchange(membership_errors_, {}); }
 
 void Catalog::load_collections(TrialSource& source, bool ended, const std::function<void(const Status&)>& report) {
   struct Merged {
@@ -188,6 +196,7 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
     del.bind(1, trial_id_).run();
     for (const auto& [name, id] : tensors_) add_memberships(id, name);
   }
+  for (const auto& e : take_membership_errors()) report(e);
   tx.commit();
 }
 

@@ -39,6 +39,10 @@ class Catalog {
   // changed. Problems go to `report`, inside the same transaction.
   void load_collections(TrialSource& source, bool ended, const std::function<void(const Status&)>& report);
 
+  // Membership that could not be decided (an include_regex past its match limit) since the last
+  // call, one Status per collection, pattern and tensor; the tensor is left out of it.
+  std::vector<Status> take_membership_errors();
+
  private:
   struct Collection {
     int64_t id = 0;
@@ -56,6 +60,7 @@ class Catalog {
   int expected_workers_ = 0;
   std::unordered_map<std::string, int64_t> tensors_, workers_;
   std::vector<Collection> collections_;
+  std::vector<Status> membership_errors_;
 };
 
 }  // namespace trialdb

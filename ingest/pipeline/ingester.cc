@@ -133,6 +133,7 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats) {
   stats->values += writer_->write(
       f, worker_id, tensor_step, [this](const std::string& name) { return catalog_->tensor_id(name); },
       [&](const Status& e) { record_error(e, stats); });
+  for (const auto& e : catalog_->take_membership_errors()) record_error(e, stats);
   for (const auto& e : f.errors) record_error(e, stats);
   steps_->record_step_worker(f.file.step, worker_id);
   ledger_->mark_ingested(f.file.path);

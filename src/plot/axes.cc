@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "schema/histogram_bins.h"
+
 namespace trialdb::plot {
 
 double base_font_size(int width, int height) {
@@ -49,13 +51,13 @@ std::vector<Tick> Axes::ticks_for(const AxisSpec& a, double length_px, bool hori
 
 double Axes::px(double v) const {
   double t = x_.log ? (std::log10(v) - std::log10(x_.lo)) / (std::log10(x_.hi) - std::log10(x_.lo))
-                    : (v - x_.lo) / (x_.hi - x_.lo);
+                    : range_fraction(v, x_.lo, x_.hi);
   return plot_.x + t * plot_.w;
 }
 
 double Axes::py(double v) const {
   double t = y_.log ? (std::log10(v) - std::log10(y_.lo)) / (std::log10(y_.hi) - std::log10(y_.lo))
-                    : (v - y_.lo) / (y_.hi - y_.lo);
+                    : range_fraction(v, y_.lo, y_.hi);
   if (!y_.categories.empty()) t = 1 - t;  // first category at the top
   return plot_.y + plot_.h - t * plot_.h;
 }

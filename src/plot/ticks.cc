@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace trialdb::plot {
 
@@ -36,13 +37,15 @@ std::string format_number(double v, int significant) {
 
 std::vector<Tick> linear_ticks(double lo, double hi, int max_ticks, bool integer) {
   std::vector<Tick> out;
-  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return out;
+  if (!(hi > lo) || !std::isfinite(hi - lo)) return out;
   max_ticks = std::max(max_ticks, 2);
   double raw = (hi - lo) / max_ticks;
   double mag = std::pow(10.0, std::floor(std::log10(raw)));
   double frac = raw / mag;
   double step = (frac <= 1 ? 1 : frac <= 2 ? 2 : frac <= 5 ? 5 : 10) * mag;
   if (integer) step = std::max(step, 1.0);
+  // A subnormal range has no power of ten to step by (it underflows to 0): no ticks.
+  if (!(step > 0) || !std::isfinite(step)) return out;
   double first = std::ceil(lo / step - 1e-9) * step;
   // Digits needed so that neighbouring labels differ: down to the step's own leading digit.
   double biggest = std::max(std::fabs(lo), std::fabs(hi));
@@ -53,7 +56,7 @@ std::vector<Tick> linear_ticks(double lo, double hi, int max_ticks, bool integer
   digits = std::clamp(digits, 1, 15);
   for (int i = 0; i < 1000; i++) {
     double v = first + i * step;
-    if (v > hi + step * 1e-9) break;
+    if (!std::isfinite(v) || v > hi + step * 1e-9) break;   // near the largest double v overflows
     if (std::fabs(v) < step * 1e-9) v = 0;  // -0 and rounding noise at zero
     out.push_back({v, format_number(v, digits)});
   }
@@ -95,9 +98,12 @@ void pad_range(double* lo, double* hi, double frac, bool log) {
     return;
   }
   if (*hi - *lo <= std::fabs(*hi) * 1e-12 || *hi == *lo) {
-    double half = *lo == 0 ? 1.0 : std::fabs(*lo) * 0.1;
-    *lo -= half;
-    *hi += half;
+    // A tenth of |lo| on each side; at least the smallest normal double (a tenth of a subnormal
+    // rounds to nothing), and never past the largest one.
+    constexpr double kMax = std::numeric_limits<double>::max();
+    double half = *lo == 0 ? 1.0 : std::max(std::fabs(*lo) * 0.1, std::numeric_limits<double>::min());
+    *lo = std::max(*lo - half, -kMax);
+    *hi = std::min(*hi + half, kMax);
     return;
   }
   double pad = (*hi - *lo) * frac;

@@ -33,6 +33,8 @@ bool dom_valid_name(const json& e, const char* list, size_t i, std::string* why)
   if (!it->is_string()) return *why = where + " has a tensorname that is not a string", false;
   size_t n = it->get_ref<const std::string&>().size();
   if (n == 0) return *why = where + " has an empty tensorname", false;
+  if (it->get_ref<const std::string&>().find('\0') != std::string::npos)
+    return *why = where + " has a tensorname containing U+0000", false;
   if (n > kMaxTensorNameBytes)
     return *why = where + " has a tensorname of " + std::to_string(n) + " bytes (the limit is " +
                   std::to_string(kMaxTensorNameBytes) + ")", false;
@@ -203,12 +205,15 @@ TEST(IndexJson, SmdebugLayoutParses) {
 TEST(IndexJson, EscapesAndUnicodeInNamesDecode) {
   // Python's json.dumps (ensure_ascii) writes non-ASCII as \u escapes, astral planes as pairs.
   Result r = parse(doc_with_tensor(
-      R"({"tensorname": "a\"b\\c\/d\n\t\b\f\r\u00e9\u65E5\ud834\udd1e\u0000z", "start_idx": 1, "length": 20},)"
-      "{\"tensorname\": \"raw \xc3\xa9\xe6\x97\xa5\xf0\x9d\x84\x9e\x7f\", \"start_idx\": 2, \"length\": 20}"));
+      R"({"tensorname": "a\"b\\c\/d\n\t\b\f\r\u00e9\u65E5\ud834\udd1ez", "start_idx": 1, "length": 20},)"
+      "{\"tensorname\": \"raw \xc3\xa9\xe6\x97\xa5\xf0\x9d\x84\x9e\x7f\", \"start_idx\": 2, \"length\": 20},"
+      R"({"tensorname": "nul\u0000z", "start_idx": 3, "length": 20})"));
   ASSERT_TRUE(r.ok) << r.err;
   ASSERT_EQ(r.idx.tensors.size(), 2u);
-  EXPECT_EQ(r.idx.tensors[0].tensor, std::string("a\"b\\c/d\n\t\b\f\r\xc3\xa9\xe6\x97\xa5\xf0\x9d\x84\x9e\0z", 23));
+  EXPECT_EQ(r.idx.tensors[0].tensor, "a\"b\\c/d\n\t\b\f\r\xc3\xa9\xe6\x97\xa5\xf0\x9d\x84\x9ez");
   EXPECT_EQ(r.idx.tensors[1].tensor, "raw \xc3\xa9\xe6\x97\xa5\xf0\x9d\x84\x9e\x7f");
+  // A NUL would cut the name short wherever it is shown: that entry alone is refused.
+  EXPECT_EQ(r.idx.skipped, std::vector<std::string>{"index tensor_payload entry 2 has a tensorname containing U+0000"});
   // Keys are compared decoded.
   r = parse(R"({"m\u0065ta": {"mode": "EVAL", "mode_step": 1}, "sh\u0061pe_payload": [{"tensor\u006eame": "x", "shape": []}]})");
   ASSERT_TRUE(r.ok) << r.err;

@@ -1,0 +1,91 @@
+"""A regular expression past PCRE2's match limit (issue 17, F17) is an error naming the pattern,
+never "no match": in SQL's regexp(), in a collection's include_regex (an ingest_errors row naming
+the collection and the pattern; the rest is ingested) and in the --tensor filters of compare and
+plot.
+
+Usage: regex_limit_test.py TRIALDB"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reliability"))
+import common  # noqa: E402
+
+TRIALDB = sys.argv[1]
+# Two ways to take each character, then a digit at the end: 2^n ways to fail on a name of n
+# characters not ending in a digit. The synth trial's 'gradient/Net_fc0.weight' (23 characters)
+# is far past the match limit; names ending in a digit match at once.
+RUNAWAY = r"^(.|.|.)*\d$"
+RUNAWAY_NAME = "gradient/Net_fc0.weight"
+MATCHING = ["CrossEntropyLoss_output_0", "relu0_output_0"]
+
+
+def add_collection(trial, name, pattern):
+    for path in glob.glob(os.path.join(trial, "collections", "*", "*.json")):
+        with open(path) as f:
+            doc = json.load(f)
+        template = next(iter(doc["collections"].values()))
+        c = dict(template, name=name, include_regex=[pattern], tensor_names=[])
+        doc["collections"][name] = c
+        with open(path, "w") as f:
+            json.dump(doc, f)
+
+
+def test_collection(tmp, trial):
+    hostile = common.copy_trial(trial, os.path.join(tmp, "hostile"))
+    add_collection(hostile, "runaway", RUNAWAY)
+    db, clean = os.path.join(tmp, "h.db"), os.path.join(tmp, "clean.db")
+    assert common.ingest(TRIALDB, trial, clean, name="t").rc == 0
+    r = common.ingest(TRIALDB, hostile, db, name="t")
+    assert r.rc == 4, r
+    errs = common.errors(db)
+    assert len(errs) == 1, errs
+    _, file, step, message = errs[0]
+    assert file == "collections/" and step is None, errs
+    for part in ("'runaway'", RUNAWAY, RUNAWAY_NAME, "limit"):
+        assert part in message, (part, message)
+    # Everything else is as a clean ingest; the collection holds the names it decided.
+    a, b = common.dump(db), common.dump(clean)
+    for view in ("trials", "steps", "tensors", "tensor_values", "reductions"):
+        assert a[view] == b[view], view
+    members = sorted(r[2] for r in a["collections"] if r[1] == "runaway")
+    assert members == MATCHING, members
+    assert [r for r in a["collections"] if r[1] != "runaway"] == b["collections"]
+    return clean
+
+
+def test_queries(db):
+    r = common.run([TRIALDB, "sql", "--db", db, f"SELECT regexp('{RUNAWAY}', '{RUNAWAY_NAME}')"])
+    assert r.rc == 1 and RUNAWAY in r.err and "limit" in r.err, r
+    r = common.run([TRIALDB, "sql", "--db", db, f"SELECT count(*) FROM tensors WHERE tensor REGEXP '{RUNAWAY}'"])
+    assert r.rc == 1 and RUNAWAY in r.err, r
+    r = common.run([TRIALDB, "compare", "--db", db, "t", "t", "--tensor", RUNAWAY])
+    assert r.rc == 1 and RUNAWAY in r.err and "limit" in r.err, r
+    r = common.run([TRIALDB, "plot", "--db", db, "--out", os.path.join(os.path.dirname(db), "r.png"), "reduction",
+                    "--tensor", RUNAWAY])
+    assert r.rc == 1 and RUNAWAY in r.err and "limit" in r.err, r
+    # A pattern that finishes still answers both ways.
+    r = common.run([TRIALDB, "sql", "--db", db, "--csv",
+                    r"SELECT tensor FROM tensors WHERE tensor REGEXP '^(?!gradient).*weight' ORDER BY 1"])
+    assert r.rc == 0 and r.out.split() == ["tensor", "Net_fc0.weight"], r
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="trialdb_hostile_regex_")
+    try:
+        trial = os.path.join(tmp, "tr")
+        subprocess.run([TRIALDB, "synth", trial, "--steps", "4", "--tensors", "4", "--elements", "16"], check=True,
+                       stdout=subprocess.DEVNULL)
+        clean = test_collection(tmp, trial)
+        test_queries(clean)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
