@@ -145,8 +145,8 @@ void Database::setup_read_only() {
   // Defensive: the few ways SQL could still alter a file outside of ordinary writes (the
   // writable_schema pragma, shadow tables) are off, like every write on a read-only connection.
   sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-  exec("PRAGMA cache_size=-32768");
   try {
+    exec("PRAGMA cache_size=-32768");
     check_trialdb(false);
   } catch (const Error& e) {
     // A WAL database is read through its -shm file; when nobody has it open the file is gone,
