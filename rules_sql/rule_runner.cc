@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstddef>
+#include <cstdint>
 #include <cctype>
 #include <fstream>
 #include <map>
@@ -315,15 +317,20 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     }
   };
 
-  // Steps are committed in batches: a commit per step would cost more than most rules. Which
-  // steps are owed is read inside the batch's write transaction, so a step another runner
-  // evaluated meanwhile is not evaluated (folded into a rule's state) twice.
+  // Steps are committed in batches: a commit per step would cost more than most rules. The owed
+  // steps are listed inside the first batch's write transaction, and each (rule, step) is checked
+  // again inside its batch's, so a step another runner evaluated meanwhile is not evaluated
+  // (folded into a rule's state) twice.
   constexpr size_t kStepsPerTransaction = 64;
-  for (;;) {
+  std::vector<StepRow> owed;
+  bool listed = false;
+  for (size_t next = 0;; next += kStepsPerTransaction) {
     Transaction tx(db_);
-    const std::vector<StepRow> steps =
-        step_rules.empty() ? std::vector<StepRow>{} : ledger_->owed_steps(trial, step_rules, options_.last_step, kStepsPerTransaction);
-    if (steps.empty()) break;   // rolls back nothing
+    if (!listed && !step_rules.empty()) owed = ledger_->owed_steps(trial, step_rules, options_.last_step, SIZE_MAX);
+    listed = true;
+    if (next >= owed.size()) break;   // rolls back nothing
+    const auto first = owed.begin() + static_cast<std::ptrdiff_t>(next);
+    const std::vector<StepRow> steps(first, owed.begin() + static_cast<std::ptrdiff_t>(std::min(owed.size(), next + kStepsPerTransaction)));
     for (const StepRow& s : steps) {
       point_cursor(s);
       for (const std::string& rule : step_rules) {
