@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstddef>
+#include <cstdint>
 #include <cctype>
 #include <fstream>
 #include <map>
@@ -96,7 +98,7 @@ const RuleSource kBuiltins[] = {
 
 // Names of the runner's own objects: a custom rule may not take them.
 const std::set<std::string> kReservedNames = {"now", "now_primary", "param", "params", "findings", "finding",
-                                              "cursor", "catalog", "progress", "trial_clock"};
+                                              "cursor", "catalog", "progress", "trial_clock", "evaluated", "delivery"};
 
 bool is_identifier(const std::string& s) {
   if (s.empty()) return false;
@@ -116,11 +118,6 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-struct StepRow {
-  int64_t step, mode_step;
-  std::string mode;
-};
-
 }  // namespace
 
 const std::vector<std::string>& builtin_rule_names() {
@@ -137,6 +134,7 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
   if (trialdb_register_sql_functions(db_.handle()) != SQLITE_OK)
     throw Error(Status::database(std::string("cannot register the SQL functions: ") + sqlite3_errmsg(db_.handle())).at(db_.path()));
   install();
+  ledger_ = std::make_unique<RuleLedger>(db_);
   for (const std::string& file : options_.rule_files) load_rule_file(file);
 
   // Trials and rules named on the command line must exist.
@@ -178,6 +176,7 @@ void RuleRunner::install() {
     Statement q(db_.handle(), "INSERT OR REPLACE INTO rule_catalog(rule, kind, source) VALUES (?1, ?2, 'builtin')");
     q.bind(1, r.name).bind(2, r.kind).run();
   }
+  RuleLedger(db_).adopt_progress_cursors();
   tx.commit();
 }
 
@@ -265,73 +264,21 @@ void RuleRunner::store_param(const std::string& setting) {
 
 std::vector<Finding> RuleRunner::evaluate_new_steps() {
   const double now = options_.clock();
-  int64_t before = 0;
-  {
-    Statement q(db_.handle(), "SELECT ifnull(max(finding_id), 0) FROM rule_finding");
-    if (q.step()) before = q.int64(0);
-  }
   std::vector<std::string> trials = options_.trials;
   if (trials.empty()) {
     Statement q(db_.handle(), "SELECT trial FROM trials ORDER BY trial");
     while (q.step()) trials.push_back(q.text(0));
   }
-  for (const std::string& trial : trials) evaluate_trial(trial, now);
-
-  std::vector<Finding> found;
-  std::set<std::string> wanted(trials.begin(), trials.end());
-  Statement q(db_.handle(),
-              "SELECT trial, rule, step, mode, mode_step, tensor, worker, value, message FROM rule_finding "
-              "WHERE finding_id > ?1 ORDER BY finding_id");
-  q.bind(1, before);
-  while (q.step()) {
-    Finding f;
-    f.trial = q.text(0);
-    if (!wanted.count(f.trial)) continue;
-    f.rule = q.text(1);
-    f.step = q.int64(2);
-    f.mode = q.text(3);
-    f.mode_step = q.int64(4);
-    f.tensor = q.text(5);
-    f.worker = q.text(6);
-    if (!q.is_null(7)) f.value = q.real(7);
-    f.message = q.text(8);
-    found.push_back(std::move(f));
-  }
-  return found;
+  std::vector<int64_t> found;
+  for (const std::string& trial : trials) evaluate_trial(trial, now, &found);
+  return ledger_->findings(found);
 }
 
-void RuleRunner::evaluate_trial(const std::string& trial, double now) {
+void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vector<int64_t>* found) {
   sqlite3* h = db_.handle();
-  StepRow last{};
-  {
-    Statement q(h, "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete ORDER BY step DESC LIMIT 1");
-    if (!q.bind(1, trial).step()) return;   // nothing complete yet
-    last = {q.int64(0), q.int64(2), q.text(1)};
-  }
-
-  // Where each step rule stands.
-  std::map<std::string, std::optional<int64_t>> progress;
-  std::optional<int64_t> from;
-  bool any_step_rule = false;
-  for (const std::string& rule : rules_) {
-    if (std::find(clock_rules_.begin(), clock_rules_.end(), rule) != clock_rules_.end()) continue;
-    Statement q(h, "SELECT step FROM rule_progress WHERE trial = ?1 AND rule = ?2");
-    std::optional<int64_t> p;
-    if (q.bind(1, trial).bind(2, rule).step() && !q.is_null(0)) p = q.int64(0);
-    progress[rule] = p;
-    if (!any_step_rule || (from && (!p || *p < *from))) from = p;
-    any_step_rule = true;
-  }
-
-  std::vector<StepRow> steps;
-  if (any_step_rule) {
-    Statement q(h, "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete AND step > ?2 ORDER BY step");
-    q.bind(1, trial).bind(2, from ? *from : INT64_MIN);
-    while (q.step()) {
-      if (options_.last_step && q.int64(0) > *options_.last_step) break;
-      steps.push_back({q.int64(0), q.int64(2), q.text(1)});
-    }
-  }
+  std::vector<std::string> step_rules;
+  for (const std::string& rule : rules_)
+    if (std::find(clock_rules_.begin(), clock_rules_.end(), rule) == clock_rules_.end()) step_rules.push_back(rule);
 
   Statement set_cursor(h,
                        "INSERT INTO rule_cursor(trial, step, mode, mode_step, tensor_step, now) "
@@ -356,50 +303,64 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now) {
     set_cursor.bind(1, trial).bind(2, s.step).bind(3, s.mode).bind(4, s.mode_step)
         .bind(5, s.mode == "GLOBAL" ? s.mode_step : s.step).bind(6, now).run();
   };
+  // Records the rule's findings at the cursor; the rows one INSERT adds take consecutive ids.
   auto run_rule = [&](const std::string& rule) {
     try {
       record_statement(rule).bind(1, rule).run();
     } catch (const std::exception& e) {
       throw Error(ErrorKind::kUsage, "rule " + rule + " on trial " + trial + ": " + e.what());
     }
+    const int64_t added = sqlite3_changes(h), last = sqlite3_last_insert_rowid(h);
+    for (int64_t id = last - added + 1; added > 0 && id <= last; ++id) {
+      found->push_back(id);
+      if (options_.queue_deliveries) ledger_->queue_delivery(id);
+    }
   };
 
-  // Steps are committed in batches: a commit per step would cost more than most rules.
+  // Steps are committed in batches: a commit per step would cost more than most rules. The owed
+  // steps are listed inside the first batch's write transaction, and each (rule, step) is checked
+  // again inside its batch's, so a step another runner evaluated meanwhile is not evaluated
+  // (folded into a rule's state) twice.
   constexpr size_t kStepsPerTransaction = 64;
-  std::unique_ptr<Transaction> tx;
-  size_t in_tx = 0;
-  for (const StepRow& s : steps) {
-    if (!tx) tx = std::make_unique<Transaction>(db_);
-    point_cursor(s);
-    for (const auto& [rule, p] : progress) {
-      if (p && *p >= s.step) continue;
-      ensure_progress.bind(1, trial).bind(2, rule).run();
-      try {
-        advance.bind(1, trial).bind(2, rule).bind(3, s.step).run();
-      } catch (const std::exception& e) {
-        throw Error(ErrorKind::kUsage, "rule " + rule + " on trial " + trial + " at step " + std::to_string(s.step) + ": " +
-                                 e.what());
+  std::vector<StepRow> owed;
+  bool listed = false;
+  for (size_t next = 0;; next += kStepsPerTransaction) {
+    Transaction tx(db_);
+    if (!listed && !step_rules.empty()) owed = ledger_->owed_steps(trial, step_rules, options_.last_step, SIZE_MAX);
+    listed = true;
+    if (next >= owed.size()) break;   // rolls back nothing
+    const auto first = owed.begin() + static_cast<std::ptrdiff_t>(next);
+    const std::vector<StepRow> steps(first, owed.begin() + static_cast<std::ptrdiff_t>(std::min(owed.size(), next + kStepsPerTransaction)));
+    for (const StepRow& s : steps) {
+      point_cursor(s);
+      for (const std::string& rule : step_rules) {
+        if (ledger_->evaluated(trial, rule, s.step)) continue;
+        ensure_progress.bind(1, trial).bind(2, rule).run();
+        try {
+          advance.bind(1, trial).bind(2, rule).bind(3, s.step).run();
+        } catch (const std::exception& e) {
+          throw Error(ErrorKind::kUsage, "rule " + rule + " on trial " + trial + " at step " + std::to_string(s.step) +
+                                   ": " + e.what());
+        }
+        run_rule(rule);
+        ledger_->mark_evaluated(trial, rule, s.step);
       }
-      run_rule(rule);
+      clear_cursor.run();
     }
-    clear_cursor.run();
-    if (++in_tx == kStepsPerTransaction) {
-      tx->commit();
-      tx.reset();
-      in_tx = 0;
-    }
+    tx.commit();
   }
-  if (tx) tx->commit();
 
   // The clock: when the last complete step changed, progress was made now.
   Transaction clock_tx(db_);
+  const std::optional<StepRow> last = ledger_->last_complete_step(trial);
+  if (!last) return;   // nothing complete yet
   Statement clock(h,
                   "INSERT INTO rule_trial_clock(trial, last_step, progress_at) VALUES (?1, ?2, ?3) "
                   "ON CONFLICT (trial) DO UPDATE SET last_step = excluded.last_step, progress_at = excluded.progress_at "
                   "WHERE last_step <> excluded.last_step");
-  clock.bind(1, trial).bind(2, last.step).bind(3, now).run();
+  clock.bind(1, trial).bind(2, last->step).bind(3, now).run();
   if (!clock_rules_.empty()) {
-    point_cursor(last);
+    point_cursor(*last);
     for (const std::string& rule : clock_rules_) run_rule(rule);
     clear_cursor.run();
   }

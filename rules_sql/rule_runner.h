@@ -9,12 +9,15 @@
 //   for (const Finding& f : runner.evaluate_new_steps()) ...   // the new findings
 //
 // Call evaluate_new_steps() after every ingest batch, also when the batch added no complete
-// step: stalled_training (a time-based rule) only fires when it is asked. The runner needs the
-// connection to itself while evaluating (each step is one write transaction).
+// step: stalled_training (a time-based rule) only fires when it is asked, and a step owed from an
+// earlier run (a crash after the ingest's commit) is evaluated then. The runner needs the
+// connection to itself while evaluating.
 //
-// Per trial and rule the runner remembers the last evaluated step (rule_progress); complete
-// steps form a prefix of a trial's steps (docs/FORMAT.md), so everything after it is new. Findings
-// are unique per (trial, rule, step, tensor, worker): re-running records nothing twice.
+// Exactly once per (trial, rule, complete step), also with several runners on one database
+// (`trialdb rules` beside `ingest --rules`): each batch of steps is one write transaction, begun
+// (BEGIN IMMEDIATE) before the runner reads which steps are owed (rule_ledger.h), so two runners
+// never fold one step into a rule's state twice. Findings are unique per (trial, rule, step,
+// tensor, worker): re-running records nothing twice.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -24,19 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "rules_sql/rule_ledger.h"
 #include "schema/database.h"
 
 namespace trialdb::rules {
-
-struct Finding {
-  std::string trial, rule;
-  int64_t step = 0;
-  std::string mode;
-  int64_t mode_step = 0;
-  std::string tensor, worker;
-  std::optional<double> value;
-  std::string message;
-};
 
 struct RuleOptions {
   std::vector<std::string> trials;        // empty: every trial of the database
@@ -47,6 +41,9 @@ struct RuleOptions {
   std::vector<std::string> params;
   std::function<double()> clock;          // unix seconds; default: the system clock
   std::optional<int64_t> last_step;       // evaluate no step after this one (replays, benchmarks)
+  // Queue every finding recorded for delivery (rule_delivery), in the transaction that records
+  // it: for an --on-finding command, which confirms each with confirm_delivery().
+  bool queue_deliveries = false;
 };
 
 // The built-in rules, in the order of docs/RULES.md.
@@ -59,9 +56,14 @@ class RuleRunner {
   // trial and rule exists. Throws Error naming the bad argument or file.
   RuleRunner(Database& db, RuleOptions options);
 
-  // Evaluates every selected rule on every complete step after its last evaluated one, in step
-  // order, trial by trial; returns the findings recorded by this call.
+  // Evaluates every selected rule on every complete step it has not evaluated, in step order,
+  // trial by trial; returns the findings recorded by this call.
   std::vector<Finding> evaluate_new_steps();
+
+  // Findings queued for delivery and not confirmed yet (of the runner's trials), in id order:
+  // those of this run and those a failed or interrupted earlier run left.
+  std::vector<Finding> queued_deliveries() { return ledger_->queued_deliveries(options_.trials); }
+  void confirm_delivery(int64_t finding_id) { ledger_->confirm_delivery(finding_id); }
 
   // Changes RuleOptions::last_step for later calls.
   void set_last_step(std::optional<int64_t> last_step) { options_.last_step = last_step; }
@@ -73,13 +75,15 @@ class RuleRunner {
   void install();
   void load_rule_file(const std::string& path);
   void store_param(const std::string& setting);
-  void evaluate_trial(const std::string& trial, double now);
+  // Appends the ids of the findings recorded to *found.
+  void evaluate_trial(const std::string& trial, double now, std::vector<int64_t>* found);
 
   Database& db_;
   RuleOptions options_;
   std::vector<std::string> rules_;        // selected rules
   std::vector<std::string> clock_rules_;  // of which kind 'clock'
   std::map<std::string, std::unique_ptr<Statement>> record_;   // per rule: INSERT its findings
+  std::unique_ptr<RuleLedger> ledger_;
 };
 
 }  // namespace trialdb::rules

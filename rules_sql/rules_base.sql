@@ -2,7 +2,8 @@
 --
 -- A rule is a view rule_<name>(trial, step, tensor, worker, value, message) that yields the
 -- findings of ONE step: the step under evaluation, held in rule_cursor. The runner
--- (rule_runner.h) walks each trial's complete steps in order and, per rule and step:
+-- (rule_runner.h) walks each trial's complete steps not evaluated before (rule_evaluated) in
+-- order and, per rule and step:
 --   1. sets rule_cursor to the step,
 --   2. UPDATE rule_progress SET step = S  -- fires the rule's fold triggers, which update its
 --      state tables (running sums, counters, bounded history) with step S,
@@ -53,14 +54,28 @@ CREATE TABLE IF NOT EXISTS rule_cursor (
   now         REAL NOT NULL                  -- unix time of the evaluation
 );
 
--- Per trial and rule, the last step evaluated (complete steps form a prefix, docs/FORMAT.md, so
--- "not evaluated before" is "after this step"). Rules hang their fold triggers on updates of it.
+-- Per trial and rule, the step evaluated last. Rules hang their fold triggers on updates of it.
 CREATE TABLE IF NOT EXISTS rule_progress (
   trial TEXT NOT NULL,
   rule  TEXT NOT NULL,
   step  INTEGER,                             -- NULL: nothing evaluated yet
   PRIMARY KEY (trial, rule)
 ) WITHOUT ROWID;
+
+-- The complete steps each rule has evaluated. "Not evaluated before" cannot be "after the last
+-- evaluated step": a step whose file arrived late becomes complete after later steps did.
+CREATE TABLE IF NOT EXISTS rule_evaluated (
+  trial TEXT NOT NULL,
+  rule  TEXT NOT NULL,
+  step  INTEGER NOT NULL,
+  PRIMARY KEY (trial, rule, step)
+) WITHOUT ROWID;
+
+-- Findings recorded for an --on-finding command that has not yet confirmed them (exit status 0);
+-- queued in the transaction that records them, so each is delivered at least once.
+CREATE TABLE IF NOT EXISTS rule_delivery (
+  finding_id INTEGER PRIMARY KEY
+);
 
 -- Per trial, the last complete step the runner saw and when it first saw it (stalled_training).
 CREATE TABLE IF NOT EXISTS rule_trial_clock (

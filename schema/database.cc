@@ -1,6 +1,7 @@
 #include "schema/database.h"
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -11,6 +12,15 @@ const char* schema_sql() {
 #include "schema_sql.inc"
       ;
   return sql;
+}
+
+bool is_corruption(int sqlite_code) {
+  const int primary = sqlite_code & 0xff;
+  return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB;
+}
+
+Error corruption_error(const std::string& path, const std::string& detail, int sqlite_code) {
+  return Error(Status::database("the database is corrupt (" + detail + ")").at(path), sqlite_code);
 }
 
 namespace {
@@ -39,9 +49,12 @@ std::string abbreviate_sql(std::string_view sql) {
   return out;
 }
 
-// "<db>: <what>: <SQLite's message> (SQL: <sql>)", with SQLite's extended code.
+// "<db>: <what>: <SQLite's message> (SQL: <sql>)", with SQLite's extended code; a corrupt file
+// is said to be one, whatever the statement.
 Error sql_error(sqlite3* db, std::string_view sql, const std::string& what) {
   std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+  if (db && is_corruption(sqlite3_extended_errcode(db)))
+    return corruption_error(db_name(db), msg, sqlite3_extended_errcode(db));
   std::string cause = (what.empty() ? "" : what + ": ") + msg + " (SQL: " + abbreviate_sql(sql) + ")";
   return Error(Status::database(std::move(cause)).at(db_name(db)), db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM);
 }
@@ -61,11 +74,13 @@ void configure_sqlite_once() {
 
 }  // namespace
 
-Database::Database(const std::string& path, OpenMode mode, const char* vfs) : path_(path) {
+Database::Database(const std::string& path, OpenMode mode, const char* vfs) : path_(path), mode_(mode) {
   configure_sqlite_once();
   // NOMUTEX: a connection is only ever used by one thread at a time, so the mutex every API call
   // would take buys nothing (bench/README.md, "Small tensors").
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (mode == OpenMode::kCreate ? SQLITE_OPEN_CREATE : 0);
+  int flags = SQLITE_OPEN_NOMUTEX;
+  if (mode == OpenMode::kReadOnly) flags |= SQLITE_OPEN_READONLY;
+  else flags |= SQLITE_OPEN_READWRITE | (mode == OpenMode::kCreate ? SQLITE_OPEN_CREATE : 0);
   if (sqlite3_open_v2(path.c_str(), &db_, flags, vfs) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
@@ -79,7 +94,8 @@ Database::Database(const std::string& path, OpenMode mode, const char* vfs) : pa
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   for (;;) {
     try {
-      setup();
+      if (mode == OpenMode::kReadOnly) setup_read_only();
+      else setup();
       return;
     } catch (const Error& e) {
       int code = e.sqlite_code() & 0xff;
@@ -93,7 +109,66 @@ Database::Database(const std::string& path, OpenMode mode, const char* vfs) : pa
   }
 }
 
+bool Database::check_trialdb(bool may_be_new) {
+  bool has_version = false;
+  int64_t objects = 0;
+  {
+    Statement q(db_, "SELECT count(*), ifnull(max(type = 'table' AND name = 'schema_version'), 0) FROM sqlite_master");
+    if (q.step()) {
+      objects = q.int64(0);
+      has_version = q.int64(1) != 0;
+    }
+  }
+  if (!has_version) {
+    if (may_be_new && objects == 0) return false;
+    throw Error(Status::database("not a trialdb database: ingest a trial first" +
+                                 std::string(objects ? " (it holds other tables; use a new file)" : ""))
+                    .at(path_));
+  }
+  Statement v(db_, "SELECT max(version) FROM schema_version");
+  if (v.step() && !v.is_null(0) && v.int64(0) != kSchemaVersion)
+    throw Error(Status::database("database schema version " + std::to_string(v.int64(0)) + " is " +
+                                 (v.int64(0) > kSchemaVersion ? "newer" : "older") + " than this trialdb's (" +
+                                 std::to_string(kSchemaVersion) + "); ingest the trials into a new database")
+                    .at(path_));
+  return !v.is_null(0);
+}
+
+void Database::quick_check() {
+  Statement q(db_, "PRAGMA quick_check(1)");
+  if (!q.step()) return;
+  const std::string verdict = q.text(0);
+  if (verdict != "ok") throw corruption_error(path_, "quick_check: " + verdict);
+}
+
+void Database::setup_read_only() {
+  // Defensive: the few ways SQL could still alter a file outside of ordinary writes (the
+  // writable_schema pragma, shadow tables) are off, like every write on a read-only connection.
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  try {
+    exec("PRAGMA cache_size=-32768");
+    check_trialdb(false);
+  } catch (const Error& e) {
+    // A WAL database is read through its -shm file; when nobody has it open the file is gone,
+    // and a reader who may not create it in the folder cannot read the database at all.
+    const int code = e.sqlite_code() & 0xff;
+    if ((code != SQLITE_READONLY && code != SQLITE_CANTOPEN) || std::filesystem::exists(path_ + "-shm")) throw;
+    throw Error(Status::database("cannot read this WAL-mode database read-only: its -shm file does not exist and "
+                                 "this user may not create it in the folder (" + e.status().cause() +
+                                 "); run the command where the folder is writable, or while the database is open "
+                                 "elsewhere (e.g. an ingest)")
+                    .at(path_),
+                e.sqlite_code());
+  }
+}
+
 void Database::setup() {
+  // Checks before the first pragma that may write (journal_mode): a file that is not ours, or of
+  // another version, is refused unchanged. The ingest (kCreate), which writes the most, also
+  // refuses a corrupt file; quick_check reads every page, so other opens rely on SQLite reporting
+  // the damage a query meets (is_corruption).
+  const bool exists = check_trialdb(mode_ == OpenMode::kCreate);
+  if (exists && mode_ == OpenMode::kCreate) quick_check();
   // Page size: SQLite keeps a row whose payload fits in a page inside the page, so rows a little
   // over half a page each waste the rest of one. 4 KiB pages confine that waste to blobs of
   // 2-4 KiB; larger pages move it to common gradient sizes (16 KiB pages: 8 KiB blobs of
@@ -111,20 +186,6 @@ void Database::setup() {
   // those pages must stay in the cache, or SQLite spills them to the WAL mid-transaction and
   // rewrites (and re-checksums) every later frame at commit. The cache grows only as needed.
   exec("PRAGMA cache_size=-32768");
-  // Version check before touching the DDL so a newer file is not altered by an older binary.
-  bool has_version = false;
-  {
-    Statement q(db_, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version'");
-    has_version = q.step();
-  }
-  if (has_version) {
-    Statement v(db_, "SELECT max(version) FROM schema_version");
-    if (v.step() && !v.is_null(0) && v.int64(0) != kSchemaVersion)
-      throw Error(Status::database("database schema version " + std::to_string(v.int64(0)) + " is " +
-                                   (v.int64(0) > kSchemaVersion ? "newer" : "older") + " than this trialdb's (" +
-                                   std::to_string(kSchemaVersion) + "); ingest the trials into a new database")
-                      .at(path_));
-  }
   exec("BEGIN IMMEDIATE");
   try {
     exec(schema_sql());
@@ -183,6 +244,7 @@ void Database::exec(std::string_view sql) {
     std::string msg = err ? err : sqlite3_errmsg(db_);
     int code = sqlite3_extended_errcode(db_);
     sqlite3_free(err);
+    if (is_corruption(code)) throw corruption_error(path_, msg, code);
     throw Error(Status::database(msg + " (SQL: " + abbreviate_sql(sql) + ")").at(path_), code);
   }
 }

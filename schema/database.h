@@ -28,14 +28,27 @@ const char* schema_sql();
 // and sqlite_code() SQLite's extended result code (0 when the failure is not SQLite's, e.g. a
 // schema version this binary does not know). A Statement's errors also quote its SQL.
 
-// Whether opening a database file that does not exist creates it.
-enum class OpenMode { kCreate, kExisting };
+// How a database is opened. Every mode refuses a file that holds something other than a trialdb
+// database ("not a trialdb database") and a trialdb database of another schema version, before
+// anything in the file is changed.
+enum class OpenMode {
+  kCreate,     // read-write; a missing or empty file gets the schema
+  kExisting,   // read-write; the file must already hold a trialdb database
+  kReadOnly,   // SQLITE_OPEN_READONLY and defensive: nothing is ever written (info, sql, plot, ...)
+};
+
+// SQLite's verdict that a file is damaged or is no database (SQLITE_CORRUPT, SQLITE_NOTADB).
+bool is_corruption(int sqlite_code);
+// "<path>: the database is corrupt (<detail>)", kDatabase, with sqlite_code.
+Error corruption_error(const std::string& path, const std::string& detail, int sqlite_code = SQLITE_CORRUPT);
 
 // Owns a connection opened with WAL, a busy timeout and the schema applied.
 class Database {
  public:
-  // Opens and applies the schema; throws Error (kDatabase) naming the file. `vfs` names a registered
-  // SQLite VFS (nullptr: the default one); the ingester passes its write-combining shim.
+  // Opens and, in the writing modes, applies the schema; kCreate first checks an existing file
+  // (PRAGMA quick_check: the ingest never writes into a corrupt database); throws Error (kDatabase) naming the file. `vfs`
+  // names a registered SQLite VFS (nullptr: the default one); the ingester passes its
+  // write-combining shim.
   explicit Database(const std::string& path, OpenMode mode = OpenMode::kCreate, const char* vfs = nullptr);
   ~Database();
   Database(const Database&) = delete;
@@ -48,9 +61,15 @@ class Database {
 
  private:
   void setup();   // pragmas, version check, schema; idempotent
+  void setup_read_only();
+  // Whether the file holds a trialdb database of this version: false when it holds nothing at
+  // all (and may_be_new), else throws naming what it holds instead.
+  bool check_trialdb(bool may_be_new);
+  void quick_check();
   void install_planner_stats();
   sqlite3* db_ = nullptr;
   std::string path_;
+  OpenMode mode_;
 };
 
 // A prepared statement with typed bind/column helpers; reset() before re-binding. Its errors

@@ -24,6 +24,7 @@
 #include "schema/database.h"
 #include "schema/py_regex.h"
 #include "src/commands.h"
+#include "src/open_db.h"
 #include "src/output.h"
 
 namespace trialdb::cli {
@@ -101,14 +102,6 @@ double ratio(double a, double b) {
   return b / a;
 }
 
-// Opens an existing database for reading; a missing file is an error, never a new empty db.
-std::unique_ptr<Database> open_existing(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw Error(ErrorKind::kIo, "no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
-  return std::make_unique<Database>(path, OpenMode::kExisting);
-}
-
 void require_trial(Database& db, const std::string& name) {
   Statement q(db.handle(), "SELECT 1 FROM trials WHERE trial = ?1");
   q.bind(1, name);
@@ -145,7 +138,7 @@ void run_compare(const CompareArgs& a) {
     Status st = PyRegex::compile(a.tensor_regex, &re);
     if (!st.is_ok()) throw Error(Status::usage("--tensor: " + st.cause()));
   }
-  auto db = open_existing(a.db);
+  auto db = open_db(a.db, OpenMode::kReadOnly);
   require_trial(*db, a.trial_a);
   require_trial(*db, a.trial_b);
   std::map<Key, Row> rows;

@@ -3,6 +3,7 @@
 
 #include "schema/database.h"
 #include "src/commands.h"
+#include "src/open_db.h"
 #include "src/output.h"
 
 namespace trialdb::cli {
@@ -14,7 +15,8 @@ struct InfoArgs {
 };
 
 void run(const InfoArgs& a) {
-  Database db(a.db, OpenMode::kExisting);
+  std::unique_ptr<Database> opened = open_db(a.db, OpenMode::kReadOnly);
+  Database& db = *opened;
   Format f = a.json ? Format::kJson : a.csv ? Format::kCsv : Format::kTable;
   std::string where = a.trial.empty() ? "" : " WHERE t.name = " + std::string(sqlite3_mprintf("%Q", a.trial.c_str()));
   // One row per trial: the numbers a user checks first.
@@ -29,13 +31,15 @@ void run(const InfoArgs& a) {
       " (SELECT count(*) FROM ingest_error e WHERE e.trial_id = t.trial_id) AS errors, "
       " t.ended "
       "FROM trial t" + where + " ORDER BY t.name";
-  print_query(db.handle(), sql, f, std::cout);
+  reporting_corruption(db, [&] { print_query(db.handle(), sql, f, std::cout); });
   if (f == Format::kTable && !a.trial.empty()) {
     std::cout << "\n";
-    print_query(db.handle(),
-                "SELECT collection, count(*) AS tensors, group_concat(tensor, ', ') AS members FROM collections "
-                "WHERE trial = " + std::string(sqlite3_mprintf("%Q", a.trial.c_str())) + " GROUP BY collection ORDER BY collection",
-                f, std::cout);
+    reporting_corruption(db, [&] {
+      print_query(db.handle(),
+                  "SELECT collection, count(*) AS tensors, group_concat(tensor, ', ') AS members FROM collections "
+                  "WHERE trial = " + std::string(sqlite3_mprintf("%Q", a.trial.c_str())) + " GROUP BY collection ORDER BY collection",
+                  f, std::cout);
+    });
   }
 }
 }  // namespace
@@ -44,7 +48,7 @@ void add_info(CLI::App& app) {
   auto a = std::make_shared<InfoArgs>();
   CLI::App* cmd = app.add_subcommand("info", "Show the trials in a database: steps per mode, tensors, workers, collections");
   cmd->footer("Example:\n  trialdb info --db trials.db --trial pt_bad_init");
-  cmd->add_option("--db", a->db, "Database file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--db", a->db, "Database file")->required();
   cmd->add_option("--trial", a->trial, "Only this trial (adds its collections)");
   cmd->add_flag("--csv", a->csv, "CSV output");
   cmd->add_flag("--json", a->json, "JSON output");

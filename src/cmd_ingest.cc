@@ -11,6 +11,7 @@
 #include <functional>
 #include <iostream>
 #include <system_error>
+#include <set>
 #include <thread>
 
 #include "ingest/pipeline/ingester.h"
@@ -21,6 +22,8 @@
 #include "schema/status.h"
 #include "src/commands.h"
 #include "src/output.h"
+#include "src/on_finding.h"
+#include "src/open_db.h"
 
 namespace trialdb::cli {
 
@@ -45,7 +48,7 @@ void on_signal(int) { g_stop = true; }
 bool is_s3(const std::string& location) { return location.rfind("s3://", 0) == 0; }
 
 struct IngestArgs {
-  std::string path, db, name, endpoint, region;
+  std::string path, db, name, endpoint, region, on_finding;
   std::vector<std::string> params;
   bool path_style = false;
   bool strict = false, compress = false, follow = false, rules = false, quiet = false, wal = false;
@@ -91,7 +94,8 @@ int run(const IngestArgs& a) {
   std::error_code ec;
   if (!is_s3(a.path) && std::filesystem::exists(a.path, ec) && !std::filesystem::is_directory(a.path, ec))
     throw Error(Status::usage("not a directory (expected a trial folder)").at(a.path));
-  Database db(a.db, OpenMode::kCreate, write_combining_vfs_name());
+  std::unique_ptr<Database> opened = open_db(a.db, OpenMode::kCreate, write_combining_vfs_name());
+  Database& db = *opened;
   SourceOptions so;
   so.s3_endpoint = a.endpoint;
   so.s3_region = a.region;
@@ -120,10 +124,17 @@ int run(const IngestArgs& a) {
   // --follow keeps WAL, so the queries made while a job trains never wait.
   opt.bulk_load = !a.follow && !a.wal;
   if (!a.quiet && isatty(STDERR_FILENO) && !a.follow) opt.progress = progress_bar;
-  // Rules run after each commit that completed steps, so findings appear while the job trains.
+  // Rules run after each commit that completed steps, so findings appear while the job trains,
+  // and after each pass, so steps owed by an earlier run (killed after its commit) are evaluated
+  // even when nothing new completes. --on-finding commands run after each evaluation.
   std::unique_ptr<rules::RuleRunner> runner;
+  std::set<int64_t> failed_deliveries;
+  bool deliveries_failed = false;
   std::function<void(int64_t)> evaluate = [&](int64_t) {
-    if (runner) print_findings(runner->evaluate_new_steps());
+    if (!runner) return;
+    print_findings(runner->evaluate_new_steps());
+    if (!a.on_finding.empty())
+      deliveries_failed |= !deliver_findings(*runner, a.on_finding, a.db, "ingest", &failed_deliveries);
   };
   if (a.rules) opt.on_steps_completed = evaluate;
   Ingester ing(db, *source, opt);
@@ -131,6 +142,7 @@ int run(const IngestArgs& a) {
     rules::RuleOptions ro;
     ro.trials = {ing.trial_name()};
     ro.params = a.params;
+    ro.queue_deliveries = !a.on_finding.empty();
     runner = std::make_unique<rules::RuleRunner>(db, ro);
   }
 
@@ -147,10 +159,10 @@ int run(const IngestArgs& a) {
       return kExitError;
     }
     had_errors |= !s.errors.empty();
+    evaluate(0);
     if (!a.follow || s.files_ingested || !s.errors.empty()) report(s, ing.trial_name(), a.quiet || (a.follow && !s.files_ingested));
     if (!a.follow) break;
     if (s.ended && s.files_waiting == 0) break;   // everything before the end marker is in
-    if (runner && s.steps_completed == 0) evaluate(0);   // time-based rules (stalled_training)
     auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.interval);
     while (!g_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (g_stop) {
@@ -158,7 +170,7 @@ int run(const IngestArgs& a) {
       break;
     }
   }
-  return had_errors ? kExitPartial : kExitOk;
+  return had_errors || deliveries_failed ? kExitPartial : kExitOk;
 }
 
 }  // namespace
@@ -194,8 +206,11 @@ void add_ingest(CLI::App& app) {
             return {};
           },
           "SECONDS"));
-  cmd->add_flag("--rules", a->rules, "Evaluate the rules on each newly complete step (see trialdb rules)");
+  CLI::Option* rules_flag = cmd->add_flag("--rules", a->rules, "Evaluate the rules on each newly complete step (see trialdb rules)");
   cmd->add_option("--param", a->params, "With --rules: RULE.KEY=VALUE (repeatable)");
+  cmd->add_option("--on-finding", a->on_finding,
+                  "With --rules: shell command run per new finding, at least once (see trialdb rules --help)")
+      ->needs(rules_flag);
   cmd->add_option("--endpoint", a->endpoint, "S3-compatible endpoint URL (else AWS_ENDPOINT_URL)");
   cmd->add_option("--region", a->region, "S3 region (else AWS_REGION / AWS_DEFAULT_REGION)");
   cmd->add_flag("--path-style", a->path_style, "S3 path-style addressing (automatic with --endpoint)");

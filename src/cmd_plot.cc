@@ -25,6 +25,7 @@
 #include "schema/value_blob.h"
 #include "src/commands.h"
 #include "src/output.h"
+#include "src/open_db.h"
 #include "src/plot/chart.h"
 
 namespace trialdb::cli {
@@ -55,13 +56,6 @@ struct PlotArgs {
   std::string rule_regex;
   bool by_tensor = false;
 };
-
-std::unique_ptr<Database> open_existing(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw Error(ErrorKind::kIo, "no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
-  return std::make_unique<Database>(path, OpenMode::kExisting);
-}
 
 std::vector<std::string> all_trials(Database& db) {
   std::vector<std::string> out;
@@ -194,7 +188,7 @@ void plot_distribution(const PlotArgs& a) {
   if (a.range.size() == 2 && !(std::isfinite(a.range[0]) && std::isfinite(a.range[1])))
     throw Error(ErrorKind::kUsage, "--range: LO and HI must be finite numbers");
   if (a.range.size() == 2 && !(a.range[0] < a.range[1])) throw Error(ErrorKind::kUsage, "--range: LO must be below HI");
-  auto db = open_existing(a.db);
+  auto db = open_db(a.db, OpenMode::kReadOnly);
   require_trials(*db, a.trials);
   plot::HeatMap map;
   map.title = a.title.empty() ? "distribution of " + a.tensor + (a.mode.empty() ? "" : " (" + a.mode + ")") : a.title;
@@ -213,7 +207,7 @@ void plot_distribution(const PlotArgs& a) {
 void plot_reduction(const PlotArgs& a) {
   if (a.tensor_regex.empty()) throw Error(ErrorKind::kUsage, "reduction: give --tensor REGEX (e.g. '^gradient/')");
   auto re = compile_or_throw(a.tensor_regex, "--tensor");
-  auto db = open_existing(a.db);
+  auto db = open_db(a.db, OpenMode::kReadOnly);
   std::vector<std::string> trials = a.trials.empty() ? all_trials(*db) : a.trials;
   require_trials(*db, trials);
   if (trials.empty()) throw Error(ErrorKind::kInvalidInput, a.db + " has no trials");
@@ -309,7 +303,7 @@ void plot_reduction(const PlotArgs& a) {
 // findings
 
 void plot_findings(const PlotArgs& a) {
-  auto db = open_existing(a.db);
+  auto db = open_db(a.db, OpenMode::kReadOnly);
   {
     Statement v(db->handle(), "SELECT 1 FROM sqlite_master WHERE name = 'rule_findings' AND type IN ('view', 'table')");
     if (!v.step())

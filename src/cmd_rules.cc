@@ -1,17 +1,14 @@
 // trialdb rules: evaluate the built-in and custom rules on every complete step not evaluated
 // before, record the findings (view rule_findings) and print the new ones.
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "rules_sql/rule_runner.h"
 #include "schema/database.h"
 #include "src/commands.h"
+#include "src/on_finding.h"
+#include "src/open_db.h"
 #include "src/output.h"
 
 namespace trialdb::cli {
@@ -25,39 +22,6 @@ struct RulesArgs {
   std::string on_finding;
 };
 
-std::string number(double v) {
-  char buf[40];
-  snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
-// Runs cmd with /bin/sh, the finding in TRIALDB_* variables. Returns the exit status, or -1
-// when it could not run.
-int run_on_finding(const std::string& cmd, const std::string& db, const rules::Finding& f) {
-  std::cout.flush();
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    setenv("TRIALDB_DB", db.c_str(), 1);
-    setenv("TRIALDB_TRIAL", f.trial.c_str(), 1);
-    setenv("TRIALDB_RULE", f.rule.c_str(), 1);
-    setenv("TRIALDB_STEP", std::to_string(f.step).c_str(), 1);
-    setenv("TRIALDB_MODE", f.mode.c_str(), 1);
-    setenv("TRIALDB_MODE_STEP", std::to_string(f.mode_step).c_str(), 1);
-    setenv("TRIALDB_TENSOR", f.tensor.c_str(), 1);
-    setenv("TRIALDB_WORKER", f.worker.c_str(), 1);
-    setenv("TRIALDB_VALUE", f.value ? number(*f.value).c_str() : "", 1);
-    setenv("TRIALDB_MESSAGE", f.message.c_str(), 1);
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
 }  // namespace
 
 void add_rules(CLI::App& app) {
@@ -70,7 +34,7 @@ void add_rules(CLI::App& app) {
       "  trialdb rules --db trials.db\n"
       "  trialdb rules --db trials.db --trial run1 --rule similar_across_runs --param similar_across_runs.other_trial=run0\n"
       "  trialdb rules --db trials.db --rule-file my_rule.sql --exit-code --on-finding 'echo $TRIALDB_RULE at $TRIALDB_STEP'");
-  cmd->add_option("--db", a->db, "Database file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--db", a->db, "Database file")->required();
   cmd->add_option("--trial", a->trials, "Only this trial (repeatable; default: every trial)");
   cmd->add_option("--rule", a->rules, "Only this rule (repeatable; default: every rule)");
   cmd->add_option("--param", a->params,
@@ -80,17 +44,19 @@ void add_rules(CLI::App& app) {
   cmd->add_flag("--json", a->json, "Print the new findings as JSON");
   cmd->add_flag("--exit-code", a->exit_code, "Exit with 3 when a new finding was recorded, else 0");
   cmd->add_option("--on-finding", a->on_finding,
-                  "Shell command run once per new finding, with TRIALDB_TRIAL, TRIALDB_RULE, TRIALDB_STEP, "
+                  "Shell command run per new finding (at least once: one whose command failed or never "
+                  "ran is retried by the next run with --on-finding), with TRIALDB_TRIAL, TRIALDB_RULE, TRIALDB_STEP, "
                   "TRIALDB_MODE, TRIALDB_MODE_STEP, TRIALDB_TENSOR, TRIALDB_WORKER, TRIALDB_VALUE, "
                   "TRIALDB_MESSAGE, TRIALDB_DB set");
   cmd->callback([a] {
-    Database db(a->db, OpenMode::kExisting);
+    std::unique_ptr<Database> db = open_db(a->db, OpenMode::kExisting);
     rules::RuleOptions options;
     options.trials = a->trials;
     options.rules = a->rules;
     options.params = a->params;
     options.rule_files = a->rule_files;
-    rules::RuleRunner runner(db, options);
+    options.queue_deliveries = !a->on_finding.empty();
+    rules::RuleRunner runner(*db, options);
     std::vector<rules::Finding> found = runner.evaluate_new_steps();
 
     Table t;
@@ -98,21 +64,12 @@ void add_rules(CLI::App& app) {
     t.numeric = {false, false, true, false, true, false, false, true, false};
     for (const auto& f : found)
       t.rows.push_back({f.trial, f.rule, std::to_string(f.step), f.mode, std::to_string(f.mode_step), f.tensor, f.worker,
-                        f.value ? number(*f.value) : kNullCell, f.message});
+                        f.value ? finding_value_text(*f.value) : kNullCell, f.message});
     if (a->json || !found.empty()) print_table(t, a->json ? Format::kJson : Format::kTable, std::cout);
     if (!a->json) std::cerr << found.size() << " new finding(s)\n";
 
-    bool failed = false;
-    if (!a->on_finding.empty()) {
-      for (const auto& f : found) {
-        int rc = run_on_finding(a->on_finding, a->db, f);
-        if (rc != 0) {
-          std::cerr << "trialdb rules: --on-finding command exited with " << rc << " for " << printable(f.rule)
-                    << " at step " << f.step << " of " << printable(f.trial) << "\n";
-          failed = true;
-        }
-      }
-    }
+    std::set<int64_t> failed_ids;
+    const bool failed = !a->on_finding.empty() && !deliver_findings(runner, a->on_finding, a->db, "rules", &failed_ids);
     if (a->exit_code && !found.empty()) exit_code() = kExitFindings;
     else if (failed) exit_code() = kExitPartial;
   });

@@ -1,5 +1,5 @@
-// trialdb shell: the stock sqlite3 shell on a trialdb database, with the trialdb extension
-// (tensor_* functions, regexp) already loaded.
+// trialdb shell: the stock sqlite3 shell on a trialdb database, opened read-only (-readonly),
+// with the trialdb extension (tensor_* functions, regexp) already loaded.
 //
 // We exec sqlite3 rather than embed a shell: users get exactly the shell they know (dot
 // commands, modes, history), and the extension is the same file any other SQLite program loads.
@@ -18,6 +18,7 @@
 
 #include "src/commands.h"
 #include "src/output.h"
+#include "src/open_db.h"
 
 namespace trialdb::cli {
 
@@ -69,11 +70,9 @@ std::string quote_dot_arg(const std::string& s) {
 
 int run_shell(const ShellArgs& a) {
   std::error_code ec;
-  if (!fs::is_regular_file(a.db, ec)) {
-    std::cerr << "trialdb shell: no database at " << printable(a.db)
-              << " (create one with: trialdb ingest TRIAL --db " << printable(a.db) << ")\n";
-    return kExitError;
-  }
+  // What every reading command refuses (no file, not a trialdb database, another version) is
+  // refused here too, before the shell could create or alter the file.
+  open_db(a.db, OpenMode::kReadOnly);
   std::string ext = a.extension.empty() ? default_extension() : a.extension;
   if (ext.empty() || !fs::is_regular_file(ext, ec)) {
     std::cerr << "trialdb shell: the trialdb SQLite extension is missing"
@@ -87,7 +86,7 @@ int run_shell(const ShellArgs& a) {
               << "' on PATH (install it: apt-get install sqlite3)\n";
     return kExitError;
   }
-  std::vector<std::string> argv = {shell, "-cmd", ".load " + quote_dot_arg(ext), a.db};
+  std::vector<std::string> argv = {shell, "-readonly", "-cmd", ".load " + quote_dot_arg(ext), a.db};
   argv.insert(argv.end(), a.extra.begin(), a.extra.end());
   std::vector<char*> cargv;
   for (std::string& s : argv) cargv.push_back(s.data());
@@ -104,7 +103,7 @@ void add_shell(CLI::App& app) {
   auto args = std::make_shared<ShellArgs>();
   CLI::App* cmd = app.add_subcommand(
       "shell",
-      "Open the sqlite3 shell on a database with the trialdb extension loaded.\n"
+      "Open the sqlite3 shell on a database, read-only, with the trialdb extension loaded.\n"
       "Anything after -- goes to sqlite3 (options such as -table, or SQL to run).\n"
       "Example: trialdb shell --db trials.db -- -table \"SELECT * FROM trials\"");
   cmd->add_option("--db", args->db, "Database file")->required();

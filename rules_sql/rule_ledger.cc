@@ -1,0 +1,146 @@
+// RuleLedger (rule_ledger.h): which steps each rule evaluated, which are owed, and the queue of
+// findings to deliver.
+#include "rules_sql/rule_ledger.h"
+
+#include <map>
+#include <set>
+
+namespace trialdb::rules {
+
+namespace {
+
+const char* const kFindingColumns =
+    "SELECT finding_id, trial, rule, step, mode, mode_step, tensor, worker, value, message FROM rule_finding ";
+
+Finding read_finding(const Statement& q) {
+  Finding f;
+  f.id = q.int64(0);
+  f.trial = q.text(1);
+  f.rule = q.text(2);
+  f.step = q.int64(3);
+  f.mode = q.text(4);
+  f.mode_step = q.int64(5);
+  f.tensor = q.text(6);
+  f.worker = q.text(7);
+  if (!q.is_null(8)) f.value = q.real(8);
+  f.message = q.text(9);
+  return f;
+}
+
+}  // namespace
+
+RuleLedger::RuleLedger(Database& db)
+    : db_(db),
+      evaluated_(db.handle(), "SELECT 1 FROM rule_evaluated WHERE trial = ?1 AND rule = ?2 AND step = ?3"),
+      mark_(db.handle(), "INSERT OR IGNORE INTO rule_evaluated(trial, rule, step) VALUES (?1, ?2, ?3)") {}
+
+void RuleLedger::adopt_progress_cursors() {
+  db_.exec(
+      "INSERT OR IGNORE INTO rule_evaluated(trial, rule, step) "
+      "SELECT p.trial, p.rule, s.step FROM rule_progress p JOIN steps s ON s.trial = p.trial AND s.complete "
+      "WHERE p.step IS NOT NULL AND s.step <= p.step "
+      "  AND NOT EXISTS (SELECT 1 FROM rule_evaluated e WHERE e.trial = p.trial AND e.rule = p.rule)");
+}
+
+void RuleLedger::owed_by_rule(const std::string& trial, const std::string& rule, std::optional<int64_t> last_step,
+                              size_t limit, std::vector<StepRow>* out) {
+  // Evaluated steps are complete steps up to the rule's last evaluated one: as many of them as
+  // there are complete steps up to there means none of those is owed, and only the steps after
+  // it need to be read (the common case, without a lookup per step).
+  std::optional<int64_t> through;
+  int64_t evaluated = 0;
+  {
+    Statement q(db_.handle(), "SELECT count(*), max(step) FROM rule_evaluated WHERE trial = ?1 AND rule = ?2");
+    q.bind(1, trial).bind(2, rule).step();
+    evaluated = q.int64(0);
+    if (!q.is_null(1)) through = q.int64(1);
+  }
+  bool late = false;
+  if (through) {
+    Statement q(db_.handle(), "SELECT count(*) FROM steps WHERE trial = ?1 AND complete AND step <= ?2");
+    q.bind(1, trial).bind(2, *through).step();
+    late = q.int64(0) != evaluated;
+  }
+  const bool after_only = through && !late;
+  Statement q(db_.handle(),
+              after_only ? "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete AND step > ?2 ORDER BY step"
+                         : "SELECT s.step, s.mode, s.mode_step FROM steps s WHERE s.trial = ?1 AND s.complete "
+                           "AND NOT EXISTS (SELECT 1 FROM rule_evaluated e WHERE e.trial = ?1 AND e.rule = ?3 "
+                           "                AND e.step = s.step) ORDER BY s.step");
+  q.bind(1, trial);
+  if (after_only) q.bind(2, *through);
+  else q.bind(3, rule);
+  while (out->size() < limit && q.step()) {
+    if (last_step && q.int64(0) > *last_step) break;
+    out->push_back({q.int64(0), q.int64(2), q.text(1)});
+  }
+}
+
+std::vector<StepRow> RuleLedger::owed_steps(const std::string& trial, const std::vector<std::string>& rules,
+                                            std::optional<int64_t> last_step, size_t limit) {
+  // The first `limit` owed steps of all rules are among the first `limit` of each.
+  std::map<int64_t, StepRow> owed;
+  for (const std::string& rule : rules) {
+    std::vector<StepRow> steps;
+    owed_by_rule(trial, rule, last_step, limit, &steps);
+    for (StepRow& s : steps) owed.emplace(s.step, std::move(s));
+  }
+  std::vector<StepRow> out;
+  for (auto& [step, row] : owed) {
+    if (out.size() == limit) break;
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::optional<StepRow> RuleLedger::last_complete_step(const std::string& trial) {
+  Statement q(db_.handle(), "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete ORDER BY step DESC LIMIT 1");
+  if (!q.bind(1, trial).step()) return std::nullopt;
+  return StepRow{q.int64(0), q.int64(2), q.text(1)};
+}
+
+bool RuleLedger::evaluated(const std::string& trial, const std::string& rule, int64_t step) {
+  const bool found = evaluated_.bind(1, trial).bind(2, rule).bind(3, step).step();
+  evaluated_.reset();
+  return found;
+}
+
+void RuleLedger::mark_evaluated(const std::string& trial, const std::string& rule, int64_t step) {
+  mark_.bind(1, trial).bind(2, rule).bind(3, step).run();
+}
+
+std::vector<Finding> RuleLedger::findings(const std::vector<int64_t>& ids) {
+  std::vector<Finding> out;
+  Statement q(db_.handle(), std::string(kFindingColumns) + "WHERE finding_id = ?1");
+  for (int64_t id : std::set<int64_t>(ids.begin(), ids.end())) {
+    if (q.bind(1, id).step()) out.push_back(read_finding(q));
+    q.reset();
+  }
+  return out;
+}
+
+void RuleLedger::queue_delivery(int64_t finding_id) {
+  Statement q(db_.handle(), "INSERT OR IGNORE INTO rule_delivery(finding_id) VALUES (?1)");
+  q.bind(1, finding_id).run();
+}
+
+std::vector<Finding> RuleLedger::queued_deliveries(const std::vector<std::string>& trials) {
+  // A finding a rule withdrew (a restart drops findings) is not delivered.
+  db_.exec("DELETE FROM rule_delivery WHERE finding_id NOT IN (SELECT finding_id FROM rule_finding)");
+  const std::set<std::string> wanted(trials.begin(), trials.end());
+  std::vector<Finding> out;
+  Statement q(db_.handle(), std::string(kFindingColumns) +
+                                "WHERE finding_id IN (SELECT finding_id FROM rule_delivery) ORDER BY finding_id");
+  while (q.step()) {
+    Finding f = read_finding(q);
+    if (wanted.empty() || wanted.count(f.trial)) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+void RuleLedger::confirm_delivery(int64_t finding_id) {
+  Statement q(db_.handle(), "DELETE FROM rule_delivery WHERE finding_id = ?1");
+  q.bind(1, finding_id).run();
+}
+
+}  // namespace trialdb::rules

@@ -1,0 +1,72 @@
+// RuleLedger: the rule runner's bookkeeping in the database, exact under concurrent runners and
+// crashes because every call is made inside the runner's write transaction (BEGIN IMMEDIATE):
+//
+// - rule_evaluated (trial, rule, step): the complete steps each rule has evaluated. A step that
+//   becomes complete late (its file arrived after later steps completed) is owed like any other;
+//   a "last step evaluated" cursor would skip it for good.
+// - rule_delivery (finding_id): findings recorded for an --on-finding command and not yet
+//   confirmed by its exit status 0; queued in the transaction that records them, so a crash
+//   between the commit and the command leaves them queued (delivered at least once).
+//
+// The tables are created by rules_base.sql.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schema/database.h"
+
+namespace trialdb::rules {
+
+struct Finding {
+  int64_t id = 0;   // rule_finding.finding_id
+  std::string trial, rule;
+  int64_t step = 0;
+  std::string mode;
+  int64_t mode_step = 0;
+  std::string tensor, worker;
+  std::optional<double> value;
+  std::string message;
+};
+
+struct StepRow {
+  int64_t step = 0, mode_step = 0;
+  std::string mode;
+};
+
+class RuleLedger {
+ public:
+  explicit RuleLedger(Database& db);
+
+  // Records as evaluated the complete steps through each rule's rule_progress.step, for
+  // databases whose runner kept only that cursor. Idempotent; inside a transaction.
+  void adopt_progress_cursors();
+
+  // The first `limit` complete steps of `trial` that one of `rules` has not evaluated, in step
+  // order, none after last_step (when given).
+  std::vector<StepRow> owed_steps(const std::string& trial, const std::vector<std::string>& rules,
+                                  std::optional<int64_t> last_step, size_t limit);
+  // The last complete step of `trial`, if any.
+  std::optional<StepRow> last_complete_step(const std::string& trial);
+
+  bool evaluated(const std::string& trial, const std::string& rule, int64_t step);
+  void mark_evaluated(const std::string& trial, const std::string& rule, int64_t step);
+
+  // The findings with these ids that still exist, in id order.
+  std::vector<Finding> findings(const std::vector<int64_t>& ids);
+
+  void queue_delivery(int64_t finding_id);
+  // Queued findings of these trials (every trial when empty), in id order.
+  std::vector<Finding> queued_deliveries(const std::vector<std::string>& trials);
+  void confirm_delivery(int64_t finding_id);
+
+ private:
+  // The steps after a rule's last evaluated one, and the late ones before it.
+  void owed_by_rule(const std::string& trial, const std::string& rule, std::optional<int64_t> last_step,
+                    size_t limit, std::vector<StepRow>* out);
+  Database& db_;
+  Statement evaluated_, mark_;
+};
+
+}  // namespace trialdb::rules

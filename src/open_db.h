@@ -1,0 +1,23 @@
+// Opening the database a command names with --db: the one place that refuses what is not a
+// database file ("", ":memory:", a missing file for commands that read) before SQLite could
+// create one, and that reports a corrupt file as such whichever layer met the damage.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "schema/database.h"
+
+namespace trialdb::cli {
+
+// Opens `path` in `mode` (schema/database.h). Commands that read pass OpenMode::kReadOnly.
+// Throws Error: kUsage for "" and ":memory:", kIo for a missing file (unless kCreate),
+// kDatabase for what Database refuses.
+std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const char* vfs = nullptr);
+
+// Runs fn; an Error it throws on a corrupt file (SQLITE_CORRUPT, SQLITE_NOTADB: the output layer's
+// errors carry no SQLite code, so the connection's last error decides) becomes
+// "<file>: the database is corrupt (...)".
+void reporting_corruption(const Database& db, const std::function<void()>& fn);
+
+}  // namespace trialdb::cli
