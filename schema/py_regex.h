@@ -36,7 +36,6 @@ class PyRegex {
   void* code_ = nullptr;        // pcre2_code*
   void* match_data_ = nullptr;  // pcre2_match_data*
   void* context_ = nullptr;     // pcre2_match_context*: the limits
-  void* jit_stack_ = nullptr;   // pcre2_jit_stack*
 };
 
 // Translates Python-only regex spellings to PCRE2.

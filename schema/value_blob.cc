@@ -8,6 +8,10 @@
 namespace trialdb {
 
 namespace {
+// What a zlib stream of no payload still takes (header, empty block, checksum), allowed on top
+// of kMaxDeflateRatio.
+constexpr uint64_t kZlibFramingBytes = 64;
+
 struct DTypeInfo {
   const char* name;
   size_t size;
@@ -100,7 +104,8 @@ std::string shape_json(const int64_t* dims, int ndim) {
   return s;
 }
 
-Status decode_blob(const void* blob, size_t size, TensorView* out, std::vector<uint8_t>* scratch) {
+Status decode_blob(const void* blob, size_t size, TensorView* out, std::vector<uint8_t>* scratch,
+                   uint64_t max_inflated_bytes) {
   const auto* p = static_cast<const uint8_t*>(blob);
   if (!p || size < kBlobHeaderFixed) return Status::invalid("value blob too short");
   if (p[0] != kBlobMagic) return Status::invalid("not a trialdb value blob (bad magic byte)");
@@ -125,7 +130,11 @@ Status decode_blob(const void* blob, size_t size, TensorView* out, std::vector<u
     if (item && (static_cast<uint64_t>(out->numel) > std::numeric_limits<uint64_t>::max() / item ||
                  raw != static_cast<uint64_t>(out->numel) * item))
       return Status::invalid("compressed value blob has a wrong size");
-    if (raw > (uint64_t{1} << 40)) return Status::invalid("compressed value blob too large");
+    if (raw > (n - 8) * kMaxDeflateRatio + kZlibFramingBytes)
+      return Status::invalid("compressed value blob claims an impossible uncompressed size");
+    if (raw > max_inflated_bytes)
+      return Status::invalid("compressed value blob would inflate to " + std::to_string(raw) +
+                             " bytes, over the limit of " + std::to_string(max_inflated_bytes) + " bytes for one value");
     scratch->resize(raw);
     uLongf dest = static_cast<uLongf>(raw);
     if (uncompress(scratch->data(), &dest, data + 8, static_cast<uLong>(n - 8)) != Z_OK || dest != raw)

@@ -45,9 +45,21 @@ struct TensorView {
   size_t data_bytes = 0;
 };
 
+// What a compressed blob may inflate to unless the caller passes its connection's
+// SQLITE_LIMIT_LENGTH: SQLite's default limit on one value (SQLITE_MAX_LENGTH). The ingest
+// compresses only values within its connection's limit, so no blob it wrote inflates past it.
+inline constexpr uint64_t kMaxInflatedBytes = 1000000000;
+
+// zlib's deflate cannot shrink data by more than this factor (plus a few bytes of framing): a
+// compressed blob claiming more is corrupt, whatever the limit.
+inline constexpr uint64_t kMaxDeflateRatio = 1032;
+
 // Validates and decodes. A blob that is not a well-formed value blob is kInvalidInput, saying
-// what is wrong with it; the caller names the tensor or argument.
-Status decode_blob(const void* blob, size_t size, TensorView* out, std::vector<uint8_t>* scratch);
+// what is wrong with it; the caller names the tensor or argument. A compressed blob that would
+// inflate to more than max_inflated_bytes (or more than zlib can produce from its size) is
+// refused before anything is allocated for it.
+Status decode_blob(const void* blob, size_t size, TensorView* out, std::vector<uint8_t>* scratch,
+                   uint64_t max_inflated_bytes = kMaxInflatedBytes);
 
 // Appends a header; the caller appends exactly the data bytes the header implies.
 void append_blob_header(std::string* out, DType dtype, const int64_t* dims, int ndim, uint8_t flags = 0);

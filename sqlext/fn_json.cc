@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "schema/json_depth.h"
 #include "sqlext/json_text.h"
 #include "sqlext/tensor_arg.h"
 
@@ -144,27 +145,6 @@ void at_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 // ---- tensor_from_json -------------------------------------------------------------------------
 
 constexpr int kMaxJsonDepth = kMaxDims + 1;  // +1: complex values nest [re, im] one level deeper
-
-// Nesting depth of JSON text, checked before parsing so deep nesting cannot exhaust the stack.
-int json_depth(std::string_view s) {
-  int depth = 0, max_depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      max_depth = std::max(max_depth, ++depth);
-      if (max_depth > kMaxJsonDepth) return max_depth;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return max_depth;
-}
 
 // JSON has no NaN or Inf, but the JSON that tensor_json, SQLite and Python write for them does
 // appear: numbers that overflow (1e999, SQLite's 9e999) and Python's NaN / Infinity /
@@ -374,9 +354,10 @@ void from_json_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     } else if (!get_text(ctx, argv, 0, fn, "json", &text)) {
       return;
     }
-    if (json_depth(text) > kMaxJsonDepth) return result_errorf(ctx, "%s: JSON nested deeper than %d", fn, kMaxJsonDepth);
     bool special = false;
     text = normalise_special_numbers(text, &special);
+    if (Status st = check_json_depth(text, kMaxJsonDepth); !st.is_ok())
+      return result_errorf(ctx, "%s: %s", fn, st.cause().c_str());
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) return result_errorf(ctx, "%s: argument 1 is not valid JSON", fn);
     if (j.is_object()) return result_errorf(ctx, "%s: expected a number, a string or nested arrays, got an object", fn);

@@ -17,18 +17,6 @@ const char* type_name(int t) {
   }
 }
 
-// zlib cannot inflate more than ~1032 bytes per input byte, so a compressed blob claiming a
-// larger raw size is corrupt; rejecting it here keeps a forged header from making the decoder
-// allocate gigabytes.
-bool plausible_compressed_size(const uint8_t* p, size_t size) {
-  if (size < kBlobHeaderFixed || p[0] != kBlobMagic || !(p[3] & kBlobZlib) || p[2] > kMaxDims) return true;
-  size_t off = kBlobHeaderFixed + 8 * static_cast<size_t>(p[2]);
-  if (size < off + 8) return true;  // the decoder reports the truncation
-  uint64_t raw;
-  std::memcpy(&raw, p + off, 8);
-  uint64_t compressed = size - off - 8;
-  return raw <= compressed * 1032 + 64;
-}
 }  // namespace
 
 void result_errorf(sqlite3_context* ctx, const char* fmt, ...) {
@@ -44,11 +32,9 @@ void result_errorf(sqlite3_context* ctx, const char* fmt, ...) {
   sqlite3_free(msg);
 }
 
-Status decode_checked(const void* blob, size_t size, TensorArg* out) {
-  if (!plausible_compressed_size(static_cast<const uint8_t*>(blob), size))
-    return Status::invalid("compressed value blob claims an impossible uncompressed size");
+Status decode_checked(const void* blob, size_t size, TensorArg* out, uint64_t max_inflated_bytes) {
   try {
-    return decode_blob(blob, size, &out->view, &out->scratch);
+    return decode_blob(blob, size, &out->view, &out->scratch, max_inflated_bytes);
   } catch (const std::bad_alloc&) {
     return Status::invalid("compressed value blob too large to inflate");
   }
@@ -63,7 +49,7 @@ ArgStatus get_tensor(sqlite3_context* ctx, sqlite3_value** argv, int argno, cons
   }
   const void* p = sqlite3_value_blob(argv[argno]);
   size_t n = static_cast<size_t>(sqlite3_value_bytes(argv[argno]));
-  const Status st = decode_checked(p, n, out);
+  const Status st = decode_checked(p, n, out, static_cast<uint64_t>(length_limit(ctx)));
   if (st.is_ok()) return kArgOk;
   result_errorf(ctx, "%s: argument %d: %s", fn, argno + 1, st.cause().c_str());
   return kArgError;

@@ -20,10 +20,11 @@ struct TensorArg {
   std::vector<uint8_t> scratch;
 };
 
-// decode_blob plus the checks sqlext adds (a compressed blob may not claim more than zlib's
-// maximum expansion; allocation failure is an error, not an exception): kInvalidInput saying
-// what is wrong with the blob.
-Status decode_checked(const void* blob, size_t size, TensorArg* out);
+// decode_blob with what sqlext adds: a compressed blob may not inflate past
+// max_inflated_bytes (the connection's SQLITE_LIMIT_LENGTH: nothing larger could be a value
+// there), and allocation failure is an error, not an exception. kInvalidInput saying what is
+// wrong with the blob.
+Status decode_checked(const void* blob, size_t size, TensorArg* out, uint64_t max_inflated_bytes);
 
 // What became of one argument of an SQL function. Not a Status: inside an SQL function an error
 // is not returned but reported to SQLite, which then fails the statement with that message.

@@ -100,7 +100,7 @@ int each_filter(sqlite3_vtab_cursor* cur, int idx_num, const char*, int argc, sq
   try {
     const auto* p = static_cast<const uint8_t*>(sqlite3_value_blob(argv[0]));
     c->blob.assign(p, p + sqlite3_value_bytes(argv[0]));
-    if (const Status st = decode_checked(c->blob.data(), c->blob.size(), &c->t); !st.is_ok()) {
+    if (const Status st = decode_checked(c->blob.data(), c->blob.size(), &c->t, kMaxInflatedBytes); !st.is_ok()) {
       cur->pVtab->zErrMsg = sqlite3_mprintf("tensor_each: argument 1: %s", st.cause().c_str());
       c->t.view = TensorView();
       c->t.view.numel = 0;

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schema/json_depth.h"
+
 namespace trialdb {
 
 using nlohmann::json;
@@ -13,6 +15,10 @@ bool is_collections_path(std::string_view p) {
 }
 
 namespace {
+// smdebug's collections nest five levels (file, collections, one collection, its configs, a
+// mode's config); this leaves room for any definition a writer adds, and no more.
+constexpr int kMaxCollectionsDepth = 64;
+
 bool string_list(const json& o, const char* key, std::vector<std::string>* out) {
   auto it = o.find(key);
   if (it == o.end() || it->is_null()) return true;
@@ -26,6 +32,7 @@ bool string_list(const json& o, const char* key, std::vector<std::string>* out) 
 }  // namespace
 
 Status parse_collections_json(std::string_view text, CollectionsFile* out) {
+  if (Status st = check_json_depth(text, kMaxCollectionsDepth); !st.is_ok()) return st.prefixed("collections file: ");
   json doc = json::parse(text.begin(), text.end(), nullptr, false);
   if (doc.is_discarded()) return Status::invalid("collections file is not valid JSON");
   if (!doc.is_object()) return Status::invalid("collections file is not a JSON object");

@@ -1,5 +1,6 @@
 #include "ingest/format/event_decoder.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <memory>
@@ -61,10 +62,19 @@ bool dtype_from_tf(int tf, DType* out, bool* readable) {
 
 namespace {
 
-// A value built from fewer typed values than its shape (TensorFlow's broadcast, or zeros when
-// there are none) grows from a few bytes on disk; it may not grow past this. Real writers send
-// large values as tensor_content, whose size the record itself bounds.
-constexpr uint64_t kMaxExpandedBytes = 256u << 20;
+// The message of a tensor whose broadcast or padding would grow past what it may.
+Status too_much_growth(const char* what, int64_t numel, uint64_t growth, uint64_t max_growth) {
+  return Status::invalid(std::string(what) + " would expand to a shape of " + std::to_string(numel) +
+                         " elements, adding " + std::to_string(growth) + " bytes beyond the values written; at most " +
+                         std::to_string(max_growth) + " may be added here (the record's share of the ingest's memory)");
+}
+
+// Whether elements added by broadcast or padding (`added` of them, `item` bytes each) stay
+// within max_growth and kMaxExpandedBytes; the division keeps a forged shape from wrapping.
+bool growth_fits(uint64_t added, uint64_t item, uint64_t max_growth) {
+  const uint64_t cap = std::min(max_growth, kMaxExpandedBytes);
+  return added <= cap / item;
+}
 
 // Fills `count` elements of type T from a repeated field, TensorFlow style: none -> zeros,
 // one -> broadcast, fewer -> padded with the last, more -> error.
@@ -83,9 +93,26 @@ Status fill_typed(const Field& field, int64_t numel, std::string* data) {
   return Status::ok();
 }
 
+// How many typed values of `dtype` the TensorProto lists (the field fill_typed reads).
+int typed_value_count(const pb::TensorProto& t, DType dtype) {
+  switch (dtype) {
+    case DType::Float32:
+    case DType::Complex64: return t.float_val_size();
+    case DType::Float64:
+    case DType::Complex128: return t.double_val_size();
+    case DType::Int64: return t.int64_val_size();
+    case DType::Bool: return t.bool_val_size();
+    case DType::Float16:
+    case DType::BFloat16: return t.half_val_size();
+    case DType::UInt32: return t.uint32_val_size();
+    case DType::UInt64: return t.uint64_val_size();
+    default: return t.int_val_size();
+  }
+}
+
 // cut: the tensor_content split_tensor_content() cut out of the payload (t's is then empty),
 // kept as a view; otherwise t's is taken by swap. Either way the content is not copied here.
-Status decode_tensor(pb::TensorProto& t, const std::string_view* cut, DecodedTensor* d) {
+Status decode_tensor(pb::TensorProto& t, const std::string_view* cut, uint64_t max_growth, DecodedTensor* d) {
   const std::string_view content = cut ? *cut : std::string_view(t.tensor_content());
   const auto& shape = t.tensor_shape();
   if (shape.unknown_rank()) return Status::invalid("tensor has unknown rank");
@@ -107,10 +134,9 @@ Status decode_tensor(pb::TensorProto& t, const std::string_view* cut, DecodedTen
         return Status::invalid("string tensor has " + std::to_string(t.string_val_size()) + " values for a shape of " +
                                std::to_string(numel));
     }
-    if (t.string_val_size() == 1 && numel > 1 &&
-        static_cast<uint64_t>(numel) > kMaxExpandedBytes / (4 + t.string_val(0).size()))
-      return Status::invalid("one string value would expand to a shape of " + std::to_string(numel) + " elements (over " +
-                             std::to_string(kMaxExpandedBytes >> 20) + " MiB)");
+    const uint64_t string_item = 4 + (t.string_val_size() == 1 ? t.string_val(0).size() : 0);
+    if (t.string_val_size() == 1 && numel > 1 && !growth_fits(static_cast<uint64_t>(numel) - 1, string_item, max_growth))
+      return too_much_growth("one string value", numel, (static_cast<uint64_t>(numel) - 1) * string_item, max_growth);
     for (int64_t i = 0; i < numel; ++i) {
       const std::string& s = t.string_val(t.string_val_size() == 1 ? 0 : static_cast<int>(i));
       uint32_t len = static_cast<uint32_t>(s.size());
@@ -138,9 +164,16 @@ Status decode_tensor(pb::TensorProto& t, const std::string_view* cut, DecodedTen
     }
     return Status::ok();
   }
-  if (static_cast<uint64_t>(numel) > kMaxExpandedBytes / item)
-    return Status::invalid("typed values would expand to a shape of " + std::to_string(numel) + " elements (over " +
-                           std::to_string(kMaxExpandedBytes >> 20) + " MiB)");
+  // Complex values list two numbers per element; what is written needs no bound (the record
+  // holds it), what is added does.
+  const uint64_t listed = static_cast<uint64_t>(typed_value_count(t, d->dtype));
+  const uint64_t per_element = d->dtype == DType::Complex64 || d->dtype == DType::Complex128 ? 2 : 1;
+  const uint64_t written = listed / per_element;
+  if (written < static_cast<uint64_t>(numel) &&
+      !growth_fits(static_cast<uint64_t>(numel) - written, item, max_growth)) {
+    const uint64_t added = static_cast<uint64_t>(numel) - written;
+    return too_much_growth("typed values", numel, added > UINT64_MAX / item ? UINT64_MAX : added * item, max_growth);
+  }
   switch (d->dtype) {
     case DType::Float32: return fill_typed<float>(t.float_val(), numel, &d->data);
     case DType::Float64: return fill_typed<double>(t.double_val(), numel, &d->data);
@@ -202,8 +235,8 @@ constexpr size_t kArenaBlockBytes = 16u << 10;   // holds a small record's tree;
 
 // cut: the contents split_tensor_content() took out of payload, one per Summary.Value; null when
 // payload is the record as written.
-Status parse_and_decode(std::string_view payload, const std::vector<std::string_view>* cut, pb::Event& ev,
-                        std::vector<DecodedTensor>* out) {
+Status parse_and_decode(std::string_view payload, const std::vector<std::string_view>* cut, uint64_t max_growth,
+                        pb::Event& ev, std::vector<DecodedTensor>* out) {
   if (!ev.ParseFromArray(payload.data(), static_cast<int>(payload.size())))
     return Status::invalid("event protobuf does not parse");
   if (!ev.has_summary()) return Status::ok();
@@ -228,7 +261,7 @@ Status parse_and_decode(std::string_view payload, const std::vector<std::string_
       }
     }
     if (v.has_tensor()) {
-      if (Status st = decode_tensor(*v.mutable_tensor(), content, &d); !st.is_ok())
+      if (Status st = decode_tensor(*v.mutable_tensor(), content, max_growth, &d); !st.is_ok())
         return st.prefixed("tensor '" + d.tag + "': ");
     } else if (v.histo().empty()) {
       float f = v.simple_value();  // a TensorBoard scalar: keep it as a 0-d float32
@@ -244,7 +277,15 @@ Status parse_and_decode(std::string_view payload, const std::vector<std::string_
 
 }  // namespace
 
-Status decode_event(std::string_view payload, std::vector<DecodedTensor>* out, size_t borrow_from_bytes) {
+uint64_t record_growth_share(uint64_t record_bytes, uint64_t file_bytes) {
+  if (file_bytes == 0 || record_bytes >= file_bytes) return record_bytes + kGrowthFloorBytes;
+  // record_bytes * floor / file_bytes without overflow: the quotient is below the floor.
+  const long double floor_share = static_cast<long double>(kGrowthFloorBytes) * record_bytes / file_bytes;
+  return record_bytes + static_cast<uint64_t>(floor_share);
+}
+
+Status decode_event(std::string_view payload, std::vector<DecodedTensor>* out, size_t borrow_from_bytes,
+                    uint64_t max_growth_bytes) {
   std::string stripped;
   std::vector<std::string_view> contents;
   const std::vector<std::string_view>* cut = nullptr;
@@ -254,7 +295,7 @@ Status decode_event(std::string_view payload, std::vector<DecodedTensor>* out, s
   }
   if (payload.size() > kArenaMaxBytes) {
     pb::Event ev;
-    return parse_and_decode(payload, cut, ev, out);
+    return parse_and_decode(payload, cut, max_growth_bytes, ev, out);
   }
   struct ThreadArena {
     std::unique_ptr<char[]> block{new char[kArenaBlockBytes]};   // heap, not 16 KiB of TLS per thread
@@ -265,7 +306,7 @@ Status decode_event(std::string_view payload, std::vector<DecodedTensor>* out, s
     google::protobuf::Arena& a;
     ~ResetAfter() { a.Reset(); }   // also on an early return: nothing outlives the call
   } reset{t.arena};
-  return parse_and_decode(payload, cut, *google::protobuf::Arena::CreateMessage<pb::Event>(&t.arena), out);
+  return parse_and_decode(payload, cut, max_growth_bytes, *google::protobuf::Arena::CreateMessage<pb::Event>(&t.arena), out);
 }
 
 }  // namespace trialdb

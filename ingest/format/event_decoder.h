@@ -46,7 +46,28 @@ struct DecodedTensor {
 // on a per-thread protobuf arena; nothing in *out refers to it.
 // In payloads of at least borrow_from_bytes, tensor_content is not copied: the tensor is
 // `borrowed` from the payload (tensor_content_split.h). Either way the tensors are the same.
-Status decode_event(std::string_view payload, std::vector<DecodedTensor>* out, size_t borrow_from_bytes = SIZE_MAX);
+// Typed values that TensorFlow broadcasts or pads (one float_val over a shape of 10^9) grow from
+// a few bytes to whatever the shape says: the elements so added may take at most
+// max_growth_bytes (and never more than kMaxExpandedBytes); beyond that the tensor is
+// kInvalidInput, before anything is allocated for it.
+Status decode_event(std::string_view payload, std::vector<DecodedTensor>* out, size_t borrow_from_bytes = SIZE_MAX,
+                    uint64_t max_growth_bytes = UINT64_MAX);
+
+// The most one tensor's broadcast or padded typed values may expand to. Real writers send large
+// values as tensor_content, whose size the record itself bounds.
+inline constexpr uint64_t kMaxExpandedBytes = 256u << 20;
+
+// What a file's broadcasts may add, all together, beyond its event bytes: a small value
+// broadcast from a tiny file still decodes.
+inline constexpr uint64_t kGrowthFloorBytes = 1u << 20;
+
+// One record's share of what its file's broadcasts may add (for decode_event's
+// max_growth_bytes): the file may grow by its own size plus kGrowthFloorBytes, split in
+// proportion to the records' sizes. A per-record share keeps the bound independent of the order
+// in which threads decode the records, so the same file always gets the same errors; and since
+// the ingest holds a file's event bytes within its read-ahead budget, what the file's values
+// decode to stays within twice that.
+uint64_t record_growth_share(uint64_t record_bytes, uint64_t file_bytes);
 
 // TensorFlow DataType number -> our dtype (smdebug's reading of it). false when unknown.
 bool dtype_from_tf(int tf_dtype, DType* out, bool* smdebug_readable);

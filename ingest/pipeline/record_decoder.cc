@@ -70,7 +70,8 @@ DecodedRecord decode_record(const IndexEntry& e, int64_t step, std::string_view 
     return d;
   }
   std::vector<DecodedTensor> decoded;
-  if (Status st = decode_event(r.payload, &decoded, kBorrowContentBytes); !st.is_ok()) {
+  if (Status st = decode_event(r.payload, &decoded, kBorrowContentBytes, record_growth_share(e.length, span.size()));
+      !st.is_ok()) {
     d.error = where(e, event_file) + ": " + st.cause();
     return d;
   }

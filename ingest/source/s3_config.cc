@@ -2,6 +2,7 @@
 #include "ingest/source/s3_config.h"
 
 #include <cstdlib>
+#include <string_view>
 
 #include "ingest/source/source.h"
 
@@ -9,12 +10,71 @@ namespace trialdb {
 
 namespace {
 
+// Longest character reference match_char reads ("&#x" and digits) before giving up.
+constexpr size_t kMaxCharRefBytes = 10;
+
 bool is_bucket_char(char c) {
   // Real S3 allows [a-z0-9.-]; S3-compatible servers are laxer, so only refuse what would break
   // the URL or the host name.
   unsigned char u = static_cast<unsigned char>(c);
   return u > 0x20 && u < 0x7f && c != '/' && c != '?' && c != '#' && c != '%' && c != '\\' &&
          c != '@' && c != ':';
+}
+
+// What a secret becomes in a message.
+constexpr std::string_view kRedacted = "***";
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The character "%HH" at s[at] stands for (any case of hex digits), or -1.
+int percent_char(std::string_view s, size_t at) {
+  if (at + 3 > s.size() || s[at] != '%') return -1;
+  const int hi = hex_value(s[at + 1]), lo = hex_value(s[at + 2]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+// Where one character c, written in one of the encodings a message can carry it in, ends when
+// it starts at s[at]; npos when it is not there. The encodings: as is; percent-encoded (URLs,
+// any hex case), twice percent-encoded ("%252F"); JSON-escaped ("\/", "\u002F"); an XML or HTML
+// character reference ("&#47;", "&#x2f;"); '+' for a space (form encoding).
+size_t match_char(std::string_view s, size_t at, unsigned char c) {
+  if (at >= s.size()) return std::string::npos;
+  if (static_cast<unsigned char>(s[at]) == c || (c == ' ' && s[at] == '+')) return at + 1;
+  if (percent_char(s, at) == c) return at + 3;
+  if (percent_char(s, at) == '%' && percent_char("%" + std::string(s.substr(at + 3, 2)), 0) == c) return at + 5;
+  if (s[at] == '\\' && at + 1 < s.size() && static_cast<unsigned char>(s[at + 1]) == c) return at + 2;
+  if (s.substr(at, 2) == "\\u" && at + 6 <= s.size()) {
+    int v = 0;
+    for (size_t i = at + 2; i < at + 6; ++i) v = hex_value(s[i]) < 0 ? -0x10000 : v * 16 + hex_value(s[i]);
+    if (v == c) return at + 6;
+  }
+  if (s.substr(at, 2) == "&#") {
+    const bool hex = at + 2 < s.size() && (s[at + 2] == 'x' || s[at + 2] == 'X');
+    int v = 0;
+    size_t i = at + (hex ? 3 : 2);
+    for (; i < s.size() && s[i] != ';' && i < at + kMaxCharRefBytes; ++i) {
+      const int d = hex ? hex_value(s[i]) : (s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : -1);
+      if (d < 0) return std::string::npos;
+      v = v * (hex ? 16 : 10) + d;
+    }
+    if (i < s.size() && s[i] == ';' && v == c) return i + 1;
+  }
+  return std::string::npos;
+}
+
+// Where `secret`, each of its characters in any encoding match_char knows, ends when it starts
+// at s[at]; npos when it is not there.
+size_t match_encoded(std::string_view s, size_t at, std::string_view secret) {
+  for (char c : secret) {
+    at = match_char(s, at, static_cast<unsigned char>(c));
+    if (at == std::string::npos) return at;
+  }
+  return at;
 }
 
 std::string strip_slashes(std::string s) {
@@ -138,7 +198,17 @@ S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env, const
 std::string s3_redact(std::string message, const S3Config& config) {
   for (const std::string* secret : {&config.secret_access_key, &config.session_token}) {
     if (secret->empty()) continue;
-    for (size_t at; (at = message.find(*secret)) != std::string::npos;) message.replace(at, secret->size(), "***");
+    std::string out;
+    for (size_t at = 0; at < message.size();) {
+      const size_t end = match_encoded(message, at, *secret);
+      if (end == std::string::npos) {
+        out.push_back(message[at++]);
+      } else {
+        out += kRedacted;
+        at = end;
+      }
+    }
+    message = std::move(out);
   }
   return message;
 }

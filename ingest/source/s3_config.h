@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "ingest/source/aws_shared_config.h"
+#include "schema/status.h"
 
 namespace trialdb {
 
@@ -60,8 +61,25 @@ std::optional<std::string> process_env(const char* name);  // getenv; empty coun
 S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env = process_env,
                            const FileLookup& files = read_text_file);
 
-// The message with the secret key and session token (should a server ever echo one) replaced by ***.
+// The message with the secret key and session token (should a server ever echo one) replaced by
+// ***, in whatever encoding they appear: as is, percent-encoded (once or twice, any hex case),
+// JSON-escaped, as XML character references, form-encoded. The one redaction of S3 messages:
+// every error S3Http and S3Source throw passes through it.
 std::string s3_redact(std::string message, const S3Config& config);
+
+// Runs fn; an Error it throws leaves with its message (cause and file) through s3_redact. The
+// public entries of S3Http and S3Source run their whole work inside it, so no message built
+// anywhere below them (server bodies, headers, XML snippets, libcurl's words) escapes unredacted.
+template <class Fn>
+auto s3_redacting(const S3Config& config, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const Error& e) {
+    const Status& st = e.status();
+    throw Error(Status(st.kind(), s3_redact(st.cause(), config), s3_redact(st.file(), config), st.step()),
+                e.sqlite_code());
+  }
+}
 
 // RFC 3986 percent-encoding as S3's SigV4 canonical form wants it: unreserved characters stay,
 // everything else becomes %XX (upper case). keep_slash keeps '/' (object key paths).

@@ -57,10 +57,12 @@ bool is_transient_curl_error(CURLcode rc) {
   }
 }
 
-size_t on_body(char* data, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
-  return size * n;
-}
+// The most a response to a request without a range may bring (decoded, when the server
+// compressed it): such requests fetch listing pages, index and collections files and error
+// bodies, all far smaller. A body beyond it is refused rather than held, whatever
+// Content-Encoding made it grow to.
+constexpr uint64_t kMaxWholeBodyBytes = 64u << 20;
+constexpr long kHttpOk = 200, kHttpPartial = 206;
 
 bool header_is(std::string_view line, std::string_view name) {
   if (line.size() <= name.size() || line[name.size()] != ':') return false;
@@ -89,6 +91,47 @@ struct S3Http::Transfer {
   Clock::time_point ready_at{};
   std::string last_failure;
   bool range_past_end = false;
+  // How much of the body to keep, decided at its first byte: a ranged GET's range (cut out of
+  // the whole object when the server ignored Range), anything else (listings, whole files,
+  // error bodies) at most kMaxWholeBodyBytes.
+  bool body_started = false;
+  bool body_is_range = false;  // the body is the requested range's bytes (206, or 200 cut down)
+  uint64_t body_skip = 0;      // bytes still to drop before the range begins (200 to a ranged GET)
+  uint64_t body_limit = kMaxWholeBodyBytes;
+  bool body_full = false;      // body_limit reached: the transfer was stopped there
+  bool range_ignored = false;  // 200 to a ranged GET: answered as the 206 it should have been
+
+  void start_body() {
+    body_started = true;
+    long status = 0;
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    if (!request->range || (status != kHttpOk && status != kHttpPartial)) return;
+    body_is_range = true;
+    body_limit = request->range->second - request->range->first + 1;
+    if (status == kHttpOk) {
+      range_ignored = true;
+      body_skip = request->range->first;
+    }
+  }
+
+  static size_t on_body(char* data, size_t size, size_t n, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    std::string& body = t->response.body;
+    const size_t bytes = size * n;
+    if (!t->body_started) t->start_body();
+    std::string_view in(data, bytes);
+    const size_t skipped = static_cast<size_t>(std::min<uint64_t>(t->body_skip, in.size()));
+    t->body_skip -= skipped;
+    in.remove_prefix(skipped);
+    if (in.size() <= t->body_limit - body.size()) {
+      body.append(in);
+      return bytes;
+    }
+    // Keep what fits, then stop the transfer (CURLE_WRITE_ERROR, recognised in run()).
+    body.append(in.substr(0, static_cast<size_t>(t->body_limit - body.size())));
+    t->body_full = true;
+    return 0;
+  }
 
   static size_t on_header(char* data, size_t size, size_t n, void* user) {
     auto* t = static_cast<Transfer*>(user);
@@ -151,8 +194,6 @@ void S3Http::release_lane(std::unique_ptr<Lane> lane) {
   free_lanes_.push_back(std::move(lane));
 }
 
-std::string S3Http::redact(std::string message) const { return s3_redact(std::move(message), config_); }
-
 std::chrono::milliseconds S3Http::backoff(Lane& lane, int attempt) const {
   // Exponential with "equal jitter": half the step is fixed, half random, so retries from many
   // clients spread out yet still back off.
@@ -179,6 +220,9 @@ void S3Http::start(Lane& lane, Transfer& t) {
   t.response.bucket_region.clear();
   t.response.status = 0;
   t.range_past_end = false;
+  t.body_started = t.body_is_range = t.body_full = t.range_ignored = false;
+  t.body_skip = 0;
+  t.body_limit = kMaxWholeBodyBytes;
   t.errbuf[0] = '\0';
   ++t.response.attempts;
   ++exchanges_;
@@ -199,15 +243,17 @@ void S3Http::start(Lane& lane, Transfer& t) {
   curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);  // the signed path must be the path sent
   curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &t.response.body);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.errbuf);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.tuning.connect_timeout.count()));
   curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.tuning.request_timeout.count()));
-  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");  // gzip'd XML listings, if the server offers
+  // gzip'd XML listings, if the server offers (decoded within body_limit). A range is of the
+  // object's stored bytes, so ranged GETs take them as sent: no decoding.
+  if (!t.request->range) curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
 #if LIBCURL_VERSION_NUM >= 0x075500
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 #endif
@@ -243,7 +289,7 @@ std::vector<S3Response> S3Http::perform(const std::vector<S3Request>& requests) 
     std::unique_ptr<Lane>& lane;
     ~Return() { self->release_lane(std::move(lane)); }
   } give_back{this, lane};
-  return run(*lane, requests);
+  return s3_redacting(config_, [&] { return run(*lane, requests); });
 }
 
 std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& requests) {
@@ -304,6 +350,12 @@ std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& re
         t->response.status = 416;
         t->response.body.clear();
       }
+      if (t->body_full && !t->body_is_range)
+        throw Error(ErrorKind::kIo, "S3 " + t->request->what + ": the response body is over " +
+                                        std::to_string(kMaxWholeBodyBytes) + " bytes (decoded), more than any listing, "
+                                        "index or collections file; refused rather than held");
+      if (t->body_full && rc == CURLE_WRITE_ERROR) rc = CURLE_OK;   // the range is all there
+      if (t->range_ignored && rc == CURLE_OK) t->response.status = kHttpPartial;
       curl_multi_remove_handle(lane.multi, t->easy);
       lane.idle.push_back(t->easy);
       t->easy = nullptr;
@@ -313,13 +365,13 @@ std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& re
       if (!why.empty()) {
         t->last_failure = why;
         if (t->response.attempts >= config_.tuning.max_attempts)
-          throw Error(ErrorKind::kIo, redact("S3 " + t->request->what + ": gave up after " +
-                                   std::to_string(t->response.attempts) + " attempts; last failure: " + why));
+          throw Error(ErrorKind::kIo, "S3 " + t->request->what + ": gave up after " +
+                                   std::to_string(t->response.attempts) + " attempts; last failure: " + why);
         t->ready_at = Clock::now() + backoff(lane, t->response.attempts);
         waiting.push_back(t);
       } else if (rc != CURLE_OK) {
-        throw Error(ErrorKind::kIo, redact("S3 " + t->request->what + ": " + curl_easy_strerror(rc) +
-                                 (t->errbuf[0] ? std::string(" (") + t->errbuf + ")" : "")));
+        throw Error(ErrorKind::kIo, "S3 " + t->request->what + ": " + curl_easy_strerror(rc) +
+                                 (t->errbuf[0] ? std::string(" (") + t->errbuf + ")" : ""));
       }
     }
 

@@ -74,7 +74,6 @@ class S3Http {
   // What to do with a finished transfer: "" = done, otherwise why it should be retried.
   std::string transient_failure(const Transfer& t, CURLcode rc) const;
   std::chrono::milliseconds backoff(Lane& lane, int attempt) const;
-  std::string redact(std::string message) const;
 
   S3Config config_;
   std::string userpwd_;

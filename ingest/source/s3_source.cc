@@ -71,7 +71,7 @@ void S3Source::fail(const S3Response& r, const std::string& op, const std::strin
       msg += ": access refused; check " + config_.credentials_from + ", and that they may read bucket '" +
              location_.bucket + "'";
   }
-  throw Error(ErrorKind::kIo, s3_redact(msg, config_));
+  throw Error(ErrorKind::kIo, msg);
 }
 
 void S3Source::check_object_response(const S3Response& r, const std::string& op, const std::string& key) const {
@@ -85,55 +85,59 @@ void S3Source::check_object_response(const S3Response& r, const std::string& op,
 }
 
 std::vector<SourceFile> S3Source::list(const std::string& prefix, const std::string& start_after) {
-  const std::string base = location_.prefix.empty() ? "" : location_.prefix + "/";
-  const std::string key_prefix = base + prefix;
-  const std::string bucket_url = s3_object_url(config_, location_.bucket, "");
-  std::string after = start_after.empty() ? "" : base + start_after;
-  std::string token;
-  std::vector<SourceFile> files;
+  return s3_redacting(config_, [&]() -> std::vector<SourceFile> {
+    const std::string base = location_.prefix.empty() ? "" : location_.prefix + "/";
+    const std::string key_prefix = base + prefix;
+    const std::string bucket_url = s3_object_url(config_, location_.bucket, "");
+    std::string after = start_after.empty() ? "" : base + start_after;
+    std::string token;
+    std::vector<SourceFile> files;
 
-  for (;;) {
-    // Parameters in canonical (sorted, encoded) order: older libcurl signs the query as sent.
-    std::string query;
-    if (!token.empty()) query += "continuation-token=" + s3_uri_encode(token, false) + "&";
-    query += "list-type=2&max-keys=" + std::to_string(config_.tuning.list_page_size);
-    if (!key_prefix.empty()) query += "&prefix=" + s3_uri_encode(key_prefix, false);
-    if (!after.empty()) query += "&start-after=" + s3_uri_encode(after, false);
+    for (;;) {
+      // Parameters in canonical (sorted, encoded) order: older libcurl signs the query as sent.
+      std::string query;
+      if (!token.empty()) query += "continuation-token=" + s3_uri_encode(token, false) + "&";
+      query += "list-type=2&max-keys=" + std::to_string(config_.tuning.list_page_size);
+      if (!key_prefix.empty()) query += "&prefix=" + s3_uri_encode(key_prefix, false);
+      if (!after.empty()) query += "&start-after=" + s3_uri_encode(after, false);
 
-    S3Request req{bucket_url + "?" + query, "LIST " + s3_name(key_prefix), std::nullopt};
-    S3Response r = http_.perform(req);
-    if (r.status != 200) fail(r, "LIST", key_prefix);
-    S3ListPage page = parse_list_objects_v2(r.body);
+      S3Request req{bucket_url + "?" + query, "LIST " + s3_name(key_prefix), std::nullopt};
+      S3Response r = http_.perform(req);
+      if (r.status != 200) fail(r, "LIST", key_prefix);
+      S3ListPage page = parse_list_objects_v2(r.body);
 
-    for (S3Object& o : page.objects) {
-      if (o.key.compare(0, key_prefix.size(), key_prefix) != 0) continue;  // not ours (defensive)
-      std::string rel = o.key.substr(base.size());
-      // "folder/" placeholder objects made by consoles and sync tools are not files.
-      if (rel.empty() || rel.back() == '/') continue;
-      if (!start_after.empty() && rel <= start_after) continue;
-      files.push_back(SourceFile{std::move(rel), o.size});
+      for (S3Object& o : page.objects) {
+        if (o.key.compare(0, key_prefix.size(), key_prefix) != 0) continue;  // not ours (defensive)
+        std::string rel = o.key.substr(base.size());
+        // "folder/" placeholder objects made by consoles and sync tools are not files.
+        if (rel.empty() || rel.back() == '/') continue;
+        if (!start_after.empty() && rel <= start_after) continue;
+        files.push_back(SourceFile{std::move(rel), o.size});
+      }
+      if (!page.truncated) break;
+      if (!page.next_continuation_token.empty()) {
+        token = page.next_continuation_token;
+      } else if (!page.objects.empty()) {
+        token.clear();  // a server without tokens: continue after the last key, ListObjects-V1 style
+        after = page.objects.back().key;
+      } else {
+        throw Error(ErrorKind::kIo, "S3 LIST " + s3_name(key_prefix) +
+                          ": the server said the listing is truncated but gave no way to continue");
+      }
     }
-    if (!page.truncated) break;
-    if (!page.next_continuation_token.empty()) {
-      token = page.next_continuation_token;
-    } else if (!page.objects.empty()) {
-      token.clear();  // a server without tokens: continue after the last key, ListObjects-V1 style
-      after = page.objects.back().key;
-    } else {
-      throw Error(ErrorKind::kIo, "S3 LIST " + s3_name(key_prefix) +
-                        ": the server said the listing is truncated but gave no way to continue");
-    }
-  }
-  std::sort(files.begin(), files.end(), [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
-  return files;
+    std::sort(files.begin(), files.end(), [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
+    return files;
+  });
 }
 
 std::optional<std::string> S3Source::read(const std::string& path) {
-  const std::string key = key_of(path);
-  S3Response r = http_.perform(S3Request{s3_object_url(config_, location_.bucket, key), "GET " + s3_name(key), {}});
-  if (r.status == 200) return std::move(r.body);
-  check_object_response(r, "GET", key);
-  return std::nullopt;
+  return s3_redacting(config_, [&]() -> std::optional<std::string> {
+    const std::string key = key_of(path);
+    S3Response r = http_.perform(S3Request{s3_object_url(config_, location_.bucket, key), "GET " + s3_name(key), {}});
+    if (r.status == 200) return std::move(r.body);
+    check_object_response(r, "GET", key);
+    return std::nullopt;
+  });
 }
 
 std::optional<std::string> S3Source::range_body(S3Response& r, const std::string& key, uint64_t offset,
@@ -148,7 +152,8 @@ std::optional<std::string> S3Source::range_body(S3Response& r, const std::string
     if (r.body.size() > length) r.body.resize(length);
     return std::move(r.body);
   }
-  if (r.status == 200) {  // the server ignored Range and sent the whole object
+  // The server ignored Range: S3Http cuts the range out and answers 206, unless the object is empty.
+  if (r.status == 200) {
     if (offset >= r.body.size()) return std::string();
     return r.body.substr(offset, std::min<uint64_t>(length, r.body.size() - offset));
   }
@@ -163,72 +168,76 @@ std::optional<std::string> S3Source::read_range(const std::string& path, uint64_
 }
 
 std::vector<std::optional<std::string>> S3Source::read_ranges(const std::vector<Range>& ranges) {
-  // Coalesce: sort by (path, offset) and merge neighbours of one object into spans.
-  std::vector<size_t> order(ranges.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return std::tie(ranges[a].path, ranges[a].offset) < std::tie(ranges[b].path, ranges[b].offset);
+  return s3_redacting(config_, [&]() -> std::vector<std::optional<std::string>> {
+    // Coalesce: sort by (path, offset) and merge neighbours of one object into spans.
+    std::vector<size_t> order(ranges.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::tie(ranges[a].path, ranges[a].offset) < std::tie(ranges[b].path, ranges[b].offset);
+    });
+    constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max() - 1;
+    auto end_of = [&](const Range& r) { return r.length > kMax - r.offset ? kMax : r.offset + r.length; };
+
+    struct Span {
+      std::string key;
+      uint64_t first = 0, end = 0;  // [first, end)
+    };
+    std::vector<Span> spans;
+    std::vector<size_t> span_of(ranges.size());
+    for (size_t i : order) {
+      const Range& r = ranges[i];
+      uint64_t end = end_of(r);
+      if (!spans.empty() && spans.back().key == key_of(r.path) &&
+          (r.offset <= spans.back().end || r.offset - spans.back().end <= kCoalesceGap) &&
+          std::max(end, spans.back().end) - spans.back().first <= kMaxSpan) {
+        spans.back().end = std::max(spans.back().end, end);
+      } else {
+        spans.push_back(Span{key_of(r.path), r.offset, end});
+      }
+      span_of[i] = spans.size() - 1;
+    }
+
+    std::vector<S3Request> requests;
+    requests.reserve(spans.size());
+    for (const Span& s : spans) {
+      // An empty span still asks for one byte: whether the object exists is the answer wanted.
+      uint64_t last = s.end > s.first ? s.end - 1 : s.first;
+      requests.push_back(S3Request{s3_object_url(config_, location_.bucket, s.key), "GET " + s3_name(s.key),
+                                   std::make_pair(s.first, last)});
+    }
+    std::vector<S3Response> responses = http_.perform(requests);
+
+    std::vector<std::optional<std::string>> span_data(spans.size());
+    for (size_t k = 0; k < spans.size(); ++k)
+      span_data[k] = range_body(responses[k], spans[k].key, spans[k].first, spans[k].end - spans[k].first);
+
+    std::vector<std::optional<std::string>> out(ranges.size());
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const std::optional<std::string>& data = span_data[span_of[i]];
+      if (!data) continue;
+      uint64_t rel = ranges[i].offset - spans[span_of[i]].first;
+      if (rel >= data->size()) {
+        out[i] = std::string();
+      } else {
+        out[i] = data->substr(rel, std::min<uint64_t>(ranges[i].length, data->size() - rel));
+      }
+    }
+    return out;
   });
-  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max() - 1;
-  auto end_of = [&](const Range& r) { return r.length > kMax - r.offset ? kMax : r.offset + r.length; };
-
-  struct Span {
-    std::string key;
-    uint64_t first = 0, end = 0;  // [first, end)
-  };
-  std::vector<Span> spans;
-  std::vector<size_t> span_of(ranges.size());
-  for (size_t i : order) {
-    const Range& r = ranges[i];
-    uint64_t end = end_of(r);
-    if (!spans.empty() && spans.back().key == key_of(r.path) &&
-        (r.offset <= spans.back().end || r.offset - spans.back().end <= kCoalesceGap) &&
-        std::max(end, spans.back().end) - spans.back().first <= kMaxSpan) {
-      spans.back().end = std::max(spans.back().end, end);
-    } else {
-      spans.push_back(Span{key_of(r.path), r.offset, end});
-    }
-    span_of[i] = spans.size() - 1;
-  }
-
-  std::vector<S3Request> requests;
-  requests.reserve(spans.size());
-  for (const Span& s : spans) {
-    // An empty span still asks for one byte: whether the object exists is the answer wanted.
-    uint64_t last = s.end > s.first ? s.end - 1 : s.first;
-    requests.push_back(S3Request{s3_object_url(config_, location_.bucket, s.key), "GET " + s3_name(s.key),
-                                 std::make_pair(s.first, last)});
-  }
-  std::vector<S3Response> responses = http_.perform(requests);
-
-  std::vector<std::optional<std::string>> span_data(spans.size());
-  for (size_t k = 0; k < spans.size(); ++k)
-    span_data[k] = range_body(responses[k], spans[k].key, spans[k].first, spans[k].end - spans[k].first);
-
-  std::vector<std::optional<std::string>> out(ranges.size());
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    const std::optional<std::string>& data = span_data[span_of[i]];
-    if (!data) continue;
-    uint64_t rel = ranges[i].offset - spans[span_of[i]].first;
-    if (rel >= data->size()) {
-      out[i] = std::string();
-    } else {
-      out[i] = data->substr(rel, std::min<uint64_t>(ranges[i].length, data->size() - rel));
-    }
-  }
-  return out;
 }
 
 bool S3Source::exists(const std::string& path) {
-  const std::string key = key_of(path);
-  // A one-byte GET rather than HEAD: a HEAD 404 has no body, so it could not tell a missing key
-  // (wait for it) from a missing bucket (an error). Empty objects answer 416, which also means
-  // "exists".
-  S3Response r = http_.perform(
-      S3Request{s3_object_url(config_, location_.bucket, key), "GET " + s3_name(key), std::make_pair(uint64_t{0}, uint64_t{0})});
-  if (r.status == 200 || r.status == 206 || r.status == 416) return true;
-  check_object_response(r, "GET", key);
-  return false;
+  return s3_redacting(config_, [&]() -> bool {
+    const std::string key = key_of(path);
+    // A one-byte GET rather than HEAD: a HEAD 404 has no body, so it could not tell a missing key
+    // (wait for it) from a missing bucket (an error). Empty objects answer 416, which also means
+    // "exists".
+    S3Response r = http_.perform(
+        S3Request{s3_object_url(config_, location_.bucket, key), "GET " + s3_name(key), std::make_pair(uint64_t{0}, uint64_t{0})});
+    if (r.status == 200 || r.status == 206 || r.status == 416) return true;
+    check_object_response(r, "GET", key);
+    return false;
+  });
 }
 
 std::unique_ptr<TrialSource> make_s3_source(const std::string& url, const S3Options& options) {

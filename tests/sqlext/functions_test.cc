@@ -115,7 +115,7 @@ TEST_F(Fn, FromJsonErrors) {
   EXPECT_EQ(q("SELECT tensor_from_json('[1]', 'int3')"), "ERROR: tensor_from_json: unknown dtype 'int3'");
   EXPECT_EQ(q("SELECT tensor_from_json('[1, \"a\"]')"), "ERROR: tensor_from_json: element 1 (\"a\"): not a number");
   EXPECT_EQ(q("SELECT tensor_from_json('" + std::string(40, '[') + std::string(40, ']') + "')"),
-            "ERROR: tensor_from_json: JSON nested deeper than 33");
+            "ERROR: tensor_from_json: JSON nested deeper than 33 levels");
   EXPECT_EQ(q("SELECT tensor_from_json('[1,2,3]', 'complex64')"),
             "ERROR: tensor_from_json: complex values are given as [re, im] pairs (last dimension 2)");
 }
