@@ -45,8 +45,6 @@ std::string interval_range() {
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
 
-bool is_s3(const std::string& location) { return location.rfind("s3://", 0) == 0; }
-
 struct IngestArgs {
   std::string path, db, name, endpoint, region, on_finding;
   std::vector<std::string> params;
@@ -92,7 +90,7 @@ void print_findings(const std::vector<rules::Finding>& fs) {
 int run(const IngestArgs& a) {
   // Something other than a folder (a file) will never become a trial folder, not even for --follow.
   std::error_code ec;
-  if (!is_s3(a.path) && std::filesystem::exists(a.path, ec) && !std::filesystem::is_directory(a.path, ec))
+  if (!is_s3_location(a.path) && std::filesystem::exists(a.path, ec) && !std::filesystem::is_directory(a.path, ec))
     throw Error(Status::usage("not a directory (expected a trial folder)").at(a.path));
   std::unique_ptr<Database> opened = open_db(a.db, OpenMode::kCreate, write_combining_vfs_name());
   Database& db = *opened;
@@ -107,7 +105,7 @@ int run(const IngestArgs& a) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     bool told = false;
-    while (!g_stop && !is_s3(a.path) && !std::filesystem::is_directory(a.path)) {
+    while (!g_stop && !is_s3_location(a.path) && !std::filesystem::is_directory(a.path)) {
       if (!told && !a.quiet) std::cerr << "trialdb: waiting for " << printable(a.path) << " to appear\n";
       told = true;
       std::this_thread::sleep_for(std::chrono::duration<double>(a.interval));

@@ -16,7 +16,7 @@ std::optional<std::string> read_at_most(TrialSource& source, const std::string& 
 }
 
 std::unique_ptr<TrialSource> open_source(const std::string& location, const SourceOptions& options) {
-  if (location.rfind("s3://", 0) == 0) {
+  if (is_s3_location(location)) {
     S3Options s3;
     s3.endpoint = options.s3_endpoint;
     s3.region = options.s3_region;

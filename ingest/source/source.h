@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,9 @@ struct SourceOptions {
   std::string s3_region;             // --region, else AWS_REGION / AWS_DEFAULT_REGION
   std::optional<bool> s3_path_style; // --path-style, else automatic
 };
+
+// Whether a location names an S3 prefix (s3://bucket/prefix) rather than a local folder.
+inline bool is_s3_location(std::string_view location) { return location.substr(0, 5) == "s3://"; }
 
 // Opens a local folder or an s3://bucket/prefix URL.
 std::unique_ptr<TrialSource> open_source(const std::string& location, const SourceOptions& options = {});
