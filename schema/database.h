@@ -11,9 +11,10 @@
 
 namespace trialdb {
 
-inline constexpr int kSchemaVersion = 5;   // 2: value.dtype is a code; 3: small blobs in value.data;
+inline constexpr int kSchemaVersion = 6;   // 2: value.dtype is a code; 3: small blobs in value.data;
                                            // 4: value clustered by (tensor, step, worker);
-                                           // 5: value.tensor_step, trial.complete_through
+                                           // 5: value.tensor_step, trial.complete_through;
+                                           // 6: value_distribution, value_histogram, bucket_octave
 
 // How long a connection waits for another one's lock before SQLITE_BUSY.
 inline constexpr int kBusyTimeoutMs = 30000;

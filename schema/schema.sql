@@ -142,6 +142,49 @@ CREATE TABLE IF NOT EXISTS value_blob (
   data     BLOB NOT NULL
 );
 
+-- The distribution of a raw numeric value (schema/distribution.h), computed at ingest: counts of
+-- its elements by class, numpy's percentiles (nanpercentile, linear; NULL where numpy's is NaN)
+-- and its histogram on the global bucket grid. One-element values whose element is in r_min
+-- (red_src 2) have no row: the views derive theirs from the element.
+CREATE TABLE IF NOT EXISTS value_distribution (
+  tensor_id   INTEGER NOT NULL,              -- value's key
+  tensor_step INTEGER NOT NULL,
+  step_offset INTEGER NOT NULL,
+  worker_id   INTEGER NOT NULL,
+  nan INTEGER NOT NULL, pos_inf INTEGER NOT NULL, neg_inf INTEGER NOT NULL,
+  zero INTEGER NOT NULL, negative INTEGER NOT NULL, positive INTEGER NOT NULL,
+  p0 REAL, p1 REAL, p5 REAL, p10 REAL, p25 REAL, p50 REAL, p75 REAL, p90 REAL, p95 REAL, p99 REAL, p100 REAL,
+  histogram_id INTEGER,                      -- value_histogram row; NULL without finite elements
+  PRIMARY KEY (tensor_id, tensor_step, step_offset, worker_id)
+) WITHOUT ROWID;
+
+-- Histograms apart from the statistics, so that scans of value_distribution stay small. buckets:
+-- {"<first bucket>": [count, ...], ...}, runs of consecutive buckets (schema/bucket_runs.h).
+CREATE TABLE IF NOT EXISTS value_histogram (
+  histogram_id INTEGER PRIMARY KEY,
+  buckets      TEXT NOT NULL
+);
+
+-- The bucket grid's octaves (schema/bucket_grid.h), so that plain SQL turns a bucket number into
+-- its edges: bucket k != 0 has magnitude key |k| - 1, octave key >> 7 and magnitude edges
+-- first + (key & 127) * scale and that + scale. Octave 0 is the float64 subnormals (first 0).
+CREATE TABLE IF NOT EXISTS bucket_octave (
+  octave INTEGER PRIMARY KEY,
+  first  REAL NOT NULL,                      -- 2^(octave - 1023), the octave's lower edge
+  scale  REAL NOT NULL                       -- its buckets' width, first / 128
+);
+CREATE INDEX IF NOT EXISTS bucket_octave_by_first ON bucket_octave(first);
+WITH RECURSIVE
+  up(octave, first, scale) AS (
+    SELECT 1023, 1.0, 0.0078125
+    UNION ALL SELECT octave + 1, first * 2, scale * 2 FROM up WHERE octave < 2046),
+  down(octave, first, scale) AS (
+    SELECT 1022, 0.5, 0.00390625
+    UNION ALL SELECT octave - 1, first / 2, scale / 2 FROM down WHERE octave > 1)
+INSERT INTO bucket_octave(octave, first, scale)
+SELECT * FROM (SELECT * FROM up UNION ALL SELECT * FROM down UNION ALL SELECT 0, 0.0, scale FROM down WHERE octave = 1)
+WHERE NOT EXISTS (SELECT 1 FROM bucket_octave);
+
 -- Index files fully ingested (the unit of incremental ingest).
 CREATE TABLE IF NOT EXISTS ingested_file (
   trial_id INTEGER NOT NULL,
@@ -245,3 +288,86 @@ WHERE v.red_src = 2 OR (v.red_mask >> k.idx) & 1;
 CREATE VIEW IF NOT EXISTS ingest_errors AS
 SELECT t.name AS trial, e.file, e.step, e.message
 FROM ingest_error e JOIN trial t ON t.trial_id = e.trial_id;
+
+-- Distributions: one row per raw numeric value. A one-element value's is its element's (count
+-- 1; numpy gives NaN, here NULL, for the percentiles of a lone infinity).
+CREATE VIEW IF NOT EXISTS distributions AS
+SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker, s.mode, s.mode_step,
+       coalesce(d.nan + d.pos_inf + d.neg_inf + d.zero + d.negative + d.positive, 1) AS count,
+       coalesce(d.nan, v.r_min IS NULL) AS nan,
+       coalesce(d.pos_inf, v.r_min = 9e999, 0) AS pos_inf,
+       coalesce(d.neg_inf, v.r_min = -9e999, 0) AS neg_inf,
+       coalesce(d.zero, v.r_min = 0, 0) AS zero,
+       coalesce(d.negative, v.r_min < 0 AND v.r_min > -9e999, 0) AS negative,
+       coalesce(d.positive, v.r_min > 0 AND v.r_min < 9e999, 0) AS positive,
+       CASE WHEN d.tensor_id IS NOT NULL THEN d.p0 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p0,
+       CASE WHEN d.tensor_id IS NOT NULL THEN d.p1 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p1,
+       CASE WHEN d.tensor_id IS NOT NULL THEN d.p5 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p5,
+       CASE WHEN d.tensor_id IS NOT NULL THEN d.p10 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p10,
+       CASE WHEN d.tensor_id IS NOT NULL THEN d.p25 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p25,
+       CASE WHEN d.tensor_id IS NOT NULL THEN d.p50 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p50,
+       CASE WHEN d.tensor_id IS NOT NULL THEN d.p75 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p75,
+       CASE WHEN d.tensor_id IS NOT NULL THEN d.p90 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p90,
+       CASE WHEN d.tensor_id IS NOT NULL THEN d.p95 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p95,
+       CASE WHEN d.tensor_id IS NOT NULL THEN d.p99 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p99,
+       CASE WHEN d.tensor_id IS NOT NULL THEN d.p100 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p100
+FROM value v
+JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through
+JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offset
+JOIN tensor tn ON tn.tensor_id = v.tensor_id
+LEFT JOIN worker w ON w.worker_id = v.worker_id
+LEFT JOIN value_distribution d
+  ON d.tensor_id = v.tensor_id AND d.tensor_step = v.tensor_step
+ AND d.step_offset = v.step_offset AND d.worker_id = v.worker_id
+WHERE d.tensor_id IS NOT NULL OR v.red_src = 2;
+
+-- Histogram buckets: one row per non-empty bucket of a value (schema/bucket_grid.h): positive
+-- buckets hold lo < x <= hi, negative ones lo <= x < hi, the zero bucket (lo = hi = 0) the zeros.
+-- Infinities and NaNs are in no bucket: a value's counts sum to its finite elements.
+-- First arm: stored histograms, expanded from their runs (bucket = run key + position in it).
+-- Second arm: one-element values, whose bucket is found from the element: the octave is the
+-- last whose lower edge is below |x|, the bucket in it ceil((|x| - first) / scale) - 1 (both
+-- steps exact in float64).
+CREATE VIEW IF NOT EXISTS histogram_buckets AS
+SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker, s.mode, s.mode_step,
+       CASE WHEN r.key + c.key > 0 THEN o.first + ((r.key + c.key - 1) & 127) * o.scale
+            WHEN r.key + c.key < 0 THEN -(o.first + ((-r.key - c.key - 1) & 127) * o.scale + o.scale)
+            ELSE 0.0 END AS lo,
+       CASE WHEN r.key + c.key > 0 THEN o.first + ((r.key + c.key - 1) & 127) * o.scale + o.scale
+            WHEN r.key + c.key < 0 THEN -(o.first + ((-r.key - c.key - 1) & 127) * o.scale)
+            ELSE 0.0 END AS hi,
+       c.value AS count
+FROM value v
+JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through
+JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offset
+JOIN tensor tn ON tn.tensor_id = v.tensor_id
+LEFT JOIN worker w ON w.worker_id = v.worker_id
+JOIN value_distribution d
+  ON d.tensor_id = v.tensor_id AND d.tensor_step = v.tensor_step
+ AND d.step_offset = v.step_offset AND d.worker_id = v.worker_id
+JOIN value_histogram h ON h.histogram_id = d.histogram_id
+JOIN json_each(h.buckets) r
+JOIN json_each(r.value) c
+JOIN bucket_octave o ON o.octave = max(abs(r.key + c.key) - 1, 0) >> 7
+WHERE c.value > 0
+UNION ALL
+SELECT t.name, tn.name, v.tensor_step, w.name, s.mode, s.mode_step,
+       CASE WHEN v.r_min > 0 THEN o.first + (CAST((v.r_min - o.first) / o.scale AS INTEGER)
+                                             + ((v.r_min - o.first) / o.scale > CAST((v.r_min - o.first) / o.scale AS INTEGER)) - 1) * o.scale
+            WHEN v.r_min < 0 THEN -(o.first + (CAST((-v.r_min - o.first) / o.scale AS INTEGER)
+                                               + ((-v.r_min - o.first) / o.scale > CAST((-v.r_min - o.first) / o.scale AS INTEGER))) * o.scale)
+            ELSE 0.0 END,
+       CASE WHEN v.r_min > 0 THEN o.first + (CAST((v.r_min - o.first) / o.scale AS INTEGER)
+                                             + ((v.r_min - o.first) / o.scale > CAST((v.r_min - o.first) / o.scale AS INTEGER))) * o.scale
+            WHEN v.r_min < 0 THEN -(o.first + (CAST((-v.r_min - o.first) / o.scale AS INTEGER)
+                                               + ((-v.r_min - o.first) / o.scale > CAST((-v.r_min - o.first) / o.scale AS INTEGER)) - 1) * o.scale)
+            ELSE 0.0 END,
+       1
+FROM value v
+JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through
+JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offset
+JOIN tensor tn ON tn.tensor_id = v.tensor_id
+LEFT JOIN worker w ON w.worker_id = v.worker_id
+JOIN bucket_octave o
+  ON o.octave = coalesce((SELECT octave FROM bucket_octave WHERE first < abs(v.r_min) ORDER BY first DESC LIMIT 1), 0)
+WHERE v.red_src = 2 AND abs(v.r_min) < 9e999;

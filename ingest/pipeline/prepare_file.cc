@@ -109,6 +109,8 @@ void merge_record(DecodedRecord& d, const IndexEntry& e, ValueTable& values, Pre
     }
     v.red_mask = kAllReductionsMask;
   }
+  v.has_distribution = d.has_distribution;
+  v.distribution = std::move(d.distribution);
   if (d.too_large) {
     error(std::move(d.notice));
     v.raw_too_large = true;

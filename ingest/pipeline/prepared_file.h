@@ -10,6 +10,7 @@
 
 #include "ingest/format/event_decoder.h"
 #include "ingest/source/mapped_range.h"
+#include "schema/distribution.h"
 #include "schema/reductions.h"
 #include "schema/status.h"
 #include "schema/value_blob.h"
@@ -52,6 +53,9 @@ struct PreparedValue {
   ReductionSource red_src = ReductionSource::kNone;
   uint32_t red_mask = 0;           // with kColumns: bit i set = red[i] present
   double red[kAllReductions] = {};
+  // Stored unless red_src is kScalarElement (the views derive a one-element value's from it).
+  bool has_distribution = false;
+  Distribution distribution;
 };
 
 enum class FileStatus {

@@ -11,6 +11,7 @@
 #include "ingest/format/event_decoder.h"
 #include "ingest/format/index_file.h"
 #include "ingest/pipeline/prepared_file.h"
+#include "schema/distribution.h"
 #include "schema/reductions.h"
 
 namespace trialdb {
@@ -28,6 +29,8 @@ struct DecodedRecord {
   int64_t numel = 0;
   bool has_reductions = false;
   Reductions reductions;
+  bool has_distribution = false;   // numeric: its distribution (schema/distribution.h)
+  Distribution distribution;
   bool too_large = false;          // over SQLite's length limit: `notice` says so, no blob
   std::string notice;
   ValueBlob blob;

@@ -46,6 +46,19 @@ enum ScalarParam : int { kScalarTensorIdParam = 1, kScalarDtypeParam, kScalarEle
 constexpr const char* kScalarColumns =
     "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, r_min, data";
 
+// Parameters of an INSERT INTO value_distribution, in the order of kDistributionColumns.
+enum DistributionParam : int {
+  kDistTensorIdParam = 1, kDistTensorStepParam, kDistStepOffsetParam, kDistWorkerIdParam,
+  kNanParam, kPosInfParam, kNegInfParam, kZeroParam, kNegativeParam, kPositiveParam,
+  kFirstPercentileParam,   // kDistributionPercentiles of them, in kDistributionPercents order
+  kHistogramIdParam = kFirstPercentileParam + kDistributionPercentiles,
+};
+constexpr const char* kDistributionInsert =
+    "INSERT INTO value_distribution(tensor_id, tensor_step, step_offset, worker_id, nan, pos_inf, neg_inf, zero, "
+    "negative, positive, p0, p1, p5, p10, p25, p50, p75, p90, p95, p99, p100, histogram_id) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+static_assert(kHistogramIdParam == 22);
+
 std::string param(int n) { return "?" + std::to_string(n); }
 
 // "(?1,?5,?2,?3,?4,?6,...)" for row i of the full statement.
@@ -132,7 +145,9 @@ ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress)
                            insert_sql("INSERT OR IGNORE", kScalarColumns, rows_sql(scalar_row_sql, kValueBatch))),
       has_step_worker_(db.handle(), "SELECT 1 FROM step_worker WHERE trial_id = ? AND step = ? AND worker_id = ?"),
       insert_blob_(db.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)"),
-      max_value_id_(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob") {}
+      max_value_id_(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob"),
+      insert_distribution_(db.handle(), kDistributionInsert),
+      insert_histogram_(db.handle(), "INSERT INTO value_histogram(buckets) VALUES (?)") {}
 
 size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_step,
                           const std::function<int64_t(const std::string&)>& tensor_id,
@@ -204,6 +219,7 @@ size_t ValueWriter::flush(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
       insert_value_.reset();
     }
     ++stored;
+    write_distribution(r, worker_id, tensor_step, f.file.step);
     if (!r.apart()) continue;
     const std::string_view blob = r.value->blob.bytes();
     insert_blob_.bind(1, r.value_id).bind_blob_static(2, blob.data(), blob.size()).run();
@@ -211,6 +227,30 @@ size_t ValueWriter::flush(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
   }
   rows.clear();
   return stored;
+}
+
+void ValueWriter::write_distribution(const Row& r, int64_t worker_id, int64_t tensor_step, int64_t step) {
+  const PreparedValue& v = *r.value;
+  if (!v.has_distribution || v.red_src == ReductionSource::kScalarElement) return;
+  const Distribution& d = v.distribution;
+  Statement& ins = insert_distribution_;
+  if (d.negative + d.positive + d.zero > 0) {
+    insert_histogram_.bind_text_static(1, d.histogram).run();
+    ins.bind(kHistogramIdParam, db_.last_insert_rowid());
+  }
+  ins.bind(kDistTensorIdParam, r.tensor_id)
+      .bind(kDistTensorStepParam, tensor_step)
+      .bind(kDistStepOffsetParam, step - tensor_step)
+      .bind(kDistWorkerIdParam, worker_id)
+      .bind(kNanParam, d.nan)
+      .bind(kPosInfParam, d.pos_inf)
+      .bind(kNegInfParam, d.neg_inf)
+      .bind(kZeroParam, d.zero)
+      .bind(kNegativeParam, d.negative)
+      .bind(kPositiveParam, d.positive);
+  for (int i = 0; i < kDistributionPercentiles; ++i)   // NaN stays unbound: NULL
+    if (!std::isnan(d.percentile[i])) ins.bind(kFirstPercentileParam + i, d.percentile[i]);
+  ins.run();
 }
 
 }  // namespace trialdb

@@ -40,12 +40,14 @@ class ValueWriter {
   struct Row;
   size_t flush(PreparedFile& f, int64_t worker_id, int64_t tensor_step, std::vector<Row>& rows, bool fast, bool scalars,
                const std::function<void(const Status&)>& report);
+  // The value's distribution and histogram rows, once its value row is stored.
+  void write_distribution(const Row& r, int64_t worker_id, int64_t tensor_step, int64_t step);
 
   Database& db_;
   int64_t trial_id_;
   bool compress_;
   Statement insert_value_, insert_value_fast_, insert_value_batch_, insert_scalar_batch_;
-  Statement has_step_worker_, insert_blob_, max_value_id_;
+  Statement has_step_worker_, insert_blob_, max_value_id_, insert_distribution_, insert_histogram_;
 };
 
 }  // namespace trialdb

@@ -1,0 +1,38 @@
+// The sparse histogram of one value as text: the non-empty buckets of the global grid
+// (bucket_grid.h) as runs of consecutive buckets, in a JSON object
+//
+//   {"<first bucket of a run>": [count, count, ...], ...}     e.g. {"-3":[1,0,2],"0":[7],"16001":[4]}
+//
+// Runs are in bucket order and may hold up to kMaxRunGap empty buckets (a 0) between non-empty
+// ones, which is shorter than starting a new run. JSON, because SQLite reads it without the
+// extension: the histogram_buckets view expands it with json_each (schema.sql); the decoder
+// here serves the tests and tools.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace trialdb {
+
+inline constexpr int64_t kMaxRunGap = 4;
+
+class BucketRunWriter {
+ public:
+  // Buckets in ascending order, count > 0.
+  void add(int64_t bucket, uint64_t count);
+  bool empty() const { return !open_; }
+  // The text ("{}" when nothing was added); the writer starts over.
+  std::string finish();
+
+ private:
+  std::string out_ = "{";
+  int64_t next_ = 0;      // the bucket after the last one added
+  bool open_ = false;     // a run is open
+};
+
+// (bucket, count) of every non-empty bucket, in order; false if `text` is not such an object.
+bool decode_bucket_runs(std::string_view text, std::vector<std::pair<int64_t, uint64_t>>* out);
+
+}  // namespace trialdb

@@ -1,0 +1,346 @@
+#include "schema/distribution.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#include "schema/bucket_grid.h"
+#include "schema/bucket_runs.h"
+#include "schema/percentile.h"
+
+namespace trialdb {
+
+namespace {
+
+// Counting slots: sign << kSignShift | the magnitude's slot, which is its bucket for finite
+// non-zero magnitudes and kInfinitySlot for Inf. Zeros and NaNs are counted in registers and
+// incremented into rotating junk slots instead: a ReLU output is half zeros, and incrementing one
+// slot for each would be a chain of dependent stores.
+constexpr int kSignShift = 18;
+constexpr int64_t kInfinitySlot = kMaxBucket + 1;
+static_assert(kInfinitySlot < (int64_t{1} << kSignShift));
+constexpr int64_t kJunkSlots = 8;
+constexpr int64_t kJunkBase = int64_t{2} << kSignShift;
+constexpr int64_t kBlock = 256;   // elements whose slots are computed before they are counted
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// What computing a block's slots learns besides them.
+struct BlockStats {
+  int64_t zero = 0, nan = 0;
+  int64_t lo = kMaxBucket, hi = 1;   // range of the finite non-zero magnitudes' buckets
+};
+
+// The slots of elements [start, start + len) of p into slots[0, len). Branch-free: whether an
+// element is zero, NaN or infinite is arithmetic, not a jump (half of a ReLU output is zeros).
+template <class Load>
+void compute_slots(const uint8_t* p, int64_t start, int64_t len, Load load, int32_t* slots, BlockStats* st) {
+  for (int64_t j = 0; j < len; ++j) {
+    const uint64_t bits = double_bits(static_cast<double>(load(p, start + j)));
+    const uint64_t mag = bits & kMagnitudeMask;
+    const int64_t s = static_cast<int64_t>((mag - 1) >> kBucketShift) + 1 + (mag == kInfinityBits);
+    const bool junk = mag == 0 || mag > kInfinityBits;
+    const bool bucketed = !junk && mag != kInfinityBits;
+    st->zero += mag == 0;
+    st->nan += mag > kInfinityBits;
+    st->lo = std::min(st->lo, bucketed ? s : kMaxBucket);
+    st->hi = std::max(st->hi, bucketed ? s : int64_t{1});
+    slots[j] = static_cast<int32_t>(junk ? kJunkBase + (j & (kJunkSlots - 1)) : static_cast<int64_t>(bits >> 63) << kSignShift | s);
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// compute_slots for float32, eight elements at a time on the float32 bits: a normal float32's
+// float64 bits are its own shifted by 29 with the exponent rebiased by kRebias, so its bucket is
+// ((mag32 - 1) >> 16) + 1 + (kRebias << 7). A block holding a subnormal float32 (whose float64 is
+// normal with another exponent) goes through the portable loop.
+__attribute__((target("avx2"))) bool compute_slots_avx2_f32(const uint8_t* p, int64_t start, int64_t len,
+                                                            int32_t* slots, BlockStats* st) {
+  constexpr int kFloatShift = 23 - kBucketMantissaBits;
+  constexpr int32_t kRebias = 1023 - 127;
+  constexpr int32_t kFloatInf = 0x7F800000, kSmallestNormal = 0x00800000;
+  const __m256i mag_mask = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(kFloatInf);
+  const __m256i smallest_normal = _mm256_set1_epi32(kSmallestNormal);
+  const __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
+  const __m256i bias = _mm256_set1_epi32(1 + (kRebias << kBucketMantissaBits));
+  const __m256i inf_slot = _mm256_set1_epi32(static_cast<int32_t>(kInfinitySlot));
+  const __m256i no_lo = _mm256_set1_epi32(static_cast<int32_t>(kMaxBucket)), no_hi = one;
+  const __m256i junk_slots = _mm256_setr_epi32(kJunkBase, kJunkBase + 1, kJunkBase + 2, kJunkBase + 3, kJunkBase + 4,
+                                               kJunkBase + 5, kJunkBase + 6, kJunkBase + 7);
+  __m256i zeros = zero, nans = zero, lo = no_lo, hi = no_hi, subnormal = zero;
+  int64_t j = 0;
+  for (; j + 8 <= len; j += 8) {
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * (start + j)));
+    const __m256i mag = _mm256_and_si256(bits, mag_mask);
+    const __m256i is_zero = _mm256_cmpeq_epi32(mag, zero);
+    const __m256i is_inf = _mm256_cmpeq_epi32(mag, inf);
+    const __m256i is_nan = _mm256_cmpgt_epi32(mag, inf);
+    subnormal = _mm256_or_si256(subnormal, _mm256_andnot_si256(is_zero, _mm256_cmpgt_epi32(smallest_normal, mag)));
+    const __m256i bucket = _mm256_add_epi32(_mm256_srli_epi32(_mm256_sub_epi32(mag, one), kFloatShift), bias);
+    const __m256i junk = _mm256_or_si256(is_zero, is_nan);
+    const __m256i unbucketed = _mm256_or_si256(junk, is_inf);
+    zeros = _mm256_sub_epi32(zeros, is_zero);
+    nans = _mm256_sub_epi32(nans, is_nan);
+    lo = _mm256_min_epi32(lo, _mm256_blendv_epi8(bucket, no_lo, unbucketed));
+    hi = _mm256_max_epi32(hi, _mm256_blendv_epi8(bucket, no_hi, unbucketed));
+    const __m256i s = _mm256_blendv_epi8(bucket, inf_slot, is_inf);
+    const __m256i slot = _mm256_or_si256(_mm256_slli_epi32(_mm256_srli_epi32(bits, 31), kSignShift), s);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(slots + j), _mm256_blendv_epi8(slot, junk_slots, junk));
+  }
+  if (!_mm256_testz_si256(subnormal, subnormal)) return false;
+  alignas(32) int32_t lanes[4][8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[0]), zeros);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[1]), nans);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[2]), lo);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes[3]), hi);
+  for (int l = 0; l < 8; ++l) {
+    st->zero += lanes[0][l];
+    st->nan += lanes[1][l];
+    st->lo = std::min<int64_t>(st->lo, lanes[2][l]);
+    st->hi = std::max<int64_t>(st->hi, lanes[3][l]);
+  }
+  auto load = [](const uint8_t* q, int64_t i) { float x; std::memcpy(&x, q + i * 4, 4); return x; };
+  compute_slots(p, start + j, len - j, load, slots + j, st);
+  return true;
+}
+
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#else
+bool compute_slots_avx2_f32(const uint8_t*, int64_t, int64_t, int32_t*, BlockStats*) { return false; }
+bool has_avx2() { return false; }
+#endif
+
+// compute_slots through the AVX2 loop for float32 where the CPU has it.
+template <class Load>
+void block_slots(const TensorView& v, int64_t start, int64_t len, Load load, int32_t* slots, BlockStats* st) {
+  if (v.dtype == DType::Float32 && has_avx2() && compute_slots_avx2_f32(v.data, start, len, slots, st)) return;
+  compute_slots(v.data, start, len, load, slots, st);
+}
+
+// Calls f with an element loader of v's dtype. The loader returns float for dtypes a float holds
+// exactly (so gathered elements take no more room than the value) and double otherwise.
+template <class F>
+bool with_loader(const TensorView& v, F&& f) {
+  auto as = [](auto t) {
+    using T = decltype(t);
+    return [](const uint8_t* p, int64_t i) {
+      T x;
+      std::memcpy(&x, p + i * sizeof(T), sizeof(T));
+      if constexpr (sizeof(T) <= 2 || std::is_same_v<T, float>) return static_cast<float>(x);
+      else return static_cast<double>(x);
+    };
+  };
+  switch (v.dtype) {
+    case DType::Bool: f([](const uint8_t* p, int64_t i) { return p[i] ? 1.0f : 0.0f; }); return true;
+    case DType::Int8: f(as(int8_t{})); return true;
+    case DType::UInt8: f(as(uint8_t{})); return true;
+    case DType::Int16: f(as(int16_t{})); return true;
+    case DType::UInt16: f(as(uint16_t{})); return true;
+    case DType::Int32: f(as(int32_t{})); return true;
+    case DType::UInt32: f(as(uint32_t{})); return true;
+    case DType::Int64: f(as(int64_t{})); return true;
+    case DType::UInt64: f(as(uint64_t{})); return true;
+    case DType::Float32: f(as(float{})); return true;
+    case DType::Float64: f(as(double{})); return true;
+    case DType::Float16:
+      f([](const uint8_t* p, int64_t i) { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return half_to_float(h); });
+      return true;
+    case DType::BFloat16:
+      f([](const uint8_t* p, int64_t i) { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return bfloat16_to_float(h); });
+      return true;
+    default: return false;
+  }
+}
+
+// Selects the elements at `positions` (ascending, distinct) of [first, last) into place.
+template <class It>
+void multi_select(It first, It last, It base, const int64_t* positions, size_t count) {
+  if (count == 0 || first == last) return;
+  const size_t mid = count / 2;
+  const It nth = base + positions[mid];
+  std::nth_element(first, nth, last);
+  multi_select(first, nth, base, positions, mid);
+  multi_select(nth + 1, last, base, positions + mid + 1, count - mid - 1);
+}
+
+// The counting pass and the selection of order statistics, with its counts kept between values
+// of one thread (only the slots a value touched are cleared after it).
+class BucketCounter {
+ public:
+  BucketCounter() : counts_(kJunkBase + kJunkSlots, 0), wanted_(kJunkBase + kJunkSlots, 0) {}
+
+  template <class Load>
+  void count(const TensorView& v, Load load) {
+    uint32_t* const counts = counts_.data();
+    int32_t slots[kBlock];
+    BlockStats st;
+    for (int64_t start = 0; start < v.numel; start += kBlock) {
+      const int64_t len = std::min(kBlock, v.numel - start);
+      block_slots(v, start, len, load, slots, &st);
+      for (int64_t j = 0; j < len; ++j) ++counts[slots[j]];
+    }
+    lo_ = st.lo, hi_ = st.hi, zero_ = st.zero, nan_ = st.nan;
+  }
+
+  int64_t zero() const { return zero_; }
+  int64_t nan() const { return nan_; }
+  int64_t inf(int sign) const { return at(sign, kInfinitySlot); }
+  // Finite non-zero buckets are in [lo(), hi()] for either sign (empty when lo() > hi()).
+  int64_t lo() const { return lo_; }
+  int64_t hi() const { return hi_; }
+  int64_t at(int sign, int64_t s) const { return counts_[static_cast<int64_t>(sign) << kSignShift | s]; }
+
+  // Every bucket in value order: f(bucket, count) for the non-empty ones.
+  template <class F>
+  void for_each_bucket(F&& f) const {
+    for (int64_t s = hi_; s >= lo_; --s)
+      if (const int64_t c = at(1, s)) f(-s, c);
+    if (zero_) f(int64_t{0}, zero_);
+    for (int64_t s = lo_; s <= hi_; ++s)
+      if (const int64_t c = at(0, s)) f(s, c);
+  }
+
+  // values[i] = the element of order ranks[i] among the non-NaN ones (ranks ascending, distinct).
+  template <class Load>
+  void select(const TensorView& v, Load load, const int64_t* ranks, size_t k, double* values) {
+    std::vector<int64_t> positions;       // where each gathered rank is among the gathered
+    std::vector<size_t> gathered_rank;    // which rank it is
+    int64_t below = 0, gathered = 0;
+    size_t i = 0;
+    auto exact = [&](int64_t c, double value) {   // a region whose elements are all `value`
+      for (; i < k && ranks[i] < below + c; ++i) values[i] = value;
+      below += c;
+    };
+    auto bucket = [&](int sign, int64_t s) {
+      const int64_t c = at(sign, s);
+      if (i < k && ranks[i] < below + c) {
+        const int64_t slot = static_cast<int64_t>(sign) << kSignShift | s;
+        wanted_[slot] = 1;
+        wanted_slots_.push_back(slot);
+        for (; i < k && ranks[i] < below + c; ++i) {
+          positions.push_back(gathered + ranks[i] - below);
+          gathered_rank.push_back(i);
+        }
+        gathered += c;
+      }
+      below += c;
+    };
+    exact(inf(1), -kInf);
+    for (int64_t s = hi_; s >= lo_; --s) bucket(1, s);
+    exact(zero_, 0.0);
+    for (int64_t s = lo_; s <= hi_; ++s) bucket(0, s);
+    exact(inf(0), kInf);
+    if (!gathered) return;
+    using Elem = decltype(load(v.data, 0));
+    std::unique_ptr<Elem[]> buffer(new Elem[static_cast<size_t>(gathered)]);
+    const uint8_t* const wanted = wanted_.data();
+    int64_t filled = 0;
+    int32_t slots[kBlock];
+    BlockStats st;
+    for (int64_t start = 0; start < v.numel; start += kBlock) {
+      const int64_t len = std::min(kBlock, v.numel - start);
+      block_slots(v, start, len, load, slots, &st);
+      for (int64_t j = 0; j < len; ++j)
+        if (wanted[slots[j]]) buffer[filled++] = load(v.data, start + j);
+    }
+    Elem* first = buffer.get();
+    multi_select(first, first + filled, first, positions.data(), positions.size());
+    for (size_t g = 0; g < positions.size(); ++g) values[gathered_rank[g]] = static_cast<double>(first[positions[g]]);
+    for (const int64_t slot : wanted_slots_) wanted_[slot] = 0;
+    wanted_slots_.clear();
+  }
+
+  // Clears what the last value touched.
+  void clear() {
+    for (int64_t sign : {0, 1}) {
+      const auto base = counts_.begin() + (sign << kSignShift);
+      if (lo_ <= hi_) std::fill(base + lo_, base + hi_ + 1, 0);
+      base[kInfinitySlot] = 0;
+    }
+    std::fill(counts_.begin() + kJunkBase, counts_.end(), 0);
+    lo_ = kMaxBucket, hi_ = 1, zero_ = nan_ = 0;
+  }
+
+ private:
+  std::vector<uint32_t> counts_;
+  std::vector<uint8_t> wanted_;          // 1 for the slots holding a wanted order statistic
+  std::vector<int64_t> wanted_slots_;    // which they are
+  int64_t lo_ = kMaxBucket, hi_ = 1, zero_ = 0, nan_ = 0;
+};
+
+BucketCounter& thread_counter() {
+  thread_local BucketCounter counter;
+  return counter;
+}
+
+// The percentiles ps[0, count) of the counted value: out[i].
+template <class Load>
+void percentiles_of(BucketCounter& c, const TensorView& v, Load load, const double* ps, size_t count, double* out) {
+  const int64_t m = v.numel - c.nan();
+  if (m == 0) {
+    std::fill(out, out + count, kNaN);
+    return;
+  }
+  std::vector<PercentilePosition> at(count);
+  std::vector<int64_t> ranks;
+  for (size_t i = 0; i < count; ++i) {
+    at[i] = percentile_position(m, ps[i]);
+    ranks.push_back(at[i].lower);
+    ranks.push_back(at[i].upper);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::vector<double> values(ranks.size());
+  c.select(v, load, ranks.data(), ranks.size(), values.data());
+  auto value = [&](int64_t rank) { return values[std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin()]; };
+  for (size_t i = 0; i < count; ++i) out[i] = percentile_blend(value(at[i].lower), value(at[i].upper), at[i].gamma);
+}
+
+}  // namespace
+
+bool compute_distribution(const TensorView& v, Distribution* out) {
+  if (!dtype_is_real(v.dtype) || v.numel > kMaxDistributionElements) return false;
+  BucketCounter& c = thread_counter();
+  return with_loader(v, [&](auto load) {
+    c.count(v, load);
+    out->nan = c.nan();
+    out->zero = c.zero();
+    out->pos_inf = c.inf(0);
+    out->neg_inf = c.inf(1);
+    out->negative = out->positive = 0;
+    BucketRunWriter runs;
+    c.for_each_bucket([&](int64_t bucket, int64_t count) {
+      if (bucket < 0) out->negative += count;
+      if (bucket > 0) out->positive += count;
+      runs.add(bucket, static_cast<uint64_t>(count));
+    });
+    out->histogram = runs.finish();
+    percentiles_of(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile);
+    c.clear();
+  });
+}
+
+int64_t compute_percentiles(const TensorView& v, const double* ps, size_t count, double* out) {
+  if (!dtype_is_real(v.dtype) || v.numel > kMaxDistributionElements) return -1;
+  BucketCounter& c = thread_counter();
+  int64_t nan = -1;
+  with_loader(v, [&](auto load) {
+    c.count(v, load);
+    nan = c.nan();
+    percentiles_of(c, v, load, ps, count, out);
+    c.clear();
+  });
+  return nan;
+}
+
+}  // namespace trialdb
