@@ -28,7 +28,10 @@ constexpr int64_t kInfinitySlot = kMaxBucket + 1;
 static_assert(kInfinitySlot < (int64_t{1} << kSignShift));
 constexpr int64_t kJunkSlots = 8;
 constexpr int64_t kJunkBase = int64_t{2} << kSignShift;
-constexpr int64_t kBlock = 256;   // elements whose slots are computed before they are counted
+constexpr int64_t kBlock = 256;
+// Order statistics selected in one pass over the elements (each wants at most one bucket; a
+// bucket's ordinal is a byte).
+constexpr size_t kMaxWantedBuckets = 128;   // elements whose slots are computed before they are counted
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -211,10 +214,16 @@ class BucketCounter {
   }
 
   // values[i] = the element of order ranks[i] among the non-NaN ones (ranks ascending, distinct).
+  // The elements of each bucket holding a wanted rank are gathered into a range of their own
+  // (their counts are known), and each rank is selected within its bucket's range.
   template <class Load>
   void select(const TensorView& v, Load load, const int64_t* ranks, size_t k, double* values) {
-    std::vector<int64_t> positions;       // where each gathered rank is among the gathered
-    std::vector<size_t> gathered_rank;    // which rank it is
+    struct Wanted {
+      int64_t begin, end;        // its range of the gathered elements
+      size_t first_rank, ranks;  // which of ranks[] fall in it
+    };
+    std::vector<Wanted> buckets(1);   // ordinal 0: not wanted
+    std::vector<int64_t> positions(k);
     int64_t below = 0, gathered = 0;
     size_t i = 0;
     auto exact = [&](int64_t c, double value) {   // a region whose elements are all `value`
@@ -225,12 +234,11 @@ class BucketCounter {
       const int64_t c = at(sign, s);
       if (i < k && ranks[i] < below + c) {
         const int64_t slot = static_cast<int64_t>(sign) << kSignShift | s;
-        wanted_[slot] = 1;
+        wanted_[slot] = static_cast<uint8_t>(buckets.size());
         wanted_slots_.push_back(slot);
-        for (; i < k && ranks[i] < below + c; ++i) {
-          positions.push_back(gathered + ranks[i] - below);
-          gathered_rank.push_back(i);
-        }
+        Wanted w{gathered, gathered + c, i, 0};
+        for (; i < k && ranks[i] < below + c; ++i, ++w.ranks) positions[i] = gathered + ranks[i] - below;
+        buckets.push_back(w);
         gathered += c;
       }
       below += c;
@@ -243,19 +251,32 @@ class BucketCounter {
     if (!gathered) return;
     using Elem = decltype(load(v.data, 0));
     std::unique_ptr<Elem[]> buffer(new Elem[static_cast<size_t>(gathered)]);
+    int64_t cursor[kMaxWantedBuckets + 1];
+    for (size_t b = 1; b < buckets.size(); ++b) cursor[b] = buckets[b].begin;
     const uint8_t* const wanted = wanted_.data();
-    int64_t filled = 0;
     int32_t slots[kBlock];
     BlockStats st;
     for (int64_t start = 0; start < v.numel; start += kBlock) {
       const int64_t len = std::min(kBlock, v.numel - start);
       block_slots(v, start, len, load, slots, &st);
-      for (int64_t j = 0; j < len; ++j)
-        if (wanted[slots[j]]) buffer[filled++] = load(v.data, start + j);
+      // Eight lookups OR-ed before one branch: hits are rare.
+      int64_t j = 0;
+      for (; j + 8 <= len; j += 8) {
+        uint8_t any = 0;
+        for (int q = 0; q < 8; ++q) any |= wanted[slots[j + q]];
+        if (any)
+          for (int q = 0; q < 8; ++q)
+            if (const uint8_t b = wanted[slots[j + q]]) buffer[cursor[b]++] = load(v.data, start + j + q);
+      }
+      for (; j < len; ++j)
+        if (const uint8_t b = wanted[slots[j]]) buffer[cursor[b]++] = load(v.data, start + j);
     }
-    Elem* first = buffer.get();
-    multi_select(first, first + filled, first, positions.data(), positions.size());
-    for (size_t g = 0; g < positions.size(); ++g) values[gathered_rank[g]] = static_cast<double>(first[positions[g]]);
+    Elem* const first = buffer.get();
+    for (size_t b = 1; b < buckets.size(); ++b) {
+      const Wanted& w = buckets[b];
+      multi_select(first + w.begin, first + w.end, first, positions.data() + w.first_rank, w.ranks);
+      for (size_t r = w.first_rank; r < w.first_rank + w.ranks; ++r) values[r] = static_cast<double>(first[positions[r]]);
+    }
     for (const int64_t slot : wanted_slots_) wanted_[slot] = 0;
     wanted_slots_.clear();
   }
@@ -273,7 +294,7 @@ class BucketCounter {
 
  private:
   std::vector<uint32_t> counts_;
-  std::vector<uint8_t> wanted_;          // 1 for the slots holding a wanted order statistic
+  std::vector<uint8_t> wanted_;          // the ordinal of the wanted bucket of a slot, 0 for none
   std::vector<int64_t> wanted_slots_;    // which they are
   int64_t lo_ = kMaxBucket, hi_ = 1, zero_ = 0, nan_ = 0;
 };
@@ -301,7 +322,8 @@ void percentiles_of(BucketCounter& c, const TensorView& v, Load load, const doub
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   std::vector<double> values(ranks.size());
-  c.select(v, load, ranks.data(), ranks.size(), values.data());
+  for (size_t from = 0; from < ranks.size(); from += kMaxWantedBuckets)
+    c.select(v, load, ranks.data() + from, std::min(kMaxWantedBuckets, ranks.size() - from), values.data() + from);
   auto value = [&](int64_t rank) { return values[std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin()]; };
   for (size_t i = 0; i < count; ++i) out[i] = percentile_blend(value(at[i].lower), value(at[i].upper), at[i].gamma);
 }
