@@ -9,22 +9,25 @@
 
 namespace trialdb {
 
-// The percentile p (in [0, 100]) of m > 0 ordered values: blend(x[lower], x[upper], gamma).
+// Where a percentile of m > 0 ordered values is: blend(x[lower], x[upper], gamma).
 struct PercentilePosition {
   int64_t lower;
   int64_t upper;
   double gamma;
 };
 
-inline PercentilePosition percentile_position(int64_t m, double p) {
-  // numpy: virtual index (m - 1) * (p / 100); from the last index on, both neighbours are the
-  // last value and gamma is measured from index -1.
-  const double virtual_index = static_cast<double>(m - 1) * (p / 100);
+// The quantile q (in [0, 1]) likewise: numpy's percentile p is the quantile p / 100.
+inline PercentilePosition quantile_position(int64_t m, double q) {
+  // numpy: virtual index (m - 1) * q; from the last index on, both neighbours are the last
+  // value and gamma is measured from index -1.
+  const double virtual_index = static_cast<double>(m - 1) * q;
   if (virtual_index >= static_cast<double>(m - 1)) return {m - 1, m - 1, virtual_index + 1};
   const double lower = std::floor(virtual_index);
   const auto i = static_cast<int64_t>(lower);
   return {i, i + 1, virtual_index - lower};
 }
+
+inline PercentilePosition percentile_position(int64_t m, double p) { return quantile_position(m, p / 100); }
 
 // numpy's _lerp: a + (b - a) * t, computed from b's side when t >= 0.5.
 inline double percentile_blend(double a, double b, double t) {

@@ -1,5 +1,4 @@
-// Distribution functions with numpy's exact semantics:
-//   tensor_percentile(v, p)              numpy.percentile(v, p), method 'linear'
+// Histogram functions with numpy's exact semantics (the percentiles are in fn_distribution.cc):
 //   tensor_histogram(v, bins [, lo, hi]) numpy.histogram(v, bins, range=(lo, hi)) as JSON
 //   tensor_bincount(v)                   numpy.bincount(v.ravel()) as an int64 blob
 #include <algorithm>
@@ -12,43 +11,6 @@
 namespace trialdb::sqlext {
 
 namespace {
-
-// numpy's _lerp: a + (b - a) * t, computed from b's side when t >= 0.5 for monotonicity.
-double lerp(double a, double b, double t) {
-  double diff = b - a;
-  return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
-}
-
-void percentile_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
-  const char* fn = "tensor_percentile";
-  guarded(ctx, fn, [&] {
-    TensorArg t;
-    if (get_tensor(ctx, argv, 0, fn, &t) != kArgOk) return;
-    const TensorView& v = t.view;
-    if (!require_real(ctx, v, fn, 0)) return;
-    if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
-    double p;
-    if (!get_double(ctx, argv, 1, fn, "p", &p)) return;
-    if (!(p >= 0 && p <= 100)) return result_errorf(ctx, "%s: p must be in [0, 100], got %g", fn, p);
-    if (v.numel == 0) return;  // numpy raises; SQL gets NULL
-    std::vector<double> x = to_doubles(v);
-    for (double e : x)
-      if (e != e) return;  // any NaN: numpy gives NaN, SQL NULL
-    const int64_t n = v.numel;
-    // numpy 'linear': virtual index (n - 1) * q with q = p / 100.
-    double idx = static_cast<double>(n - 1) * (p / 100);
-    double lo_d = std::floor(idx);
-    int64_t lo = static_cast<int64_t>(lo_d);
-    if (lo > n - 1) lo = n - 1;
-    int64_t hi = std::min(lo + 1, n - 1);
-    double gamma = idx - lo_d;
-    std::nth_element(x.begin(), x.begin() + lo, x.end());
-    double a = x[lo];
-    double b = a;
-    if (hi != lo) b = *std::min_element(x.begin() + lo + 1, x.end());
-    sqlite3_result_double(ctx, lerp(a, b, gamma));
-  });
-}
 
 void histogram_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   const char* fn = "tensor_histogram";
@@ -176,7 +138,6 @@ int register_stats_functions(sqlite3* db) {
   auto add = [&](const char* name, int nargs, void (*f)(sqlite3_context*, int, sqlite3_value**)) {
     if (rc == SQLITE_OK) rc = sqlite3_create_function_v2(db, name, nargs, kScalarFlags, nullptr, f, nullptr, nullptr, nullptr);
   };
-  add("tensor_percentile", 2, percentile_fn);
   add("tensor_histogram", 2, histogram_fn);
   add("tensor_histogram", 3, histogram_fn);
   add("tensor_histogram", 4, histogram_fn);

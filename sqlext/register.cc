@@ -10,6 +10,7 @@ extern "C" int trialdb_register_sql_functions(sqlite3* db) {
       register_reduce_functions,
       register_count_functions,
       register_stats_functions,
+      register_distribution_functions,
       register_compare_functions,
       register_elementwise_functions,
       register_json_functions,

@@ -149,6 +149,7 @@ int register_meta_functions(sqlite3* db);
 int register_reduce_functions(sqlite3* db);
 int register_count_functions(sqlite3* db);
 int register_stats_functions(sqlite3* db);
+int register_distribution_functions(sqlite3* db);
 int register_compare_functions(sqlite3* db);
 int register_elementwise_functions(sqlite3* db);
 int register_json_functions(sqlite3* db);

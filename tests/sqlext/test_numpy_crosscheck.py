@@ -101,6 +101,9 @@ for dtype in CODES:
         # percentile, histogram
         for p in (0, 12.5, 50, 90, 100):
             close(one("SELECT tensor_percentile(?, ?)", b, p), float(np.percentile(f, p)), 1e-12, tag + " percentile %g" % p)
+        ps = [0, 1, 5, 12.5, 50, 50, 90, 99, 100]
+        got = json.loads(one("SELECT tensor_percentiles(?, ?)", b, json.dumps(ps)))
+        c.eq(got, [float(np.percentile(f, p)) for p in ps], tag + " percentiles")
         h = json.loads(one("SELECT tensor_histogram(?, 5)", b))
         counts, edges = np.histogram(x if dtype != "bool" else f, bins=5)
         c.eq(h["counts"], counts.tolist(), tag + " histogram counts")
@@ -142,7 +145,11 @@ for dtype in CODES:
 x = rng.standard_normal(1001)
 for p in (0.1, 33.3, 66.6, 99.9):
     c.eq(one("SELECT tensor_percentile(?, ?)", enc(x), p), float(np.percentile(x, p)), "float64 percentile exact %g" % p)
+many = [float(p) for p in np.linspace(0, 100, 301)]   # more than one selection pass holds
+c.eq(json.loads(one("SELECT tensor_percentiles(?, ?)", enc(x), json.dumps(many))),
+     [float(np.percentile(x, p)) for p in many], "float64 percentiles exact, 301 of them")
 x[17] = np.nan
+c.eq(one("SELECT tensor_percentiles(?, '[5, 95]')", enc(x)), "[null,null]", "NaN percentiles are null")
 c.eq(one("SELECT tensor_reduce(?, 'mean')", enc(x)), None, "NaN mean is NULL")
 c.eq(one("SELECT tensor_argmax(?)", enc(x)), int(np.argmax(x)), "argmax with NaN")
 c.eq(one("SELECT tensor_count(?, 'nan')", enc(x)), 1, "count nan")

@@ -7,8 +7,11 @@ docs/BLOB_FORMAT.md describes:
 - its histogram_buckets rows are exactly the buckets numpy computes from the float64 bit patterns
   (edges and counts), every element lies in its bucket (lo < x <= hi, or lo <= x < hi below
   zero), and the counts sum to the finite elements.
+With the extension loaded, distribution_quantile over the buckets of every tensor merged across
+all its steps and workers (and of every step merged across workers) is within the bucket width
+(< 1%) of the exact quantile of the concatenated finite elements.
 
-usage: distributions_test.py TRIALDB FIXTURES_DIR
+usage: distributions_test.py TRIALDB FIXTURES_DIR EXTENSION
 """
 import math
 import os
@@ -65,7 +68,41 @@ def same(a, b):
     return a == b
 
 
-def check_fixture(trialdb, fixture, db, failures):
+QUANTILES = [0.0, 0.01, 0.1, 0.5, 0.9, 0.99, 1.0]
+
+
+def check_merged_quantiles(con, name, elements, failures):
+    """elements: {(tensor, step, worker): finite float64 array}."""
+    groups = {}
+    for (tensor, step, worker), x in elements.items():
+        groups.setdefault((tensor, None), []).append(x)
+        groups.setdefault((tensor, step), []).append(x)
+    checked = 0
+    for (tensor, step), parts in groups.items():
+        if len(parts) < 2:
+            continue
+        x = np.sort(np.concatenate(parts))
+        if x.size == 0:
+            continue
+        for q in QUANTILES:
+            sql = "SELECT distribution_quantile(lo, hi, count, ?) FROM histogram_buckets WHERE trial = ? AND tensor = ?"
+            params = [q, name, tensor]
+            if step is not None:
+                sql += " AND step = ?"
+                params.append(step)
+            got = con.execute(sql, params).fetchone()[0]
+            exact = float(np.quantile(x, q))
+            v = (x.size - 1) * q
+            lo, hi = x[int(math.floor(v))], x[min(int(math.floor(v)) + 1, x.size - 1)]
+            bound = 0.0079 * max(abs(lo), abs(hi))   # the grid's buckets are at most 2^-7 wide
+            if got is None or abs(got - exact) > bound:
+                failures.append("%s %s step %s: quantile %g of the merged buckets is %r, exact %r" %
+                                (name, tensor, "all" if step is None else step, q, got, exact))
+        checked += 1
+    return checked
+
+
+def check_fixture(trialdb, fixture, db, failures, extension):
     subprocess.run([trialdb, "ingest", fixture, "--db", db], check=False, capture_output=True)
     con = sqlite3.connect(db)
     name = os.path.basename(fixture)
@@ -77,6 +114,7 @@ def check_fixture(trialdb, fixture, db, failures):
             "SELECT tensor, step, worker, lo, hi, count FROM histogram_buckets WHERE trial = ?", (name,)):
         buckets.setdefault((tensor, step, worker), {})[(lo, hi)] = count
     checked = 0
+    elements = {}
     for tensor, step, worker, blob in con.execute(
             "SELECT tensor, step, worker, value FROM tensor_values WHERE trial = ? AND value IS NOT NULL", (name,)):
         x = decode(blob)
@@ -90,6 +128,7 @@ def check_fixture(trialdb, fixture, db, failures):
             failures.append(where + ": no distribution")
             continue
         finite = x[np.isfinite(x)]
+        elements[key] = finite
         want = [x.size, int(np.isnan(x).sum()), int((x == np.inf).sum()), int((x == -np.inf).sum()),
                 int((x == 0).sum()), int((finite < 0).sum()), int((finite > 0).sum())]
         with np.errstate(all="ignore"):
@@ -114,20 +153,23 @@ def check_fixture(trialdb, fixture, db, failures):
             if int(inside.sum()) != n:
                 failures.append("%s: bucket (%r, %r] holds %d elements, the row says %d" % (where, lo, hi, inside.sum(), n))
         checked += 1
+    con.enable_load_extension(True)
+    con.load_extension(extension)
+    merged = check_merged_quantiles(con, name, elements, failures)
     con.close()
-    return checked
+    return checked, merged
 
 
 def main():
-    trialdb, fixtures = sys.argv[1], sys.argv[2]
+    trialdb, fixtures, extension = sys.argv[1], sys.argv[2], sys.argv[3]
     failures = []
     total = 0
     with tempfile.TemporaryDirectory() as tmp:
         for f in sorted(os.listdir(fixtures)):
             path = os.path.join(fixtures, f)
             if os.path.isdir(path):
-                n = check_fixture(trialdb, path, os.path.join(tmp, f + ".db"), failures)
-                print("%s: %d numeric values checked" % (f, n))
+                n, merged = check_fixture(trialdb, path, os.path.join(tmp, f + ".db"), failures, extension)
+                print("%s: %d numeric values checked, %d merges" % (f, n, merged))
                 total += n
     for f in failures[:40]:
         print("FAIL", f)
