@@ -2,12 +2,15 @@
 //
 //   distribution  a histogram of one tensor's elements per step, as a heat map (x = step,
 //                 y = value, colour = elements per bin): the animated histograms of
-//                 SageMaker Debugger's tensor analysis notebook as one image. Several --trial give stacked panels.
+//                 SageMaker Debugger's tensor analysis notebook as one image. Several --trial
+//                 give stacked panels. (src/plot_distribution.cc)
+//   percentiles   bands of a tensor's percentiles over steps, TensorBoard's "distributions".
+//                 (src/plot_distribution.cc)
 //   reduction     a reduction (l2, mean, ...) over steps for the tensors matching a regex in
 //                 one or more trials, on one chart with a legend.
 //   findings      a timeline of rule findings (view rule_findings), one row per rule.
 //
-// This file reads the database and shapes the data; src/plot/ draws it.
+// These files read the database and shape the data; src/plot/ draws it.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -20,42 +23,16 @@
 #include <vector>
 
 #include "schema/database.h"
-#include "schema/histogram_bins.h"
 #include "schema/py_regex.h"
-#include "schema/value_blob.h"
 #include "src/commands.h"
 #include "src/output.h"
 #include "src/open_db.h"
 #include "src/plot/chart.h"
+#include "src/plot_args.h"
 
 namespace trialdb::cli {
 
 extern const char* const kReductionRowsSql;  // src/cmd_compare.cc
-
-namespace {
-
-using plot::ImageSize;
-using plot::LegendEntry;
-
-struct PlotArgs {
-  std::string db, out, title;
-  int width = 900, height = 0;  // 0: a height that suits the chart
-  std::vector<std::string> trials;
-  std::string mode, worker;
-  // distribution
-  std::string tensor;
-  int bins = 50;
-  std::vector<double> range;
-  bool linear_color = false;
-  // reduction
-  std::string tensor_regex;
-  std::string reduction = "l2";
-  bool abs = false;
-  bool log_y = false;
-  // findings
-  std::string rule_regex;
-  bool by_tensor = false;
-};
 
 std::vector<std::string> all_trials(Database& db) {
   std::vector<std::string> out;
@@ -75,130 +52,18 @@ void require_trials(Database& db, const std::vector<std::string>& names) {
     }
 }
 
+std::string step_title(const PlotArgs& a) { return a.mode.empty() ? "global step" : a.mode + " step"; }
+
+namespace {
+
+using plot::ImageSize;
+using plot::LegendEntry;
+
 std::unique_ptr<PyRegex> compile_or_throw(const std::string& pattern, const char* option) {
   std::unique_ptr<PyRegex> re;
   Status st = PyRegex::compile(pattern, &re);
   if (!st.is_ok()) throw Error(Status::usage(std::string(option) + ": " + st.cause()));
   return re;
-}
-
-std::string step_title(const PlotArgs& a) { return a.mode.empty() ? "global step" : a.mode + " step"; }
-
-// ---------------------------------------------------------------------------------------------
-// distribution
-
-// The value rows of one tensor in one trial, in step order.
-std::unique_ptr<Statement> value_query(Database& db, const PlotArgs& a, const std::string& trial) {
-  auto q = std::make_unique<Statement>(db.handle(), R"(
-    SELECT step, mode_step, value
-    FROM tensor_values
-    WHERE trial = ?1 AND tensor = ?2 AND value IS NOT NULL
-      AND (?3 = '' OR mode = ?3) AND (?4 = '' OR worker = ?4)
-    ORDER BY step, worker)");
-  q->bind(1, trial).bind(2, a.tensor).bind(3, a.mode).bind(4, a.worker);
-  return q;
-}
-
-// Decodes the blob in column col; throws naming the tensor when it is not a real-valued tensor.
-void decode_or_throw(const Statement& q, int col, const std::string& tensor, TensorView* v,
-                     std::vector<uint8_t>* scratch) {
-  const void* p = sqlite3_column_blob(q.handle(), col);
-  size_t n = static_cast<size_t>(sqlite3_column_bytes(q.handle(), col));
-  if (Status st = decode_blob(p, n, v, scratch); !st.is_ok())
-    throw Error(ErrorKind::kInvalidInput, "tensor " + tensor + ": stored value is not readable (" + st.cause() + ")");
-  if (!dtype_is_real(v->dtype))
-    throw Error(ErrorKind::kInvalidInput, "tensor " + tensor + " holds " + dtype_name(v->dtype) +
-                                          " values; a distribution needs real numbers");
-}
-
-plot::HeatPanel distribution_panel(Database& db, const PlotArgs& a, const std::string& trial) {
-  TensorView v;
-  std::vector<uint8_t> scratch;
-  // Pass 1: the value range (unless given) over every step, so all columns share the bins.
-  double lo = INFINITY, hi = -INFINITY;
-  size_t rows = 0;
-  {
-    auto q = value_query(db, a, trial);
-    while (q->step()) {
-      rows++;
-      if (a.range.size() == 2) continue;
-      decode_or_throw(*q, 2, a.tensor, &v, &scratch);
-      for (int64_t i = 0; i < v.numel; i++) {
-        double x = element_as_double(v, i);
-        if (!std::isfinite(x)) continue;
-        lo = std::min(lo, x);
-        hi = std::max(hi, x);
-      }
-    }
-  }
-  plot::HeatPanel p;
-  p.title = trial;
-  if (rows == 0) {
-    Statement any(db.handle(), "SELECT count(*) FROM tensor_values WHERE trial = ?1 AND tensor = ?2");
-    any.bind(1, trial).bind(2, a.tensor);
-    any.step();
-    if (any.int64(0) == 0) {
-      throw Error(ErrorKind::kInvalidInput, "trial " + trial + " has no tensor named '" + a.tensor +
-                                            "' (list them with: trialdb sql --db " + a.db +
-                                            " \"SELECT tensor FROM tensors WHERE trial = '" + trial + "'\")");
-    }
-    p.note = "no raw values" + std::string(a.mode.empty() ? "" : " in mode " + a.mode) +
-             " (saved as reductions only?)";
-    return p;
-  }
-  if (a.range.size() == 2) {
-    lo = a.range[0];
-    hi = a.range[1];
-  }
-  if (!(lo <= hi)) { lo = 0; hi = 1; }  // every element NaN/Inf
-  if (hi == lo) plot::pad_range(&lo, &hi, 0, false);  // a single distinct value
-  const int bins = a.bins;
-  for (int b = 0; b <= bins; b++) p.y_edges.push_back(bin_edge(lo, hi, b, bins));
-
-  // Pass 2: the histograms. Workers of one step are pooled into one column.
-  size_t nonfinite = 0, outside = 0;
-  auto q = value_query(db, a, trial);
-  double last_x = NAN;
-  while (q->step()) {
-    double x = static_cast<double>(a.mode.empty() ? q->int64(0) : q->int64(1));
-    if (p.x.empty() || x != last_x) {
-      p.x.push_back(x);
-      p.counts.resize(p.counts.size() + bins, 0.0);
-      last_x = x;
-    }
-    double* col = p.counts.data() + (p.x.size() - 1) * bins;
-    decode_or_throw(*q, 2, a.tensor, &v, &scratch);
-    for (int64_t i = 0; i < v.numel; i++) {
-      double e = element_as_double(v, i);
-      if (!std::isfinite(e)) { nonfinite++; continue; }
-      if (e < lo || e > hi) { outside++; continue; }
-      if (std::optional<int64_t> b = clamped_bin(range_fraction(e, lo, hi), bins)) col[*b] += 1;
-    }
-  }
-  if (nonfinite) p.note = std::to_string(nonfinite) + " NaN/Inf values left out";
-  if (outside)
-    p.note += (p.note.empty() ? "" : "; ") + std::to_string(outside) + " values outside --range";
-  return p;
-}
-
-void plot_distribution(const PlotArgs& a) {
-  if (a.trials.empty()) throw Error(ErrorKind::kUsage, "distribution: give at least one --trial");
-  if (a.tensor.empty()) throw Error(ErrorKind::kUsage, "distribution: give --tensor NAME");
-  if (a.bins < 2 || a.bins > 1000) throw Error(ErrorKind::kUsage, "--bins must be between 2 and 1000");
-  if (a.range.size() == 2 && !(std::isfinite(a.range[0]) && std::isfinite(a.range[1])))
-    throw Error(ErrorKind::kUsage, "--range: LO and HI must be finite numbers");
-  if (a.range.size() == 2 && !(a.range[0] < a.range[1])) throw Error(ErrorKind::kUsage, "--range: LO must be below HI");
-  auto db = open_db(a.db, OpenMode::kReadOnly);
-  require_trials(*db, a.trials);
-  plot::HeatMap map;
-  map.title = a.title.empty() ? "distribution of " + a.tensor + (a.mode.empty() ? "" : " (" + a.mode + ")") : a.title;
-  map.x_title = step_title(a);
-  map.y_title = "value";
-  map.color_title = "elements per bin";
-  map.log_color = !a.linear_color;
-  for (const std::string& t : a.trials) map.panels.push_back(distribution_panel(*db, a, t));
-  int h = a.height ? a.height : std::max(540, 120 + 300 * static_cast<int>(map.panels.size()));
-  plot::render_heatmap(map, a.out, {a.width, h});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -385,6 +250,7 @@ void add_plot(CLI::App& app) {
       "Examples:\n"
       "  trialdb plot --db trials.db --out grad.png distribution --trial pt_bad_init --trial pt_good_init "
       "--tensor gradient/Net_conv1.weight --mode TRAIN\n"
+      "  trialdb plot --db trials.db --out w.png percentiles --trial pt_bad_init --tensor Net_conv1.weight\n"
       "  trialdb plot --db trials.db --out l2.svg reduction --trial pt_bad_init --trial pt_good_init "
       "--tensor '^gradient/.*weight' --reduction l2 --log\n"
       "  trialdb plot --db trials.db --out findings.png findings --trial pt_bad_init");
@@ -414,6 +280,15 @@ void add_plot(CLI::App& app) {
   dist->add_option("--range", args->range, "Value range LO HI (default: min to max over all steps)")->expected(2);
   dist->add_flag("--linear-color", args->linear_color, "Colour by count, not log(count)");
 
+  CLI::App* pct = cmd->add_subcommand(
+      "percentiles",
+      "Bands of one tensor's percentiles over steps (p0-p100, p1-p99, p5-p95, p10-p90, p25-p75) and its "
+      "median, from the distributions computed at ingest (TensorBoard's distributions chart).");
+  pct->add_option("--trial", args->trials, "Trial")->required();
+  pct->add_option("--tensor", args->tensor, "Tensor name (exact)")->required();
+  add_mode(pct);
+  pct->add_option("--worker", args->worker, "Only this worker (default: workers merged)");
+
   CLI::App* red = cmd->add_subcommand(
       "reduction", "A reduction over steps for the tensors matching --tensor, in one or more trials.");
   red->add_option("--trial", args->trials, "Trial (repeatable; default: every trial)");
@@ -431,9 +306,10 @@ void add_plot(CLI::App& app) {
   fnd->add_flag("--by-tensor", args->by_tensor, "One row per rule and tensor");
   add_mode(fnd);
 
-  cmd->callback([args, dist, red, fnd] {
+  cmd->callback([args, dist, pct, red, fnd] {
     try {
       if (dist->parsed()) plot_distribution(*args);
+      else if (pct->parsed()) plot_percentiles(*args);
       else if (red->parsed()) plot_reduction(*args);
       else if (fnd->parsed()) plot_findings(*args);
       std::cerr << "wrote " << printable(args->out) << "\n";

@@ -1,5 +1,6 @@
 // The three charts trialdb draws, as plain data in and an image file out:
-//   LineChart  values over steps, several series (a reduction per tensor and trial)
+//   LineChart  values over steps, several series (a reduction per tensor and trial), and bands
+//              between curves (percentile ranges)
 //   HeatMap    a histogram per step as a column of coloured cells (a tensor's distribution
 //              over training, the tensor analysis notebook's animated histograms in one still
 //              image);
@@ -25,9 +26,17 @@ struct LineSeries {
   int dash = 0;
 };
 
+// A filled band between two curves over the same x (a range of percentiles), under the lines.
+struct LineBand {
+  std::vector<double> x, lo, hi;   // a step where either is NaN breaks the band
+  Rgb color{0, 0, 0};
+  double alpha = 0.2;
+};
+
 struct LineChart {
   std::string title, x_title, y_title;
   bool log_y = false;  // non-positive values are left out (and counted in a note)
+  std::vector<LineBand> bands;
   std::vector<LineSeries> series;
   std::vector<LegendEntry> legend;
 };

@@ -1,4 +1,4 @@
-// Line chart: values over steps, one line per series, legend on the right.
+// Line chart: values over steps, one line per series over filled bands, legend on the right.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -23,14 +23,20 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
 
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
   size_t left_out = 0, points = 0;
+  const auto drawable = [&](double y) { return std::isfinite(y) && !(chart.log_y && y <= 0); };
+  const auto include = [&](double x, double y) {
+    if (!drawable(y)) return false;
+    xlo = std::min(xlo, x); xhi = std::max(xhi, x);
+    ylo = std::min(ylo, y); yhi = std::max(yhi, y);
+    return true;
+  };
   for (const LineSeries& s : chart.series)
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); i++) {
-      double y = s.y[i];
-      if (!std::isfinite(y) || (chart.log_y && y <= 0)) { left_out++; continue; }
-      xlo = std::min(xlo, s.x[i]); xhi = std::max(xhi, s.x[i]);
-      ylo = std::min(ylo, y); yhi = std::max(yhi, y);
-      points++;
+      if (include(s.x[i], s.y[i])) points++;
+      else left_out++;
     }
+  for (const LineBand& b : chart.bands)
+    for (size_t i = 0; i < b.x.size(); i++) points += include(b.x[i], b.lo[i]) + include(b.x[i], b.hi[i]);
   if (points == 0) { xlo = 0; xhi = 1; ylo = chart.log_y ? 1 : 0; yhi = chart.log_y ? 10 : 1; }
   if (xhi == xlo) { xlo -= 1; xhi += 1; }
   pad_range(&ylo, &yhi, 0.05, chart.log_y);
@@ -47,6 +53,22 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
   ax.clip();
   const double lw = std::max(1.5, f / 6);
   cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+  // Bands: one polygon per run of steps where both curves are drawable, along lo and back along hi.
+  for (const LineBand& b : chart.bands) {
+    c.set_color(b.color.r, b.color.g, b.color.b, b.alpha);
+    for (size_t start = 0; start < b.x.size();) {
+      size_t end = start;
+      while (end < b.x.size() && drawable(b.lo[end]) && drawable(b.hi[end])) end++;
+      if (end > start) {
+        cairo_move_to(cr, ax.px(b.x[start]), ax.py(b.lo[start]));
+        for (size_t i = start + 1; i < end; i++) cairo_line_to(cr, ax.px(b.x[i]), ax.py(b.lo[i]));
+        for (size_t i = end; i-- > start;) cairo_line_to(cr, ax.px(b.x[i]), ax.py(b.hi[i]));
+        cairo_close_path(cr);
+        cairo_fill(cr);
+      }
+      start = end + 1;
+    }
+  }
   for (const LineSeries& s : chart.series) {
     c.set_color(s.color.r, s.color.g, s.color.b);
     cairo_set_line_width(cr, lw);

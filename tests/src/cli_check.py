@@ -138,6 +138,12 @@ def plot(out, *args, size=("900", "540")):
 plot("dist.png", "distribution", "--trial", "pt_bad_init", "--trial", "pt_good_init",
      "--tensor", "relu1_input_0", "--mode", "TRAIN", size=("800", "700"))
 plot("dist.svg", "distribution", "--trial", "pt_bad_init", "--tensor", "gradient/Net_conv1.weight")
+plot("pct.png", "percentiles", "--trial", "pt_bad_init", "--tensor", "Net_conv1.weight")
+plot("pct_workers.svg", "percentiles", "--trial", "dist2", "--tensor", "Sequential_0.weight", "--mode", "TRAIN",
+     size=("640", "400"))
+p = run("plot", "--db", db, "--out", os.path.join(WORK, "x.png"), "percentiles", "--trial", "pt_bad_init",
+        "--tensor", "no_such_tensor")
+check(p.returncode == 1 and "no tensor named" in p.stderr, "plot percentiles: unknown tensor is an error")
 plot("red.png", "reduction", "--trial", "pt_bad_init", "--trial", "pt_good_init",
      "--tensor", "^gradient/.*weight", "--mode", "TRAIN", "--log", size=("1000", "600"))
 plot("red.svg", "reduction", "--tensor", "Loss", "--reduction", "mean", size=("640", "400"))

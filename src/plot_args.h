@@ -1,0 +1,39 @@
+// What `trialdb plot` was asked for, and the pieces its chart kinds share (src/cmd_plot.cc wires
+// the command line; src/plot_distribution.cc draws the distribution charts).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "schema/database.h"
+
+namespace trialdb::cli {
+
+struct PlotArgs {
+  std::string db, out, title;
+  int width = 900, height = 0;  // 0: a height that suits the chart
+  std::vector<std::string> trials;
+  std::string mode, worker;
+  // distribution
+  std::string tensor;
+  int bins = 50;
+  std::vector<double> range;
+  bool linear_color = false;
+  // reduction
+  std::string tensor_regex;
+  std::string reduction = "l2";
+  bool abs = false;
+  bool log_y = false;
+  // findings
+  std::string rule_regex;
+  bool by_tensor = false;
+};
+
+// Throws (kInvalidInput) naming the trials the database has when one of `names` is not among them.
+void require_trials(Database& db, const std::vector<std::string>& names);
+// "global step", or "<MODE> step" when a mode is chosen (x is then the mode step).
+std::string step_title(const PlotArgs& a);
+
+void plot_distribution(const PlotArgs& a);   // heat map of histogram_buckets
+void plot_percentiles(const PlotArgs& a);    // percentile bands of distributions
+
+}  // namespace trialdb::cli

@@ -1,0 +1,206 @@
+// The distribution charts of `trialdb plot`, drawn from the statistics computed at ingest (views
+// histogram_buckets and distributions), so their cost grows with steps and buckets, never with
+// the elements of the tensor:
+//   distribution  a heat map: each step's buckets spread over the display bins
+//   percentiles   bands between p0/p100, p1/p99, p5/p95, p10/p90 and p25/p75 with the median as
+//                 a line (TensorBoard's "distributions" chart); the workers of a step are merged
+//                 by distribution_quantile over their buckets
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schema/histogram_bins.h"
+#include "sqlext/register.h"
+#include "src/open_db.h"
+#include "src/plot/chart.h"
+#include "src/plot_args.h"
+
+namespace trialdb::cli {
+
+namespace {
+
+// The rows of one tensor of one trial in a view, with the plot's mode and worker filters.
+constexpr const char* kFilter = " WHERE trial = ?1 AND tensor = ?2 AND (?3 = '' OR mode = ?3) AND (?4 = '' OR worker = ?4)";
+
+std::unique_ptr<Statement> filtered(Database& db, const std::string& select_from, const PlotArgs& a,
+                                    const std::string& trial) {
+  auto q = std::make_unique<Statement>(db.handle(), select_from + kFilter);
+  q->bind(1, trial).bind(2, a.tensor).bind(3, a.mode).bind(4, a.worker);
+  return q;
+}
+
+// Why a trial has nothing to draw: an unknown tensor is an error, one without raw values a note.
+std::string nothing_to_draw(Database& db, const PlotArgs& a, const std::string& trial) {
+  Statement any(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1 AND tensor = ?2");
+  any.bind(1, trial).bind(2, a.tensor);
+  any.step();
+  if (any.int64(0) == 0)
+    throw Error(ErrorKind::kInvalidInput, "trial " + trial + " has no tensor named '" + a.tensor +
+                                              "' (list them with: trialdb sql --db " + a.db +
+                                              " \"SELECT tensor FROM tensors WHERE trial = '" + trial + "'\")");
+  return "no numeric raw values" + std::string(a.mode.empty() ? "" : " in mode " + a.mode) +
+         " (saved as reductions only?)";
+}
+
+// Adds a bucket's count to the display bins it overlaps, in proportion to the overlap (a zero
+// bucket, and the outermost buckets with an infinite edge, are a point); returns the part of it
+// outside the bins.
+double spread_bucket(double lo, double hi, double count, const std::vector<double>& edges, double* col) {
+  const int64_t bins = static_cast<int64_t>(edges.size()) - 1;
+  const double elo = edges.front(), ehi = edges.back();
+  if (std::isinf(hi)) hi = lo;
+  if (std::isinf(lo)) lo = hi;
+  if (lo == hi) {
+    if (lo < elo || lo > ehi) return count;
+    col[clamped_bin(range_fraction(lo, elo, ehi), bins).value_or(0)] += count;
+    return 0;
+  }
+  const double width = hi - lo;
+  double inside = 0;
+  const int64_t first = clamped_bin(range_fraction(std::max(lo, elo), elo, ehi), bins).value_or(0);
+  for (int64_t b = first; b < bins && edges[b] < hi; ++b) {
+    const double overlap = std::min(hi, edges[b + 1]) - std::max(lo, edges[b]);
+    if (overlap <= 0) continue;
+    col[b] += count * overlap / width;
+    inside += overlap;
+  }
+  return count * (1 - std::min(1.0, inside / width));
+}
+
+plot::HeatPanel distribution_panel(Database& db, const PlotArgs& a, const std::string& trial) {
+  plot::HeatPanel p;
+  p.title = trial;
+  double lo, hi;
+  {
+    auto range = filtered(db, "SELECT min(lo), max(CASE WHEN hi < 9e999 THEN hi ELSE lo END), count(*) FROM histogram_buckets", a, trial);
+    range->step();
+    if (range->int64(2) == 0) {
+      p.note = nothing_to_draw(db, a, trial);
+      return p;
+    }
+    lo = range->real(0), hi = range->real(1);
+  }
+  if (a.range.size() == 2) lo = a.range[0], hi = a.range[1];
+  if (hi == lo) plot::pad_range(&lo, &hi, 0, false);   // a single distinct value
+  const int bins = a.bins;
+  for (int b = 0; b <= bins; b++) p.y_edges.push_back(bin_edge(lo, hi, b, bins));
+
+  // Columns by step (workers of a step pooled), in step order.
+  std::map<int64_t, std::vector<double>> columns;
+  double outside = 0;
+  auto q = filtered(db, "SELECT step, mode_step, lo, hi, count FROM histogram_buckets", a, trial);
+  while (q->step()) {
+    std::vector<double>& col = columns[a.mode.empty() ? q->int64(0) : q->int64(1)];
+    col.resize(static_cast<size_t>(bins), 0.0);
+    outside += spread_bucket(q->real(2), q->real(3), static_cast<double>(q->int64(4)), p.y_edges, col.data());
+  }
+  for (auto& [x, col] : columns) {
+    p.x.push_back(static_cast<double>(x));
+    p.counts.insert(p.counts.end(), col.begin(), col.end());
+  }
+  auto nonfinite = filtered(db, "SELECT coalesce(sum(nan + pos_inf + neg_inf), 0) FROM distributions", a, trial);
+  nonfinite->step();
+  if (nonfinite->int64(0)) p.note = std::to_string(nonfinite->int64(0)) + " NaN/Inf values left out";
+  if (const auto n = static_cast<int64_t>(std::llround(outside)); n > 0)
+    p.note += (p.note.empty() ? "" : "; ") + std::to_string(n) + " values outside --range";
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// percentiles
+
+constexpr int kPercents = 11;
+constexpr double kPercent[kPercents] = {0, 1, 5, 10, 25, 50, 75, 90, 95, 99, 100};
+constexpr const char* kPercentColumns = "p0, p1, p5, p10, p25, p50, p75, p90, p95, p99, p100";
+
+struct PercentileSeries {
+  std::vector<double> x;
+  std::vector<double> p[kPercents];
+};
+
+// A step's percentiles: from distributions when it has one value per step, otherwise each
+// step's workers merged (distribution_quantile over their buckets).
+PercentileSeries percentile_series(Database& db, const PlotArgs& a, const std::string& trial) {
+  const char* x = a.mode.empty() ? "step" : "mode_step";
+  std::string sql = std::string("SELECT ") + x + ", count(*) FROM distributions" + kFilter + " GROUP BY 1";
+  Statement counts(db.handle(), sql);
+  counts.bind(1, trial).bind(2, a.tensor).bind(3, a.mode).bind(4, a.worker);
+  bool merged = false;
+  while (counts.step()) merged |= counts.int64(1) > 1;
+  std::string select;
+  if (merged) {
+    select = std::string("SELECT ") + x;
+    for (double pc : kPercent) select += ", distribution_quantile(lo, hi, count, " + std::to_string(pc / 100) + ")";
+    select += " FROM histogram_buckets";
+  } else {
+    select = std::string("SELECT ") + x + ", " + kPercentColumns + " FROM distributions";
+  }
+  Statement q(db.handle(), select + kFilter + (merged ? " GROUP BY 1" : "") + " ORDER BY 1");
+  q.bind(1, trial).bind(2, a.tensor).bind(3, a.mode).bind(4, a.worker);
+  PercentileSeries s;
+  while (q.step()) {
+    s.x.push_back(static_cast<double>(q.int64(0)));
+    for (int i = 0; i < kPercents; ++i) s.p[i].push_back(q.is_null(i + 1) ? NAN : q.real(i + 1));
+  }
+  return s;
+}
+
+}  // namespace
+
+void plot_distribution(const PlotArgs& a) {
+  if (a.trials.empty()) throw Error(ErrorKind::kUsage, "distribution: give at least one --trial");
+  if (a.tensor.empty()) throw Error(ErrorKind::kUsage, "distribution: give --tensor NAME");
+  if (a.bins < 2 || a.bins > 1000) throw Error(ErrorKind::kUsage, "--bins must be between 2 and 1000");
+  if (a.range.size() == 2 && !(std::isfinite(a.range[0]) && std::isfinite(a.range[1])))
+    throw Error(ErrorKind::kUsage, "--range: LO and HI must be finite numbers");
+  if (a.range.size() == 2 && !(a.range[0] < a.range[1])) throw Error(ErrorKind::kUsage, "--range: LO must be below HI");
+  auto db = open_db(a.db, OpenMode::kReadOnly);
+  require_trials(*db, a.trials);
+  plot::HeatMap map;
+  map.title = a.title.empty() ? "distribution of " + a.tensor + (a.mode.empty() ? "" : " (" + a.mode + ")") : a.title;
+  map.x_title = step_title(a);
+  map.y_title = "value";
+  map.color_title = "elements per bin";
+  map.log_color = !a.linear_color;
+  for (const std::string& t : a.trials) map.panels.push_back(distribution_panel(*db, a, t));
+  int h = a.height ? a.height : std::max(540, 120 + 300 * static_cast<int>(map.panels.size()));
+  plot::render_heatmap(map, a.out, {a.width, h});
+}
+
+void plot_percentiles(const PlotArgs& a) {
+  if (a.trials.size() != 1) throw Error(ErrorKind::kUsage, "percentiles: give one --trial");
+  if (a.tensor.empty()) throw Error(ErrorKind::kUsage, "percentiles: give --tensor NAME");
+  auto db = open_db(a.db, OpenMode::kReadOnly);
+  trialdb_register_sql_functions(db->handle());   // distribution_quantile
+  require_trials(*db, a.trials);
+  const PercentileSeries s = percentile_series(*db, a, a.trials[0]);
+  if (s.x.empty())
+    throw Error(ErrorKind::kInvalidInput, a.trials[0] + ", " + a.tensor + ": " + nothing_to_draw(*db, a, a.trials[0]));
+  plot::LineChart chart;
+  chart.title = a.title.empty() ? "percentiles of " + a.tensor + " in " + a.trials[0] +
+                                      (a.mode.empty() ? "" : " (" + a.mode + ")")
+                                : a.title;
+  chart.x_title = step_title(a);
+  chart.y_title = "value";
+  // Outer bands first, lighter: p0-p100, p1-p99, p5-p95, p10-p90, p25-p75.
+  // Each band is drawn over the wider ones, so the legend shows the colour their overlap makes.
+  const plot::Rgb band{0.16, 0.42, 0.70};
+  const double alpha[] = {0.12, 0.16, 0.20, 0.26, 0.34};
+  double shown = 0;   // opacity where this band and the wider ones overlap
+  for (int i = 0; i < 5; ++i) {
+    chart.bands.push_back({s.x, s.p[i], s.p[kPercents - 1 - i], band, alpha[i]});
+    shown = shown + alpha[i] * (1 - shown);
+    const plot::Rgb swatch{1 - shown * (1 - band.r), 1 - shown * (1 - band.g), 1 - shown * (1 - band.b)};
+    chart.legend.push_back({"p" + std::to_string(static_cast<int>(kPercent[i])) + " to p" +
+                                std::to_string(static_cast<int>(kPercent[kPercents - 1 - i])),
+                            swatch, 0, plot::LegendEntry::Box});
+  }
+  chart.series.push_back({"median", s.x, s.p[5], {0.05, 0.15, 0.35}, 0});
+  chart.legend.push_back({"median", {0.05, 0.15, 0.35}, 0, plot::LegendEntry::Line});
+  plot::render_line_chart(chart, a.out, {a.width, a.height ? a.height : 540});
+}
+
+}  // namespace trialdb::cli
