@@ -1,6 +1,6 @@
 -- all_zero [collection_names, tensor_regex: required; threshold=100]
 -- Finding when 100 * (zero elements) / (elements) >= threshold (non-empty v).
--- value = that percentage.
+-- value = that percentage. The counts are those computed at ingest (rule_now_distribution).
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'all_zero', 'collection_names', ''),
   (NULL, 'all_zero', 'tensor_regex', ''),
@@ -15,8 +15,8 @@ WITH cfg AS (
 ),
 x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker,
-         100.0 * tensor_count(n.real_value, 'zero') / tensor_numel(n.real_value) AS pct
-  FROM rule_now n, cfg
+         100.0 * n.zero / n.count AS pct
+  FROM rule_now_distribution n, cfg
   WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
      OR EXISTS (SELECT 1 FROM collections k
                 WHERE k.trial = n.trial AND k.tensor = n.tensor

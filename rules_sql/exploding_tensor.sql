@@ -1,5 +1,6 @@
 -- exploding_tensor [collection_names, tensor_regex: default all; only_nan=false]
--- Finding when v has a NaN, or (only_nan false) a +-Inf. value = number of such elements.
+-- Finding when v has a NaN, or (only_nan false) a +-Inf. value = number of such elements,
+-- counted at ingest (rule_now_distribution).
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'exploding_tensor', 'collection_names', ''),
   (NULL, 'exploding_tensor', 'tensor_regex', ''),
@@ -14,8 +15,8 @@ WITH cfg AS (
 ),
 x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker,
-         tensor_count(n.real_value, 'nan') + CASE WHEN cfg.only_nan THEN 0 ELSE tensor_count(n.real_value, 'inf') END AS bad
-  FROM rule_now n, cfg
+         n.nan + CASE WHEN cfg.only_nan THEN 0 ELSE n.pos_inf + n.neg_inf END AS bad
+  FROM rule_now_distribution n, cfg
   WHERE (cfg.collection_names IS NULL AND cfg.tensor_regex IS NULL)
      OR rule_regexp_any(cfg.tensor_regex, n.tensor)
      OR EXISTS (SELECT 1 FROM collections k

@@ -5,7 +5,7 @@
 --   activation_variance_ratio: over matching tensors at S, at least two, min var > 0,
 --     max var / min var > threshold. value = that ratio.
 --   gradient_distribution: over `gradients` tensors at S, min of (p95 - p5) <
---     distribution_range. value = that minimum.
+--     distribution_range. value = that minimum. Percentiles from rule_now_distribution.
 --   loss: the first tensor (by name) of `losses`, appended at each considered TRAIN or GLOBAL
 --     step where saved; finding when it has more than `patience` values and the newest >= the
 --     one `patience` values before it. value = the newest.
@@ -81,10 +81,13 @@ act AS (
 ),
 grad AS (
   SELECT min(spread) AS min_spread
-  FROM (SELECT tensor_percentile(n.real_value, 95) - tensor_percentile(n.real_value, 5) AS spread
+  -- numpy.percentile (not nanpercentile): a gradient with a NaN has no spread
+  FROM (SELECT CASE WHEN n.nan = 0 THEN n.p95 - n.p5 END AS spread
         FROM rule_poor_weight_initialization_considered c
-        JOIN rule_now_primary n
-        WHERE EXISTS (SELECT 1 FROM collections k
+        JOIN rule_now_distribution n
+        WHERE n.worker = (SELECT CASE WHEN max(m.worker = 'worker_0') THEN 'worker_0' ELSE min(m.worker) END
+                          FROM rule_now m)
+          AND EXISTS (SELECT 1 FROM collections k
                       WHERE k.trial = n.trial AND k.tensor = n.tensor AND k.collection = 'gradients'))
 ),
 loss AS (

@@ -150,6 +150,18 @@ WHERE t.name = (SELECT trial FROM rule_cursor)
   AND v.trial_id = t.trial_id AND v.tensor_step = s.tensor_step AND v.step_offset = s.step - s.tensor_step
   AND (v.data IS NOT NULL OR b.value_id IS NOT NULL);
 
+-- The distributions (counts and percentiles, computed at ingest) of the step under evaluation,
+-- from the public view: a GLOBAL-mode step is found by its mode and mode step, as the view
+-- numbers it. Rules that need only counts or percentiles read these instead of the blobs.
+DROP VIEW IF EXISTS rule_now_distribution;
+CREATE VIEW rule_now_distribution AS
+SELECT d.*
+FROM distributions d
+WHERE d.trial = (SELECT trial FROM rule_cursor)
+  AND d.step = (SELECT tensor_step FROM rule_cursor)
+  AND d.mode = (SELECT mode FROM rule_cursor)
+  AND d.mode_step = (SELECT mode_step FROM rule_cursor);
+
 -- The worker series rules read ("worker_0"; on trials without one, the first worker by name).
 DROP VIEW IF EXISTS rule_now_primary;
 CREATE VIEW rule_now_primary AS
