@@ -7,8 +7,9 @@ from sqlext_testlib import Checker, args, fixture_db, shell
 
 FUNCTIONS = ["tensor_dtype", "tensor_shape", "tensor_ndim", "tensor_numel", "tensor_bytes", "tensor_reduce",
              "tensor_reduce_axis", "tensor_argmax", "tensor_json", "tensor_at", "tensor_each", "tensor_count",
-             "tensor_fraction", "tensor_percentile", "tensor_histogram", "tensor_bincount", "tensor_allclose",
+             "tensor_fraction", "tensor_percentile", "tensor_percentiles", "tensor_histogram", "tensor_bincount", "tensor_allclose",
              "tensor_diff_norm", "tensor_map", "tensor_binop", "tensor_from_json", "tensor_sum", "tensor_concat",
+             "distribution_quantile",
              "regexp", "rule_real", "rule_bool", "rule_list_json", "rule_list_item", "rule_in_list", "rule_regexp_any",
              "rule_inactive_units", "rule_label_pairs", "rule_channel_sums", "rule_div", "rule_log2", "rule_number_text"]
 
