@@ -3,8 +3,9 @@
 // For float32 and float64 tensors that fit in cache (256 KiB) and that do not (64 MiB), times
 // `SELECT tensor_reduce(?1, name)` through SQLite (the blob bound without a copy, so this is the
 // function's own cost: decode + kernel) and tensor_count, against memcpy of the blob's data
-// bytes, and prints GB/s and reduce/memcpy. The one-pass 18-reduction kernel of ingest
-// (compute_reductions) is shown for reference. Best of several repetitions.
+// bytes, and prints GB/s and reduce/memcpy; likewise tensor_histogram, tensor_percentile(s). The
+// ingest's kernels (compute_reductions, compute_distribution) are shown for reference. Best of
+// several repetitions.
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "schema/distribution.h"
 #include "schema/reductions.h"
 #include "schema/value_blob.h"
 #include "sqlext/register.h"
@@ -96,6 +98,9 @@ int main() {
       }
       row("tensor_count > 0", sql_time("SELECT tensor_count(?1, '>', 0)"));
       row("tensor_count nan", sql_time("SELECT tensor_count(?1, 'nan')"));
+      row("tensor_histogram 50", sql_time("SELECT tensor_histogram(?1, 50, -4, 4) IS NULL"));
+      row("tensor_percentile 50", sql_time("SELECT tensor_percentile(?1, 50)"));
+      row("tensor_percentiles x11", sql_time("SELECT tensor_percentiles(?1, '[0,1,5,10,25,50,75,90,95,99,100]') IS NULL"));
       trialdb::TensorView v;
       std::vector<uint8_t> scratch;
       if (!trialdb::decode_blob(blob.data(), blob.size(), &v, &scratch).is_ok()) std::abort();
@@ -103,6 +108,11 @@ int main() {
             trialdb::Reductions r;
             trialdb::compute_reductions(v, &r);
             g_sink = r.v[0];
+          }, bytes));
+      row("compute_distribution", best_seconds([&] {
+            trialdb::Distribution d;
+            trialdb::compute_distribution(v, &d);
+            g_sink = d.percentile[0];
           }, bytes));
     }
   }

@@ -5,8 +5,9 @@
 //   distribution PATTERN      p5, p50, p95 and the fraction of zeros of every tensor LIKE PATTERN
 //                             at every step: the distributions view vs tensor_percentile per p
 //                             and tensor_fraction
-//   heatmap TENSOR            the rows a heat map of one tensor over all steps is drawn from:
-//                             histogram_buckets vs tensor_histogram(value, 50, lo, hi) per step
+//   heatmap TENSOR            what a heat map of one tensor over all steps is drawn from: the
+//                             histograms view (what trialdb plot reads) vs
+//                             tensor_histogram(value, 50, lo, hi) per step
 // Checks the two answers agree (for the heat map: every step's element count; that pass also
 // warms the page cache for both), then reports the median of N timed runs of each: prepare, step
 // through every row reading every column, finalize.
@@ -59,7 +60,7 @@ constexpr const char* kDistributionBlobs = R"(
   WHERE trial = ?1 AND tensor LIKE ?2 AND value IS NOT NULL)";
 
 constexpr const char* kHeatmapStats = R"(
-  SELECT step, lo, hi, count FROM histogram_buckets WHERE trial = ?1 AND tensor = ?2)";
+  SELECT step, buckets FROM histograms WHERE trial = ?1 AND tensor = ?2)";
 constexpr const char* kHeatmapBlobs = R"(
   SELECT step, tensor_histogram(value, 50, r.lo, r.hi)
   FROM tensor_values,

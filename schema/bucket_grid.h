@@ -42,6 +42,10 @@ inline int64_t bucket_of(double x) {
   return (bits >> 63) ? -k : k;
 }
 
+// The octave of bucket k (the float64 biased exponent of its magnitudes; subnormals in 0), -1
+// for the zero bucket.
+inline int64_t bucket_octave(int64_t k) { return k == 0 ? -1 : ((k < 0 ? -k : k) - 1) >> kBucketMantissaBits; }
+
 // Magnitude edges of bucket k in [1, kMaxBucket]: lo < |x| <= hi.
 inline double bucket_magnitude_lo(int64_t k) { return bits_double(static_cast<uint64_t>(k - 1) << kBucketShift); }
 inline double bucket_magnitude_hi(int64_t k) { return bits_double(static_cast<uint64_t>(k) << kBucketShift); }

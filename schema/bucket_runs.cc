@@ -13,7 +13,8 @@ void append_number(std::string* out, auto n) {
 }  // namespace
 
 void BucketRunWriter::add(int64_t bucket, uint64_t count) {
-  if (open_ && bucket - next_ <= kMaxRunGap) {
+  const int64_t octave = bucket_octave(bucket);
+  if (open_ && bucket - next_ <= kMaxRunGap && octave == octave_) {
     for (; next_ < bucket; ++next_) out_ += ",0";
     out_ += ',';
   } else {
@@ -22,6 +23,7 @@ void BucketRunWriter::add(int64_t bucket, uint64_t count) {
     append_number(&out_, bucket);
     out_ += "\":[";
     open_ = true;
+    octave_ = octave;
   }
   append_number(&out_, count);
   next_ = bucket + 1;

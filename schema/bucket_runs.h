@@ -4,7 +4,9 @@
 //   {"<first bucket of a run>": [count, count, ...], ...}     e.g. {"-3":[1,0,2],"0":[7],"16001":[4]}
 //
 // Runs are in bucket order and may hold up to kMaxRunGap empty buckets (a 0) between non-empty
-// ones, which is shorter than starting a new run. JSON, because SQLite reads it without the
+// ones, which is shorter than starting a new run. A run never crosses an octave of the grid (and
+// the zero bucket is a run of its own), so a reader looks up a run's octave once, not each
+// bucket's. JSON, because SQLite reads it without the
 // extension: the histogram_buckets view expands it with json_each (schema.sql); the decoder
 // here serves the tests and tools.
 #pragma once
@@ -13,6 +15,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "schema/bucket_grid.h"
 
 namespace trialdb {
 
@@ -29,6 +33,7 @@ class BucketRunWriter {
  private:
   std::string out_ = "{";
   int64_t next_ = 0;      // the bucket after the last one added
+  int64_t octave_ = 0;    // the open run's octave
   bool open_ = false;     // a run is open
 };
 

@@ -321,53 +321,50 @@ LEFT JOIN value_distribution d
  AND d.step_offset = v.step_offset AND d.worker_id = v.worker_id
 WHERE d.tensor_id IS NOT NULL OR v.red_src = 2;
 
--- Histogram buckets: one row per non-empty bucket of a value (schema/bucket_grid.h): positive
--- buckets hold lo < x <= hi, negative ones lo <= x < hi, the zero bucket (lo = hi = 0) the zeros.
--- Infinities and NaNs are in no bucket: a value's counts sum to its finite elements.
--- First arm: stored histograms, expanded from their runs (bucket = run key + position in it).
--- Second arm: one-element values, whose bucket is found from the element: the octave is the
--- last whose lower edge is below |x|, the bucket in it ceil((|x| - first) / scale) - 1 (both
--- steps exact in float64).
-CREATE VIEW IF NOT EXISTS histogram_buckets AS
+-- Histograms: one row per raw numeric value, its histogram on the global bucket grid
+-- (schema/bucket_grid.h) in the compact form it is stored in (schema/bucket_runs.h): a JSON object
+-- {"<first bucket>": [count, ...], ...} of runs of consecutive buckets; '{}' without finite
+-- elements. Buckets are numbered in value order: 0 holds the zeros; k > 0 the positive values of
+-- magnitude key k - 1 (octave (k - 1) >> 7, position (k - 1) & 127 in it, see bucket_octave), -k
+-- the negative ones. A one-element value's histogram is made up from its element: the octave is
+-- the last whose lower edge is below |x|, the bucket in it ceil((|x| - first) / scale), 1-based
+-- (both steps exact in float64).
+CREATE VIEW IF NOT EXISTS histograms AS
 SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker, s.mode, s.mode_step,
-       CASE WHEN r.key + c.key > 0 THEN o.first + ((r.key + c.key - 1) & 127) * o.scale
-            WHEN r.key + c.key < 0 THEN -(o.first + ((-r.key - c.key - 1) & 127) * o.scale + o.scale)
-            ELSE 0.0 END AS lo,
-       CASE WHEN r.key + c.key > 0 THEN o.first + ((r.key + c.key - 1) & 127) * o.scale + o.scale
-            WHEN r.key + c.key < 0 THEN -(o.first + ((-r.key - c.key - 1) & 127) * o.scale)
-            ELSE 0.0 END AS hi,
-       c.value AS count
+       CASE WHEN d.tensor_id IS NOT NULL THEN coalesce(h.buckets, '{}')
+            WHEN abs(v.r_min) < 9e999 THEN
+              '{"' || ((CASE WHEN v.r_min < 0 THEN -1 ELSE 1 END) *
+                       coalesce((SELECT o.octave * 128 + CAST((abs(v.r_min) - o.first) / o.scale AS INTEGER)
+                                        + ((abs(v.r_min) - o.first) / o.scale > CAST((abs(v.r_min) - o.first) / o.scale AS INTEGER))
+                                 FROM bucket_octave o WHERE o.first < abs(v.r_min)
+                                 ORDER BY o.first DESC LIMIT 1), 0)) || '":[1]}'
+            ELSE '{}' END AS buckets
 FROM value v
 JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through
 JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offset
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
 LEFT JOIN worker w ON w.worker_id = v.worker_id
-JOIN value_distribution d
+LEFT JOIN value_distribution d
   ON d.tensor_id = v.tensor_id AND d.tensor_step = v.tensor_step
  AND d.step_offset = v.step_offset AND d.worker_id = v.worker_id
-JOIN value_histogram h ON h.histogram_id = d.histogram_id
-JOIN json_each(h.buckets) r
+LEFT JOIN value_histogram h ON h.histogram_id = d.histogram_id
+WHERE d.tensor_id IS NOT NULL OR v.red_src = 2;
+
+-- Histogram buckets: the histograms expanded, one row per non-empty bucket with its edges:
+-- positive buckets hold lo < x <= hi, negative ones lo <= x < hi, the zero bucket (lo = hi = 0)
+-- the zeros. Infinities and NaNs are in no bucket: a value's counts sum to its finite elements.
+-- A run stays in one octave, so the octave is looked up once per run.
+CREATE VIEW IF NOT EXISTS histogram_buckets AS
+SELECT g.trial, g.tensor, g.step, g.worker, g.mode, g.mode_step,
+       CASE WHEN CAST(r.key AS INTEGER) > 0 THEN o.first + ((r.key + c.key - 1) & 127) * o.scale
+            WHEN CAST(r.key AS INTEGER) < 0 THEN -(o.first + ((-r.key - c.key - 1) & 127) * o.scale + o.scale)
+            ELSE 0.0 END AS lo,
+       CASE WHEN CAST(r.key AS INTEGER) > 0 THEN o.first + ((r.key + c.key - 1) & 127) * o.scale + o.scale
+            WHEN CAST(r.key AS INTEGER) < 0 THEN -(o.first + ((-r.key - c.key - 1) & 127) * o.scale)
+            ELSE 0.0 END AS hi,
+       c.value AS count
+FROM histograms g
+JOIN json_each(g.buckets) r
+JOIN bucket_octave o ON o.octave = max(abs(r.key) - 1, 0) >> 7
 JOIN json_each(r.value) c
-JOIN bucket_octave o ON o.octave = max(abs(r.key + c.key) - 1, 0) >> 7
-WHERE c.value > 0
-UNION ALL
-SELECT t.name, tn.name, v.tensor_step, w.name, s.mode, s.mode_step,
-       CASE WHEN v.r_min > 0 THEN o.first + (CAST((v.r_min - o.first) / o.scale AS INTEGER)
-                                             + ((v.r_min - o.first) / o.scale > CAST((v.r_min - o.first) / o.scale AS INTEGER)) - 1) * o.scale
-            WHEN v.r_min < 0 THEN -(o.first + (CAST((-v.r_min - o.first) / o.scale AS INTEGER)
-                                               + ((-v.r_min - o.first) / o.scale > CAST((-v.r_min - o.first) / o.scale AS INTEGER))) * o.scale)
-            ELSE 0.0 END,
-       CASE WHEN v.r_min > 0 THEN o.first + (CAST((v.r_min - o.first) / o.scale AS INTEGER)
-                                             + ((v.r_min - o.first) / o.scale > CAST((v.r_min - o.first) / o.scale AS INTEGER))) * o.scale
-            WHEN v.r_min < 0 THEN -(o.first + (CAST((-v.r_min - o.first) / o.scale AS INTEGER)
-                                               + ((-v.r_min - o.first) / o.scale > CAST((-v.r_min - o.first) / o.scale AS INTEGER)) - 1) * o.scale)
-            ELSE 0.0 END,
-       1
-FROM value v
-JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through
-JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offset
-JOIN tensor tn ON tn.tensor_id = v.tensor_id
-LEFT JOIN worker w ON w.worker_id = v.worker_id
-JOIN bucket_octave o
-  ON o.octave = coalesce((SELECT octave FROM bucket_octave WHERE first < abs(v.r_min) ORDER BY first DESC LIMIT 1), 0)
-WHERE v.red_src = 2 AND abs(v.r_min) < 9e999;
+WHERE c.value > 0;

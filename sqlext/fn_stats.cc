@@ -62,15 +62,26 @@ void histogram_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
       edges[i] = round_edge(std::isfinite(step) ? static_cast<double>(i) * step + lo : bin_edge(lo, hi, i, bins));
     edges[bins] = hi;
     std::vector<int64_t> counts(static_cast<size_t>(bins), 0);
+    // The bin found by one multiplication (numpy's own estimate; or, for a range wider than a
+    // double holds, by range_fraction), then corrected to the edges: bin k holds
+    // edges[k] <= x < edges[k + 1], the last bin also hi.
+    const double width = hi - lo;
+    const double norm = static_cast<double>(bins) / width;
+    const bool finite_width = std::isfinite(width) && std::isfinite(norm);
+    const double* const e = edges.data();
     visit_real(v.dtype, [&](auto loader) {
       for (int64_t i = 0; i < v.numel; ++i) {
-        double x = loader.load(v.data, i);
+        const double x = loader.load(v.data, i);
         if (!(x >= lo && x <= hi)) continue;  // outside the range (or NaN): not counted
-        // The bin found in double and clamped there (histogram_bins.h), then corrected to the edges.
-        int64_t k = clamped_bin(range_fraction(x, lo, hi), bins).value_or(0);
-        // Bin k holds edges[k] <= x < edges[k + 1] (the last bin also holds hi).
-        while (k > 0 && x < edges[k]) --k;
-        while (k < bins - 1 && x >= edges[k + 1]) ++k;
+        int64_t k;
+        if (finite_width) {
+          const double b = (x - lo) * norm;
+          k = b < static_cast<double>(bins) ? static_cast<int64_t>(b) : bins - 1;
+        } else {
+          k = clamped_bin(range_fraction(x, lo, hi), bins).value_or(0);
+        }
+        while (k > 0 && x < e[k]) --k;
+        while (k < bins - 1 && x >= e[k + 1]) ++k;
         ++counts[k];
       }
     });

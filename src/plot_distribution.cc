@@ -1,7 +1,8 @@
 // The distribution charts of `trialdb plot`, drawn from the statistics computed at ingest (views
-// histogram_buckets and distributions), so their cost grows with steps and buckets, never with
-// the elements of the tensor:
-//   distribution  a heat map: each step's buckets spread over the display bins
+// histograms and distributions), so their cost grows with steps and buckets, never with the
+// elements of the tensor:
+//   distribution  a heat map: each step's buckets (the histograms view's compact runs, decoded
+//                 here rather than expanded by SQL) spread over the display bins
 //   percentiles   bands between p0/p100, p1/p99, p5/p95, p10/p90 and p25/p75 with the median as
 //                 a line (TensorBoard's "distributions" chart); the workers of a step are merged
 //                 by distribution_quantile over their buckets
@@ -12,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "schema/bucket_grid.h"
+#include "schema/bucket_runs.h"
 #include "schema/histogram_bins.h"
 #include "sqlext/register.h"
 #include "src/open_db.h"
@@ -73,33 +76,38 @@ double spread_bucket(double lo, double hi, double count, const std::vector<doubl
 plot::HeatPanel distribution_panel(Database& db, const PlotArgs& a, const std::string& trial) {
   plot::HeatPanel p;
   p.title = trial;
-  double lo, hi;
-  {
-    auto range = filtered(db, "SELECT min(lo), max(CASE WHEN hi < 9e999 THEN hi ELSE lo END), count(*) FROM histogram_buckets", a, trial);
-    range->step();
-    if (range->int64(2) == 0) {
-      p.note = nothing_to_draw(db, a, trial);
-      return p;
+  // Each step's buckets (workers pooled), decoded from the compact histograms.
+  std::map<int64_t, std::vector<std::pair<int64_t, uint64_t>>> steps;
+  std::vector<std::pair<int64_t, uint64_t>> runs;
+  double lo = INFINITY, hi = -INFINITY;
+  auto q = filtered(db, "SELECT step, mode_step, buckets FROM histograms", a, trial);
+  while (q->step()) {
+    if (!decode_bucket_runs(q->text(2), &runs))
+      throw Error(ErrorKind::kDatabase, "trial " + trial + ", tensor " + a.tensor + ": a stored histogram is not readable");
+    auto& buckets = steps[a.mode.empty() ? q->int64(0) : q->int64(1)];
+    for (const auto& [bucket, count] : runs) {
+      const double blo = bucket_lo(bucket), bhi = bucket_hi(bucket);
+      lo = std::min(lo, std::isinf(blo) ? bhi : blo);
+      hi = std::max(hi, std::isinf(bhi) ? blo : bhi);
+      buckets.emplace_back(bucket, count);
     }
-    lo = range->real(0), hi = range->real(1);
+  }
+  if (steps.empty()) {
+    p.note = nothing_to_draw(db, a, trial);
+    return p;
   }
   if (a.range.size() == 2) lo = a.range[0], hi = a.range[1];
+  if (!(lo <= hi)) lo = 0, hi = 1;                      // no finite element at all
   if (hi == lo) plot::pad_range(&lo, &hi, 0, false);   // a single distinct value
   const int bins = a.bins;
   for (int b = 0; b <= bins; b++) p.y_edges.push_back(bin_edge(lo, hi, b, bins));
-
-  // Columns by step (workers of a step pooled), in step order.
-  std::map<int64_t, std::vector<double>> columns;
   double outside = 0;
-  auto q = filtered(db, "SELECT step, mode_step, lo, hi, count FROM histogram_buckets", a, trial);
-  while (q->step()) {
-    std::vector<double>& col = columns[a.mode.empty() ? q->int64(0) : q->int64(1)];
-    col.resize(static_cast<size_t>(bins), 0.0);
-    outside += spread_bucket(q->real(2), q->real(3), static_cast<double>(q->int64(4)), p.y_edges, col.data());
-  }
-  for (auto& [x, col] : columns) {
+  for (const auto& [x, buckets] : steps) {
     p.x.push_back(static_cast<double>(x));
-    p.counts.insert(p.counts.end(), col.begin(), col.end());
+    p.counts.resize(p.counts.size() + static_cast<size_t>(bins), 0.0);
+    double* col = p.counts.data() + p.counts.size() - static_cast<size_t>(bins);
+    for (const auto& [bucket, count] : buckets)
+      outside += spread_bucket(bucket_lo(bucket), bucket_hi(bucket), static_cast<double>(count), p.y_edges, col);
   }
   auto nonfinite = filtered(db, "SELECT coalesce(sum(nan + pos_inf + neg_inf), 0) FROM distributions", a, trial);
   nonfinite->step();
