@@ -145,6 +145,21 @@ for dtype in CODES:
 x = rng.standard_normal(1001)
 for p in (0.1, 33.3, 66.6, 99.9):
     c.eq(one("SELECT tensor_percentile(?, ?)", enc(x), p), float(np.percentile(x, p)), "float64 percentile exact %g" % p)
+# Large float32 values are binned through the prefix table: values on and near every edge,
+# outside the range, NaN and Inf included.
+big = (rng.standard_normal(300000) * 2).astype("float32")
+edges = np.linspace(-1, 2, 51).astype("float32")
+big[:51] = edges
+big[51:102] = np.nextafter(edges, np.float32(-9))
+big[102:153] = np.nextafter(edges, np.float32(9))
+big[200:210] = np.nan
+big[210:220] = np.inf
+big[220:230] = -np.inf
+h = json.loads(one("SELECT tensor_histogram(?, 50, -1, 2)", enc(big)))
+c.eq(h["counts"], np.histogram(big[np.isfinite(big)], bins=50, range=(-1, 2))[0].tolist(), "float32 prefix-table histogram")
+fin = big[np.isfinite(big)]
+h = json.loads(one("SELECT tensor_histogram(?, 7)", enc(fin)))
+c.eq(h["counts"], np.histogram(fin, bins=7)[0].tolist(), "float32 prefix-table histogram, default range")
 many = [float(p) for p in np.linspace(0, 100, 301)]   # more than one selection pass holds
 c.eq(json.loads(one("SELECT tensor_percentiles(?, ?)", enc(x), json.dumps(many))),
      [float(np.percentile(x, p)) for p in many], "float64 percentiles exact, 301 of them")
