@@ -5,7 +5,8 @@
 -- S >= start_step and a TRAIN block before it: train = mean of the latest TRAIN block,
 -- val = mean of the current EVAL block so far (up to S), ratio = (val - train) / train.
 -- A counter of consecutive such EVAL steps with ratio > ratio_threshold (reset to 0
--- otherwise); finding when counter >= patience. value = ratio. Losses: worker_0's mean value.
+-- otherwise); finding when counter >= patience. value = ratio. Losses: worker_0's mean value;
+-- one that is not a number (a string tensor's, a NaN mean) is not folded in.
 --
 -- State: per tensor the mode of its last saved step, the sum and length of the latest TRAIN
 -- block and of the current EVAL block, and the counter.
@@ -37,9 +38,10 @@ WITH cfg AS (
          rule_real((SELECT value FROM rule_param WHERE rule = 'overfit' AND param = 'ratio_threshold')) AS ratio_threshold
 ),
 x AS MATERIALIZED (
-  SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.value, 'mean') AS loss
+  SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.real_value, 'mean') AS loss
   FROM rule_now_primary n, cfg
-  WHERE CASE WHEN cfg.tensor_regex IS NULL
+  WHERE n.real_value IS NOT NULL   -- a loss is a number: a string tensor is not one
+    AND CASE WHEN cfg.tensor_regex IS NULL
              THEN EXISTS (SELECT 1 FROM collections k
                           WHERE k.trial = n.trial AND k.tensor = n.tensor AND k.collection = 'losses')
              ELSE rule_regexp_any(cfg.tensor_regex, n.tensor) END
@@ -56,6 +58,7 @@ b AS (  -- the blocks after this step
               ELSE ifnull(s.eval_n, 0) END AS eval_n
   FROM x
   LEFT JOIN rule_overfit_state s ON s.trial = x.trial AND s.tensor = x.tensor
+  WHERE x.loss IS NOT NULL   -- a NaN mean (SQLite's NULL) is no loss value to fold in
 ),
 r AS (
   SELECT b.*, CASE WHEN b.mode = 'EVAL' AND b.step >= cfg.start_step AND b.train_n > 0

@@ -143,4 +143,51 @@ void RuleLedger::confirm_delivery(int64_t finding_id) {
   q.bind(1, finding_id).run();
 }
 
+std::vector<std::string> RuleLedger::pending_reruns(const std::string& trial) {
+  std::vector<std::string> rules;
+  Statement q(db_.handle(), "SELECT rule FROM rule_rerun WHERE trial = ?1 ORDER BY rule");
+  q.bind(1, trial);
+  while (q.step()) rules.push_back(q.text(0));
+  return rules;
+}
+
+std::set<std::tuple<int64_t, std::string, std::string>> RuleLedger::reset(const std::string& trial,
+                                                                          const std::string& rule) {
+  std::set<std::tuple<int64_t, std::string, std::string>> old;
+  {
+    Statement q(db_.handle(), "SELECT step, tensor, worker FROM rule_finding WHERE trial = ?1 AND rule = ?2");
+    q.bind(1, trial).bind(2, rule);
+    while (q.step()) old.emplace(q.int64(0), q.text(1), q.text(2));
+  }
+  for (const char* sql : {"DELETE FROM rule_delivery WHERE finding_id IN "
+                          "(SELECT finding_id FROM rule_finding WHERE trial = ?1 AND rule = ?2)",
+                          "DELETE FROM rule_finding WHERE trial = ?1 AND rule = ?2",
+                          "DELETE FROM rule_evaluated WHERE trial = ?1 AND rule = ?2",
+                          "DELETE FROM rule_progress WHERE trial = ?1 AND rule = ?2",
+                          "DELETE FROM rule_rerun WHERE trial = ?1 AND rule = ?2"}) {
+    Statement q(db_.handle(), sql);
+    q.bind(1, trial).bind(2, rule).run();
+  }
+  // The rule's state: its tables rule_<rule>_* that are keyed by trial.
+  std::vector<std::string> tables;
+  {
+    Statement q(db_.handle(),
+                "SELECT m.name FROM sqlite_schema m WHERE m.type = 'table' "
+                "  AND substr(m.name, 1, length(?1) + 6) = 'rule_' || ?1 || '_' "
+                "  AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = 'trial') "
+                // not a table of another rule whose name extends this one's (rule_a_b_* of rule a_b)
+                "  AND NOT EXISTS (SELECT 1 FROM rule_catalog o WHERE length(o.rule) > length(?1) "
+                "                  AND substr(m.name, 1, length(o.rule) + 6) = 'rule_' || o.rule || '_')");
+    q.bind(1, rule);
+    while (q.step()) tables.push_back(q.text(0));
+  }
+  for (const std::string& t : tables) {
+    std::string quoted = "\"";
+    for (char c : t) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    Statement q(db_.handle(), "DELETE FROM " + quoted + "\" WHERE trial = ?1");
+    q.bind(1, trial).run();
+  }
+  return old;
+}
+
 }  // namespace trialdb::rules

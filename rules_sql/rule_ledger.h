@@ -12,7 +12,9 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "schema/database.h"
@@ -52,6 +54,13 @@ class RuleLedger {
 
   bool evaluated(const std::string& trial, const std::string& rule, int64_t step);
   void mark_evaluated(const std::string& trial, const std::string& rule, int64_t step);
+
+  // The rules `trial` is to evaluate again from its first step (rule_rerun).
+  std::vector<std::string> pending_reruns(const std::string& trial);
+  // Forgets what `rule` evaluated on `trial`: its evaluated steps, progress, state (the rows of
+  // the trial in the rule's tables rule_<rule>_*) and findings, whose (step, tensor, worker) it
+  // returns; and its rule_rerun row. Inside the transaction that evaluates it again.
+  std::set<std::tuple<int64_t, std::string, std::string>> reset(const std::string& trial, const std::string& rule);
 
   // The findings with these ids that still exist, in id order.
   std::vector<Finding> findings(const std::vector<int64_t>& ids);

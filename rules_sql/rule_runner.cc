@@ -14,7 +14,9 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
+#include "rules_sql/rule_settings.h"
 #include "schema/status.h"
 #include "sqlext/register.h"
 
@@ -161,12 +163,33 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
   }
   for (const std::string& r : rules_)
     if (kind[r] == "clock") clock_rules_.push_back(r);
-  for (const std::string& p : options_.params) store_param(p);
+  // Parameters are all checked before any is stored; a changed value, and --rerun, leave the
+  // rule to be evaluated again from the start (rule_rerun), in the transaction that stores them.
+  const std::vector<RuleSetting> settings = check_settings(db_, options_.params);
+  Transaction tx(db_);
+  Statement rerun(db_.handle(), "INSERT OR IGNORE INTO rule_rerun(trial, rule) VALUES (?1, ?2)");
+  for (const auto& [trial, rule] : store_settings(db_, settings, options_.trials)) rerun.bind(1, trial).bind(2, rule).run();
+  if (options_.rerun) {
+    std::vector<std::string> trials = options_.trials;
+    if (trials.empty()) {
+      Statement q(db_.handle(), "SELECT trial FROM trials ORDER BY trial");
+      while (q.step()) trials.push_back(q.text(0));
+    }
+    for (const std::string& trial : trials)
+      for (const std::string& rule : rules_) rerun.bind(1, trial).bind(2, rule).run();
+  }
+  tx.commit();
 }
 
 void RuleRunner::install() {
   Transaction tx(db_);
   db_.exec(kBaseSql);
+  // The defaults each rule file inserts (INSERT OR IGNORE INTO rule_params ... trial NULL) are
+  // captured as they are given, whether or not rule_params already had the row.
+  db_.exec("DELETE FROM rule_param_default");
+  db_.exec(
+      "CREATE TEMP TRIGGER rule_param_default_capture BEFORE INSERT ON rule_params WHEN new.trial IS NULL "
+      "BEGIN INSERT OR REPLACE INTO rule_param_default(rule, param, value) VALUES (new.rule, new.param, new.value); END");
   for (const RuleSource& r : kBuiltins) {
     try {
       db_.exec(r.sql);
@@ -176,6 +199,7 @@ void RuleRunner::install() {
     Statement q(db_.handle(), "INSERT OR REPLACE INTO rule_catalog(rule, kind, source) VALUES (?1, ?2, 'builtin')");
     q.bind(1, r.name).bind(2, r.kind).run();
   }
+  db_.exec("DROP TRIGGER temp.rule_param_default_capture");
   RuleLedger(db_).adopt_progress_cursors();
   tx.commit();
 }
@@ -226,42 +250,6 @@ void RuleRunner::load_rule_file(const std::string& path) {
   tx.commit();
 }
 
-void RuleRunner::store_param(const std::string& setting) {
-  size_t dot = setting.find('.'), eq = setting.find('=');
-  if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot == 0 || eq == dot + 1)
-    throw Error(ErrorKind::kUsage, "--param " + setting + ": expected RULE.KEY=VALUE");
-  std::string rule = setting.substr(0, dot), key = setting.substr(dot + 1, eq - dot - 1), value = setting.substr(eq + 1);
-  {
-    Statement q(db_.handle(), "SELECT source FROM rule_catalog WHERE rule = ?1");
-    if (!q.bind(1, rule).step()) throw Error(ErrorKind::kUsage, "--param " + setting + ": no such rule '" + rule + "'");
-    if (q.text(0) == "builtin") {
-      Statement k(db_.handle(), "SELECT 1 FROM rule_params WHERE trial IS NULL AND rule = ?1 AND param = ?2");
-      if (!k.bind(1, rule).bind(2, key).step()) {
-        std::vector<std::string> known;
-        Statement all(db_.handle(), "SELECT param FROM rule_params WHERE trial IS NULL AND rule = ?1 ORDER BY param");
-        all.bind(1, rule);
-        while (all.step()) known.push_back(all.text(0));
-        throw Error(ErrorKind::kUsage, "--param " + setting + ": rule " + rule + " has no parameter '" + key + "' (known: " +
-                                 join(known) + ")");
-      }
-    }
-  }
-  Transaction tx(db_);
-  const char* upsert =
-      "INSERT INTO rule_params(trial, rule, param, value) VALUES (?1, ?2, ?3, ?4) "
-      "ON CONFLICT (ifnull(trial, ''), rule, param) DO UPDATE SET value = excluded.value";
-  if (options_.trials.empty()) {
-    Statement q(db_.handle(), upsert);
-    q.bind_null(1).bind(2, rule).bind(3, key).bind(4, value).run();
-  } else {
-    for (const std::string& trial : options_.trials) {
-      Statement q(db_.handle(), upsert);
-      q.bind(1, trial).bind(2, rule).bind(3, key).bind(4, value).run();
-    }
-  }
-  tx.commit();
-}
-
 std::vector<Finding> RuleRunner::evaluate_new_steps() {
   const double now = options_.clock();
   std::vector<std::string> trials = options_.trials;
@@ -303,6 +291,17 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     set_cursor.bind(1, trial).bind(2, s.step).bind(3, s.mode).bind(4, s.mode_step)
         .bind(5, s.mode == "GLOBAL" ? s.mode_step : s.step).bind(6, now).run();
   };
+  // A rule evaluated again (rule_rerun) reports only findings its earlier evaluation had not.
+  std::map<std::string, std::set<std::tuple<int64_t, std::string, std::string>>> earlier;
+  Statement finding_key(h, "SELECT step, tensor, worker FROM rule_finding WHERE finding_id = ?1");
+  auto is_new = [&](const std::string& rule, int64_t id) {
+    const auto it = earlier.find(rule);
+    if (it == earlier.end()) return true;
+    finding_key.bind(1, id).step();
+    const bool seen = it->second.count({finding_key.int64(0), finding_key.text(1), finding_key.text(2)}) > 0;
+    finding_key.reset();
+    return !seen;
+  };
   // Records the rule's findings at the cursor; the rows one INSERT adds take consecutive ids.
   auto run_rule = [&](const std::string& rule) {
     try {
@@ -312,6 +311,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     }
     const int64_t added = sqlite3_changes(h), last = sqlite3_last_insert_rowid(h);
     for (int64_t id = last - added + 1; added > 0 && id <= last; ++id) {
+      if (!is_new(rule, id)) continue;
       found->push_back(id);
       if (options_.queue_deliveries) ledger_->queue_delivery(id);
     }
@@ -320,17 +320,29 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
   // Steps are committed in batches: a commit per step would cost more than most rules. The owed
   // steps are listed inside the first batch's write transaction, and each (rule, step) is checked
   // again inside its batch's, so a step another runner evaluated meanwhile is not evaluated
-  // (folded into a rule's state) twice.
+  // (folded into a rule's state) twice. Rules to evaluate again are reset in the first batch, and
+  // then every owed step is one batch: their old findings are replaced in one transaction.
   constexpr size_t kStepsPerTransaction = 64;
+  size_t per_transaction = kStepsPerTransaction;
   std::vector<StepRow> owed;
   bool listed = false;
-  for (size_t next = 0;; next += kStepsPerTransaction) {
+  for (size_t next = 0;; next += per_transaction) {
     Transaction tx(db_);
-    if (!listed && !step_rules.empty()) owed = ledger_->owed_steps(trial, step_rules, options_.last_step, SIZE_MAX);
+    if (!listed) {
+      for (const std::string& rule : ledger_->pending_reruns(trial)) {
+        if (std::find(rules_.begin(), rules_.end(), rule) == rules_.end()) continue;   // not asked for now
+        earlier[rule] = ledger_->reset(trial, rule);
+        per_transaction = SIZE_MAX;
+      }
+      if (!step_rules.empty()) owed = ledger_->owed_steps(trial, step_rules, options_.last_step, SIZE_MAX);
+    }
     listed = true;
-    if (next >= owed.size()) break;   // rolls back nothing
+    if (next >= owed.size()) {
+      tx.commit();   // a reset with no step to evaluate again
+      break;
+    }
     const auto first = owed.begin() + static_cast<std::ptrdiff_t>(next);
-    const std::vector<StepRow> steps(first, owed.begin() + static_cast<std::ptrdiff_t>(std::min(owed.size(), next + kStepsPerTransaction)));
+    const std::vector<StepRow> steps(first, owed.begin() + static_cast<std::ptrdiff_t>(std::min(owed.size(), next + std::min(per_transaction, owed.size()))));
     for (const StepRow& s : steps) {
       point_cursor(s);
       for (const std::string& rule : step_rules) {

@@ -39,6 +39,9 @@ struct RuleOptions {
   // RULE.KEY=VALUE settings stored in rule_params before evaluating: for each of `trials`
   // when given, else as the default of every trial.
   std::vector<std::string> params;
+  // Evaluate the selected rules again from the first step on the selected trials (their
+  // findings replaced), as a changed parameter does.
+  bool rerun = false;
   std::function<double()> clock;          // unix seconds; default: the system clock
   std::optional<int64_t> last_step;       // evaluate no step after this one (replays, benchmarks)
   // Queue every finding recorded for delivery (rule_delivery), in the transaction that records
@@ -52,8 +55,9 @@ const std::vector<std::string>& builtin_rule_names();
 class RuleRunner {
  public:
   // Installs the rule tables and views, registers the SQL functions (sqlext's, the rule_*
-  // helpers included) on db's connection, loads rule files, stores params and checks that every named
-  // trial and rule exists. Throws Error naming the bad argument or file.
+  // helpers included) on db's connection, loads rule files, checks that every named trial and
+  // rule exists, checks and stores params (rule_settings.h). Throws Error naming the bad
+  // argument or file; nothing of a bad --param is stored.
   RuleRunner(Database& db, RuleOptions options);
 
   // Evaluates every selected rule on every complete step it has not evaluated, in step order,
@@ -74,7 +78,6 @@ class RuleRunner {
  private:
   void install();
   void load_rule_file(const std::string& path);
-  void store_param(const std::string& setting);
   // Appends the ids of the findings recorded to *found.
   void evaluate_trial(const std::string& trial, double now, std::vector<int64_t>* found);
 

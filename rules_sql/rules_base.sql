@@ -34,6 +34,25 @@ CREATE TABLE IF NOT EXISTS rule_params (
 CREATE UNIQUE INDEX IF NOT EXISTS rule_params_key ON rule_params(ifnull(trial, ''), rule, param);
 CREATE INDEX IF NOT EXISTS rule_params_by_name ON rule_params(rule, param, trial);
 
+-- The built-in rules' parameters as their files define them, refreshed whenever the runner
+-- installs the rules: what a parameter given later is checked against (its kind), whatever
+-- rule_params holds by then.
+CREATE TABLE IF NOT EXISTS rule_param_default (
+  rule  TEXT NOT NULL,
+  param TEXT NOT NULL,
+  value TEXT,
+  PRIMARY KEY (rule, param)
+) WITHOUT ROWID;
+
+-- (trial, rule) pairs to evaluate again from the first step: a parameter of the rule changed for
+-- the trial, or `trialdb rules --rerun` asked for it. Written in the transaction that changes
+-- the parameter; the runner replaces the rule's findings and state in one transaction.
+CREATE TABLE IF NOT EXISTS rule_rerun (
+  trial TEXT NOT NULL,
+  rule  TEXT NOT NULL,
+  PRIMARY KEY (trial, rule)
+) WITHOUT ROWID;
+
 -- The rules a runner evaluates: the built-in ones and the custom ones loaded with --rule-file.
 -- kind 'step': evaluated once per complete step; 'clock': evaluated on every run at the last
 -- complete step (stalled_training).

@@ -18,7 +18,7 @@ namespace {
 struct RulesArgs {
   std::string db;
   std::vector<std::string> trials, rules, params, rule_files;
-  bool json = false, exit_code = false;
+  bool json = false, exit_code = false, rerun = false;
   std::string on_finding;
 };
 
@@ -41,6 +41,9 @@ void add_rules(CLI::App& app) {
                   "RULE.KEY=VALUE: set a rule parameter (stored in rule_params; for the --trial trials, else for all)");
   cmd->add_option("--rule-file", a->rule_files, "A custom rule: an SQL file creating view rule_<name> (repeatable)")
       ->check(CLI::ExistingFile);
+  cmd->add_flag("--rerun", a->rerun,
+                "Evaluate the --rule rules (default: all) on the --trial trials (default: all) again from the first "
+                "step, replacing their findings (a changed --param does this by itself)");
   cmd->add_flag("--json", a->json, "Print the new findings as JSON");
   cmd->add_flag("--exit-code", a->exit_code, "Exit with 3 when a new finding was recorded, else 0");
   cmd->add_option("--on-finding", a->on_finding,
@@ -54,6 +57,7 @@ void add_rules(CLI::App& app) {
     options.trials = a->trials;
     options.rules = a->rules;
     options.params = a->params;
+    options.rerun = a->rerun;
     options.rule_files = a->rule_files;
     options.queue_deliveries = !a->on_finding.empty();
     rules::RuleRunner runner(*db, options);

@@ -237,7 +237,8 @@ TEST(RulesCli, ParamChangesAThresholdAndIsStored) {
   EXPECT_NE(bad.err.find("treshold"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("threshold"), std::string::npos) << bad.err;   // names the known ones
   RunResult nonumber = rules(db, "--rule vanishing_gradient --param vanishing_gradient.threshold=abc", tmp);
-  ASSERT_EQ(nonumber.status, 0) << nonumber.err;   // nothing new to evaluate: the value is not read
+  EXPECT_NE(nonumber.status, 0);   // refused when given, though no step is left to evaluate
+  EXPECT_NE(nonumber.err.find("vanishing_gradient.threshold=abc"), std::string::npos) << nonumber.err;
   RunResult badrule = rules(db, "--rule no_such_rule", tmp);
   EXPECT_NE(badrule.status, 0);
   EXPECT_NE(badrule.err.find("no_such_rule"), std::string::npos) << badrule.err;
@@ -255,6 +256,94 @@ TEST(RulesCli, NonNumericParameterIsAnError) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("'abc' is not a number"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("vanishing_gradient"), std::string::npos) << r.err;
+}
+
+// A parameter changed on a trial already evaluated evaluates the rule again from the first step:
+// the findings equal those of a fresh database evaluated with that value, and --on-finding runs
+// only for findings the old value had not given.
+TEST(RulesCli, ChangedParameterReevaluatesLikeAFreshDatabase) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db", fresh = tmp / "fresh.db", log = tmp / "log.txt";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  ingest(kFixtures + "/pt_bad_init", fresh, "pt_bad_init", tmp);
+  ASSERT_EQ(rules(db, "", tmp).status, 0);
+  const Findings before = recorded(db, "pt_bad_init");
+  ASSERT_EQ(before.count("vanishing_gradient"), 0u);
+  const std::string on_finding = " --on-finding " + quote("echo \"$TRIALDB_RULE|$TRIALDB_STEP|$TRIALDB_TENSOR\" >> " + quote(log));
+  RunResult r = rules(db, "--param vanishing_gradient.threshold=1e3" + on_finding, tmp);
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(rules(fresh, "--param vanishing_gradient.threshold=1e3", tmp).status, 0);
+  const Findings after = recorded(db, "pt_bad_init");
+  EXPECT_EQ(after, recorded(fresh, "pt_bad_init")) << diff(after, recorded(fresh, "pt_bad_init"));
+  EXPECT_EQ(after.at("vanishing_gradient").size(), 6u * 20u);
+  EXPECT_EQ(after.at("overfit"), before.at("overfit"));   // other rules untouched
+  auto lines = [&] {
+    std::ifstream in(log);
+    size_t n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  };
+  EXPECT_EQ(lines(), 120u);
+  // A value that gives the same findings again: evaluated again, nothing new delivered.
+  r = rules(db, "--param vanishing_gradient.threshold=1e4" + on_finding, tmp);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(recorded(db, "pt_bad_init"), after);
+  EXPECT_EQ(lines(), 120u);
+  // Back to the default: the findings of the default again.
+  ASSERT_EQ(rules(db, "--param vanishing_gradient.threshold=1e-7", tmp).status, 0);
+  EXPECT_EQ(recorded(db, "pt_bad_init"), before);
+  // --rerun evaluates again what is asked and nothing else changes.
+  ASSERT_EQ(rules(db, "--rerun --rule overfit" + on_finding, tmp).status, 0);
+  EXPECT_EQ(recorded(db, "pt_bad_init"), before);
+  EXPECT_EQ(lines(), 120u);
+}
+
+// A "loss" that holds strings is skipped, not a failure of every later evaluation.
+TEST(RulesCli, StringLossIsSkipped) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db";
+  ingest(kFixtures + "/core_dtypes", db, "core_dtypes", tmp);
+  RunResult r = rules(db, "--rule overfit --param overfit.tensor_regex=text/labels", tmp);
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// Bad values are refused when given, naming RULE.KEY, and nothing of the command is stored.
+TEST(RulesCli, BadParametersAreRefusedAndNothingIsStored) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db";
+  ingest(kFixtures + "/dist2", db, "dist2", tmp);
+  ASSERT_EQ(rules(db, "", tmp).status, 0);
+  auto params = [&] {
+    sqlite3* h = nullptr;
+    sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
+    std::set<std::string> rows;
+    {
+      Statement q(h, "SELECT ifnull(trial, '*') || '|' || rule || '|' || param || '|' || value FROM rule_params");
+      while (q.step()) rows.insert(q.text(0));
+    }
+    sqlite3_close(h);
+    return rows;
+  };
+  const std::set<std::string> stored = params();
+  const std::pair<const char*, const char*> bad[] = {
+      {"dead_relu.threshold_layer=abc", "not a number"},
+      {"dead_relu.tensor_regex=.*relu(", "bad regular expression"},
+      {"exploding_tensor.only_nan=maybe", "not a boolean"},
+      {"saturated_activation.threshold_tanh=-1,x", "not a number"},
+      {"weight_update_ratio.num_steps=many", "neither 'none' nor a number"},
+      {"loss_not_decreasing.mode=TRAINING", "not a mode"},
+  };
+  for (const auto& [setting, why] : bad) {
+    RunResult r = rules(db, "--param vanishing_gradient.threshold=5 --param " + quote(setting), tmp);
+    EXPECT_NE(r.status, 0) << setting;
+    EXPECT_NE(r.err.find(setting), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    EXPECT_EQ(params(), stored) << setting;   // the good one before it was not stored either
+  }
+  // The kinds come from the rule files, not from what was stored since: a bool given as 1 does
+  // not make 'true' a bad value afterwards.
+  ASSERT_EQ(rules(db, "--param exploding_tensor.only_nan=1", tmp).status, 0);
+  EXPECT_EQ(rules(db, "--param exploding_tensor.only_nan=true --param weight_update_ratio.num_steps=3", tmp).status, 0);
 }
 
 // SageMaker Debugger's example custom rule (mean |gradient| above a threshold), written in SQL as

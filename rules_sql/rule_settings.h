@@ -1,0 +1,33 @@
+// Rule parameters given as RULE.KEY=VALUE (`trialdb rules --param`): parsed, checked and stored.
+//
+// A value is checked when it is given, before anything is stored: a parameter of a built-in
+// rule must exist and its value must read as what the rule reads it as, which is the kind of its
+// default (a number, true/false, a comma-separated list of numbers, regular expressions that
+// compile, a mode). A bad value stored would make every later evaluation of the rule fail.
+//
+// Storing reports which (trial, rule) pairs now evaluate with another value than before: their
+// findings belong to the old value, and the runner evaluates those rules again from the start.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "schema/database.h"
+
+namespace trialdb::rules {
+
+struct RuleSetting {
+  std::string rule, key, value;
+  std::string text;   // as given, for messages
+};
+
+// Parses every setting and checks it; throws Error (kUsage) naming RULE.KEY and what is wrong.
+std::vector<RuleSetting> check_settings(Database& db, const std::vector<std::string>& texts);
+
+// Stores the settings in rule_params, for each of `trials` (empty: as the default of every
+// trial), inside the caller's transaction. Returns the (trial, rule) pairs whose effective value
+// of some parameter changed.
+std::vector<std::pair<std::string, std::string>> store_settings(Database& db, const std::vector<RuleSetting>& settings,
+                                                                const std::vector<std::string>& trials);
+
+}  // namespace trialdb::rules
