@@ -98,9 +98,16 @@ const RuleSource kBuiltins[] = {
     },
 };
 
+// While rule files run: the defaults each inserts (INSERT OR IGNORE INTO rule_params ... trial
+// NULL) are kept in rule_param_default as given, whether or not rule_params already had the row.
+const char* const kCaptureDefaults =
+    "CREATE TEMP TRIGGER rule_param_default_capture BEFORE INSERT ON rule_params WHEN new.trial IS NULL "
+    "BEGIN INSERT OR REPLACE INTO rule_param_default(rule, param, value) VALUES (new.rule, new.param, new.value); END";
+
 // Names of the runner's own objects: a custom rule may not take them.
 const std::set<std::string> kReservedNames = {"now", "now_primary", "param", "params", "findings", "finding",
-                                              "cursor", "catalog", "progress", "trial_clock", "evaluated", "delivery"};
+                                              "cursor", "catalog", "progress", "trial_clock", "evaluated", "delivery",
+                                              "rerun", "param_default"};
 
 bool is_identifier(const std::string& s) {
   if (s.empty()) return false;
@@ -184,12 +191,8 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
 void RuleRunner::install() {
   Transaction tx(db_);
   db_.exec(kBaseSql);
-  // The defaults each rule file inserts (INSERT OR IGNORE INTO rule_params ... trial NULL) are
-  // captured as they are given, whether or not rule_params already had the row.
-  db_.exec("DELETE FROM rule_param_default");
-  db_.exec(
-      "CREATE TEMP TRIGGER rule_param_default_capture BEFORE INSERT ON rule_params WHEN new.trial IS NULL "
-      "BEGIN INSERT OR REPLACE INTO rule_param_default(rule, param, value) VALUES (new.rule, new.param, new.value); END");
+  db_.exec("DELETE FROM rule_param_default WHERE rule IN (SELECT rule FROM rule_catalog WHERE source = 'builtin')");
+  db_.exec(kCaptureDefaults);
   for (const RuleSource& r : kBuiltins) {
     try {
       db_.exec(r.sql);
@@ -230,11 +233,13 @@ void RuleRunner::load_rule_file(const std::string& path) {
 
   Transaction tx(db_);
   for (const std::string& name : names) db_.exec("DROP VIEW IF EXISTS rule_" + name);
+  db_.exec(kCaptureDefaults);
   try {
     db_.exec(sql);
   } catch (const std::exception& e) {
     throw Error(ErrorKind::kUsage, "--rule-file " + path + ": " + e.what());
   }
+  db_.exec("DROP TRIGGER temp.rule_param_default_capture");
   for (const std::string& name : names) {
     sqlite3_stmt* probe = nullptr;
     std::string check = "SELECT trial, step, tensor, worker, value, message FROM rule_" + name + " LIMIT 0";

@@ -88,7 +88,11 @@ std::vector<RuleSetting> check_settings(Database& db, const std::vector<std::str
     Statement source(db.handle(), "SELECT source FROM rule_catalog WHERE rule = ?1");
     if (!source.bind(1, s.rule).step())
       throw Error(ErrorKind::kUsage, "--param " + text + ": no such rule '" + s.rule + "'");
-    if (source.text(0) == "builtin") {
+    // Built-in rules' parameters must exist; a custom rule's are checked when its file gives a
+    // default (INSERT INTO rule_params with trial NULL).
+    const bool builtin = source.text(0) == "builtin";
+    Statement any(db.handle(), "SELECT 1 FROM rule_param_default WHERE rule = ?1");
+    if (builtin || any.bind(1, s.rule).step()) {
       Statement d(db.handle(), "SELECT value FROM rule_param_default WHERE rule = ?1 AND param = ?2");
       if (!d.bind(1, s.rule).bind(2, s.key).step()) {
         std::string known;
@@ -98,7 +102,7 @@ std::vector<RuleSetting> check_settings(Database& db, const std::vector<std::str
         throw Error(ErrorKind::kUsage, "--param " + text + ": rule " + s.rule + " has no parameter '" + s.key +
                                            "' (known: " + known + ")");
       }
-      // The kind is the built-in default's (rules_sql/<rule>.sql), not a value stored since.
+      // The kind is the rule file's default's, not a value stored since.
       std::string why;
       if (!of_default_kind(db, s.key, d.is_null(0) ? "" : d.text(0), s.value, &why))
         throw Error(ErrorKind::kUsage, "--param " + s.rule + "." + s.key + "=" + s.value + ": " + why);

@@ -18,9 +18,46 @@ namespace {
 struct RulesArgs {
   std::string db;
   std::vector<std::string> trials, rules, params, rule_files;
-  bool json = false, exit_code = false, rerun = false;
+  bool json = false, csv = false, exit_code = false, rerun = false, list = false, summary = false, all = false;
   std::string on_finding;
 };
+
+
+// An SQL string literal.
+std::string literal(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("''") : std::string(1, c);
+  return q + "'";
+}
+
+// "column IN ('a', 'b')", or "1" when the list is empty (everything).
+std::string in_list(const char* column, const std::vector<std::string>& values) {
+  if (values.empty()) return "1";
+  std::string s = std::string(column) + " IN (";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + literal(values[i]);
+  return s + ")";
+}
+
+std::string rule_list_sql(const std::vector<std::string>& rules) {
+  return "SELECT c.rule, d.param, d.value AS \"default\",\n"
+         "       (SELECT p.value FROM rule_params p WHERE p.trial IS NULL AND p.rule = d.rule AND p.param = d.param) AS value,\n"
+         "       (SELECT group_concat(p.trial || '=' || p.value, ', ') FROM rule_params p\n"
+         "        WHERE p.trial IS NOT NULL AND p.rule = d.rule AND p.param = d.param) AS per_trial\n"
+         "FROM rule_catalog c LEFT JOIN rule_param_default d ON d.rule = c.rule\n"
+         "WHERE " + in_list("c.rule", rules) + "\nORDER BY c.source <> 'builtin', c.rule, d.param";
+}
+
+std::string summary_sql(const std::vector<std::string>& trials, const std::vector<std::string>& rules) {
+  return "SELECT trial, rule, tensor, count(*) AS findings, min(step) AS first_step, max(step) AS last_step\n"
+         "FROM rule_findings WHERE " + in_list("trial", trials) + " AND " + in_list("rule", rules) +
+         "\nGROUP BY trial, rule, tensor ORDER BY trial, rule, tensor";
+}
+
+std::string all_findings_sql(const std::vector<std::string>& trials, const std::vector<std::string>& rules) {
+  return "SELECT trial, rule, step, mode, mode_step, tensor, worker, value, message\n"
+         "FROM rule_findings WHERE " + in_list("trial", trials) + " AND " + in_list("rule", rules) +
+         "\nORDER BY trial, rule, step, tensor, worker";
+}
 
 }  // namespace
 
@@ -44,7 +81,13 @@ void add_rules(CLI::App& app) {
   cmd->add_flag("--rerun", a->rerun,
                 "Evaluate the --rule rules (default: all) on the --trial trials (default: all) again from the first "
                 "step, replacing their findings (a changed --param does this by itself)");
-  cmd->add_flag("--json", a->json, "Print the new findings as JSON");
+  cmd->add_flag("--list", a->list,
+                "Print every rule with its parameters: default, value for every trial, values for single trials "
+                "(evaluates nothing)");
+  cmd->add_flag("--summary", a->summary, "After evaluating, print per trial, rule and tensor: findings, first and last step");
+  cmd->add_flag("--all", a->all, "After evaluating, print every finding recorded (not only the new ones)");
+  cmd->add_flag("--json", a->json, "Print as JSON");
+  cmd->add_flag("--csv", a->csv, "Print as CSV");
   cmd->add_flag("--exit-code", a->exit_code, "Exit with 3 when a new finding was recorded, else 0");
   cmd->add_option("--on-finding", a->on_finding,
                   "Shell command run per new finding (at least once: one whose command failed or never "
@@ -60,8 +103,23 @@ void add_rules(CLI::App& app) {
     options.rerun = a->rerun;
     options.rule_files = a->rule_files;
     options.queue_deliveries = !a->on_finding.empty();
+    if (a->json && a->csv) throw Error(ErrorKind::kUsage, "--json and --csv: choose one");
+    const Format format = a->json ? Format::kJson : a->csv ? Format::kCsv : Format::kTable;
+    if (a->list) {
+      // The runner installs the rules (and their defaults) and stores --param values first.
+      rules::RuleRunner runner(*db, options);
+      print_query(db->handle(), rule_list_sql(runner.rules()), format, std::cout);
+      return;
+    }
     rules::RuleRunner runner(*db, options);
     std::vector<rules::Finding> found = runner.evaluate_new_steps();
+    if (a->summary || a->all) {
+      print_query(db->handle(), a->summary ? summary_sql(a->trials, runner.rules()) : all_findings_sql(a->trials, runner.rules()),
+                  format, std::cout);
+      std::cerr << found.size() << " new finding(s)\n";
+      if (a->exit_code && !found.empty()) exit_code() = kExitFindings;
+      return;
+    }
 
     Table t;
     t.columns = {"trial", "rule", "step", "mode", "mode_step", "tensor", "worker", "value", "message"};
@@ -69,7 +127,7 @@ void add_rules(CLI::App& app) {
     for (const auto& f : found)
       t.rows.push_back({f.trial, f.rule, std::to_string(f.step), f.mode, std::to_string(f.mode_step), f.tensor, f.worker,
                         f.value ? finding_value_text(*f.value) : kNullCell, f.message});
-    if (a->json || !found.empty()) print_table(t, a->json ? Format::kJson : Format::kTable, std::cout);
+    if (a->json || a->csv || !found.empty()) print_table(t, format, std::cout);
     if (!a->json) std::cerr << found.size() << " new finding(s)\n";
 
     std::set<int64_t> failed_ids;

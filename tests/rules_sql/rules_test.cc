@@ -298,6 +298,34 @@ TEST(RulesCli, ChangedParameterReevaluatesLikeAFreshDatabase) {
   EXPECT_EQ(lines(), 120u);
 }
 
+// --list shows every parameter with its default and values; --summary and --all print what is
+// recorded, not only what is new.
+TEST(RulesCli, ListSummaryAndAll) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  RunResult list = rules(db, "--list --csv --trial pt_bad_init --param vanishing_gradient.threshold=0.5", tmp);
+  ASSERT_EQ(list.status, 0) << list.err;
+  EXPECT_NE(list.out.find("vanishing_gradient,threshold,1e-7,1e-7,pt_bad_init=0.5"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("dead_relu,tensor_regex,.*relu_output,.*relu_output,"), std::string::npos) << list.out;
+  EXPECT_EQ(count_findings(db), 0);   // --list evaluates nothing
+  ASSERT_EQ(rules(db, "", tmp).status, 0);
+  const int64_t n = count_findings(db);
+  ASSERT_GT(n, 0);
+  RunResult all = rules(db, "--all --json", tmp);
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_EQ(static_cast<int64_t>(nlohmann::json::parse(all.out).size()), n);
+  RunResult summary = rules(db, "--summary --json", tmp);
+  ASSERT_EQ(summary.status, 0) << summary.err;
+  int64_t summed = 0;
+  for (const auto& row : nlohmann::json::parse(summary.out)) {
+    summed += row["findings"].get<int64_t>();
+    EXPECT_LE(row["first_step"].get<int64_t>(), row["last_step"].get<int64_t>());
+  }
+  EXPECT_EQ(summed, n);
+  EXPECT_NE(rules(db, "--all --json --csv", tmp).status, 0);
+}
+
 // A "loss" that holds strings is skipped, not a failure of every later evaluation.
 TEST(RulesCli, StringLossIsSkipped) {
   TempDir tmp;
