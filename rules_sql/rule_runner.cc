@@ -309,11 +309,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
   };
   // Records the rule's findings at the cursor; the rows one INSERT adds take consecutive ids.
   auto run_rule = [&](const std::string& rule) {
-    try {
-      record_statement(rule).bind(1, rule).run();
-    } catch (const std::exception& e) {
-      throw Error(ErrorKind::kUsage, "rule " + rule + " on trial " + trial + ": " + e.what());
-    }
+    record_statement(rule).bind(1, rule).run();
     const int64_t added = sqlite3_changes(h), last = sqlite3_last_insert_rowid(h);
     for (int64_t id = last - added + 1; added > 0 && id <= last; ++id) {
       if (!is_new(rule, id)) continue;
@@ -329,6 +325,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
   // then every owed step is one batch: their old findings are replaced in one transaction.
   constexpr size_t kStepsPerTransaction = 64;
   size_t per_transaction = kStepsPerTransaction;
+  std::set<std::string> failed;   // rules that failed on this trial: not evaluated further
   std::vector<StepRow> owed;
   bool listed = false;
   for (size_t next = 0;; next += per_transaction) {
@@ -351,16 +348,25 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     for (const StepRow& s : steps) {
       point_cursor(s);
       for (const std::string& rule : step_rules) {
-        if (ledger_->evaluated(trial, rule, s.step)) continue;
-        ensure_progress.bind(1, trial).bind(2, rule).run();
+        if (failed.count(rule) || ledger_->evaluated(trial, rule, s.step)) continue;
+        // A rule that fails is reported and left at the step before (its state and findings of
+        // this step rolled back); the other rules and trials go on.
+        db_.exec("SAVEPOINT rule_step");
+        const size_t found_size = found->size();
         try {
+          ensure_progress.bind(1, trial).bind(2, rule).run();
           advance.bind(1, trial).bind(2, rule).bind(3, s.step).run();
+          run_rule(rule);
+          ledger_->mark_evaluated(trial, rule, s.step);
+          db_.exec("RELEASE rule_step");
         } catch (const std::exception& e) {
-          throw Error(ErrorKind::kUsage, "rule " + rule + " on trial " + trial + " at step " + std::to_string(s.step) +
-                                   ": " + e.what());
+          db_.exec("ROLLBACK TO rule_step");
+          db_.exec("RELEASE rule_step");
+          found->resize(found_size);
+          failed.insert(rule);
+          failures_.push_back("rule " + rule + " on trial " + trial + " at step " + std::to_string(s.step) + ": " +
+                              e.what());
         }
-        run_rule(rule);
-        ledger_->mark_evaluated(trial, rule, s.step);
       }
       clear_cursor.run();
     }
@@ -378,7 +384,17 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
   clock.bind(1, trial).bind(2, last->step).bind(3, now).run();
   if (!clock_rules_.empty()) {
     point_cursor(*last);
-    for (const std::string& rule : clock_rules_) run_rule(rule);
+    for (const std::string& rule : clock_rules_) {
+      db_.exec("SAVEPOINT rule_step");
+      try {
+        run_rule(rule);
+        db_.exec("RELEASE rule_step");
+      } catch (const std::exception& e) {
+        db_.exec("ROLLBACK TO rule_step");
+        db_.exec("RELEASE rule_step");
+        failures_.push_back("rule " + rule + " on trial " + trial + ": " + e.what());
+      }
+    }
     clear_cursor.run();
   }
   clock_tx.commit();

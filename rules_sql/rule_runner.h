@@ -75,6 +75,11 @@ class RuleRunner {
   // The rules this runner evaluates.
   const std::vector<std::string>& rules() const { return rules_; }
 
+  // What failed in evaluate_new_steps calls so far: a rule that fails on a trial (an error in
+  // its SQL, a value it cannot read) is left at the step before, reported here, and the other
+  // rules and trials are evaluated.
+  const std::vector<std::string>& failures() const { return failures_; }
+
  private:
   void install();
   void load_rule_file(const std::string& path);
@@ -87,6 +92,7 @@ class RuleRunner {
   std::vector<std::string> clock_rules_;  // of which kind 'clock'
   std::map<std::string, std::unique_ptr<Statement>> record_;   // per rule: INSERT its findings
   std::unique_ptr<RuleLedger> ledger_;
+  std::vector<std::string> failures_;
 };
 
 }  // namespace trialdb::rules

@@ -128,9 +128,13 @@ int run(const IngestArgs& a) {
   std::unique_ptr<rules::RuleRunner> runner;
   std::set<int64_t> failed_deliveries;
   bool deliveries_failed = false;
+  size_t reported_failures = 0;   // of runner->failures()
   std::function<void(int64_t)> evaluate = [&](int64_t) {
     if (!runner) return;
     print_findings(runner->evaluate_new_steps());
+    for (size_t i = reported_failures; i < runner->failures().size(); ++i)
+      std::cerr << "trialdb ingest: " << printable(runner->failures()[i]) << "\n";
+    reported_failures = runner->failures().size();
     if (!a.on_finding.empty())
       deliveries_failed |= !deliver_findings(*runner, a.on_finding, a.db, "ingest", &failed_deliveries);
   };
@@ -168,7 +172,7 @@ int run(const IngestArgs& a) {
       break;
     }
   }
-  return had_errors || deliveries_failed ? kExitPartial : kExitOk;
+  return had_errors || deliveries_failed || (runner && !runner->failures().empty()) ? kExitPartial : kExitOk;
 }
 
 }  // namespace

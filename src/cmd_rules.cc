@@ -113,11 +113,13 @@ void add_rules(CLI::App& app) {
     }
     rules::RuleRunner runner(*db, options);
     std::vector<rules::Finding> found = runner.evaluate_new_steps();
+    for (const std::string& failure : runner.failures()) std::cerr << "trialdb rules: " << printable(failure) << "\n";
     if (a->summary || a->all) {
       print_query(db->handle(), a->summary ? summary_sql(a->trials, runner.rules()) : all_findings_sql(a->trials, runner.rules()),
                   format, std::cout);
       std::cerr << found.size() << " new finding(s)\n";
-      if (a->exit_code && !found.empty()) exit_code() = kExitFindings;
+      if (!runner.failures().empty()) exit_code() = kExitError;
+      else if (a->exit_code && !found.empty()) exit_code() = kExitFindings;
       return;
     }
 
@@ -132,7 +134,8 @@ void add_rules(CLI::App& app) {
 
     std::set<int64_t> failed_ids;
     const bool failed = !a->on_finding.empty() && !deliver_findings(runner, a->on_finding, a->db, "rules", &failed_ids);
-    if (a->exit_code && !found.empty()) exit_code() = kExitFindings;
+    if (!runner.failures().empty()) exit_code() = kExitError;
+    else if (a->exit_code && !found.empty()) exit_code() = kExitFindings;
     else if (failed) exit_code() = kExitPartial;
   });
 }

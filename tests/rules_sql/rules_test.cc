@@ -326,6 +326,24 @@ TEST(RulesCli, ListSummaryAndAll) {
   EXPECT_NE(rules(db, "--all --json --csv", tmp).status, 0);
 }
 
+// A rule that fails on a trial is reported and the other rules and trials are evaluated; the
+// run exits 1 at the end.
+TEST(RulesCli, AFailingRuleDoesNotStopTheOthers) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db", file = tmp / "broken.sql";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  ingest(kFixtures + "/pt_good_init", db, "pt_good_init", tmp);
+  std::ofstream(file) << "CREATE VIEW rule_broken AS SELECT trial, step, tensor, worker, "
+                         "tensor_reduce(value, 'nosuch') AS value, 'x' AS message FROM rule_now;\n";
+  RunResult r = rules(db, "--rule-file " + quote(file), tmp);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("rule broken on trial pt_bad_init at step 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rule broken on trial pt_good_init at step 0"), std::string::npos) << r.err;
+  const Findings want = golden("pt_bad_init.findings.json");
+  EXPECT_EQ(recorded(db, "pt_bad_init"), want) << diff(recorded(db, "pt_bad_init"), want);
+  EXPECT_EQ(recorded(db, "pt_good_init"), golden("pt_good_init.findings.json"));
+}
+
 // A "loss" that holds strings is skipped, not a failure of every later evaluation.
 TEST(RulesCli, StringLossIsSkipped) {
   TempDir tmp;
