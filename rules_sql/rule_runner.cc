@@ -337,6 +337,10 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
         per_transaction = SIZE_MAX;
       }
       if (!step_rules.empty()) owed = ledger_->owed_steps(trial, step_rules, options_.last_step, SIZE_MAX);
+      if (!owed.empty())
+        for (const std::string& rule : step_rules)
+          if (noted_.emplace(trial, rule).second)
+            for (std::string& note : unmatched_selections(db_, trial, rule)) notes_.push_back(std::move(note));
     }
     listed = true;
     if (next >= owed.size()) {

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,9 @@ class RuleRunner {
   // its SQL, a value it cannot read) is left at the step before, reported here, and the other
   // rules and trials are evaluated.
   const std::vector<std::string>& failures() const { return failures_; }
+  // Selections that match no tensor (rule_settings.h, unmatched_selections), once per trial and
+  // rule for the rules that evaluated a step in this run.
+  const std::vector<std::string>& notes() const { return notes_; }
 
  private:
   void install();
@@ -93,6 +97,8 @@ class RuleRunner {
   std::map<std::string, std::unique_ptr<Statement>> record_;   // per rule: INSERT its findings
   std::unique_ptr<RuleLedger> ledger_;
   std::vector<std::string> failures_;
+  std::vector<std::string> notes_;
+  std::set<std::pair<std::string, std::string>> noted_;   // (trial, rule) already looked at
 };
 
 }  // namespace trialdb::rules

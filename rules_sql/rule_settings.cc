@@ -148,4 +148,47 @@ std::vector<std::pair<std::string, std::string>> store_settings(Database& db, co
   return {changed.begin(), changed.end()};
 }
 
+std::vector<std::string> unmatched_selections(Database& db, const std::string& trial, const std::string& rule) {
+  std::vector<std::pair<std::string, std::string>> regexes;   // (param, value), non-empty
+  std::string tensor_regex, collection_names;
+  {
+    Statement q(db.handle(),
+                "SELECT d.param, coalesce((SELECT value FROM rule_params WHERE trial = ?1 AND rule = ?2 AND param = d.param),"
+                "                         (SELECT value FROM rule_params WHERE trial IS NULL AND rule = ?2 AND param = d.param), '')"
+                " FROM rule_param_default d WHERE d.rule = ?2 ORDER BY d.param");
+    q.bind(1, trial).bind(2, rule);
+    while (q.step()) {
+      const std::string param = q.text(0), value = q.text(1);
+      if (param == "tensor_regex") tensor_regex = value;
+      else if (param == "collection_names") collection_names = value;
+      else if (!value.empty() && param.size() >= 5 && param.compare(param.size() - 5, 5, "regex") == 0)
+        regexes.emplace_back(param, value);
+    }
+  }
+  Statement total(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1");
+  total.bind(1, trial).step();
+  const std::string none_of = " of its " + std::to_string(total.int64(0)) + " tensors";
+  const std::string who = rule + " on trial " + trial + ": ";
+  std::vector<std::string> notes;
+  if (!tensor_regex.empty() || !collection_names.empty()) {
+    Statement q(db.handle(),
+                "SELECT count(*) FROM tensors t WHERE t.trial = ?1 AND (rule_regexp_any(nullif(?2, ''), t.tensor) OR "
+                "EXISTS (SELECT 1 FROM collections k WHERE k.trial = t.trial AND k.tensor = t.tensor "
+                "        AND rule_in_list(k.collection, nullif(?3, ''))))");
+    q.bind(1, trial).bind(2, tensor_regex).bind(3, collection_names).step();
+    if (q.int64(0) == 0) {
+      std::string what;
+      if (!tensor_regex.empty()) what = "tensor_regex '" + tensor_regex + "'";
+      if (!collection_names.empty()) what += (what.empty() ? "" : " and ") + std::string("collection_names '") + collection_names + "'";
+      notes.push_back(who + what + (tensor_regex.empty() || collection_names.empty() ? " matches" : " match") + " none" + none_of);
+    }
+  }
+  for (const auto& [param, value] : regexes) {
+    Statement q(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1 AND rule_regexp_any(?2, tensor)");
+    q.bind(1, trial).bind(2, value).step();
+    if (q.int64(0) == 0) notes.push_back(who + param + " '" + value + "' matches none" + none_of);
+  }
+  return notes;
+}
+
 }  // namespace trialdb::rules

@@ -30,4 +30,9 @@ std::vector<RuleSetting> check_settings(Database& db, const std::vector<std::str
 std::vector<std::pair<std::string, std::string>> store_settings(Database& db, const std::vector<RuleSetting>& settings,
                                                                 const std::vector<std::string>& trials);
 
+// Notes for the selections of `rule` on `trial` that match no tensor of it, e.g.
+// "dead_relu on trial t: tensor_regex '.*relu_output' matches none of its 108 tensors": the
+// union of tensor_regex and collection_names, and every other *regex parameter on its own.
+std::vector<std::string> unmatched_selections(Database& db, const std::string& trial, const std::string& rule);
+
 }  // namespace trialdb::rules

@@ -114,6 +114,7 @@ void add_rules(CLI::App& app) {
     rules::RuleRunner runner(*db, options);
     std::vector<rules::Finding> found = runner.evaluate_new_steps();
     for (const std::string& failure : runner.failures()) std::cerr << "trialdb rules: " << printable(failure) << "\n";
+    for (const std::string& note : runner.notes()) std::cerr << "trialdb rules: note: " << printable(note) << "\n";
     if (a->summary || a->all) {
       print_query(db->handle(), a->summary ? summary_sql(a->trials, runner.rules()) : all_findings_sql(a->trials, runner.rules()),
                   format, std::cout);

@@ -344,6 +344,22 @@ TEST(RulesCli, AFailingRuleDoesNotStopTheOthers) {
   EXPECT_EQ(recorded(db, "pt_good_init"), golden("pt_good_init.findings.json"));
 }
 
+// A selection that matches no tensor is noted once, naming the parameter and the tensor count.
+TEST(RulesCli, SelectionMatchingNoTensorIsNotedOnce) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  RunResult first = rules(db, "--rule dead_relu --rule exploding_tensor", tmp);
+  ASSERT_EQ(first.status, 0) << first.err;
+  const std::string note = "note: dead_relu on trial pt_bad_init: tensor_regex '.*relu_output' matches none of its 21 tensors";
+  EXPECT_NE(first.err.find(note), std::string::npos) << first.err;
+  EXPECT_EQ(first.err.find(note), first.err.rfind(note)) << first.err;   // once, not per step
+  EXPECT_EQ(first.err.find("exploding_tensor on"), std::string::npos) << first.err;   // all tensors: nothing to note
+  RunResult matching = rules(db, "--rule dead_relu --rerun --param 'dead_relu.tensor_regex=relu\\d_output'", tmp);
+  ASSERT_EQ(matching.status, 0) << matching.err;
+  EXPECT_EQ(matching.err.find("note:"), std::string::npos) << matching.err;
+}
+
 // A "loss" that holds strings is skipped, not a failure of every later evaluation.
 TEST(RulesCli, StringLossIsSkipped) {
   TempDir tmp;
