@@ -47,10 +47,11 @@ void on_signal(int) { g_stop = true; }
 
 struct IngestArgs {
   std::string path, db, name, endpoint, region, on_finding;
-  std::vector<std::string> params;
+  std::vector<std::string> params, rule_names, rule_files;
   bool path_style = false;
-  bool strict = false, compress = false, follow = false, rules = false, quiet = false, wal = false;
+  bool strict = false, compress = false, follow = false, rules = false, quiet = false, wal = false, exit_code = false;
   double interval = 0.2;
+  double idle_timeout = 0;   // --follow: seconds without a new file before giving up (0: never)
   int threads = 0;
 };
 
@@ -129,9 +130,12 @@ int run(const IngestArgs& a) {
   std::set<int64_t> failed_deliveries;
   bool deliveries_failed = false;
   size_t reported_failures = 0;   // of runner->failures()
+  bool found_any = false;   // --exit-code: stop after this pass
   std::function<void(int64_t)> evaluate = [&](int64_t) {
     if (!runner) return;
-    print_findings(runner->evaluate_new_steps());
+    const std::vector<rules::Finding> found = runner->evaluate_new_steps();
+    found_any |= !found.empty();
+    print_findings(found);
     for (size_t i = reported_failures; i < runner->failures().size(); ++i)
       std::cerr << "trialdb ingest: " << printable(runner->failures()[i]) << "\n";
     reported_failures = runner->failures().size();
@@ -144,11 +148,14 @@ int run(const IngestArgs& a) {
     rules::RuleOptions ro;
     ro.trials = {ing.trial_name()};
     ro.params = a.params;
+    ro.rules = a.rule_names;
+    ro.rule_files = a.rule_files;
     ro.queue_deliveries = !a.on_finding.empty();
     runner = std::make_unique<rules::RuleRunner>(db, ro);
   }
 
   bool had_errors = false;
+  auto last_file = std::chrono::steady_clock::now();   // when a pass last ingested a file
   while (true) {
     IngestStats s;
     try {
@@ -162,9 +169,20 @@ int run(const IngestArgs& a) {
     }
     had_errors |= !s.errors.empty();
     evaluate(0);
+    if (s.files_ingested) last_file = std::chrono::steady_clock::now();
+    if (a.exit_code && found_any) {
+      // SageMaker's RuleEvaluationConditionMet: the caller stops the training job.
+      if (!a.quiet) std::cerr << "trialdb: a rule found something; stopping (--exit-code)\n";
+      return deliveries_failed || (runner && !runner->failures().empty()) ? kExitPartial : kExitFindings;
+    }
     if (!a.follow || s.files_ingested || !s.errors.empty()) report(s, ing.trial_name(), a.quiet || (a.follow && !s.files_ingested));
     if (!a.follow) break;
     if (s.ended && s.files_waiting == 0) break;   // everything before the end marker is in
+    if (a.idle_timeout > 0 && std::chrono::steady_clock::now() - last_file > std::chrono::duration<double>(a.idle_timeout)) {
+      if (!a.quiet)
+        std::cerr << "trialdb: no new file for " << a.idle_timeout << " s and no end marker; stopping (--idle-timeout)\n";
+      break;
+    }
     auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.interval);
     while (!g_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (g_stop) {
@@ -193,7 +211,8 @@ void add_ingest(CLI::App& app) {
   cmd->add_flag("--compress", a->compress, "zlib-compress value blobs that shrink");
   cmd->add_option("--threads", a->threads, "Decoding threads, 1 to " + std::to_string(kMaxThreads) + " (default: all cores)")
       ->check(CLI::Range(1, kMaxThreads));
-  cmd->add_flag("--follow", a->follow, "Keep ingesting while the trial grows; exit after training_job_end.ts");
+  CLI::Option* follow_flag =
+      cmd->add_flag("--follow", a->follow, "Keep ingesting while the trial grows; exit after training_job_end.ts");
   cmd->add_flag("--wal", a->wal,
                 "Write through the WAL even when no one else has the database open (slower for large tensors; "
                 "whoever opens the database during the ingest never waits for it). Always so with --follow");
@@ -210,6 +229,20 @@ void add_ingest(CLI::App& app) {
           "SECONDS"));
   CLI::Option* rules_flag = cmd->add_flag("--rules", a->rules, "Evaluate the rules on each newly complete step (see trialdb rules)");
   cmd->add_option("--param", a->params, "With --rules: RULE.KEY=VALUE (repeatable)");
+  cmd->add_option("--rule", a->rule_names, "With --rules: only this rule (repeatable; default: every rule)")
+      ->needs(rules_flag);
+  cmd->add_option("--rule-file", a->rule_files, "With --rules: a custom rule file (repeatable)")
+      ->check(CLI::ExistingFile)
+      ->needs(rules_flag);
+  cmd->add_flag("--exit-code", a->exit_code,
+                "With --rules: exit 3 after the pass that recorded a new finding (stop the training job); 4 if an "
+                "--on-finding command failed")
+      ->needs(rules_flag);
+  cmd->add_option("--idle-timeout", a->idle_timeout,
+                  "With --follow: stop when no new file arrived for this many seconds (a job that died without "
+                  "an end marker)")
+      ->check(CLI::PositiveNumber)
+      ->needs(follow_flag);
   cmd->add_option("--on-finding", a->on_finding,
                   "With --rules: shell command run per new finding, at least once (see trialdb rules --help)")
       ->needs(rules_flag);

@@ -123,6 +123,24 @@ check(p.returncode == 2 and p.stdout == "", "compare bad reduction: rc 2")
 p = run("compare", "--db", db, "pt_bad_init", "pt_good_init", "--tensor", "(")
 check(p.returncode == 2 and "--tensor" in p.stderr, "compare bad regex: rc 2")
 
+# --- ingest --follow --rules: stopping a job ------------------------------------------------------
+# --exit-code: exit 3 after the pass that recorded a finding (pt_bad_init has an overfit finding).
+follow_db = os.path.join(WORK, "follow.db")
+p = run("ingest", os.path.join(FIXTURES, "pt_bad_init"), "--db", follow_db, "--follow", "--rules", "--exit-code",
+        "--rule", "overfit", "-q")
+check(p.returncode == 3 and "overfit" in p.stdout, "ingest --follow --rules --exit-code: rc %d %r" % (p.returncode, p.stderr))
+con_f = sqlite3.connect(follow_db)
+check(con_f.execute("SELECT count(DISTINCT rule) FROM rule_findings").fetchone()[0] == 1, "ingest --rule: only that rule")
+con_f.close()
+# --idle-timeout: a trial with no end marker and no new file ends the follow.
+noend = os.path.join(WORK, "noend")
+shutil.copytree(os.path.join(FIXTURES, "pt_good_init"), noend)
+os.remove(os.path.join(noend, "training_job_end.ts"))
+p = run("ingest", noend, "--db", os.path.join(WORK, "noend.db"), "--follow", "--idle-timeout", "0.5")
+check(p.returncode == 0 and "--idle-timeout" in p.stderr, "ingest --follow --idle-timeout: rc %d %r" % (p.returncode, p.stderr))
+p = run("ingest", noend, "--db", os.path.join(WORK, "noend.db"), "--idle-timeout", "0.5")
+check(p.returncode == 2, "--idle-timeout without --follow is a usage error (rc %d)" % p.returncode)
+
 # --- plot ----------------------------------------------------------------------------------------
 def plot(out, *args, size=("900", "540")):
     path = os.path.join(WORK, out)
