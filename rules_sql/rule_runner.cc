@@ -10,7 +10,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -26,76 +25,16 @@ namespace {
 
 struct RuleSource {
   const char* name;
-  const char* kind;   // 'step' or 'clock'
-  const char* sql;
+  const char* sql;   // a rule of kind 'clock' (rule_catalog) says so itself
 };
 
 const char* const kBaseSql =
 #include "rules_base.sql.inc"
     ;
 
-// One entry per rules_sql/<name>.sql, in the order of docs/RULES.md.
+// One entry per rules_sql/<name>.sql, in the order of docs/RULES.md (rules_sql/CMakeLists.txt).
 const RuleSource kBuiltins[] = {
-    {"vanishing_gradient", "step",
-#include "vanishing_gradient.sql.inc"
-    },
-    {"exploding_tensor", "step",
-#include "exploding_tensor.sql.inc"
-    },
-    {"weight_update_ratio", "step",
-#include "weight_update_ratio.sql.inc"
-    },
-    {"all_zero", "step",
-#include "all_zero.sql.inc"
-    },
-    {"loss_not_decreasing", "step",
-#include "loss_not_decreasing.sql.inc"
-    },
-    {"overfit", "step",
-#include "overfit.sql.inc"
-    },
-    {"overtraining", "step",
-#include "overtraining.sql.inc"
-    },
-    {"tensor_variance", "step",
-#include "tensor_variance.sql.inc"
-    },
-    {"unchanged_tensor", "step",
-#include "unchanged_tensor.sql.inc"
-    },
-    {"dead_relu", "step",
-#include "dead_relu.sql.inc"
-    },
-    {"saturated_activation", "step",
-#include "saturated_activation.sql.inc"
-    },
-    {"poor_weight_initialization", "step",
-#include "poor_weight_initialization.sql.inc"
-    },
-    {"similar_across_runs", "step",
-#include "similar_across_runs.sql.inc"
-    },
-    {"class_imbalance", "step",
-#include "class_imbalance.sql.inc"
-    },
-    {"confusion", "step",
-#include "confusion.sql.inc"
-    },
-    {"check_input_images", "step",
-#include "check_input_images.sql.inc"
-    },
-    {"nlp_sequence_ratio", "step",
-#include "nlp_sequence_ratio.sql.inc"
-    },
-    {"stalled_training", "clock",
-#include "stalled_training.sql.inc"
-    },
-    {"tree_depth", "step",
-#include "tree_depth.sql.inc"
-    },
-    {"feature_importance_overweight", "step",
-#include "feature_importance_overweight.sql.inc"
-    },
+#include "builtin_rules.inc"
 };
 
 // While rule files run: the defaults each inserts (INSERT OR IGNORE INTO rule_params ... trial
@@ -194,13 +133,14 @@ void RuleRunner::install() {
   db_.exec("DELETE FROM rule_param_default WHERE rule IN (SELECT rule FROM rule_catalog WHERE source = 'builtin')");
   db_.exec(kCaptureDefaults);
   for (const RuleSource& r : kBuiltins) {
+    Statement q(db_.handle(), "INSERT OR REPLACE INTO rule_catalog(rule, kind, source) VALUES (?1, 'step', 'builtin')");
+    q.bind(1, r.name).run();
     try {
       db_.exec(r.sql);
     } catch (const std::exception& e) {
       throw Error(ErrorKind::kUsage, std::string("built-in rule ") + r.name + ": " + e.what());
     }
-    Statement q(db_.handle(), "INSERT OR REPLACE INTO rule_catalog(rule, kind, source) VALUES (?1, ?2, 'builtin')");
-    q.bind(1, r.name).bind(2, r.kind).run();
+
   }
   db_.exec("DROP TRIGGER temp.rule_param_default_capture");
   RuleLedger(db_).adopt_progress_cursors();
@@ -214,12 +154,38 @@ void RuleRunner::load_rule_file(const std::string& path) {
   buf << in.rdbuf();
   const std::string sql = buf.str();
 
-  // The rules a file defines: the views named rule_<name> it creates.
-  static const std::regex kCreateView(R"(create\s+(?:temp\s+|temporary\s+)?view\s+(?:if\s+not\s+exists\s+)?(?:main\s*\.\s*)?["`\[]?rule_([A-Za-z0-9_]+))",
-                                      std::regex::icase);
+  // The rules a file defines are the views named rule_<name> it creates, found by comparing the
+  // schema before and after it ran (a view created anew has a new schema row). The views of an
+  // earlier load of the same file go first, so that it may create them again.
+  auto rule_views = [&] {
+    std::set<std::pair<int64_t, std::string>> views;
+    Statement q(db_.handle(), "SELECT rowid, substr(name, 6) FROM sqlite_schema WHERE type = 'view' AND name LIKE 'rule\\_%' ESCAPE '\\'");
+    while (q.step()) views.emplace(q.int64(0), q.text(1));
+    return views;
+  };
+  Transaction tx(db_);
+  {
+    std::vector<std::string> earlier;
+    Statement q(db_.handle(), "SELECT rule FROM rule_catalog WHERE source = ?1");
+    q.bind(1, path);
+    while (q.step()) earlier.push_back(q.text(0));
+    for (const std::string& name : earlier)
+      if (is_identifier(name)) db_.exec("DROP VIEW IF EXISTS rule_" + name);
+    Statement forget(db_.handle(), "DELETE FROM rule_catalog WHERE source = ?1");
+    forget.bind(1, path).run();
+  }
+  const auto before = rule_views();
+  db_.exec(kCaptureDefaults);
+  try {
+    db_.exec(sql);
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::kUsage, "--rule-file " + path + ": " + e.what());
+  }
+  db_.exec("DROP TRIGGER temp.rule_param_default_capture");
   std::vector<std::string> names;
-  for (auto it = std::sregex_iterator(sql.begin(), sql.end(), kCreateView); it != std::sregex_iterator(); ++it) {
-    std::string name = (*it)[1].str();
+  for (const auto& view : rule_views()) {
+    if (before.count(view)) continue;
+    const std::string& name = view.second;
     if (kReservedNames.count(name))
       throw Error(ErrorKind::kUsage, "--rule-file " + path + ": view rule_" + name + " is reserved by the rule runner");
     for (const RuleSource& r : kBuiltins)
@@ -230,16 +196,6 @@ void RuleRunner::load_rule_file(const std::string& path) {
   if (names.empty())
     throw Error(ErrorKind::kUsage, "--rule-file " + path +
                              ": creates no view named rule_<name> (columns trial, step, tensor, worker, value, message)");
-
-  Transaction tx(db_);
-  for (const std::string& name : names) db_.exec("DROP VIEW IF EXISTS rule_" + name);
-  db_.exec(kCaptureDefaults);
-  try {
-    db_.exec(sql);
-  } catch (const std::exception& e) {
-    throw Error(ErrorKind::kUsage, "--rule-file " + path + ": " + e.what());
-  }
-  db_.exec("DROP TRIGGER temp.rule_param_default_capture");
   for (const std::string& name : names) {
     sqlite3_stmt* probe = nullptr;
     std::string check = "SELECT trial, step, tensor, worker, value, message FROM rule_" + name + " LIMIT 0";

@@ -6,6 +6,8 @@
 -- A 'clock' rule: the runner evaluates it on every run (not once per step), with the cursor at
 -- the trial's last complete step. rule_trial_clock holds when the runner first saw that step
 -- complete; the finding is recorded once per stalled step.
+UPDATE rule_catalog SET kind = 'clock' WHERE rule = 'stalled_training';
+
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'stalled_training', 'threshold', '1800');
 

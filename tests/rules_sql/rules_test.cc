@@ -360,6 +360,27 @@ TEST(RulesCli, SelectionMatchingNoTensorIsNotedOnce) {
   EXPECT_EQ(matching.err.find("note:"), std::string::npos) << matching.err;
 }
 
+// A custom rule is what its file created, not what its text mentions: a commented-out view is no
+// rule, a view made with a comment inside CREATE /* */ VIEW is; loading the file again works.
+TEST(RulesCli, CustomRulesAreTheViewsTheFileCreated) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db", file = tmp / "mine.sql";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  std::ofstream(file) << "-- CREATE VIEW rule_commented_out AS SELECT 1;\n"
+                         "CREATE /* mine */ VIEW rule_big_loss AS SELECT trial, step, tensor, worker, "
+                         "tensor_reduce(value, 'mean') AS value, 'loss above 10' AS message FROM rule_now "
+                         "WHERE tensor = 'CrossEntropyLoss_output_0' AND tensor_reduce(value, 'mean') > 10;\n";
+  for (int load = 0; load < 2; ++load) {
+    RunResult r = rules(db, "--rule-file " + quote(file) + " --rule big_loss --rerun", tmp);
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  const Findings got = recorded(db, "pt_bad_init");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_GT(got.at("big_loss").size(), 0u);
+  RunResult list = rules(db, "--list --csv --rule-file " + quote(file), tmp);
+  EXPECT_EQ(list.out.find("commented_out"), std::string::npos) << list.out;
+}
+
 // A "loss" that holds strings is skipped, not a failure of every later evaluation.
 TEST(RulesCli, StringLossIsSkipped) {
   TempDir tmp;
