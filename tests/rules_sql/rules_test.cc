@@ -481,19 +481,22 @@ TEST(RulesCli, CustomRuleFileRunsLikeABuiltInRule) {
   TempDir tmp;
   std::string db = tmp / "t.db";
   ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  // The rule exactly as docs/RULES.md shows it (at most 10 lines of SQL), with its threshold set.
   std::string rule = tmp / "large_gradient.sql";
-  std::ofstream(rule) << R"sql(
--- rule_large_gradient: mean |gradient| above threshold (default 0.01)
-INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES (NULL, 'large_gradient', 'threshold', '0.01');
-CREATE VIEW rule_large_gradient AS
-SELECT n.trial, n.step, n.tensor, n.worker, tensor_reduce(n.value, 'mean', 1) AS value,
-       'mean |gradient| above threshold' AS message
-FROM rule_now n
-WHERE n.tensor IN (SELECT tensor FROM collections WHERE trial = n.trial AND collection = 'gradients')
-  AND tensor_reduce(n.value, 'mean', 1) >
-      (SELECT rule_real(value) FROM rule_param WHERE rule = 'large_gradient' AND param = 'threshold');
-)sql";
-  RunResult r = rules(db, "--rule-file " + quote(rule) + " --rule large_gradient --exit-code", tmp);
+  {
+    std::ifstream doc(TRIALDB_SOURCE "/docs/RULES.md");
+    std::stringstream text;
+    text << doc.rdbuf();
+    const std::string md = text.str();
+    const size_t start = md.find("```sql\n-- rule_custom_gradient:");
+    ASSERT_NE(start, std::string::npos);
+    const size_t body = start + 7, end = md.find("```", body);
+    std::string sql = md.substr(body, end - body);
+    EXPECT_LE(std::count(sql.begin(), sql.end(), '\n'), 9) << sql;   // a comment line + at most 8 of SQL
+    for (size_t at; (at = sql.find("custom_gradient")) != std::string::npos;) sql.replace(at, 15, "large_gradient");
+    std::ofstream(rule) << sql;
+  }
+  RunResult r = rules(db, "--rule-file " + quote(rule) + " --rule large_gradient --exit-code --param large_gradient.threshold=0.01", tmp);
   ASSERT_EQ(r.status, 3) << r.err;
 
   // The same answer straight from the public views.
