@@ -1,6 +1,10 @@
 // trialdb: SageMaker Debugger trials as an SQLite analytical store. The command line front end.
 #include <iostream>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "ingest/source/mapped_range.h"
 #include "src/commands.h"
 #include "src/output.h"
@@ -12,8 +16,29 @@ int& exit_code() {
 }
 }  // namespace trialdb::cli
 
+namespace {
+
+// Every statement SQLite runs with a materialized subquery allocates and frees page caches of a
+// few hundred KiB; the rule runner runs such statements per rule and step. With glibc's defaults
+// (trim above 128 KiB) each free at the top of the heap returns the memory to the kernel and
+// the next statement faults it in again, page by page (bench/README.md, "Rules: heap trimming").
+// Memory is kept up to kHeapSlack instead; allocations up to kMmapThreshold come from the heap
+// (setting one threshold turns off glibc's adaptive mmap threshold, whose ceiling this is).
+constexpr int kHeapSlack = 64 << 20;
+constexpr int kMmapThreshold = 32 << 20;
+
+void tune_heap() {
+#if defined(__GLIBC__)
+  mallopt(M_TRIM_THRESHOLD, kHeapSlack);
+  mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
+#endif
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace trialdb::cli;
+  tune_heap();
   // Ingests map event files; one truncated meanwhile must not end the process (mapped_range.h).
   trialdb::MappedRange::install_sigbus_handler();
   CLI::App app{"trialdb: SageMaker Debugger trials as SQL.\n"
