@@ -247,7 +247,8 @@ JOIN tensor tn ON tn.tensor_id = m.tensor_id;
 -- (tensor name, collection, step) through value's key or value_by_step, never by a scan of value.
 CREATE VIEW IF NOT EXISTS tensor_values AS
 SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker,
-       s.mode, s.mode_step, d.name AS dtype, v.shape, coalesce(v.data, b.data) AS value
+       s.mode, s.mode_step, d.name AS dtype, v.shape, coalesce(v.data, b.data) AS value,
+       v.tensor_step + v.step_offset AS global_step
 FROM value v
 JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through
 JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offset
@@ -258,7 +259,8 @@ LEFT JOIN value_blob b ON b.value_id = v.value_id;
 
 -- The reduction kinds are the outer loop (CROSS JOIN): a filter on reduction and abs then picks
 -- one kind before any value is read, and each value row is visited once per wanted kind rather
--- than probed for all 18 (bench/README.md, "Vanishing-gradient question").
+-- than probed for all 18 (bench/README.md, "Vanishing-gradient question"). mode, mode_step and
+-- global_step come last (they were added after the first columns).
 CREATE VIEW IF NOT EXISTS reductions AS
 SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker,
        k.reduction, k.abs,
@@ -277,13 +279,29 @@ SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS work
              WHEN 12 THEN v.ra_prod WHEN 13 THEN v.ra_std WHEN 14 THEN v.ra_variance
              WHEN 15 THEN v.ra_sum WHEN 16 THEN v.ra_l1  WHEN 17 THEN v.ra_l2
            END
-       END AS value
+       END AS value,
+       s.mode, s.mode_step, v.tensor_step + v.step_offset AS global_step
 FROM reduction_kind k
 CROSS JOIN value v
 JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through
+JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offset
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
 LEFT JOIN worker w ON w.worker_id = v.worker_id
 WHERE v.red_src = 2 OR (v.red_mask >> k.idx) & 1;
+
+CREATE VIEW IF NOT EXISTS workers AS
+SELECT t.name AS trial, w.name AS worker
+FROM worker w JOIN trial t ON t.trial_id = w.trial_id;
+
+-- A collection as the hook defined it (smdebug's trial.collection(name)): definition is the
+-- merged JSON, the other columns its main fields (text, as in the collections file).
+CREATE VIEW IF NOT EXISTS collection_definitions AS
+SELECT t.name AS trial, c.name AS collection,
+       (SELECT group_concat(r.value, ',') FROM json_each(c.definition, '$.include_regex') r) AS include_regex,
+       (SELECT j.value FROM json_each(c.definition) j WHERE j.key = 'save_config') AS save_config,
+       (SELECT j.value FROM json_each(c.definition) j WHERE j.key = 'reduction_config') AS reduction_config,
+       c.definition
+FROM collection c JOIN trial t ON t.trial_id = c.trial_id;
 
 CREATE VIEW IF NOT EXISTS ingest_errors AS
 SELECT t.name AS trial, e.file, e.step, e.message

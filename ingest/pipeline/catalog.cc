@@ -99,6 +99,9 @@ std::vector<Status> Catalog::take_membership_errors() { return std::exchange(mem
 void Catalog::load_collections(TrialSource& source, bool ended, const std::function<void(const Status&)>& report) {
   struct Merged {
     std::set<std::string> include_regex, tensor_names;
+    // How the hook saves the collection (JSON), as the first definition that has them says:
+    // workers share one configuration.
+    nlohmann::json save_config, reduction_config;
   };
   // Definitions only grow: what is stored is kept, and what the files say now is added to it, so
   // a file that is missing, unreadable, damaged or half-written never drops a membership.
@@ -116,6 +119,8 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
       };
       keep("include_regex", m.include_regex);
       keep("tensor_names", m.tensor_names);
+      if (def.is_object() && def.contains("save_config")) m.save_config = def["save_config"];
+      if (def.is_object() && def.contains("reduction_config")) m.reduction_config = def["reduction_config"];
     }
   }
   std::vector<Status> issues;
@@ -146,6 +151,13 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
       Merged& m = merged[c.name];
       m.include_regex.insert(c.include_regex.begin(), c.include_regex.end());
       m.tensor_names.insert(c.tensor_names.begin(), c.tensor_names.end());
+      if (m.save_config.is_null() || m.reduction_config.is_null()) {
+        // parse_collections_json checked the text and its depth
+        const nlohmann::json own = nlohmann::json::parse(c.definition_json, nullptr, false);
+        if (own.is_object() && m.save_config.is_null() && own.contains("save_config")) m.save_config = own["save_config"];
+        if (own.is_object() && m.reduction_config.is_null() && own.contains("reduction_config"))
+          m.reduction_config = own["reduction_config"];
+      }
     }
   }
   Transaction tx(db_);
@@ -159,9 +171,11 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
   bool changed = false;
   std::vector<Collection> loaded;
   for (const auto& [name, m] : merged) {
-    const nlohmann::json def = {
+    nlohmann::json def = {
         {"include_regex", std::vector<std::string>(m.include_regex.begin(), m.include_regex.end())},
         {"tensor_names", std::vector<std::string>(m.tensor_names.begin(), m.tensor_names.end())}};
+    if (!m.save_config.is_null()) def["save_config"] = m.save_config;
+    if (!m.reduction_config.is_null()) def["reduction_config"] = m.reduction_config;
     const std::string text = def.dump();
     Statement q(db_.handle(), "SELECT collection_id, definition FROM collection WHERE trial_id = ? AND name = ?");
     q.bind(1, trial_id_).bind(2, name);
