@@ -137,37 +137,24 @@ JOIN rule_params p ON p.trial IS NULL
 WHERE NOT EXISTS (SELECT 1 FROM rule_params q
                   WHERE q.trial = c.trial AND q.rule = p.rule AND q.param = p.param);
 
--- The raw values of the step under evaluation, numbered by global step. Values without a raw
--- value (reductions only) are left out; string and complex tensors stay, but their real_value
--- is NULL: real_value is value when it holds real numbers (bool, integers, floats), what rules
--- pass to sqlext's numeric functions (tensor_count, tensor_percentile, tensor_allclose, ...,
--- which reject strings), so a rule over "every tensor" skips those tensors instead of failing.
---
--- This is the one place rules read the private tables, and it applies the public views' rule
--- (a value is visible once its step is complete). Why not tensor_values: that view numbers
--- GLOBAL-mode steps by their mode step and hides the global step, so one global step cannot be
--- asked for (a GLOBAL mode step may equal another step's number). Here the join order is fixed
--- (CROSS JOIN): trial -> step (primary key) -> value_by_step, searched with the step's
--- tensor_step and offset (value.step_offset), so the per-step cost does not grow with the trial.
--- The step's complete flag is the views' rule (it mirrors trial.complete_through). The cursor is
--- read through scalar subqueries (constants to the planner: a join with it would make SQLite
--- expect many rows and build Bloom filters by scanning whole tables).
+-- The raw values of the step under evaluation, numbered by global step, from the public view
+-- tensor_values: its step (smdebug's numbering, the mode step for GLOBAL-mode steps) is searched
+-- by the cursor's tensor_step, and global_step picks the cursor's global step among steps that
+-- share that number. Values without a raw value (reductions only) are left out; string and
+-- complex tensors stay, but their real_value is NULL: real_value is value when it holds real
+-- numbers (bool, integers, floats), what rules pass to sqlext's numeric functions
+-- (tensor_count, tensor_percentile, tensor_allclose, ..., which reject strings), so a rule over
+-- "every tensor" skips those tensors instead of failing. The cursor is read through scalar
+-- subqueries (constants to the planner: a join with it would make SQLite expect many rows).
 DROP VIEW IF EXISTS rule_now;
 CREATE VIEW rule_now AS
-SELECT t.name AS trial, s.step, s.mode, s.mode_step, tn.name AS tensor, w.name AS worker,
-       (SELECT d.name FROM dtype_name d WHERE d.code = v.dtype) AS dtype, v.shape,
-       coalesce(v.data, b.data) AS value,
-       CASE WHEN v.dtype NOT IN (13, 14, 15) THEN coalesce(v.data, b.data) END AS real_value  -- not complex64, complex128, string
-FROM trial t
-CROSS JOIN step s
-CROSS JOIN value v
-JOIN tensor tn ON tn.tensor_id = v.tensor_id
-JOIN worker w ON w.worker_id = v.worker_id
-LEFT JOIN value_blob b ON b.value_id = v.value_id
-WHERE t.name = (SELECT trial FROM rule_cursor)
-  AND s.trial_id = t.trial_id AND s.step = (SELECT step FROM rule_cursor) AND s.complete
-  AND v.trial_id = t.trial_id AND v.tensor_step = s.tensor_step AND v.step_offset = s.step - s.tensor_step
-  AND (v.data IS NOT NULL OR b.value_id IS NOT NULL);
+SELECT v.trial, v.global_step AS step, v.mode, v.mode_step, v.tensor, v.worker, v.dtype, v.shape, v.value,
+       CASE WHEN v.dtype NOT IN ('complex64', 'complex128', 'string') THEN v.value END AS real_value
+FROM tensor_values v
+WHERE v.trial = (SELECT trial FROM rule_cursor)
+  AND v.step = (SELECT tensor_step FROM rule_cursor)
+  AND v.global_step = (SELECT step FROM rule_cursor)
+  AND v.value IS NOT NULL;
 
 -- The distributions (counts and percentiles, computed at ingest) of the step under evaluation,
 -- from the public view: a GLOBAL-mode step is found by its mode and mode step, as the view

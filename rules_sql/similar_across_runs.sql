@@ -8,23 +8,20 @@ INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'similar_across_runs', 'collection_names', ''),
   (NULL, 'similar_across_runs', 'tensor_regex', '');
 
--- The other trial's values at the cursor's global step (as rule_now, rules_base.sql: fixed join
--- order, constants from scalar subqueries, so it is index searches only; real_value NULL for
--- strings and complex).
+-- The other trial's values at the cursor's global step (as rule_now, rules_base.sql, from
+-- tensor_values: searched by the other trial's own number for that step, which differs from the
+-- global step for a GLOBAL-mode step; real_value NULL for strings and complex).
 DROP VIEW IF EXISTS rule_similar_across_runs_other;
 CREATE VIEW rule_similar_across_runs_other AS
-SELECT t.name AS trial, s.step, tn.name AS tensor, w.name AS worker, coalesce(v.data, b.data) AS value,
-       CASE WHEN v.dtype NOT IN (13, 14, 15) THEN coalesce(v.data, b.data) END AS real_value
-FROM trial t
-CROSS JOIN step s
-CROSS JOIN value v
-JOIN tensor tn ON tn.tensor_id = v.tensor_id
-JOIN worker w ON w.worker_id = v.worker_id
-LEFT JOIN value_blob b ON b.value_id = v.value_id
-WHERE t.name = (SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'other_trial')
-  AND s.trial_id = t.trial_id AND s.step = (SELECT step FROM rule_cursor) AND s.complete
-  AND v.trial_id = t.trial_id AND v.tensor_step = s.tensor_step AND v.step_offset = s.step - s.tensor_step
-  AND (v.data IS NOT NULL OR b.value_id IS NOT NULL);
+SELECT v.trial, v.global_step AS step, v.tensor, v.worker, v.value,
+       CASE WHEN v.dtype NOT IN ('complex64', 'complex128', 'string') THEN v.value END AS real_value
+FROM tensor_values v
+WHERE v.trial = (SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'other_trial')
+  AND v.step = (SELECT CASE WHEN s.mode = 'GLOBAL' THEN s.mode_step ELSE s.step END FROM steps s
+                WHERE s.trial = (SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'other_trial')
+                  AND s.step = (SELECT step FROM rule_cursor))
+  AND v.global_step = (SELECT step FROM rule_cursor)
+  AND v.value IS NOT NULL;
 
 DROP VIEW IF EXISTS rule_similar_across_runs;
 CREATE VIEW rule_similar_across_runs AS
