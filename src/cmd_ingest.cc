@@ -93,8 +93,6 @@ int run(const IngestArgs& a) {
   std::error_code ec;
   if (!is_s3_location(a.path) && std::filesystem::exists(a.path, ec) && !std::filesystem::is_directory(a.path, ec))
     throw Error(Status::usage("not a directory (expected a trial folder)").at(a.path));
-  std::unique_ptr<Database> opened = open_db(a.db, OpenMode::kCreate, write_combining_vfs_name());
-  Database& db = *opened;
   SourceOptions so;
   so.s3_endpoint = a.endpoint;
   so.s3_region = a.region;
@@ -114,6 +112,17 @@ int run(const IngestArgs& a) {
     if (g_stop) return kExitOk;
   }
   std::unique_ptr<TrialSource> source = open_source(a.path, so);
+  // A location that is not a trial is an error before the database is created or changed;
+  // --follow waits instead (a job writes index/ and events/ as it trains).
+  // Half a trial (index/ without events/ or the reverse) is said here and ingested as far as it
+  // goes: what cannot be read is recorded in ingest_errors as always.
+  if (!a.follow) {
+    const Status layout = check_trial_layout(*source);
+    if (layout.kind() == ErrorKind::kUsage) throw Error(layout);
+    if (!layout.is_ok()) std::cerr << "trialdb: warning: " << printable(layout.to_string()) << "\n";
+  }
+  std::unique_ptr<Database> opened = open_db(a.db, OpenMode::kCreate, write_combining_vfs_name());
+  Database& db = *opened;
   IngestOptions opt;
   opt.name = a.name;
   opt.strict = a.strict;

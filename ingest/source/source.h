@@ -88,4 +88,9 @@ inline bool is_s3_location(std::string_view location) { return location.substr(0
 // Opens a local folder or an s3://bucket/prefix URL.
 std::unique_ptr<TrialSource> open_source(const std::string& location, const SourceOptions& options = {});
 
+// Whether the location holds a trial: smdebug finds values through index/ files that point into
+// events/ files, so a location with neither is not a trial (kUsage naming it, and the trials
+// found below it, if any), and one with only one of them cannot be read whole (kInvalidInput).
+Status check_trial_layout(TrialSource& source);
+
 }  // namespace trialdb

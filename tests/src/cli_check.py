@@ -123,6 +123,27 @@ check(p.returncode == 2 and p.stdout == "", "compare bad reduction: rc 2")
 p = run("compare", "--db", db, "pt_bad_init", "pt_good_init", "--tensor", "(")
 check(p.returncode == 2 and "--tensor" in p.stderr, "compare bad regex: rc 2")
 
+# --- ingest of something that is not a trial --------------------------------------------------------
+# Nothing is created or changed: no database file, no trial row in an existing database.
+nodb = os.path.join(WORK, "not_a_trial.db")
+p = run("ingest", FIXTURES, "--db", nodb)
+check(p.returncode == 1 and "not a trial" in p.stderr and "trials below it: core_dtypes, dist2" in p.stderr,
+      "ingest of a folder of trials: rc %d %r" % (p.returncode, p.stderr))
+check(not os.path.exists(nodb), "ingest of a folder of trials left a database file")
+empty = os.path.join(WORK, "empty_folder")
+os.makedirs(empty)
+trials_before = sqlite3.connect(db).execute("SELECT count(*) FROM trials").fetchone()[0]
+p = run("ingest", empty, "--db", db)
+check(p.returncode == 1 and "not a trial" in p.stderr, "ingest of an empty folder: rc %d %r" % (p.returncode, p.stderr))
+check(sqlite3.connect(db).execute("SELECT count(*) FROM trials").fetchone()[0] == trials_before,
+      "ingest of an empty folder added a trial row")
+half = os.path.join(WORK, "index_only")
+shutil.copytree(os.path.join(FIXTURES, "pt_bad_init", "index"), os.path.join(half, "index"))
+p = run("ingest", half, "--db", nodb)
+# (no end marker: its files wait for their events, as a live job's would)
+check(p.returncode == 0 and "warning" in p.stderr and "no events/" in p.stderr and "waiting" in p.stderr,
+      "ingest of index/ without events/ is said: rc %d %r" % (p.returncode, p.stderr))
+
 # --- ingest --follow --rules: stopping a job ------------------------------------------------------
 # --exit-code: exit 3 after the pass that recorded a finding (pt_bad_init has an overfit finding).
 follow_db = os.path.join(WORK, "follow.db")
