@@ -17,6 +17,7 @@ struct InfoArgs {
 void run(const InfoArgs& a) {
   std::unique_ptr<Database> opened = open_db(a.db, OpenMode::kReadOnly);
   Database& db = *opened;
+  if (!a.trial.empty()) require_trials(db, {a.trial});
   Format f = a.json ? Format::kJson : a.csv ? Format::kCsv : Format::kTable;
   std::string where = a.trial.empty() ? "" : " WHERE t.name = " + std::string(sqlite3_mprintf("%Q", a.trial.c_str()));
   // One row per trial: the numbers a user checks first.

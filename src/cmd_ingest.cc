@@ -71,12 +71,12 @@ void progress_bar(size_t done, size_t total) {
 void report(const IngestStats& s, const std::string& trial, bool quiet) {
   const size_t shown = 20;
   for (size_t i = 0; i < s.errors.size() && i < shown; ++i) {
-    std::cerr << "trialdb: error: " << printable(s.errors[i].to_string()) << "\n";
+    std::cerr << "trialdb ingest: " << printable(s.errors[i].to_string()) << "\n";
   }
   if (s.errors.size() > shown)
-    std::cerr << "trialdb: ... and " << s.errors.size() - shown << " more errors (SELECT * FROM ingest_errors)\n";
+    std::cerr << "trialdb ingest: ... and " << s.errors.size() - shown << " more errors (SELECT * FROM ingest_errors)\n";
   if (!quiet)
-    std::cerr << "trialdb: " << printable(trial) << ": " << s.files_ingested << " files, " << s.values << " values, "
+    std::cerr << "trialdb ingest: " << printable(trial) << ": " << s.files_ingested << " files, " << s.values << " values, "
               << s.steps_completed << " steps completed" << (s.files_waiting ? ", " + std::to_string(s.files_waiting) + " files waiting to be complete" : "")
               << (s.ended ? "; training has ended" : "") << (s.errors.empty() ? "" : "; " + std::to_string(s.errors.size()) + " errors") << "\n";
 }
@@ -105,7 +105,7 @@ int run(const IngestArgs& a) {
     sigaction(SIGTERM, &sa, nullptr);
     bool told = false;
     while (!g_stop && !is_s3_location(a.path) && !std::filesystem::is_directory(a.path)) {
-      if (!told && !a.quiet) std::cerr << "trialdb: waiting for " << printable(a.path) << " to appear\n";
+      if (!told && !a.quiet) std::cerr << "trialdb ingest: waiting for " << printable(a.path) << " to appear\n";
       told = true;
       std::this_thread::sleep_for(std::chrono::duration<double>(a.interval));
     }
@@ -119,7 +119,7 @@ int run(const IngestArgs& a) {
   if (!a.follow) {
     const Status layout = check_trial_layout(*source);
     if (layout.kind() == ErrorKind::kUsage) throw Error(layout);
-    if (!layout.is_ok()) std::cerr << "trialdb: warning: " << printable(layout.to_string()) << "\n";
+    if (!layout.is_ok()) std::cerr << "trialdb ingest: warning: " << printable(layout.to_string()) << "\n";
   }
   std::unique_ptr<Database> opened = open_db(a.db, OpenMode::kCreate, write_combining_vfs_name());
   Database& db = *opened;
@@ -173,7 +173,7 @@ int run(const IngestArgs& a) {
       // --strict stops at the first bad input (kInvalidInput); anything else fails the ingest
       // as it would without --strict (main prints it).
       if (!a.strict || e.kind() != ErrorKind::kInvalidInput) throw;
-      std::cerr << "trialdb: error: " << printable(e.what()) << " (--strict: stopped)\n";
+      std::cerr << "trialdb ingest: " << printable(e.what()) << " (--strict: stopped)\n";
       return kExitError;
     }
     had_errors |= !s.errors.empty();
@@ -181,7 +181,7 @@ int run(const IngestArgs& a) {
     if (s.files_ingested) last_file = std::chrono::steady_clock::now();
     if (a.exit_code && found_any) {
       // SageMaker's RuleEvaluationConditionMet: the caller stops the training job.
-      if (!a.quiet) std::cerr << "trialdb: a rule found something; stopping (--exit-code)\n";
+      if (!a.quiet) std::cerr << "trialdb ingest: a rule found something; stopping (--exit-code)\n";
       return deliveries_failed || (runner && !runner->failures().empty()) ? kExitPartial : kExitFindings;
     }
     if (!a.follow || s.files_ingested || !s.errors.empty()) report(s, ing.trial_name(), a.quiet || (a.follow && !s.files_ingested));
@@ -189,13 +189,13 @@ int run(const IngestArgs& a) {
     if (s.ended && s.files_waiting == 0) break;   // everything before the end marker is in
     if (a.idle_timeout > 0 && std::chrono::steady_clock::now() - last_file > std::chrono::duration<double>(a.idle_timeout)) {
       if (!a.quiet)
-        std::cerr << "trialdb: no new file for " << a.idle_timeout << " s and no end marker; stopping (--idle-timeout)\n";
+        std::cerr << "trialdb ingest: no new file for " << a.idle_timeout << " s and no end marker; stopping (--idle-timeout)\n";
       break;
     }
     auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.interval);
     while (!g_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (g_stop) {
-      if (!a.quiet) std::cerr << "trialdb: stopped; all complete steps are kept\n";
+      if (!a.quiet) std::cerr << "trialdb ingest: stopped; all complete steps are kept\n";
       break;
     }
   }

@@ -34,24 +34,6 @@ namespace trialdb::cli {
 
 extern const char* const kReductionRowsSql;  // src/cmd_compare.cc
 
-std::vector<std::string> all_trials(Database& db) {
-  std::vector<std::string> out;
-  Statement q(db.handle(), "SELECT trial FROM trials ORDER BY trial");
-  while (q.step()) out.push_back(q.text(0));
-  return out;
-}
-
-void require_trials(Database& db, const std::vector<std::string>& names) {
-  std::vector<std::string> known = all_trials(db);
-  for (const std::string& n : names)
-    if (std::find(known.begin(), known.end(), n) == known.end()) {
-      std::string list;
-      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw Error(ErrorKind::kInvalidInput, "no trial named '" + n + "' in " + db.path() +
-                                                (list.empty() ? " (it has no trials)" : " (trials: " + list + ")"));
-    }
-}
-
 std::string step_title(const PlotArgs& a) { return a.mode.empty() ? "global step" : a.mode + " step"; }
 
 namespace {

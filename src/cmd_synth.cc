@@ -181,18 +181,18 @@ int run_synth(const SynthArgs& a) {
   bool supported = dtype && (*dtype == DType::Float32 || *dtype == DType::Float64 || *dtype == DType::Float16 ||
                              *dtype == DType::BFloat16 || *dtype == DType::Int32 || *dtype == DType::Int64);
   if (!supported) {
-    std::cerr << "trialdb synth: error: --dtype " << printable(a.dtype)
+    std::cerr << "trialdb synth: --dtype " << printable(a.dtype)
               << " is not supported (use float32, float64, float16, bfloat16, int32 or int64)\n";
     return kExitUsage;
   }
   if (a.steps < 1 || a.tensors < 0 || a.elements < 1 || a.workers < 1 || a.eval_every < 0) {
-    std::cerr << "trialdb synth: error: --steps, --elements and --workers must be >= 1, --tensors and "
+    std::cerr << "trialdb synth: --steps, --elements and --workers must be >= 1, --tensors and "
                  "--eval-every >= 0\n";
     return kExitUsage;
   }
   std::error_code ec;
   if (std::filesystem::exists(a.out, ec) && !std::filesystem::is_empty(a.out, ec)) {
-    std::cerr << "trialdb synth: error: " << printable(a.out) << " exists and is not empty; choose a new folder\n";
+    std::cerr << "trialdb synth: " << printable(a.out) << " exists and is not empty; choose a new folder\n";
     return kExitError;
   }
 

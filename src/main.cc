@@ -1,5 +1,8 @@
 // trialdb: SageMaker Debugger trials as an SQLite analytical store. The command line front end.
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -34,6 +37,58 @@ void tune_heap() {
 #endif
 }
 
+// Edit distance (insertions, deletions, substitutions, transpositions of neighbours).
+size_t distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// "; did you mean 'x'?" for the nearest candidate close enough to be a typo, else "".
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const std::string& c : candidates)
+    if (const size_t d = distance(word, c); d < best_d) best = &c, best_d = d;
+  return best ? "; did you mean '" + *best + "'?" : "";
+}
+
+// Every long option of a command and of the commands below it (plot's chart kinds).
+void long_options(const CLI::App* app, std::vector<std::string>* out) {
+  for (const CLI::Option* o : app->get_options())
+    for (const std::string& n : o->get_lnames()) out->push_back("--" + n);
+  for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) long_options(sub, out);
+}
+
+// Unknown subcommands and options, named with the nearest known one, before CLI11 parses (it
+// would report "a subcommand is required" or a missing --db instead). Returns the message, or
+// "" when every name is known.
+std::string unknown_names(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(sub->get_name());
+  const std::string command = argv[1];
+  if (std::find(commands.begin(), commands.end(), command) == commands.end())
+    return "trialdb: unknown subcommand '" + trialdb::cli::printable(command) + "'" + did_you_mean(command, commands);
+  std::vector<std::string> options = {"--help"};
+  long_options(app.get_subcommand(command), &options);
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;   // what follows is passed on (trialdb shell -- ...)
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (std::find(options.begin(), options.end(), name) == options.end())
+      return "trialdb " + command + ": unknown option '" + trialdb::cli::printable(name) + "'" + did_you_mean(name, options);
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,6 +113,12 @@ int main(int argc, char** argv) {
     std::string help = a->get_help_ptr() ? "Run with " + a->get_help_ptr()->get_name() + " for more information.\n" : "";
     return printable(e.what()) + "\n" + help;
   });
+  if (const std::string unknown = unknown_names(app, argc, argv); !unknown.empty()) {
+    std::cerr << unknown << "\nRun with --help for more information.\n";
+    return kExitUsage;
+  }
+  // Errors say which command they come from: "trialdb <command>: ...".
+  const std::string prefix = argc > 1 && argv[1][0] != '-' ? std::string("trialdb ") + argv[1] + ": " : "trialdb: ";
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -70,7 +131,7 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   } catch (const std::exception& e) {
-    std::cerr << "trialdb: error: " << printable(e.what()) << "\n";
+    std::cerr << prefix << printable(e.what()) << "\n";
     return kExitError;
   }
   return exit_code();

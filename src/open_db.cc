@@ -1,6 +1,7 @@
 // open_db.h: the checks every command makes on its --db before opening it.
 #include "src/open_db.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace trialdb::cli {
@@ -29,6 +30,24 @@ void reporting_corruption(const Database& db, const std::function<void()>& fn) {
       throw corruption_error(db.path(), sqlite3_errmsg(db.handle()), code);
     throw;
   }
+}
+
+std::vector<std::string> all_trials(Database& db) {
+  std::vector<std::string> known;
+  Statement q(db.handle(), "SELECT trial FROM trials ORDER BY trial");
+  while (q.step()) known.push_back(q.text(0));
+  return known;
+}
+
+void require_trials(Database& db, const std::vector<std::string>& names) {
+  const std::vector<std::string> known = all_trials(db);
+  for (const std::string& n : names)
+    if (std::find(known.begin(), known.end(), n) == known.end()) {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw Error(ErrorKind::kInvalidInput, "no trial named '" + n + "' in " + db.path() +
+                                                (list.empty() ? " (it has no trials)" : " (trials: " + list + ")"));
+    }
 }
 
 }  // namespace trialdb::cli

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "schema/database.h"
 
@@ -14,6 +15,13 @@ namespace trialdb::cli {
 // Throws Error: kUsage for "" and ":memory:", kIo for a missing file (unless kCreate),
 // kDatabase for what Database refuses.
 std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const char* vfs = nullptr);
+
+// The database's trials, by name.
+std::vector<std::string> all_trials(Database& db);
+
+// Throws Error (kInvalidInput) naming the trials the database has when one of `names` is not
+// among them: every command given --trial checks it, rather than answering with nothing.
+void require_trials(Database& db, const std::vector<std::string>& names);
 
 // Runs fn; an Error it throws on a corrupt file (SQLITE_CORRUPT, SQLITE_NOTADB: the output layer's
 // errors carry no SQLite code, so the connection's last error decides) becomes

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "schema/database.h"
+#include "src/open_db.h"
 
 namespace trialdb::cli {
 
@@ -28,8 +29,6 @@ struct PlotArgs {
   bool by_tensor = false;
 };
 
-// Throws (kInvalidInput) naming the trials the database has when one of `names` is not among them.
-void require_trials(Database& db, const std::vector<std::string>& names);
 // "global step", or "<MODE> step" when a mode is chosen (x is then the mode step).
 std::string step_title(const PlotArgs& a);
 

@@ -75,7 +75,7 @@ class BadInput(unittest.TestCase):
         for (file, step, what) in expected:
             match = [e for e in got if e[1] == file and e[2] == step and what in e[3]]
             self.assertTrue(match, f"no ingest_errors row ({file}, {step}, ...{what}...) in {got}")
-            line = f"trialdb: error: {file}" + (f" (step {step})" if step is not None else "") + ": "
+            line = f"trialdb ingest: {file}" + (f" (step {step})" if step is not None else "") + ": "
             self.assertTrue(any(l.startswith(line) and what in l for l in r.err.splitlines()),
                             f"stderr does not report {line}...{what}: {r.err}")
 

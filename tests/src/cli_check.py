@@ -123,6 +123,19 @@ check(p.returncode == 2 and p.stdout == "", "compare bad reduction: rc 2")
 p = run("compare", "--db", db, "pt_bad_init", "pt_good_init", "--tensor", "(")
 check(p.returncode == 2 and "--tensor" in p.stderr, "compare bad regex: rc 2")
 
+# --- command-line mistakes ----------------------------------------------------------------------------
+p = run("ingset", "x")
+check(p.returncode == 2 and "unknown subcommand 'ingset'; did you mean 'ingest'?" in p.stderr, "typo'd subcommand: %r" % p.stderr)
+p = run("info", "--dbb", db)
+check(p.returncode == 2 and "trialdb info: unknown option '--dbb'; did you mean '--db'?" in p.stderr, "typo'd option: %r" % p.stderr)
+p = run("plot", "--db", db, "--out", "x.png", "distribution", "--tensr", "a")
+check(p.returncode == 2 and "did you mean '--tensor'?" in p.stderr, "typo'd option of a chart kind: %r" % p.stderr)
+p = run("info", "--db", db, "--trial", "nope")
+check(p.returncode == 1 and "trialdb info: no trial named 'nope'" in p.stderr and "pt_bad_init" in p.stderr,
+      "info --trial unknown: rc %d %r" % (p.returncode, p.stderr))
+p = run("sql", "--db", os.path.join(WORK, "missing.db"), "SELECT 1")
+check(p.returncode == 1 and p.stderr.startswith("trialdb sql: "), "errors name their command: %r" % p.stderr)
+
 # --- ingest of something that is not a trial --------------------------------------------------------
 # Nothing is created or changed: no database file, no trial row in an existing database.
 nodb = os.path.join(WORK, "not_a_trial.db")
