@@ -200,12 +200,17 @@ int run_synth(const SynthArgs& a) {
   specs.reserve(a.tensors);
   static const char* const fmt[kKinds] = {"Net_fc%lld.weight", "Net_fc%lld.bias", "relu%lld_output_0",
                                           "gradient/Net_fc%lld.weight", "gradient/Net_fc%lld.bias"};
-  for (int64_t i = 0; i < a.tensors; ++i) {
-    Kind kind = static_cast<Kind>(i % kKinds);
+  auto add = [&](Kind kind, int64_t layer) {
     char name[64];
-    std::snprintf(name, sizeof name, fmt[kind], static_cast<long long>(i / kKinds));
+    std::snprintf(name, sizeof name, fmt[kind], static_cast<long long>(layer));
     specs.push_back({name, kind, shape_for(kind, a.elements)});
-  }
+  };
+  for (int64_t i = 0; i < a.tensors; ++i) add(static_cast<Kind>(i % kKinds), i / kKinds);
+  // Every weight and bias has its gradient, also when --tensors cuts a layer short.
+  const int64_t last_layer = (a.tensors - 1) / kKinds, cut = a.tensors % kKinds;
+  if (a.tensors > 0 && cut != 0)
+    for (int k = std::max<int>(static_cast<int>(cut), kGradWeight); k < kKinds; ++k)
+      if (k - (kGradWeight - kWeight) < cut) add(static_cast<Kind>(k), last_layer);
   const std::string loss = "CrossEntropyLoss_output_0";
 
   TrialWriterOptions opt;
@@ -291,7 +296,7 @@ void add_synth(CLI::App& app) {
                "steps; collections; end marker), deterministic for a seed");
   cmd->add_option("OUT", args->out, "New trial folder to write")->required();
   cmd->add_option("--steps", args->steps, "Global steps")->capture_default_str();
-  cmd->add_option("--tensors", args->tensors, "Tensors of --elements values each (plus one scalar loss)")
+  cmd->add_option("--tensors", args->tensors, "Tensors of --elements values each (plus one scalar loss; every weight and bias gets its gradient, which may add one or two)")
       ->capture_default_str();
   cmd->add_option("--elements", args->elements, "Elements per tensor (1 = scalars)")->capture_default_str();
   cmd->add_option("--workers", args->workers, "Workers, each writing every step")->capture_default_str();

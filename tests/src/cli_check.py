@@ -123,6 +123,16 @@ check(p.returncode == 2 and p.stdout == "", "compare bad reduction: rc 2")
 p = run("compare", "--db", db, "pt_bad_init", "pt_good_init", "--tensor", "(")
 check(p.returncode == 2 and "--tensor" in p.stderr, "compare bad regex: rc 2")
 
+# --- synth: every weight and bias has its gradient, whatever --tensors cuts ----------------------------
+for k in (6, 7, 8):
+    out = os.path.join(WORK, "synth%d" % k)
+    p = run("synth", out, "--steps", "2", "--tensors", str(k), "--elements", "4")
+    sdb = os.path.join(WORK, "synth%d.db" % k)
+    p = run("ingest", out, "--db", sdb, "-q")
+    names = {r[0] for r in sqlite3.connect(sdb).execute("SELECT tensor FROM tensors")}
+    params = {n for n in names if n.startswith("Net_fc")}
+    check(all("gradient/" + n in names for n in params), "synth --tensors %d: gradients of %s: %s" % (k, params, names))
+
 # --- command-line mistakes ----------------------------------------------------------------------------
 p = run("ingset", "x")
 check(p.returncode == 2 and "unknown subcommand 'ingset'; did you mean 'ingest'?" in p.stderr, "typo'd subcommand: %r" % p.stderr)
