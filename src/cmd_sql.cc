@@ -3,7 +3,9 @@
 // read-only connection would still allow to write elsewhere or to alter the file's schema
 // (ATTACH, VACUUM INTO, PRAGMA writable_schema).
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "schema/database.h"
 #include "sqlext/register.h"
@@ -15,9 +17,26 @@ namespace trialdb::cli {
 
 namespace {
 struct SqlArgs {
-  std::string db, query;
+  std::string db, query, file;
   bool csv = false, json = false, write = false;
+  int precision = 0;
 };
+
+// The SQL to run: the argument, standard input for "-", or --file.
+std::string query_text(const SqlArgs& a) {
+  if (!a.file.empty() && !a.query.empty()) throw Error(ErrorKind::kUsage, "give the SQL as an argument or --file, not both");
+  if (a.query.empty() && a.file.empty()) throw Error(ErrorKind::kUsage, "give the SQL: an argument, - for standard input, or --file");
+  if (a.query != "-" && a.file.empty()) return a.query;
+  std::stringstream text;
+  if (a.query == "-") {
+    text << std::cin.rdbuf();
+  } else {
+    std::ifstream in(a.file, std::ios::binary);
+    if (!in) throw Error(Status::io("cannot read the SQL file").at(a.file));
+    text << in.rdbuf();
+  }
+  return text.str();
+}
 
 // sqlite3_set_authorizer's callback for read-only queries. VACUUM INTO writes its copy through
 // an ATTACH of the target, so refusing ATTACH refuses it too.
@@ -42,16 +61,26 @@ void add_sql(CLI::App& app) {
       "  trialdb sql --db trials.db \"SELECT tensor, step, value FROM reductions\n"
       "     WHERE trial = 'pt_bad_init' AND reduction = 'mean' AND abs = 1 AND tensor REGEXP '^gradient'\"");
   cmd->add_option("--db", a->db, "Database file")->required();
-  cmd->add_option("query", a->query, "SQL (several statements allowed; the last one's rows are printed)")->required();
-  cmd->add_flag("--csv", a->csv, "CSV output");
-  cmd->add_flag("--json", a->json, "JSON output");
+  cmd->add_option("query", a->query,
+                  "SQL (several statements allowed; the last one's rows are printed), or - to read it from standard input");
+  cmd->add_option("--file", a->file, "Read the SQL from this file");
+  auto* csv = cmd->add_flag("--csv", a->csv, "CSV output, streamed (blobs as hex)");
+  cmd->add_flag("--json", a->json,
+                "JSON output, streamed: an array of objects, keys in SELECT order (a repeated name suffixed _2, ...), "
+                "blobs as base64")
+      ->excludes(csv);
+  cmd->add_option("--precision", a->precision,
+                  "Significant digits of real numbers (default: the shortest text that reads back as the same number)")
+      ->check(CLI::Range(1, 17));
   cmd->add_flag("--write", a->write, "Allow statements that change the database (and ATTACH, VACUUM INTO)");
   cmd->callback([a] {
     std::unique_ptr<Database> db = open_db(a->db, a->write ? OpenMode::kExisting : OpenMode::kReadOnly);
     trialdb_register_sql_functions(db->handle());   // the rule_* helpers too: rule views can be queried
     if (!a->write) sqlite3_set_authorizer(db->handle(), read_only_authorizer, nullptr);
+    const std::string sql = query_text(*a);
+    if (a->precision) set_real_digits(a->precision);
     reporting_corruption(*db, [&] {
-      print_query(db->handle(), a->query, a->json ? Format::kJson : a->csv ? Format::kCsv : Format::kTable, std::cout);
+      print_query(db->handle(), sql, a->json ? Format::kJson : a->csv ? Format::kCsv : Format::kTable, std::cout);
     });
   });
 }

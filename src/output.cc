@@ -61,28 +61,6 @@ nlohmann::ordered_json numeric_cell(const std::string& text) {
   return text;
 }
 
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
-
-std::string format_real(double d) {
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", d);
-  // Shortest form that round-trips.
-  for (int prec = 6; prec <= 17; ++prec) {
-    char b2[40];
-    std::snprintf(b2, sizeof b2, "%.*g", prec, d);
-    if (std::strtod(b2, nullptr) == d) return b2;
-  }
-  return buf;
-}
 }  // namespace
 
 std::string printable(std::string_view text) {
@@ -108,6 +86,40 @@ std::string printable(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+namespace {
+int g_real_digits = 0;   // 0: the shortest text that reads back as the same double
+}  // namespace
+
+void set_real_digits(int digits) { g_real_digits = digits; }
+
+std::string format_real(double d) {
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  if (g_real_digits > 0) {
+    char b[48];
+    std::snprintf(b, sizeof b, "%.*g", g_real_digits, d);
+    return b;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", d);
+  // Shortest form that round-trips.
+  for (int prec = 6; prec <= 17; ++prec) {
+    char b2[40];
+    std::snprintf(b2, sizeof b2, "%.*g", prec, d);
+    if (std::strtod(b2, nullptr) == d) return b2;
+  }
+  return buf;
 }
 
 nlohmann::ordered_json json_number(double v) {
@@ -179,61 +191,6 @@ void print_table(const Table& t, Format format, std::ostream& out) {
       out << (c ? "  " : "") << cell(r[c], c, c < t.numeric.size() && t.numeric[c]);
     out << "\n";
   }
-}
-
-void print_query(sqlite3* db, const std::string& sql, Format format, std::ostream& out) {
-  const char* tail = sql.c_str();
-  Table t;
-  bool any = false;
-  while (tail && *tail) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db, tail, -1, &st, &tail) != SQLITE_OK)
-      throw Error(Status::database(std::string("SQL error: ") + sqlite3_errmsg(db)));
-    if (!st) continue;  // whitespace or comment
-    Table cur;
-    int nc = sqlite3_column_count(st);
-    for (int c = 0; c < nc; ++c) cur.columns.push_back(sqlite3_column_name(st, c));
-    cur.numeric.assign(nc, true);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-      std::vector<std::string> row(nc);
-      for (int c = 0; c < nc; ++c) {
-        switch (sqlite3_column_type(st, c)) {
-          case SQLITE_NULL: row[c] = kNullCell; break;
-          case SQLITE_INTEGER: row[c] = std::to_string(sqlite3_column_int64(st, c)); break;
-          case SQLITE_FLOAT: row[c] = format_real(sqlite3_column_double(st, c)); break;
-          case SQLITE_BLOB: {
-            int n = sqlite3_column_bytes(st, c);
-            cur.numeric[c] = false;
-            if (format == Format::kCsv) {
-              const auto* p = static_cast<const unsigned char*>(sqlite3_column_blob(st, c));
-              std::string h;
-              for (int i = 0; i < n; ++i) append_hex_byte(&h, "", p[i]);
-              row[c] = h;
-            } else {
-              row[c] = "<blob " + std::to_string(n) + " bytes>";
-            }
-            break;
-          }
-          default:
-            cur.numeric[c] = false;
-            row[c] = reinterpret_cast<const char*>(sqlite3_column_text(st, c));
-        }
-      }
-      cur.rows.push_back(std::move(row));
-    }
-    if (rc != SQLITE_DONE) {
-      std::string msg = sqlite3_errmsg(db);
-      sqlite3_finalize(st);
-      throw Error(Status::database("SQL error: " + msg));
-    }
-    sqlite3_finalize(st);
-    if (nc > 0) {
-      t = std::move(cur);
-      any = true;
-    }
-  }
-  if (any) print_table(t, format, out);
 }
 
 }  // namespace trialdb::cli

@@ -16,9 +16,20 @@ namespace trialdb::cli {
 
 enum class Format { kTable, kCsv, kJson };
 
-// Runs every statement in sql (the last one's rows are printed). Throws Error with
-// SQLite's message on failure. Blobs print as <blob N bytes> (table), hex (csv) or null (json).
+// Runs every statement in sql; the last one's rows are printed (src/query_output.cc): CSV and JSON
+// as they come, in constant memory, the table once every row is in (for its widths). Throws
+// Error with SQLite's message on failure. Blobs print as <blob N bytes> (table), hex (CSV) or
+// base64 (JSON). JSON is an array of objects whose keys are the columns in SELECT order, a
+// repeated name suffixed _2, _3, ...
 void print_query(sqlite3* db, const std::string& sql, Format format, std::ostream& out);
+
+// How every command prints a REAL: the shortest text that reads back as the same double, or
+// with `digits` significant digits once set (--precision).
+std::string format_real(double d);
+void set_real_digits(int digits);
+
+// A CSV cell (RFC 4180 quoting when needed).
+std::string csv_cell(const std::string& s);
 
 // A NULL cell in a Table (prints NULL in tables, empty in CSV, null in JSON).
 inline const std::string kNullCell = std::string(1, '\x01');

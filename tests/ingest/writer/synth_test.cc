@@ -64,8 +64,9 @@ TEST(Synth, WritesTheExpectedFileSet) {
   for (const char* c : {"weights", "biases", "gradients", "losses", "default", "all"})
     EXPECT_TRUE(coll["collections"].contains(c)) << c;
   EXPECT_EQ(coll["collections"]["weights"]["tensor_names"], nlohmann::json::array({"Net_fc0.weight", "Net_fc1.weight"}));
+  // --tensors 6 cuts layer 1 after its weight: its gradient is written too.
   EXPECT_EQ(coll["collections"]["gradients"]["tensor_names"],
-            nlohmann::json::array({"gradient/Net_fc0.bias", "gradient/Net_fc0.weight"}));
+            nlohmann::json::array({"gradient/Net_fc0.bias", "gradient/Net_fc0.weight", "gradient/Net_fc1.weight"}));
 
   // Every 5th global step is EVAL (no gradients), mode steps count within each mode.
   int64_t train = 0, eval = 0;
@@ -77,8 +78,9 @@ TEST(Synth, WritesTheExpectedFileSet) {
     std::set<std::string> names;
     for (const auto& e : idx["tensor_payload"]) names.insert(e["tensorname"]);
     EXPECT_EQ(names.count("gradient/Net_fc0.weight"), is_eval ? 0u : 1u) << s;
+    EXPECT_EQ(names.count("gradient/Net_fc1.weight"), is_eval ? 0u : 1u) << s;
     EXPECT_EQ(names.count("CrossEntropyLoss_output_0"), 1u) << s;
-    EXPECT_EQ(names.size(), is_eval ? 5u : 7u) << s;
+    EXPECT_EQ(names.size(), is_eval ? 5u : 8u) << s;
   }
 }
 
@@ -182,14 +184,15 @@ TEST(SynthRoundTrip, IngestedViewsHoldExactlyWhatWasWritten) {
   for (const auto& [k, v] : written) want_tensors.insert(std::get<0>(k));
   db.each("SELECT tensor FROM tensors WHERE trial = 'rt'", [&](sqlite3_stmt* st) { got_tensors.insert(db.text(st, 0)); });
   EXPECT_EQ(got_tensors, want_tensors);
-  EXPECT_EQ(got_tensors.size(), 12u);   // 11 + the loss
+  EXPECT_EQ(got_tensors.size(), 13u);   // 11, the gradient of the last layer's weight, the loss
 
   std::map<std::string, std::set<std::string>> members;
   db.each("SELECT collection, tensor FROM collections WHERE trial = 'rt'",
           [&](sqlite3_stmt* st) { members[db.text(st, 0)].insert(db.text(st, 1)); });
   EXPECT_EQ(members["weights"], (std::set<std::string>{"Net_fc0.weight", "Net_fc1.weight", "Net_fc2.weight"}));
   EXPECT_EQ(members["gradients"], (std::set<std::string>{"gradient/Net_fc0.weight", "gradient/Net_fc0.bias",
-                                                         "gradient/Net_fc1.weight", "gradient/Net_fc1.bias"}));
+                                                         "gradient/Net_fc1.weight", "gradient/Net_fc1.bias",
+                                                         "gradient/Net_fc2.weight"}));
   EXPECT_EQ(members["losses"], (std::set<std::string>{"CrossEntropyLoss_output_0"}));
   EXPECT_EQ(members["all"], want_tensors);
 
@@ -229,7 +232,7 @@ TEST(SynthRoundTrip, IngestedViewsHoldExactlyWhatWasWritten) {
             EXPECT_NEAR(sqlite3_column_double(st, 3), sum / n, 1e-12);
             ++checked;
           });
-  EXPECT_EQ(checked, 4 * 6 * 2);   // 4 gradients x 6 TRAIN steps x 2 workers
+  EXPECT_EQ(checked, 5 * 6 * 2);   // 5 gradients x 6 TRAIN steps x 2 workers
 }
 
 // Records over 64 KiB take the ingester's other decoding path (tensor_content is not copied
