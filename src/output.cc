@@ -13,8 +13,14 @@
 
 namespace trialdb::cli {
 
+namespace {
+bool g_full_width = false;   // set_full_width: tables never cut a column to the terminal
+}  // namespace
+
+void set_full_width() { g_full_width = true; }
+
 int terminal_width() {
-  if (!isatty(STDOUT_FILENO)) return 0;
+  if (g_full_width || !isatty(STDOUT_FILENO)) return 0;
   struct winsize w;
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0) return w.ws_col;
   return 80;

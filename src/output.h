@@ -42,8 +42,10 @@ struct Table {
 };
 void print_table(const Table& t, Format format, std::ostream& out);
 
-// Width of the terminal on stdout, or 0 when it is not a terminal.
+// Width of the terminal on stdout, or 0 when it is not a terminal or set_full_width() was called
+// (--full: tables show every cell whole, however wide).
 int terminal_width();
+void set_full_width();
 
 // text as it may be shown on a terminal: control characters (C0 and DEL as \xNN, C1 as \u00NN)
 // and bytes that are not UTF-8 (as \xNN) escaped, everything else unchanged. For every table

@@ -133,6 +133,21 @@ for k in (6, 7, 8):
     params = {n for n in names if n.startswith("Net_fc")}
     check(all("gradient/" + n in names for n in params), "synth --tensors %d: gradients of %s: %s" % (k, params, names))
 
+# --- info: every view's counts, collections in every format, tensors ------------------------------------
+p = run("info", "--db", db, "--json")
+info = json.loads(p.stdout) if p.returncode == 0 else []
+bad = [t for t in info if t["trial"] == "pt_bad_init"]
+check(len(bad) == 1 and bad[0]["steps_per_mode"] == {"EVAL": 4, "TRAIN": 20}, "info --json steps per mode: %r" % bad)
+check(len(bad) == 1 and "Net_fc.weight" in bad[0]["collections"].get("weights", []), "info --json collections: %r" % bad)
+p = run("info", "--db", db, "--csv")
+check(p.returncode == 0 and "collection,tensors,members" in p.stdout.replace("trial,", ""), "info --csv lists collections: %r" % p.stdout[:300])
+p = run("info", "--db", db, "--tensors", "--trial", "pt_bad_init", "--json")
+tensors = json.loads(p.stdout) if p.returncode == 0 else []
+check(len(tensors) == bad[0]["tensors"] if bad else False, "info --tensors lists as many tensors as info counts")
+w = [t for t in tensors if t["tensor"] == "Net_conv0.weight"]
+check(w == [{"trial": "pt_bad_init", "tensor": "Net_conv0.weight", "dtype": "float32", "shape": "[4,1,3,3]", "steps": 24, "workers": 1}],
+      "info --tensors detail: %r" % w)
+
 # --- sql: input, streaming, JSON columns ---------------------------------------------------------------
 p = run("sql", "--db", db, "-", stdin="SELECT 41 + 1 AS x;")
 check(p.returncode == 0 and "42" in p.stdout, "sql from standard input: %r %r" % (p.stdout, p.stderr))
