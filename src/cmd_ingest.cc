@@ -111,7 +111,14 @@ int run(const IngestArgs& a) {
     }
     if (g_stop) return kExitOk;
   }
-  std::unique_ptr<TrialSource> source = open_source(a.path, so);
+  // A folder is stored by its canonical path, so ./t and $PWD/t are the same trial.
+  std::string location = a.path;
+  if (!is_s3_location(location)) {
+    std::error_code canonical_error;
+    const auto canonical = std::filesystem::canonical(location, canonical_error);
+    if (!canonical_error) location = canonical.string();
+  }
+  std::unique_ptr<TrialSource> source = open_source(location, so);
   // A location that is not a trial is an error before the database is created or changed;
   // --follow waits instead (a job writes index/ and events/ as it trains).
   // Half a trial (index/ without events/ or the reverse) is said here and ingested as far as it

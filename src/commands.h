@@ -23,5 +23,6 @@ void add_compare(CLI::App& app);
 void add_plot(CLI::App& app);
 void add_shell(CLI::App& app);
 void add_rules(CLI::App& app);
+void add_trial_commands(CLI::App& app);   // rm, rename
 
 }  // namespace trialdb::cli

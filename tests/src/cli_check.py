@@ -175,6 +175,39 @@ lines = big.stdout.count(b"\n")
 check(big.returncode == 0 and lines == 3000001, "sql --csv of 3M rows: rc %d, %d lines" % (big.returncode, lines))
 check(peak_kb < 150 * 1024, "sql --csv streams: peak RSS %d KiB for %d bytes of output" % (peak_kb, len(big.stdout)))
 
+# --- rm and rename: one trial out, the others untouched; canonical paths --------------------------------
+two = os.path.join(WORK, "two.db")
+one = os.path.join(WORK, "one.db")
+for d, trials in ((two, ("pt_bad_init", "pt_good_init")), (one, ("pt_good_init",))):
+    for trial in trials:
+        run("ingest", os.path.join(FIXTURES, trial), "--db", d, "-q")
+    run("rules", "--db", d)
+p = run("rm", "--db", two, "--trial", "pt_bad_init")
+check(p.returncode == 0, "rm: rc %d %r" % (p.returncode, p.stderr))
+c2, c1 = sqlite3.connect(two), sqlite3.connect(one)
+for q in ("SELECT trial, count(*) FROM reductions GROUP BY trial", "SELECT trial, count(*), sum(p50) FROM distributions GROUP BY trial",
+          "SELECT trial, count(*) FROM histogram_buckets GROUP BY trial", "SELECT trial, rule, count(*) FROM rule_findings GROUP BY 1, 2",
+          "SELECT trial, count(*) FROM tensor_values GROUP BY trial"):
+    check(c2.execute(q).fetchall() == c1.execute(q).fetchall(), "rm leaves the other trial as it was: %s" % q)
+for q in ("SELECT count(*) FROM value_blob WHERE value_id NOT IN (SELECT value_id FROM value WHERE value_id IS NOT NULL)",
+          "SELECT count(*) FROM value_histogram WHERE histogram_id NOT IN (SELECT histogram_id FROM value_distribution "
+          "WHERE histogram_id IS NOT NULL)",
+          "SELECT count(*) FROM value_distribution WHERE tensor_id NOT IN (SELECT tensor_id FROM tensor)",
+          "SELECT count(*) FROM rule_evaluated WHERE trial = 'pt_bad_init'"):
+    check(c2.execute(q).fetchone()[0] == 0, "rm leaves nothing of the trial: %s" % q)
+p = run("rename", "--db", two, "--trial", "pt_good_init", "--to", "good")
+check(p.returncode == 0 and [r[0] for r in sqlite3.connect(two).execute("SELECT DISTINCT trial FROM rule_findings")] == ["good"],
+      "rename: the findings follow: %r" % p.stderr)
+p = run("rm", "--db", two, "--trial", "nope")
+check(p.returncode == 1 and "no trial named 'nope'" in p.stderr, "rm of an unknown trial: %r" % p.stderr)
+# ./t and its absolute path are one trial: the second ingest finds nothing new.
+here = os.getcwd()
+os.chdir(FIXTURES)
+p1 = run("ingest", "./dist2", "--db", os.path.join(WORK, "canon.db"))
+p2 = run("ingest", os.path.join(FIXTURES, "dist2"), "--db", os.path.join(WORK, "canon.db"))
+os.chdir(here)
+check(p1.returncode == 0 and p2.returncode == 0 and "0 files" in p2.stderr, "canonical trial paths: %r %r" % (p1.stderr, p2.stderr))
+
 # --- command-line mistakes ----------------------------------------------------------------------------
 p = run("ingset", "x")
 check(p.returncode == 2 and "unknown subcommand 'ingset'; did you mean 'ingest'?" in p.stderr, "typo'd subcommand: %r" % p.stderr)
