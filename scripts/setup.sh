@@ -10,7 +10,7 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 PKGS="build-essential cmake pkg-config git time sqlite3 libsqlite3-dev libprotobuf-dev protobuf-compiler
 zlib1g-dev libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libgtest-dev libgmock-dev
-libbenchmark-dev python3 python3-numpy clang libclang-rt-14-dev libcairo2-dev"
+libbenchmark-dev python3 python3-numpy python3-pandas clang libclang-rt-14-dev libcairo2-dev"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 # Node.js runs s3rver; a machine may already have its own node/npm (Debian's npm would conflict).

@@ -64,6 +64,22 @@ with tempfile.TemporaryDirectory() as tmp:
     x = np.array([1.5, -2.25, 3.0e38, 0.0], dtype=np.float32)
     blob = bytes([0xB1, 10, 1, 0]) + struct.pack("<q", 4) + (x.view(np.uint32) >> 16).astype("<u2").tobytes()
     check(np.array_equal(trialdb.decode(blob), (x.view(np.uint32) & 0xFFFF0000).view(np.float32)), "bfloat16 decode")
+    # frame(): a view of this trial as a DataFrame, filtered, with the view's columns in order.
+    f = t.frame("reductions", tensor="Net_conv0.weight", reduction="mean", abs=1)
+    expected = con.execute("SELECT step, value FROM reductions WHERE trial = 'pt_bad_init' AND tensor = 'Net_conv0.weight' "
+                           "AND reduction = 'mean' AND abs = 1 ORDER BY step, worker").fetchall()
+    check(list(f.columns) == [r[1] for r in con.execute("SELECT * FROM pragma_table_info('reductions')")],
+          "frame columns: %r" % list(f.columns))
+    check(sorted(zip(f["step"].tolist(), f["value"].tolist())) == sorted(expected) and len(expected) == 24,
+          "frame rows equal the view's (%d rows, %d expected)" % (len(f), len(expected)))
+    check(set(f["trial"]) == {"pt_bad_init"}, "frame of this trial only")
+    d = t.frame("distributions", tensor="Net_conv0.weight")
+    check(len(d) == 24 and d["count"].eq(36).all(), "distributions frame")
+    try:
+        t.frame("reductions", nope=1)
+        check(False, "an unknown column is an error")
+    except KeyError as e:
+        check("reduction" in str(e), "unknown column lists the columns: %s" % e)
     try:
         trialdb.Trial(db, "nope")
         check(False, "an unknown trial is an error")
