@@ -1,9 +1,6 @@
 // Running DuckDB through node for the tests (duckdb_query.h).
 #include "duckdb_query.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -13,7 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
-extern char** environ;
+#include "common/run_process.h"
+#include "common/temp_dir.h"
 
 namespace trialdb::test {
 
@@ -50,34 +48,13 @@ std::string duckdb_unavailable() {
 }
 
 std::vector<Row> duckdb_rows(const std::vector<std::string>& statements) {
-  const std::string node = node_path();
-  char out_tmpl[] = "/tmp/trialdb_duckdb_out_XXXXXX";
-  char err_tmpl[] = "/tmp/trialdb_duckdb_err_XXXXXX";
-  const int out_fd = mkstemp(out_tmpl), err_fd = mkstemp(err_tmpl);
-  if (out_fd < 0 || err_fd < 0) throw std::runtime_error("mkstemp failed");
-  std::vector<std::string> args = {node, script()};
+  std::vector<std::string> args = {node_path(), script()};
   args.insert(args.end(), statements.begin(), statements.end());
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-  pid_t pid = 0;
-  int status = -1;
-  const int rc = posix_spawn(&pid, node.c_str(), &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc == 0) waitpid(pid, &status, 0);
-  close(out_fd);
-  close(err_fd);
-  const std::string out = read_all(out_tmpl), err = read_all(err_tmpl);
-  unlink(out_tmpl);
-  unlink(err_tmpl);
-  if (rc != 0) throw std::runtime_error("cannot run " + node + ": " + strerror(rc));
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("DuckDB: " + err);
+  TempDir dir("trialdb_duckdb");
+  const int rc = run_process(args, dir / "out", dir / "err");
+  if (rc != 0) throw std::runtime_error("DuckDB: " + read_all(dir / "err"));
   std::vector<Row> rows;
-  std::stringstream lines(out);
+  std::stringstream lines(read_all(dir / "out"));
   std::string line;
   while (std::getline(lines, line)) {
     Row row;
