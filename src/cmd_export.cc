@@ -1,11 +1,12 @@
 // trialdb export: the trials of a database as Hive-partitioned Parquet datasets for Athena, Trino,
-// Spark and DuckDB (export/exporter.h), into a folder; a re-export writes files for new steps
+// Spark and DuckDB (export/exporter.h), into a folder or an S3 prefix; a re-export writes files for new steps
 // only. Reads the database read-only.
 #include <iostream>
 #include <map>
 
 #include "export/ddl.h"
 #include "export/exporter.h"
+#include "export/s3_target.h"
 #include "src/commands.h"
 #include "src/open_db.h"
 #include "src/output.h"
@@ -69,8 +70,12 @@ void run_export(const ExportArgs& a) {
       require_trials(*db, a.trials);
       options.trials = a.trials;
     }
-    exporter::LocalTarget target(a.out);
-    print_reports(exporter::export_trials(*db, target, options));
+    std::unique_ptr<exporter::ExportTarget> target;
+    if (a.out.rfind("s3://", 0) == 0)
+      target = std::make_unique<exporter::S3Target>(a.out);
+    else
+      target = std::make_unique<exporter::LocalTarget>(a.out);
+    print_reports(exporter::export_trials(*db, *target, options));
   });
 }
 
@@ -87,7 +92,7 @@ void add_export(CLI::App& app) {
       "  trialdb export --db trials.db --out /data/trials_parquet\n"
       "  trialdb export --ddl athena --db trials.db --out s3://team-bucket/trialdb");
   cmd->add_option("--db", a->db, "Database file (with --ddl: optional, its trials listed for Athena)");
-  cmd->add_option("--out", a->out, "Folder to write the datasets into (with --ddl: where they are)")->required();
+  cmd->add_option("--out", a->out, "Folder or s3://bucket/prefix to write the datasets into (with --ddl: where they are)")->required();
   cmd->add_option("--trial", a->trials, "Export only this trial (repeatable; default: every trial)");
   cmd->add_option("--values", a->values,
                   "Raw values: none; pointers (value_locations: where each value is in the event files); "
