@@ -16,7 +16,8 @@ namespace trialdb::cli {
 namespace {
 
 struct ExportArgs {
-  std::string db, out, values = "pointers", ddl;
+  std::string db, out, values = "pointers", ddl, endpoint, region;
+  bool path_style = false;
   std::vector<std::string> trials;
 };
 
@@ -59,6 +60,14 @@ void print_reports(const std::vector<exporter::TableReport>& reports) {
   print_table(t, Format::kTable, std::cout);
 }
 
+S3Options s3_options(const ExportArgs& a) {
+  S3Options o;
+  o.endpoint = a.endpoint;
+  o.region = a.region;
+  if (a.path_style) o.path_style = true;
+  return o;
+}
+
 void run_export(const ExportArgs& a) {
   std::unique_ptr<Database> db = open_db(a.db, OpenMode::kReadOnly);
   reporting_corruption(*db, [&] {
@@ -72,7 +81,7 @@ void run_export(const ExportArgs& a) {
     }
     std::unique_ptr<exporter::ExportTarget> target;
     if (a.out.rfind("s3://", 0) == 0)
-      target = std::make_unique<exporter::S3Target>(a.out);
+      target = std::make_unique<exporter::S3Target>(a.out, s3_options(a));
     else
       target = std::make_unique<exporter::LocalTarget>(a.out);
     print_reports(exporter::export_trials(*db, *target, options));
@@ -99,6 +108,9 @@ void add_export(CLI::App& app) {
                   "inline (also tensor_values with the raw bytes)")
       ->check(CLI::IsMember({"none", "pointers", "inline"}))
       ->capture_default_str();
+  cmd->add_option("--endpoint", a->endpoint, "S3-compatible endpoint URL (else AWS_ENDPOINT_URL)");
+  cmd->add_option("--region", a->region, "S3 region (else AWS_REGION / AWS_DEFAULT_REGION)");
+  cmd->add_flag("--path-style", a->path_style, "S3 path-style addressing (automatic with --endpoint)");
   cmd->add_option("--ddl", a->ddl, "Print the statements that make this engine read the export, and write nothing")
       ->check(CLI::IsMember({"athena", "trino", "spark", "duckdb"}));
   cmd->callback([a] {
