@@ -65,16 +65,17 @@ std::vector<Row> duckdb_rows(const std::vector<std::string>& statements) {
   return rows;
 }
 
+std::string hex_cell(std::string_view bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char b : bytes) hex += {digits[b >> 4], digits[b & 15]};
+  return hex;
+}
+
 std::string double_cell(double v) {
-  unsigned char bytes[sizeof v];
+  char bytes[sizeof v];
   std::memcpy(bytes, &v, sizeof v);
-  static const char* hex = "0123456789abcdef";
-  std::string s;
-  for (unsigned char b : bytes) {
-    s.push_back(hex[b >> 4]);
-    s.push_back(hex[b & 15]);
-  }
-  return s;
+  return hex_cell(std::string_view(bytes, sizeof v));
 }
 
 }  // namespace trialdb::test

@@ -5,6 +5,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace trialdb::test {
@@ -19,7 +20,9 @@ std::string duckdb_unavailable();
 // DuckDB's message when a statement fails.
 std::vector<Row> duckdb_rows(const std::vector<std::string>& statements);
 
-// The canonical cell of a double, as duckdb_rows.js writes it.
+// The canonical cells of raw bytes (lower-case hex) and of a double (the hex of its
+// little-endian bits), as duckdb_rows.js writes them.
+std::string hex_cell(std::string_view bytes);
 std::string double_cell(double v);
 
 }  // namespace trialdb::test

@@ -33,16 +33,6 @@ int trialdb(const std::vector<std::string>& args) {
   return test::run_process(argv);
 }
 
-std::string hex_of(const void* p, int n) {
-  static const char* digits = "0123456789abcdef";
-  std::string hex;
-  for (int i = 0; i < n; ++i) {
-    const unsigned char b = static_cast<const unsigned char*>(p)[i];
-    hex += {digits[b >> 4], digits[b & 15]};
-  }
-  return hex;
-}
-
 // A SQLite cell in duckdb_rows.js's canonical form, read as the column's export type.
 Cell sqlite_cell(sqlite3_stmt* s, int col, parquet::ColumnType type) {
   if (sqlite3_column_type(s, col) == SQLITE_NULL) return Cell();
@@ -53,7 +43,9 @@ Cell sqlite_cell(sqlite3_stmt* s, int col, parquet::ColumnType type) {
     case parquet::ColumnType::kString:
       return Cell(std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, col)),
                               static_cast<size_t>(sqlite3_column_bytes(s, col))));
-    case parquet::ColumnType::kBytes: return Cell(hex_of(sqlite3_column_blob(s, col), sqlite3_column_bytes(s, col)));
+    case parquet::ColumnType::kBytes:
+      return Cell(test::hex_cell(std::string_view(static_cast<const char*>(sqlite3_column_blob(s, col)),
+                                                  static_cast<size_t>(sqlite3_column_bytes(s, col)))));
   }
   return Cell();
 }

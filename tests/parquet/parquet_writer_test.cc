@@ -110,13 +110,6 @@ constexpr int kRows = 5000;
 
 std::string bytes_of(int i) { return std::string(static_cast<size_t>(i % 4), static_cast<char>(i & 0xff)); }
 
-std::string hex_of(const std::string& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char b : bytes) hex += {digits[b >> 4], digits[b & 15]};
-  return hex;
-}
-
 std::string text_of(int i) { return i % 7 == 0 ? std::string("é") + std::to_string(i) : "t" + std::to_string(i); }
 
 TEST_F(DuckDbReadBack, EveryValueNullAndRowGroupComesBack) {
@@ -144,7 +137,7 @@ TEST_F(DuckDbReadBack, EveryValueNullAndRowGroupComesBack) {
                                 : Cell(double_cell(i == 1 ? std::numeric_limits<double>::infinity() : i / 3.0 - 700)))
         << i;
     EXPECT_EQ(r[3], Cell(text_of(i))) << i;
-    EXPECT_EQ(r[4], i % 2 ? Cell() : Cell(hex_of(bytes_of(i)))) << i;
+    EXPECT_EQ(r[4], i % 2 ? Cell() : Cell(test::hex_cell(bytes_of(i)))) << i;
   }
   // Several row groups, each with statistics DuckDB reads: the file's nulls add up, the bounds of
   // i are the written extremes, and the UTF8 column is a string.
