@@ -273,5 +273,40 @@ TEST_F(ExportFixtures, AGrownTrialGetsFilesForItsNewStepsOnly) {
   EXPECT_TRUE(second.count("trials/trial=job/part-1.parquet"));
 }
 
+// The engines DuckDB cannot stand in for: every exported view is a table with all its columns,
+// partitioned by trial, at its dataset's location.
+TEST_F(ExportFixtures, EngineDdlNamesEveryViewColumnAndLocation) {
+  const std::vector<std::string> trials = {"run-1", "run-2"};
+  for (Engine engine : {Engine::kAthena, Engine::kTrino, Engine::kSpark}) {
+    const std::string ddl = engine_ddl(engine, "s3://b/p", ValuesExport::kInline, trials);
+    for (const PublicTable& t : public_tables()) {
+      const size_t at = ddl.find(t.name + (engine == Engine::kTrino ? "\" (" : "` ("));
+      ASSERT_NE(at, std::string::npos) << t.name << " in\n" << ddl;
+      const std::string statement = ddl.substr(at, ddl.find(";\n", at) - at);
+      for (const parquet::Column& c : t.columns) EXPECT_NE(statement.find(c.name), std::string::npos) << t.name << "." << c.name;
+      EXPECT_NE(ddl.find("s3://b/p/" + t.name), std::string::npos) << t.name;
+    }
+  }
+  const std::string athena = engine_ddl(Engine::kAthena, "s3://b/p", ValuesExport::kNone, trials);
+  EXPECT_NE(athena.find("'projection.trial.values' = 'run-1,run-2'"), std::string::npos) << athena;
+  EXPECT_NE(athena.find("'storage.location.template' = 's3://b/p/reductions/trial=${trial}/'"), std::string::npos);
+  EXPECT_EQ(athena.find("tensor_values"), std::string::npos) << "--values none leaves the raw values out";
+  EXPECT_NE(engine_ddl(Engine::kAthena, "s3://b/p", ValuesExport::kNone, {}).find("'projection.trial.type' = 'injected'"),
+            std::string::npos);
+}
+
+TEST_F(ExportFixtures, ADamagedManifestIsAnErrorNamingIt) {
+  test::TempDir dir("trialdb_export_bad");
+  const std::string out = dir / "out", err = dir / "err";
+  ASSERT_EQ(trialdb({"export", "--db", db_, "--out", out, "--trial", "dist2"}), 0);
+  const std::string manifest = out + "/_manifests/trial=dist2.json";
+  std::ofstream(manifest, std::ios::trunc) << "{\"trial\": \"dist2\", \"tables\": ";
+  EXPECT_EQ(test::run_process({TRIALDB_BIN, "export", "--db", db_, "--out", out, "--trial", "dist2"}, "", err), 1);
+  std::ifstream in(err);
+  const std::string message((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(message.find(manifest), std::string::npos) << message;
+  EXPECT_NE(message.find("not an export manifest"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace trialdb::exporter
