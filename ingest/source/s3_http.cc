@@ -20,8 +20,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// SHA-256 of the empty payload: every request here is a GET without a body, and S3 wants the
-// payload hash spelled out in x-amz-content-sha256 (libcurl uses the header's value when signing).
+// SHA-256 of the empty payload: S3 wants the payload hash spelled out in x-amz-content-sha256
+// (libcurl uses the header's value when signing); requests with a body bring their own.
 constexpr const char* kEmptyPayloadSha256 =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
@@ -152,6 +152,8 @@ struct S3Http::Transfer {
       }
     } else if (header_is(line, "x-amz-bucket-region")) {
       t->response.bucket_region = header_value(line, 19);
+    } else if (header_is(line, "etag")) {
+      t->response.etag = header_value(line, 4);
     }
     return size * n;
   }
@@ -218,6 +220,7 @@ void S3Http::start(Lane& lane, Transfer& t) {
     t.response.body.reserve(static_cast<size_t>(std::min<uint64_t>(t.request->range->second - t.request->range->first + 1, 8u << 20)));
   t.response.content_range.clear();
   t.response.bucket_region.clear();
+  t.response.etag.clear();
   t.response.status = 0;
   t.range_past_end = false;
   t.body_started = t.body_is_range = t.body_full = t.range_ignored = false;
@@ -229,7 +232,10 @@ void S3Http::start(Lane& lane, Transfer& t) {
 
   curl_slist_free_all(t.headers);
   t.headers = nullptr;
-  t.headers = curl_slist_append(t.headers, (std::string("x-amz-content-sha256: ") + kEmptyPayloadSha256).c_str());
+  const std::string& payload_sha256 = t.request->body_sha256.empty() ? kEmptyPayloadSha256 : t.request->body_sha256;
+  t.headers = curl_slist_append(t.headers, ("x-amz-content-sha256: " + payload_sha256).c_str());
+  const bool sends_body = t.request->method == "PUT" || t.request->method == "POST";
+  if (sends_body) t.headers = curl_slist_append(t.headers, "Content-Type: application/octet-stream");
   if (config_.sign && !config_.session_token.empty())
     t.headers = curl_slist_append(t.headers, ("x-amz-security-token: " + config_.session_token).c_str());
   if (t.request->range) {
@@ -242,6 +248,11 @@ void S3Http::start(Lane& lane, Transfer& t) {
   curl_easy_setopt(e, CURLOPT_URL, t.request->url.c_str());
   curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);  // the signed path must be the path sent
   curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+  if (t.request->method != "GET") curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, t.request->method.c_str());
+  if (sends_body) {
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t.request->body.size()));
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, t.request->body.empty() ? "" : t.request->body.data());
+  }
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);

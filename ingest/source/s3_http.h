@@ -23,6 +23,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ingest/source/s3_config.h"
@@ -34,6 +35,11 @@ struct S3Request {
   std::string what;  // for messages: "GET s3://bucket/key"
   // Inclusive byte range for a ranged GET ("Range: bytes=first-last").
   std::optional<std::pair<uint64_t, uint64_t>> range;
+  // Other methods (s3_upload.h): PUT and POST send `body` (not copied: it must outlive perform()),
+  // signed with its SHA-256 in hex; DELETE sends none.
+  std::string method = "GET";
+  std::string_view body{};
+  std::string body_sha256{};
 };
 
 struct S3Response {
@@ -41,6 +47,7 @@ struct S3Response {
   std::string body;
   std::string content_range;  // Content-Range header, "" when absent
   std::string bucket_region;  // x-amz-bucket-region header (wrong-region hints)
+  std::string etag;           // ETag header (an uploaded part's, for completing the upload)
   int attempts = 0;           // how many tries it took
 };
 

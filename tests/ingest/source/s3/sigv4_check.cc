@@ -120,6 +120,8 @@ std::string check_sigv4(const StubRequest& r, const std::string& secret) {
   if (signed_headers.find("host") == std::string::npos) return "host is not signed";
   auto payload = r.headers.find("x-amz-content-sha256");
   if (payload == r.headers.end()) return "no x-amz-content-sha256 header (S3 requires it)";
+  if (payload->second != "UNSIGNED-PAYLOAD" && payload->second != sha256_hex(r.body))
+    return "x-amz-content-sha256 is not the SHA-256 of the body sent (S3 answers XAmzContentSHA256Mismatch)";
   auto amz_date = r.headers.find("x-amz-date");
   if (amz_date == r.headers.end()) return "no x-amz-date header";
 

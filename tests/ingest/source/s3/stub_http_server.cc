@@ -110,7 +110,7 @@ void StubHttpServer::serve(int fd) {
       buf.append(chunk, static_cast<size_t>(n));
     }
     std::string head = buf.substr(0, end);
-    buf.erase(0, end + 4);  // requests here have no body
+    buf.erase(0, end + 4);  // the body, if any, follows (read below)
 
     StubRequest req;
     size_t line_end = head.find("\r\n");
@@ -129,6 +129,17 @@ void StubHttpServer::serve(int fd) {
         req.headers[name] = v == std::string::npos ? "" : line.substr(v);
       }
       at = next;
+    }
+
+    if (auto length = req.headers.find("content-length"); length != req.headers.end()) {
+      const size_t n = std::stoul(length->second);
+      while (buf.size() < n) {
+        ssize_t got = ::recv(fd, chunk, sizeof chunk, 0);
+        if (got <= 0) return close_conn();
+        buf.append(chunk, static_cast<size_t>(got));
+      }
+      req.body = buf.substr(0, n);
+      buf.erase(0, n);
     }
 
     {

@@ -17,6 +17,7 @@ struct StubRequest {
   std::string method;
   std::string target;                         // path and query, as sent
   std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;                            // Content-Length bytes after the head (uploads)
 };
 
 struct StubReply {

@@ -1,0 +1,39 @@
+// The public views `trialdb export` writes, one Parquet dataset each, with their columns' types:
+// the one list the exporter, the engine DDL and the round-trip test all read. A view added to
+// the export is one entry here.
+//
+// The trial is the Hive partition (`<table>/trial=<name>/`), so it is no column of the files. A
+// table either grows by step (a re-export writes a file for the new steps only) or is replaced
+// whole when it changed (the catalog, findings and errors: small, and changed anywhere).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "parquet/column.h"
+
+namespace trialdb::exporter {
+
+// Which raw-value tables `--values` asks for.
+enum class ValuesExport {
+  kNone,       // neither value_locations nor tensor_values
+  kPointers,   // value_locations: where each value's bytes are in the event files
+  kInline,     // value_locations and tensor_values with the raw bytes
+};
+
+struct PublicTable {
+  std::string name;                      // the view and the dataset's folder
+  std::vector<parquet::Column> columns;  // in the view's order, without `trial`
+  // SQL over the view's columns (alias v) giving a row's global step, for tables that grow by
+  // step; "" for tables replaced whole.
+  std::string global_step;
+  ValuesExport needs = ValuesExport::kNone;   // the least --values that exports it
+};
+
+const std::vector<PublicTable>& public_tables();
+
+// Whether `--values` includes the table.
+bool wanted(const PublicTable& table, ValuesExport values);
+
+inline constexpr const char* kPartitionColumn = "trial";
+
+}  // namespace trialdb::exporter

@@ -1,0 +1,141 @@
+// One column chunk's data pages (column_writer.h).
+#include "parquet/column_writer.h"
+
+#include <limits>
+
+#include "parquet/levels.h"
+#include "parquet/plain.h"
+#include "parquet/thrift_compact.h"
+#include "schema/status.h"
+
+namespace trialdb::parquet {
+
+namespace {
+
+constexpr int kDefinitionLevelBits = 1;   // flat optional columns: level 0 or 1
+
+format::Type::type physical_type(ColumnType type) {
+  switch (type) {
+    case ColumnType::kBoolean: return format::Type::BOOLEAN;
+    case ColumnType::kInt64: return format::Type::INT64;
+    case ColumnType::kDouble: return format::Type::DOUBLE;
+    case ColumnType::kString:
+    case ColumnType::kBytes: return format::Type::BYTE_ARRAY;
+  }
+  return format::Type::BYTE_ARRAY;
+}
+
+// BOOLEAN PLAIN: one bit per value, LSB first.
+std::string pack_booleans(std::string_view bytes) {
+  std::string out((bytes.size() + 7) / 8, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i)
+    if (bytes[i]) out[i / 8] = static_cast<char>(out[i / 8] | (1 << (i % 8)));
+  return out;
+}
+
+}  // namespace
+
+ColumnWriter::ColumnWriter(Column column, size_t page_bytes)
+    : column_(std::move(column)), page_bytes_(page_bytes), stats_(column_.type) {}
+
+void ColumnWriter::add_null() {
+  levels_.push_back(0);
+  stats_.add_null();
+  value_added();
+}
+
+void ColumnWriter::add(bool v) {
+  levels_.push_back(1);
+  page_values_.push_back(static_cast<char>(v));
+  stats_.add(v);
+  value_added();
+}
+
+void ColumnWriter::add(int64_t v) {
+  levels_.push_back(1);
+  append_plain(page_values_, v);
+  stats_.add(v);
+  value_added();
+}
+
+void ColumnWriter::add(double v) {
+  levels_.push_back(1);
+  append_plain(page_values_, v);
+  stats_.add(v);
+  value_added();
+}
+
+void ColumnWriter::add(std::string_view v) {
+  // A page's sizes are int32 in its header.
+  if (v.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()) - page_values_.size() - 1024)
+    throw Error(ErrorKind::kInvalidInput, "column '" + column_.name + "': a value of " + std::to_string(v.size()) +
+                                              " bytes is larger than a Parquet page may be (2 GiB)");
+  levels_.push_back(1);
+  append_plain(page_values_, v);
+  stats_.add(v);
+  value_added();
+}
+
+void ColumnWriter::value_added() {
+  if (page_values_.size() + levels_.size() / 8 >= page_bytes_) close_page();
+}
+
+std::string ColumnWriter::page_body() const {
+  const std::string levels = encode_levels(levels_, kDefinitionLevelBits);
+  std::string body;
+  append_plain_length(body, static_cast<uint32_t>(levels.size()));
+  body += levels;
+  if (column_.type == ColumnType::kBoolean)
+    body += pack_booleans(page_values_);
+  else
+    body += page_values_;
+  return body;
+}
+
+void ColumnWriter::close_page() {
+  if (levels_.empty()) return;
+  const std::string body = page_body();
+  std::string compressed;
+  codec_.compress(body, compressed);
+
+  format::DataPageHeader data;
+  data.__set_num_values(static_cast<int32_t>(levels_.size()));
+  data.__set_encoding(format::Encoding::PLAIN);
+  data.__set_definition_level_encoding(format::Encoding::RLE);
+  data.__set_repetition_level_encoding(format::Encoding::RLE);
+  format::PageHeader header;
+  header.__set_type(format::PageType::DATA_PAGE);
+  header.__set_uncompressed_page_size(static_cast<int32_t>(body.size()));
+  header.__set_compressed_page_size(static_cast<int32_t>(compressed.size()));
+  header.__set_data_page_header(data);
+  const std::string header_bytes = compact_bytes(header);
+
+  chunk_pages_ += header_bytes;
+  chunk_pages_ += compressed;
+  chunk_uncompressed_ += static_cast<int64_t>(header_bytes.size() + body.size());
+  chunk_values_ += static_cast<int64_t>(levels_.size());
+  levels_.clear();
+  page_values_.clear();
+}
+
+ColumnChunkBytes ColumnWriter::finish_chunk() {
+  close_page();
+  ColumnChunkBytes chunk;
+  format::ColumnMetaData& m = chunk.meta;
+  m.__set_type(physical_type(column_.type));
+  m.__set_encodings({format::Encoding::PLAIN, format::Encoding::RLE});
+  m.__set_path_in_schema({column_.name});
+  m.__set_codec(format::CompressionCodec::ZSTD);
+  m.__set_num_values(chunk_values_);
+  m.__set_total_uncompressed_size(chunk_uncompressed_);
+  m.__set_total_compressed_size(static_cast<int64_t>(chunk_pages_.size()));
+  m.__set_statistics(stats_.to_thrift());
+  chunk.pages = std::move(chunk_pages_);
+  chunk_pages_.clear();
+  chunk_values_ = 0;
+  chunk_uncompressed_ = 0;
+  stats_.reset();
+  return chunk;
+}
+
+}  // namespace trialdb::parquet

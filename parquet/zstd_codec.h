@@ -1,0 +1,27 @@
+// Page compression: zstd (Debian's libzstd), with one reused context per column so a page costs
+// no allocation. Parquet's ZSTD codec is a plain zstd frame per page.
+#pragma once
+#include <string>
+#include <string_view>
+
+struct ZSTD_CCtx_s;
+
+namespace trialdb::parquet {
+
+inline constexpr int kZstdLevel = 3;   // zstd's own default: see bench/README.md for the trade-off
+
+class ZstdCodec {
+ public:
+  explicit ZstdCodec(int level = kZstdLevel);
+  ~ZstdCodec();
+  ZstdCodec(const ZstdCodec&) = delete;
+  ZstdCodec& operator=(const ZstdCodec&) = delete;
+  // Appends the compressed frame of `bytes` to out. Throws Error (kIo) when zstd fails.
+  void compress(std::string_view bytes, std::string& out);
+
+ private:
+  ZSTD_CCtx_s* ctx_;
+  int level_;
+};
+
+}  // namespace trialdb::parquet

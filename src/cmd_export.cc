@@ -1,0 +1,123 @@
+// trialdb export: the trials of a database as Hive-partitioned Parquet datasets for Athena, Trino,
+// Spark and DuckDB (export/exporter.h), into a folder or an S3 prefix; a re-export writes files for new steps
+// only. Reads the database read-only.
+#include <iostream>
+#include <map>
+
+#include "export/ddl.h"
+#include "export/exporter.h"
+#include "export/s3_target.h"
+#include "src/commands.h"
+#include "src/open_db.h"
+#include "src/output.h"
+
+namespace trialdb::cli {
+
+namespace {
+
+struct ExportArgs {
+  std::string db, out, values = "pointers", ddl, endpoint, region;
+  bool path_style = false;
+  std::vector<std::string> trials;
+};
+
+const std::map<std::string, exporter::ValuesExport> kValuesChoices = {
+    {"none", exporter::ValuesExport::kNone},
+    {"pointers", exporter::ValuesExport::kPointers},
+    {"inline", exporter::ValuesExport::kInline},
+};
+
+const std::map<std::string, exporter::Engine> kEngines = {
+    {"athena", exporter::Engine::kAthena},
+    {"trino", exporter::Engine::kTrino},
+    {"spark", exporter::Engine::kSpark},
+    {"duckdb", exporter::Engine::kDuckDb},
+};
+
+// --ddl: the statements for the engine; with --db, Athena's projection lists its trials.
+void print_ddl(const ExportArgs& a) {
+  std::vector<std::string> trials;
+  if (!a.db.empty()) {
+    std::unique_ptr<Database> db = open_db(a.db, OpenMode::kReadOnly);
+    trials = a.trials.empty() ? all_trials(*db) : a.trials;
+    require_trials(*db, trials);
+  }
+  std::string location = a.out;
+  while (location.size() > 1 && location.back() == '/') location.pop_back();
+  std::cout << exporter::engine_ddl(kEngines.at(a.ddl), location, kValuesChoices.at(a.values), trials);
+}
+
+// One row per table of a trial that got files.
+void print_reports(const std::vector<exporter::TableReport>& reports) {
+  Table t{{"trial", "table", "files", "rows", "bytes"}, {}, {false, false, true, true, true}};
+  for (const exporter::TableReport& r : reports)
+    if (r.files_written)
+      t.rows.push_back({r.trial, r.table, std::to_string(r.files_written), std::to_string(r.rows), std::to_string(r.bytes)});
+  if (t.rows.empty()) {
+    std::cout << "nothing new to export\n";
+    return;
+  }
+  print_table(t, Format::kTable, std::cout);
+}
+
+S3Options s3_options(const ExportArgs& a) {
+  S3Options o;
+  o.endpoint = a.endpoint;
+  o.region = a.region;
+  if (a.path_style) o.path_style = true;
+  return o;
+}
+
+void run_export(const ExportArgs& a) {
+  std::unique_ptr<Database> db = open_db(a.db, OpenMode::kReadOnly);
+  reporting_corruption(*db, [&] {
+    exporter::ExportOptions options;
+    options.values = kValuesChoices.at(a.values);
+    if (a.trials.empty()) {
+      options.trials = all_trials(*db);
+    } else {
+      require_trials(*db, a.trials);
+      options.trials = a.trials;
+    }
+    std::unique_ptr<exporter::ExportTarget> target;
+    if (a.out.rfind("s3://", 0) == 0)
+      target = std::make_unique<exporter::S3Target>(a.out, s3_options(a));
+    else
+      target = std::make_unique<exporter::LocalTarget>(a.out);
+    print_reports(exporter::export_trials(*db, *target, options));
+  });
+}
+
+}  // namespace
+
+void add_export(CLI::App& app) {
+  auto a = std::make_shared<ExportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Write the trials as Parquet datasets, one per public view (for Athena, Trino, Spark, DuckDB)");
+  cmd->footer(
+      "Layout: OUT/<view>/trial=<name>/part-<n>.parquet, and OUT/_manifests/trial=<name>.json saying\n"
+      "which steps each file holds; exporting again writes files for the new steps only.\n"
+      "Examples:\n"
+      "  trialdb export --db trials.db --out /data/trials_parquet\n"
+      "  trialdb export --ddl athena --db trials.db --out s3://team-bucket/trialdb");
+  cmd->add_option("--db", a->db, "Database file (with --ddl: optional, its trials listed for Athena)");
+  cmd->add_option("--out", a->out, "Folder or s3://bucket/prefix to write the datasets into (with --ddl: where they are)")->required();
+  cmd->add_option("--trial", a->trials, "Export only this trial (repeatable; default: every trial)");
+  cmd->add_option("--values", a->values,
+                  "Raw values: none; pointers (value_locations: where each value is in the event files); "
+                  "inline (also tensor_values with the raw bytes)")
+      ->check(CLI::IsMember({"none", "pointers", "inline"}))
+      ->capture_default_str();
+  cmd->add_option("--endpoint", a->endpoint, "S3-compatible endpoint URL (else AWS_ENDPOINT_URL)");
+  cmd->add_option("--region", a->region, "S3 region (else AWS_REGION / AWS_DEFAULT_REGION)");
+  cmd->add_flag("--path-style", a->path_style, "S3 path-style addressing (automatic with --endpoint)");
+  cmd->add_option("--ddl", a->ddl, "Print the statements that make this engine read the export, and write nothing")
+      ->check(CLI::IsMember({"athena", "trino", "spark", "duckdb"}));
+  cmd->callback([a] {
+    if (!a->ddl.empty()) return print_ddl(*a);
+    if (a->db.empty()) throw CLI::RequiredError("--db");
+    run_export(*a);
+  });
+}
+
+}  // namespace trialdb::cli

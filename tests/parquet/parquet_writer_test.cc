@@ -1,0 +1,174 @@
+// The Parquet writer: the level encoding byte for byte, the statistics' rules, and files read back
+// by DuckDB (every value, NULLs, row groups and pages as asked for, statistics in parquet_metadata).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <fstream>
+#include <limits>
+
+#include "common/temp_dir.h"
+#include "duckdb_query.h"
+#include "parquet/file_writer.h"
+#include "parquet/levels.h"
+#include "parquet/statistics.h"
+#include "schema/status.h"
+
+namespace trialdb::parquet {
+namespace {
+
+using test::Cell;
+using test::double_cell;
+using test::duckdb_rows;
+
+TEST(Levels, LongRunsAreRleRuns) {
+  // 20 ones: header 20 << 1 = 40, then the level in one byte.
+  EXPECT_EQ(encode_levels(std::vector<uint8_t>(20, 1), 1), std::string("\x28\x01", 2));
+  // 300 zeros: the count needs a two-byte varint (600 = 0xd8 0x04).
+  EXPECT_EQ(encode_levels(std::vector<uint8_t>(300, 0), 1), std::string("\xd8\x04\x00", 3));
+}
+
+TEST(Levels, ShortStretchesAreBitPackedLsbFirst) {
+  // One group of eight: header 1 << 1 | 1, then 1,0,1,1,0,0,0,1 as bits from the lowest.
+  EXPECT_EQ(encode_levels({1, 0, 1, 1, 0, 0, 0, 1}, 1), std::string("\x03\x8d", 2));
+  // Three levels are padded to a group of eight.
+  EXPECT_EQ(encode_levels({1, 1, 0}, 1), std::string("\x03\x03", 2));
+  // Bit-packed, then a run of ten ones starting at a group boundary.
+  std::vector<uint8_t> mixed = {0, 1, 0, 1, 0, 1, 0, 1};
+  mixed.insert(mixed.end(), 10, 1);
+  EXPECT_EQ(encode_levels(mixed, 1), std::string("\x03\xaa\x14\x01", 4));
+}
+
+TEST(Statistics, DoublesSkipNaNAndSignZeros) {
+  ColumnStatistics s(ColumnType::kDouble);
+  s.add(std::nan(""));
+  s.add(0.0);
+  s.add(2.5);
+  s.add_null();
+  const format::Statistics t = s.to_thrift();
+  EXPECT_EQ(t.null_count, 1);
+  ASSERT_TRUE(t.__isset.min_value && t.__isset.max_value);
+  double lo = 0, hi = 0;
+  std::memcpy(&lo, t.min_value.data(), 8);
+  std::memcpy(&hi, t.max_value.data(), 8);
+  EXPECT_TRUE(std::signbit(lo)) << "a zero minimum is written -0.0";
+  EXPECT_EQ(hi, 2.5);
+}
+
+TEST(Statistics, OnlyNaNOrOnlyNullHasNoBounds) {
+  ColumnStatistics s(ColumnType::kDouble);
+  s.add(std::nan(""));
+  EXPECT_FALSE(s.to_thrift().__isset.min_value);
+}
+
+TEST(Statistics, StringsCompareAsUnsignedBytesAndLongOnesDropBounds) {
+  ColumnStatistics s(ColumnType::kString);
+  s.add(std::string_view("\xc3\xa9"));   // é, above every ASCII byte unsigned
+  s.add(std::string_view("z"));
+  EXPECT_EQ(s.to_thrift().min_value, "z");
+  EXPECT_EQ(s.to_thrift().max_value, "\xc3\xa9");
+  s.add(std::string(kMaxStatisticsBytes + 1, 'a'));
+  EXPECT_FALSE(s.to_thrift().__isset.min_value);
+}
+
+class StringSink : public ByteSink {
+ public:
+  void write(std::string_view bytes) override { data += bytes; }
+  std::string data;
+};
+
+TEST(FileWriter, ValuesMustFillRowsExactly) {
+  StringSink sink;
+  FileWriter w({{"a", ColumnType::kInt64}, {"b", ColumnType::kInt64}}, sink);
+  w.add(int64_t{1});
+  EXPECT_THROW(w.end_row(), Error);
+}
+
+class DuckDbReadBack : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = test::duckdb_unavailable(); !why.empty()) {
+      if (why == "node is not installed") GTEST_SKIP() << why;
+      FAIL() << why;
+    }
+  }
+  std::string write_file(const std::vector<Column>& columns, WriterOptions options,
+                         const std::function<void(FileWriter&)>& rows) {
+    const std::string path = dir_ / "t.parquet";
+    StringSink sink;
+    FileWriter w(columns, sink, options);
+    rows(w);
+    w.finish();
+    std::ofstream(path, std::ios::binary) << sink.data;
+    return path;
+  }
+  test::TempDir dir_{"trialdb_parquet"};
+};
+
+constexpr int kRows = 5000;
+
+std::string bytes_of(int i) { return std::string(static_cast<size_t>(i % 4), static_cast<char>(i & 0xff)); }
+
+std::string text_of(int i) { return i % 7 == 0 ? std::string("é") + std::to_string(i) : "t" + std::to_string(i); }
+
+TEST_F(DuckDbReadBack, EveryValueNullAndRowGroupComesBack) {
+  const std::vector<Column> columns = {{"b", ColumnType::kBoolean}, {"i", ColumnType::kInt64},
+                                       {"d", ColumnType::kDouble}, {"s", ColumnType::kString},
+                                       {"x", ColumnType::kBytes}};
+  // Small row groups and pages, so the file has several of both.
+  const std::string path = write_file(columns, {.row_group_bytes = 32 << 10, .page_bytes = 4 << 10}, [](FileWriter& w) {
+    for (int i = 0; i < kRows; ++i) {
+      if (i % 3 == 0) w.add_null(); else w.add(i % 2 == 0);
+      if (i % 5 == 0) w.add_null(); else w.add(static_cast<int64_t>(int64_t{i} * 1000003 - 2500000000LL));
+      if (i % 11 == 0) w.add_null(); else w.add(i == 1 ? std::numeric_limits<double>::infinity() : i / 3.0 - 700);
+      w.add(std::string_view(text_of(i)));
+      if (i % 2) w.add_null(); else w.add(std::string_view(bytes_of(i)));
+      w.end_row();
+    }
+  });
+  const auto rows = duckdb_rows({"SELECT b, i, d, s, x FROM read_parquet('" + path + "')"});
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kRows));
+  for (int i = 0; i < kRows; ++i) {
+    const auto& r = rows[static_cast<size_t>(i)];
+    EXPECT_EQ(r[0], i % 3 == 0 ? Cell() : Cell(i % 2 == 0 ? "1" : "0")) << i;
+    EXPECT_EQ(r[1], i % 5 == 0 ? Cell() : Cell(std::to_string(int64_t{i} * 1000003 - 2500000000LL))) << i;
+    EXPECT_EQ(r[2], i % 11 == 0 ? Cell()
+                                : Cell(double_cell(i == 1 ? std::numeric_limits<double>::infinity() : i / 3.0 - 700)))
+        << i;
+    EXPECT_EQ(r[3], Cell(text_of(i))) << i;
+    EXPECT_EQ(r[4], i % 2 ? Cell() : Cell(test::hex_cell(bytes_of(i)))) << i;
+  }
+  // Several row groups, each with statistics DuckDB reads: the file's nulls add up, the bounds of
+  // i are the written extremes, and the UTF8 column is a string.
+  const auto meta = duckdb_rows(
+      {"SELECT count(DISTINCT row_group_id), sum(stats_null_count) FILTER (WHERE path_in_schema = 'i'), "
+       "min(CASE WHEN path_in_schema = 'i' THEN TRY_CAST(stats_min_value AS BIGINT) END), "
+       "max(CASE WHEN path_in_schema = 'i' THEN TRY_CAST(stats_max_value AS BIGINT) END), "
+       "bool_and(stats_null_count IS NOT NULL), bool_and(compression = 'ZSTD') "
+       "FROM parquet_metadata('" + path + "')"});
+  ASSERT_EQ(meta.size(), 1u);
+  EXPECT_GT(std::stoi(*meta[0][0]), 2);
+  EXPECT_EQ(meta[0][1], Cell(std::to_string(kRows / 5)));
+  EXPECT_EQ(meta[0][2], Cell(std::to_string(int64_t{1} * 1000003 - 2500000000LL)));
+  EXPECT_EQ(meta[0][3], Cell(std::to_string(int64_t{kRows - 1} * 1000003 - 2500000000LL)));
+  EXPECT_EQ(meta[0][4], Cell("1"));
+  EXPECT_EQ(meta[0][5], Cell("1"));
+  const auto types = duckdb_rows({"SELECT column_type FROM (DESCRIBE SELECT * FROM read_parquet('" + path + "'))"});
+  ASSERT_EQ(types.size(), 5u);
+  EXPECT_EQ(types[0][0], Cell("BOOLEAN"));
+  EXPECT_EQ(types[1][0], Cell("BIGINT"));
+  EXPECT_EQ(types[2][0], Cell("DOUBLE"));
+  EXPECT_EQ(types[3][0], Cell("VARCHAR"));
+  EXPECT_EQ(types[4][0], Cell("BLOB"));
+}
+
+TEST_F(DuckDbReadBack, EmptyFileHasItsSchema) {
+  const std::string path = write_file({{"a", ColumnType::kString}}, {}, [](FileWriter&) {});
+  const auto rows = duckdb_rows({"SELECT count(*), typeof(any_value(a)) FROM read_parquet('" + path + "')"});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], Cell("0"));
+}
+
+}  // namespace
+}  // namespace trialdb::parquet
