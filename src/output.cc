@@ -19,6 +19,16 @@ bool g_full_width = false;   // set_full_width: tables never cut a column to the
 
 void set_full_width() { g_full_width = true; }
 
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); i++) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+std::string counted(uint64_t n, const std::string& singular, const std::string& plural) {
+  return std::to_string(n) + " " + (n == 1 ? singular : plural.empty() ? singular + "s" : plural);
+}
+
 int terminal_width() {
   if (g_full_width || !isatty(STDOUT_FILENO)) return 0;
   struct winsize w;

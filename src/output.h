@@ -5,6 +5,7 @@
 #pragma once
 #include <sqlite3.h>
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -27,6 +28,13 @@ void print_query(sqlite3* db, const std::string& sql, Format format, std::ostrea
 // with `digits` significant digits once set (--precision).
 std::string format_real(double d);
 void set_real_digits(int digits);
+
+// The parts with sep between them ("a, b, c").
+std::string join(const std::vector<std::string>& parts, const std::string& sep);
+
+// A count with its noun in the right number: counted(1, "step") == "1 step",
+// counted(2, "step") == "2 steps", counted(3, "index", "indices") == "3 indices".
+std::string counted(uint64_t n, const std::string& singular, const std::string& plural = "");
 
 // A CSV cell (RFC 4180 quoting when needed).
 std::string csv_cell(const std::string& s);

@@ -13,12 +13,15 @@ struct PlotArgs {
   std::string db, out, title;
   int width = 900, height = 0;  // 0: a height that suits the chart
   std::vector<std::string> trials;
-  std::string mode, worker;
+  std::string mode, worker;     // distribution, percentiles, findings: one mode or all
+  std::vector<std::string> modes;  // reduction: the modes to show (empty: all)
+  bool by_mode = false;            // reduction: one line per mode
   // distribution
   std::string tensor;
   int bins = 50;
   std::vector<double> range;
   bool linear_color = false;
+  bool shared_scale = false;  // the same value bins and colour scale in every panel
   // reduction
   std::string tensor_regex;
   std::string reduction = "l2";
