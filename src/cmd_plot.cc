@@ -109,15 +109,20 @@ std::string no_reduction_hint(Database& db, const PlotArgs& a, const std::vector
   if (matched.empty())
     return "no tensor " + where + " matches --tensor '" + a.tensor_regex + "' (list them with: trialdb info --db " + a.db +
            " --tensors)";
-  const std::string tensors = "the " + std::to_string(matched.size()) + " tensor" + (matched.size() == 1 ? "" : "s") +
-                              " matching '" + a.tensor_regex + "' " + where;
+  const bool one = matched.size() == 1;
+  const std::string tensors = (one ? "the tensor " + *matched.begin() : "the " + std::to_string(matched.size()) +
+                                                                          " tensors matching '" + a.tensor_regex + "'") +
+                              " " + where + (one ? " has" : " have");
+  std::vector<std::string> mode_list(modes.begin(), modes.end());
+  std::sort(mode_list.begin(), mode_list.end(),
+            [](const std::string& x, const std::string& y) { return mode_rank(x) < mode_rank(y); });
   if (!modes.empty())
-    return tensors + " have no " + what + " values in mode " + join(a.modes, " or ") + "; they have some in " +
-           join({modes.begin(), modes.end()}, ", ");
+    return tensors + " no " + what + " values in mode " + join(a.modes, " or ") + "; " + (one ? "it has" : "they have") +
+           " some in " + join(mode_list, ", ");
   if (!others.empty())
-    return tensors + " have no " + what + " values; they have " + join({others.begin(), others.end()}, ", ") +
-           " (choose with --reduction and --abs)";
-  return tensors + " have no reductions (not numeric, or saved as shapes only)";
+    return tensors + " no " + what + " values; " + (one ? "it has" : "they have") + " " +
+           join({others.begin(), others.end()}, ", ") + " (choose with --reduction and --abs)";
+  return tensors + " no reductions (not numeric, or saved as shapes only)";
 }
 
 void plot_reduction(const PlotArgs& a) {

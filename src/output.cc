@@ -36,6 +36,18 @@ int terminal_width() {
   return 80;
 }
 
+int terminal_columns(int fd) {
+  if (!isatty(fd)) return 0;
+  if (const char* env = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0 && n < 100000) return static_cast<int>(n);
+  }
+  struct winsize w;
+  if (ioctl(fd, TIOCGWINSZ, &w) == 0 && w.ws_col > 0) return w.ws_col;
+  return 80;
+}
+
 namespace {
 
 constexpr unsigned char kDel = 0x7f;

@@ -55,6 +55,10 @@ void print_table(const Table& t, Format format, std::ostream& out);
 int terminal_width();
 void set_full_width();
 
+// Columns of the terminal that fd is, or 0 when fd is not a terminal. COLUMNS, when set to a
+// number, wins (as for other programs that size their output to the terminal).
+int terminal_columns(int fd);
+
 // text as it may be shown on a terminal: control characters (C0 and DEL as \xNN, C1 as \u00NN)
 // and bytes that are not UTF-8 (as \xNN) escaped, everything else unchanged. For every table
 // cell and every message that quotes a name (a tensor, a file, a pattern).

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 import struct
@@ -315,6 +316,90 @@ p = run("plot", "--db", db, "--out", os.path.join(WORK, "nodir", "x.png"), "redu
 check(p.returncode == 1 and "cannot write" in p.stderr, "plot: unwritable output is an error")
 p = run("plot", "--db", db, "--out", os.path.join(WORK, "x.png"), "--width", "5", "reduction", "--tensor", "Loss")
 check(p.returncode == 2, "plot: tiny width is a usage error")
+
+# --- plot: charts people read (issue 20 item 7) --------------------------------------------------
+def series_paths(svg_path):
+    """The chart's lines in an SVG: cairo strokes the series with round joins, frames and legend
+    swatches with mitred ones. Returns (stroke colour, dash array) per series line."""
+    text = open(svg_path).read()
+    out = []
+    for style in re.findall(r'<path style="([^"]*stroke-linejoin:round[^"]*)"', text):
+        colour = re.search(r"stroke:(rgb\([^)]*\))", style).group(1)
+        dash = re.search(r"stroke-dasharray:([^;]*)", style)
+        out.append((colour, dash.group(1) if dash else ""))
+    return out
+
+
+def svg_texts(svg_path):
+    return [t.text or "" for t in ET.parse(svg_path).getroot().iter("{http://www.w3.org/2000/svg}text")]
+
+
+loss = os.path.join(WORK, "loss.svg")
+for modes in (["--by-mode"], ["--mode", "TRAIN", "--mode", "EVAL"]):
+    p = run("plot", "--db", db, "--out", loss, "reduction", "--trial", "pt_bad_init", "--tensor",
+            "CrossEntropyLoss_output_0", "--reduction", "mean", *modes)
+    check(p.returncode == 0, "plot reduction %s: rc %d %s" % (modes, p.returncode, p.stderr))
+    lines = series_paths(loss)
+    texts = svg_texts(loss)
+    check(len(lines) == 2 and len(set(lines)) == 2, "plot reduction %s: TRAIN and EVAL are two lines: %s" % (modes, lines))
+    check("TRAIN" in texts and "EVAL" in texts and "global step" in texts,
+          "plot reduction %s: legend names the modes, x is the global step: %s" % (modes, texts))
+    check(any("(TRAIN and EVAL)" in t for t in texts), "plot reduction %s: the title says the modes: %s" % (modes, texts))
+p = run("plot", "--db", db, "--out", loss, "reduction", "--trial", "pt_bad_init", "--tensor", "CrossEntropyLoss_output_0",
+        "--reduction", "mean", "--mode", "TRAIN")
+check(p.returncode == 0 and len(series_paths(loss)) == 1 and "TRAIN step" in svg_texts(loss),
+      "plot reduction --mode TRAIN: one line over TRAIN steps (%s)" % p.stderr)
+# SVG text stays text: the title is a <text> element, and no glyph outlines are drawn.
+check(any(t.startswith("mean of CrossEntropyLoss_output_0") for t in svg_texts(loss)) and "glyph" not in open(loss).read(),
+      "plot: SVG keeps its text as <text> elements")
+
+# 40 tensors: 40 lines, each with its own colour and dash (and marker).
+many = os.path.join(WORK, "many")
+p = run("synth", many, "--steps", "6", "--tensors", "100", "--elements", "8")
+check(p.returncode == 0, "synth many: %s" % p.stderr)
+p = run("ingest", many, "--db", db, "--name", "many")
+check(p.returncode == 0, "ingest many: %s" % p.stderr)
+many_svg = os.path.join(WORK, "many.svg")
+p = run("plot", "--db", db, "--out", many_svg, "--width", "500", "reduction", "--trial", "many", "--tensor", "^gradient/",
+        "--mode", "TRAIN")
+lines = series_paths(many_svg) if p.returncode == 0 else []
+check(len(lines) == 40 and len(set(lines)) == 40, "plot 40 series: %d lines, %d styles (%s)" % (len(lines), len(set(lines)), p.stderr))
+texts = svg_texts(many_svg) if p.returncode == 0 else []
+check(all(("gradient/Net_fc%d.%s" % (i, kind)) in texts for i in range(20) for kind in ("weight", "bias")),
+      "plot 40 series at 500 px: every legend label shown whole")
+check(not any(t.startswith("+ ") for t in texts), "plot 40 series: no legend entry left out")
+
+# EVAL steps are marked in a heat map over all modes; one mode marks none.
+heat = os.path.join(WORK, "heat.svg")
+p = run("plot", "--db", db, "--out", heat, "distribution", "--trial", "pt_bad_init", "--trial", "pt_good_init",
+        "--tensor", "relu0_output_0", "--shared-scale")
+check(p.returncode == 0 and svg_texts(heat).count("EVAL step") == 2, "plot distribution: EVAL steps marked (%s)" % p.stderr)
+check(svg_texts(heat).count("elements per bin") == 1, "plot distribution --shared-scale: one colour scale")
+p = run("plot", "--db", db, "--out", heat, "distribution", "--trial", "pt_bad_init", "--tensor", "relu0_output_0",
+        "--mode", "TRAIN")
+check(p.returncode == 0 and "EVAL step" not in svg_texts(heat), "plot distribution --mode TRAIN: nothing marked")
+
+# An empty chart is an error, with a hint that fits the case.
+def empty_chart(args, hint, what):
+    out = os.path.join(WORK, "empty.png")
+    if os.path.exists(out):
+        os.remove(out)
+    p = run("plot", "--db", db, "--out", out, *args)
+    check(p.returncode == 1 and "nothing to draw" in p.stderr and hint in p.stderr and not os.path.exists(out),
+          "plot %s: exit 1 with the hint %r (rc %d %r)" % (what, hint, p.returncode, p.stderr))
+
+
+empty_chart(["reduction", "--trial", "pt_bad_init", "--tensor", "no_such"], "info --db", "no tensor matches")
+empty_chart(["reduction", "--trial", "pt_bad_init", "--tensor", "Loss", "--mode", "PREDICT"], "it has some in TRAIN, EVAL",
+            "reduction in a mode without values")
+empty_chart(["reduction", "--trial", "pt_reductions", "--tensor", "^gradient/Net_fc.weight$", "--reduction", "prod", "--abs"],
+            "it has l1, l2, l2 --abs, max, max --abs, mean, mean --abs",
+            "a reduction that was not saved")
+empty_chart(["distribution", "--trial", "pt_bad_init", "--tensor", "relu0_output_0", "--mode", "PREDICT"],
+            "it has values in EVAL, TRAIN", "distribution in a mode without values")
+empty_chart(["percentiles", "--trial", "pt_bad_init", "--tensor", "relu0_output_0", "--mode", "PREDICT"],
+            "it has values in EVAL, TRAIN", "percentiles in a mode without values")
+empty_chart(["findings", "--trial", "pt_bad_init", "--rule", "no_such_rule"], "trialdb rules --db", "findings of no rule")
 
 # --- shell ---------------------------------------------------------------------------------------
 p = run("shell", "--db", db, "--", "-csv", "SELECT tensor_numel(value) FROM tensor_values WHERE trial = 'pt_bad_init' "
