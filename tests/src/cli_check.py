@@ -10,13 +10,16 @@ EVAL placement) and when their save intervals differ (pt_reductions saves every 
 import csv
 import io
 import json
+import fcntl
 import os
+import pty
 import re
 import shutil
 import sqlite3
 import struct
 import subprocess
 import sys
+import termios
 import xml.etree.ElementTree as ET
 
 TRIALDB, FIXTURES, WORK = sys.argv[1:4]
@@ -260,6 +263,84 @@ p = run("ingest", noend, "--db", os.path.join(WORK, "noend.db"), "--follow", "--
 check(p.returncode == 0 and "--idle-timeout" in p.stderr, "ingest --follow --idle-timeout: rc %d %r" % (p.returncode, p.stderr))
 p = run("ingest", noend, "--db", os.path.join(WORK, "noend.db"), "--idle-timeout", "0.5")
 check(p.returncode == 2, "--idle-timeout without --follow is a usage error (rc %d)" % p.returncode)
+
+# --- ingest: progress and summaries (issue 20 item 8) --------------------------------------------
+def run_on_terminal(args, columns, env_columns=None):
+    """Runs trialdb with stderr on a pseudo-terminal `columns` wide; returns (rc, what it wrote)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = dict(os.environ)
+    env.pop("COLUMNS", None)
+    if env_columns:
+        env["COLUMNS"] = str(env_columns)
+    p = subprocess.Popen([TRIALDB, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    os.close(master)
+    return p.wait(timeout=300), out.decode()
+
+
+def progress_lines(written):
+    """The progress bar's states: what is drawn between carriage returns, without the erase code."""
+    parts = [part.replace("\x1b[K", "") for part in written.split("\r")]
+    return [part for part in parts if part.strip() and not part.startswith("trialdb ingest:") and not part.startswith("\n")]
+
+
+for columns, env_columns in ((40, None), (200, 40), (100, None)):
+    rc, written = run_on_terminal(["ingest", os.path.join(FIXTURES, "pt_bad_init"), "--db",
+                                   os.path.join(WORK, "progress%d.db" % columns)], columns, env_columns)
+    width = env_columns or columns
+    lines = progress_lines(written)
+    check(rc == 0 and lines, "ingest on a terminal draws progress (rc %d %r)" % (rc, written))
+    for line in lines:
+        check(len(line) < width, "progress line fits %d columns: %r" % (width, line))
+        check(re.search(r"\d+ files|\d+/\d+", line) and re.search(r"\d(\.\d+)? [kMG]?B ", line) and "B/s" in line and "ETA" in line,
+              "progress line shows files, bytes, rate and ETA: %r" % line)
+    check(width < 60 or all(line.startswith("[") for line in lines), "progress bar drawn when there is room: %r" % lines)
+    check(re.search(r"pt_bad_init: 24 files \(\d[\d.]* [kM]B in [\d.]+ s\), \d+ values, 24 steps completed; training has ended",
+                    written), "ingest summary: files, bytes, time, values, steps (%r)" % written)
+
+# Plurals: a trial of one step says "1 file" and "1 step".
+one = os.path.join(WORK, "one_step")
+for sub in ("index/000000000", "events/000000000000"):
+    os.makedirs(os.path.join(one, sub))
+shutil.copy(os.path.join(FIXTURES, "pt_bad_init", "index", "000000000", "000000000000_worker_0.json"),
+            os.path.join(one, "index", "000000000"))
+shutil.copy(os.path.join(FIXTURES, "pt_bad_init", "events", "000000000000", "000000000000_worker_0.tfevents"),
+            os.path.join(one, "events", "000000000000"))
+shutil.copy(os.path.join(FIXTURES, "pt_bad_init", "training_job_end.ts"), one)
+p = run("ingest", one, "--db", os.path.join(WORK, "one.db"))
+check(p.returncode == 0 and ": 1 file (" in p.stderr and ", 1 step completed" in p.stderr and "values" in p.stderr,
+      "ingest summary in the singular: %r" % p.stderr)
+check(not re.search(r"\b1 (files|steps|values|errors)\b", p.stderr), "no '1 files': %r" % p.stderr)
+
+# --follow: what each pass added with the running totals, then the end of training summarised.
+grow = os.path.join(WORK, "grow")
+source = os.path.join(FIXTURES, "pt_bad_init")
+shutil.copytree(source, grow, ignore=lambda d, names: [n for n in names if n == "training_job_end.ts" or
+                                                        re.match(r"0000000000(1\d|2\d)", n)])
+follow = subprocess.Popen([TRIALDB, "ingest", grow, "--db", os.path.join(WORK, "grow.db"), "--follow", "--interval", "0.05",
+                           "--idle-timeout", "60"], stderr=subprocess.PIPE, text=True)
+first = follow.stderr.readline()
+# The end marker last, as a job writes it.
+shutil.copytree(source, grow, dirs_exist_ok=True, ignore=lambda d, names: ["training_job_end.ts"])
+shutil.copy(os.path.join(source, "training_job_end.ts"), grow)
+rest = follow.stderr.read()
+rc = follow.wait(timeout=120)
+check(rc == 0 and re.match(r"trialdb ingest: grow: \+10 files, \+\d+ values, \+10 steps completed; so far 10 files \([\d.]+ [kM]?B\), "
+                           r"\d+ values, 10 steps completed", first), "--follow: first pass and totals: %r" % first)
+check(re.search(r"grow: \+\d+ files, .*; so far 24 files \([\d.]+ [kM]?B\), \d+ values, 24 steps completed", rest),
+      "--follow: the second pass adds to the totals: %r" % rest)
+check(re.search(r"grow: training has ended: 24 steps \(TRAIN 20, EVAL 4\); this run ingested 24 files \([\d.]+ [kM]?B\), "
+                r"\d+ values in [\d.]+ s\n$", rest), "--follow: the end of training is summarised: %r" % rest)
 
 # --- plot ----------------------------------------------------------------------------------------
 def plot(out, *args, size=("900", "540")):
