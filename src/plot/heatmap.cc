@@ -162,7 +162,7 @@ void render_heatmap(const HeatMap& map, const std::string& path, ImageSize size)
     }
     if (!p.title.empty()) {
       c.set_color(0.1, 0.1, 0.1);
-      c.text(ax.plot().x, y0 + f * 0.2, c.fit_text(p.title, f, ax.plot().w - key_w - f, true), f, HAlign::Left,
+      c.text(ax.plot().x, y0 + f * 0.2, c.fit_text(p.title, f, ax.plot().w - key_w - f, true, Canvas::Cut::Middle), f, HAlign::Left,
              VAlign::Top, true);
     }
     if (p.x.empty()) {
