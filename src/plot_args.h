@@ -1,10 +1,12 @@
 // What `trialdb plot` was asked for, and the pieces its chart kinds share (src/cmd_plot.cc wires
-// the command line; src/plot_distribution.cc draws the distribution charts).
+// the command line; src/plot_reduction.cc and src/plot_distribution.cc draw their charts).
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "schema/database.h"
+#include "schema/py_regex.h"
 #include "src/open_db.h"
 
 namespace trialdb::cli {
@@ -35,6 +37,10 @@ struct PlotArgs {
 // "global step", or "<MODE> step" when a mode is chosen (x is then the mode step).
 std::string step_title(const PlotArgs& a);
 
+// The regex of an option, or a usage error naming the option.
+std::unique_ptr<PyRegex> compile_or_throw(const std::string& pattern, const char* option);
+
+void plot_reduction(const PlotArgs& a);      // reductions over steps (src/plot_reduction.cc)
 void plot_distribution(const PlotArgs& a);   // heat map of histogram_buckets
 void plot_percentiles(const PlotArgs& a);    // percentile bands of distributions
 

@@ -330,8 +330,12 @@ shutil.copytree(source, grow, ignore=lambda d, names: [n for n in names if n == 
 follow = subprocess.Popen([TRIALDB, "ingest", grow, "--db", os.path.join(WORK, "grow.db"), "--follow", "--interval", "0.05",
                            "--idle-timeout", "60"], stderr=subprocess.PIPE, text=True)
 first = follow.stderr.readline()
-# The end marker last, as a job writes it.
-shutil.copytree(source, grow, dirs_exist_ok=True, ignore=lambda d, names: ["training_job_end.ts"])
+# The rest as a job writes it: step by step, each event file before its index file, the end
+# marker last (the ingest lists index files after the last one it has read).
+for step in range(10, 24):
+    for kind, folder, suffix in (("events", "%012d" % step, ".tfevents"), ("index", "000000000", ".json")):
+        os.makedirs(os.path.join(grow, kind, folder), exist_ok=True)
+        shutil.copy(os.path.join(source, kind, folder, "%012d_worker_0%s" % (step, suffix)), os.path.join(grow, kind, folder))
 shutil.copy(os.path.join(source, "training_job_end.ts"), grow)
 rest = follow.stderr.read()
 rc = follow.wait(timeout=120)
