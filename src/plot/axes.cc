@@ -119,6 +119,17 @@ void Axes::draw_frame() {
   cairo_restore(cr);
 }
 
+void Axes::draw_note(const std::string& note) {
+  const double size = font_ * 0.8;
+  const std::string shown = c_.fit_text(note, size, plot_.w - 8);
+  const double w = c_.text_width(shown, size);
+  c_.set_color(1, 1, 1, 0.85);
+  cairo_rectangle(c_.cr(), plot_.x + plot_.w - w - 7, plot_.y + 2, w + 6, size * 1.35);
+  cairo_fill(c_.cr());
+  c_.set_color(0.35, 0.35, 0.35);
+  c_.text(plot_.x + plot_.w - 4, plot_.y + 4, shown, size, HAlign::Right, VAlign::Top);
+}
+
 void Axes::clip() {
   cairo_save(c_.cr());
   cairo_rectangle(c_.cr(), plot_.x, plot_.y, plot_.w, plot_.h);

@@ -36,6 +36,8 @@ class Axes {
 
   void draw_grid();  // light lines at the ticks, under the data
   void draw_frame(); // frame, tick marks, tick labels, axis titles, over the data
+  // A note in the plot's top right corner, on a pale ground so the data under it does not hide it.
+  void draw_note(const std::string& note);
   void clip();       // restrict drawing to the plot area (undo with unclip)
   void unclip();
 

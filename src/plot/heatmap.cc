@@ -170,11 +170,7 @@ void render_heatmap(const HeatMap& map, const std::string& path, ImageSize size)
       c.text(ax.plot().x + ax.plot().w / 2, ax.plot().y + ax.plot().h / 2, "no data", f * 1.2, HAlign::Center,
              VAlign::Middle);
     }
-    if (!p.note.empty()) {
-      c.set_color(0.4, 0.4, 0.4);
-      c.text(ax.plot().x + ax.plot().w - 4, ax.plot().y + 4, c.fit_text(p.note, f * 0.8, ax.plot().w - 8), f * 0.8,
-             HAlign::Right, VAlign::Top);
-    }
+    if (!p.note.empty()) ax.draw_note(p.note);
     if (!map.shared_color) draw_color_bar(c, bar, map.log_color, bar_x, bar_w, ax.plot().y, ax.plot().y + ax.plot().h, f);
     if (pi == 0) plot_top = ax.plot().y;
     plot_bottom = ax.plot().y + ax.plot().h;

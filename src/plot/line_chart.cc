@@ -18,7 +18,7 @@ double draw_title(Canvas& c, const std::string& title, double font) {
   double top = font * 0.8;
   if (title.empty()) return top;
   // Wrapped at spaces onto at most kTitleLines lines; what does not fit even so loses its middle.
-  constexpr size_t kTitleLines = 2;
+  constexpr size_t kTitleLines = 3;
   const double size = font * 1.25, width = c.width() - 2 * font;
   std::vector<std::string> lines{""};
   size_t word_start = 0;
@@ -144,12 +144,9 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
     c.text(ax.plot().x + ax.plot().w / 2, ax.plot().y + ax.plot().h / 2, "no data", f * 1.2, HAlign::Center,
            VAlign::Middle);
   }
-  if (left_out > 0) {
-    c.set_color(0.4, 0.4, 0.4);
-    std::string note = std::to_string(left_out) + (chart.log_y ? " non-positive or NaN/Inf values left out"
-                                                              : " NaN/Inf values left out");
-    c.text(ax.plot().x + ax.plot().w - 4, ax.plot().y + 4, note, f * 0.8, HAlign::Right, VAlign::Top);
-  }
+  if (left_out > 0)
+    ax.draw_note(std::to_string(left_out) + (chart.log_y ? " non-positive or NaN/Inf values left out"
+                                                         : " NaN/Inf values left out"));
   if (legend.below)
     draw_legend(c, chart.legend, legend, f * 0.5, area.y + area.h + f * 0.5, legend.height);
   else if (legend.height > 0)
