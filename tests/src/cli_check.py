@@ -321,6 +321,8 @@ p = run("ingest", one, "--db", os.path.join(WORK, "one.db"))
 check(p.returncode == 0 and ": 1 file (" in p.stderr and ", 1 step completed" in p.stderr and "values" in p.stderr,
       "ingest summary in the singular: %r" % p.stderr)
 check(not re.search(r"\b1 (files|steps|values|errors)\b", p.stderr), "no '1 files': %r" % p.stderr)
+p = run("rules", "--db", os.path.join(WORK, "progress40.db"), "--rule", "overfit")
+check(p.returncode == 0 and p.stderr.strip().endswith("1 new finding"), "rules: '1 new finding' (%r)" % p.stderr[-200:])
 
 # --follow: what each pass added with the running totals, then the end of training summarised.
 grow = os.path.join(WORK, "grow")
