@@ -55,7 +55,7 @@ std::string nothing_to_draw(Database& db, const PlotArgs& a, const std::string& 
     if (std::find(workers.begin(), workers.end(), has.text(1)) == workers.end()) workers.push_back(has.text(1));
   }
   if (modes.empty())
-    return "no numeric raw values (saved as reductions or shapes only: plot reduction draws its reductions)";
+    return "no numeric raw values (saved as reductions or shapes only)";
   if (!a.mode.empty() && std::find(modes.begin(), modes.end(), a.mode) == modes.end())
     return "no values in mode " + a.mode + " (it has values in " + join(modes, ", ") + ")";
   return "no values of worker " + a.worker + " (its workers: " + join(workers, ", ") + ")";
@@ -102,7 +102,7 @@ TrialBuckets trial_buckets(Database& db, const PlotArgs& a, const std::string& t
     if (!decode_bucket_runs(q->text(2), &runs))
       throw Error(ErrorKind::kDatabase, "trial " + trial + ", tensor " + a.tensor + ": a stored histogram is not readable");
     const int64_t x = a.mode.empty() ? q->int64(0) : q->int64(1);
-    if (q->text(3) == "EVAL") t.eval_steps.insert(x);
+    if (a.mode.empty() && q->text(3) == "EVAL") t.eval_steps.insert(x);   // marked where modes mix
     auto& buckets = t.steps[x];
     for (const auto& [bucket, count] : runs) {
       const double blo = bucket_lo(bucket), bhi = bucket_hi(bucket);
@@ -190,15 +190,21 @@ void plot_distribution(const PlotArgs& a) {
   if (a.range.size() == 2 && !(a.range[0] < a.range[1])) throw Error(ErrorKind::kUsage, "--range: LO must be below HI");
   auto db = open_db(a.db, OpenMode::kReadOnly);
   require_trials(*db, a.trials);
+  // A trial with nothing to draw gets a panel saying why; when no trial has anything, the chart
+  // would be empty: an error saying why instead.
   std::vector<TrialBuckets> loaded;
+  std::vector<std::string> why_empty;
   double all_lo = INFINITY, all_hi = -INFINITY;
   for (const std::string& t : a.trials) {
     loaded.push_back(trial_buckets(*db, a, t));
-    if (loaded.back().steps.empty())
-      throw Error(ErrorKind::kInvalidInput, "nothing to draw: trial " + t + ", tensor " + a.tensor + ": " +
-                                                nothing_to_draw(*db, a, t));
+    why_empty.push_back(loaded.back().steps.empty() ? nothing_to_draw(*db, a, t) : "");
     all_lo = std::min(all_lo, loaded.back().lo);
     all_hi = std::max(all_hi, loaded.back().hi);
+  }
+  if (std::find(why_empty.begin(), why_empty.end(), "") == why_empty.end()) {
+    std::vector<std::string> reasons;
+    for (size_t i = 0; i < a.trials.size(); i++) reasons.push_back("trial " + a.trials[i] + ": " + why_empty[i]);
+    throw Error(ErrorKind::kInvalidInput, "nothing to draw: tensor " + a.tensor + ", " + join(reasons, "; "));
   }
   plot::HeatMap map;
   map.title = a.title.empty() ? "distribution of " + a.tensor + (a.mode.empty() ? "" : " (" + a.mode + ")") : a.title;
@@ -213,6 +219,7 @@ void plot_distribution(const PlotArgs& a) {
     const double lo = given ? a.range[0] : a.shared_scale ? all_lo : loaded[i].lo;
     const double hi = given ? a.range[1] : a.shared_scale ? all_hi : loaded[i].hi;
     map.panels.push_back(distribution_panel(*db, a, a.trials[i], loaded[i], lo, hi));
+    if (!why_empty[i].empty()) map.panels.back().note = why_empty[i];
   }
   int h = a.height ? a.height : std::max(540, 120 + 300 * static_cast<int>(map.panels.size()));
   plot::render_heatmap(map, a.out, {a.width, h});

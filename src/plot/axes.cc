@@ -121,7 +121,7 @@ void Axes::draw_frame() {
 
 void Axes::draw_note(const std::string& note) {
   const double size = font_ * 0.8;
-  const std::string shown = c_.fit_text(note, size, plot_.w - 8);
+  const std::string shown = c_.fit_text(note, size, plot_.w - 8, false, Canvas::Cut::Middle);
   const double w = c_.text_width(shown, size);
   c_.set_color(1, 1, 1, 0.85);
   cairo_rectangle(c_.cr(), plot_.x + plot_.w - w - 7, plot_.y + 2, w + 6, size * 1.35);

@@ -43,7 +43,7 @@ ColorBar color_bar(double max_count, bool log) {
   if (log) {
     for (double v = 1; v <= max_count * 1.0001; v *= 10) bar.ticks.push_back({v, format_number(v, 6)});
     // The top of the bar, as a whole number: a bin's count is fractional where a bucket spans bins.
-    if (max_count >= 3 && bar.ticks.back().value < max_count / 2)
+    if (max_count >= 3 && bar.ticks.back().value < max_count / 3)
       bar.ticks.push_back({max_count, format_number(std::round(max_count), 6)});
   } else {
     bar.ticks = linear_ticks(0, max_count, 6, true);

@@ -462,9 +462,17 @@ p = run("plot", "--db", db, "--out", heat, "distribution", "--trial", "pt_bad_in
         "--tensor", "relu0_output_0", "--shared-scale")
 check(p.returncode == 0 and svg_texts(heat).count("EVAL step") == 2, "plot distribution: EVAL steps marked (%s)" % p.stderr)
 check(svg_texts(heat).count("elements per bin") == 1, "plot distribution --shared-scale: one colour scale")
-p = run("plot", "--db", db, "--out", heat, "distribution", "--trial", "pt_bad_init", "--tensor", "relu0_output_0",
-        "--mode", "TRAIN")
-check(p.returncode == 0 and "EVAL step" not in svg_texts(heat), "plot distribution --mode TRAIN: nothing marked")
+for mode in ("TRAIN", "EVAL"):
+    p = run("plot", "--db", db, "--out", heat, "distribution", "--trial", "pt_bad_init", "--tensor", "relu0_output_0",
+            "--mode", mode)
+    # "EVAL step" is then only the x axis title of --mode EVAL, never a key of marks.
+    check(p.returncode == 0 and svg_texts(heat).count("EVAL step") == (mode == "EVAL"),
+          "plot distribution --mode %s: nothing marked" % mode)
+# A trial without the values gets a panel saying why; the chart is drawn for the other.
+p = run("plot", "--db", db, "--out", heat, "distribution", "--trial", "pt_bad_init", "--trial", "pt_reductions",
+        "--tensor", "Net_fc.weight")
+check(p.returncode == 0 and any("no numeric raw values" in t for t in svg_texts(heat)),
+      "plot distribution: a panel without values says why (%s)" % p.stderr)
 
 # An empty chart is an error, with a hint that fits the case.
 def empty_chart(args, hint, what):
