@@ -24,6 +24,7 @@
 #include "src/output.h"
 #include "src/on_finding.h"
 #include "src/open_db.h"
+#include "src/progress.h"
 
 namespace trialdb::cli {
 
@@ -55,30 +56,13 @@ struct IngestArgs {
   int threads = 0;
 };
 
-void progress_bar(size_t done, size_t total) {
-  static auto last = std::chrono::steady_clock::time_point{};
-  auto now = std::chrono::steady_clock::now();
-  if (done != total && now - last < std::chrono::milliseconds(100)) return;
-  last = now;
-  const int width = 40;
-  int filled = total ? static_cast<int>(width * done / total) : width;
-  std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu files", filled, "########################################", width - filled,
-               "", done, total);
-  if (done == total) std::fprintf(stderr, "\r%*s\r", width + 40, "");
-  std::fflush(stderr);
-}
-
-void report(const IngestStats& s, const std::string& trial, bool quiet) {
+void report_errors(const IngestStats& s) {
   const size_t shown = 20;
   for (size_t i = 0; i < s.errors.size() && i < shown; ++i) {
     std::cerr << "trialdb ingest: " << printable(s.errors[i].to_string()) << "\n";
   }
   if (s.errors.size() > shown)
     std::cerr << "trialdb ingest: ... and " << s.errors.size() - shown << " more errors (SELECT * FROM ingest_errors)\n";
-  if (!quiet)
-    std::cerr << "trialdb ingest: " << printable(trial) << ": " << s.files_ingested << " files, " << s.values << " values, "
-              << s.steps_completed << " steps completed" << (s.files_waiting ? ", " + std::to_string(s.files_waiting) + " files waiting to be complete" : "")
-              << (s.ended ? "; training has ended" : "") << (s.errors.empty() ? "" : "; " + std::to_string(s.errors.size()) + " errors") << "\n";
 }
 
 void print_findings(const std::vector<rules::Finding>& fs) {
@@ -118,7 +102,8 @@ int run(const IngestArgs& a) {
     const auto canonical = std::filesystem::canonical(location, canonical_error);
     if (!canonical_error) location = canonical.string();
   }
-  std::unique_ptr<TrialSource> source = open_source(location, so);
+  // Counted, so that the progress bar and the summaries say how many bytes were read.
+  auto source = std::make_unique<CountingSource>(open_source(location, so));
   // A location that is not a trial is an error before the database is created or changed;
   // --follow waits instead (a job writes index/ and events/ as it trains).
   // Half a trial (index/ without events/ or the reverse) is said here and ingested as far as it
@@ -138,7 +123,8 @@ int run(const IngestArgs& a) {
   // A one-shot ingest loads through a rollback journal when it has the database to itself;
   // --follow keeps WAL, so the queries made while a job trains never wait.
   opt.bulk_load = !a.follow && !a.wal;
-  if (!a.quiet && isatty(STDERR_FILENO) && !a.follow) opt.progress = progress_bar;
+  ProgressBar progress(*source);
+  if (!a.quiet && isatty(STDERR_FILENO) && !a.follow) opt.progress = [&progress](size_t done, size_t total) { progress(done, total); };
   // Rules run after each commit that completed steps, so findings appear while the job trains,
   // and after each pass, so steps owed by an earlier run (killed after its commit) are evaluated
   // even when nothing new completes. --on-finding commands run after each evaluation.
@@ -169,6 +155,7 @@ int run(const IngestArgs& a) {
     ro.queue_deliveries = !a.on_finding.empty();
     runner = std::make_unique<rules::RuleRunner>(db, ro);
   }
+  IngestSummary summary(ing.trial_name(), *source);
 
   bool had_errors = false;
   auto last_file = std::chrono::steady_clock::now();   // when a pass last ingested a file
@@ -184,6 +171,7 @@ int run(const IngestArgs& a) {
       return kExitError;
     }
     had_errors |= !s.errors.empty();
+    summary.add(s);
     evaluate(0);
     if (s.files_ingested) last_file = std::chrono::steady_clock::now();
     if (a.exit_code && found_any) {
@@ -191,9 +179,17 @@ int run(const IngestArgs& a) {
       if (!a.quiet) std::cerr << "trialdb ingest: a rule found something; stopping (--exit-code)\n";
       return deliveries_failed || (runner && !runner->failures().empty()) ? kExitPartial : kExitFindings;
     }
-    if (!a.follow || s.files_ingested || !s.errors.empty()) report(s, ing.trial_name(), a.quiet || (a.follow && !s.files_ingested));
-    if (!a.follow) break;
-    if (s.ended && s.files_waiting == 0) break;   // everything before the end marker is in
+    report_errors(s);
+    if (!a.follow) {
+      if (!a.quiet)
+        std::cerr << "trialdb ingest: " << summary.total_line() << (s.ended ? "; training has ended" : "") << "\n";
+      break;
+    }
+    if (!a.quiet && s.files_ingested) std::cerr << "trialdb ingest: " << summary.pass_line(s) << "\n";
+    if (s.ended && s.files_waiting == 0) {   // everything before the end marker is in
+      if (!a.quiet) std::cerr << "trialdb ingest: " << summary.ended_line(db) << "\n";
+      break;
+    }
     if (a.idle_timeout > 0 && std::chrono::steady_clock::now() - last_file > std::chrono::duration<double>(a.idle_timeout)) {
       if (!a.quiet)
         std::cerr << "trialdb ingest: no new file for " << a.idle_timeout << " s and no end marker; stopping (--idle-timeout)\n";
@@ -202,7 +198,7 @@ int run(const IngestArgs& a) {
     auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.interval);
     while (!g_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (g_stop) {
-      if (!a.quiet) std::cerr << "trialdb ingest: stopped; all complete steps are kept\n";
+      if (!a.quiet) std::cerr << "trialdb ingest: stopped; all complete steps are kept (" << summary.total_line() << ")\n";
       break;
     }
   }

@@ -7,11 +7,12 @@
 //   percentiles   bands of a tensor's percentiles over steps, TensorBoard's "distributions".
 //                 (src/plot_distribution.cc)
 //   reduction     a reduction (l2, mean, ...) over steps for the tensors matching a regex in
-//                 one or more trials, on one chart with a legend.
+//                 one or more trials, on one chart with a legend. (src/plot_reduction.cc)
 //   findings      a timeline of rule findings (view rule_findings), one row per rule.
 //
 // These files read the database and shape the data; src/plot/ draws it.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schema/database.h"
@@ -32,14 +34,7 @@
 
 namespace trialdb::cli {
 
-extern const char* const kReductionRowsSql;  // src/cmd_compare.cc
-
 std::string step_title(const PlotArgs& a) { return a.mode.empty() ? "global step" : a.mode + " step"; }
-
-namespace {
-
-using plot::ImageSize;
-using plot::LegendEntry;
 
 std::unique_ptr<PyRegex> compile_or_throw(const std::string& pattern, const char* option) {
   std::unique_ptr<PyRegex> re;
@@ -48,103 +43,9 @@ std::unique_ptr<PyRegex> compile_or_throw(const std::string& pattern, const char
   return re;
 }
 
-// ---------------------------------------------------------------------------------------------
-// reduction
+namespace {
 
-void plot_reduction(const PlotArgs& a) {
-  if (a.tensor_regex.empty()) throw Error(ErrorKind::kUsage, "reduction: give --tensor REGEX (e.g. '^gradient/')");
-  auto re = compile_or_throw(a.tensor_regex, "--tensor");
-  auto db = open_db(a.db, OpenMode::kReadOnly);
-  std::vector<std::string> trials = a.trials.empty() ? all_trials(*db) : a.trials;
-  require_trials(*db, trials);
-  if (trials.empty()) throw Error(ErrorKind::kInvalidInput, a.db + " has no trials");
-
-  struct Points {
-    std::vector<double> x, y;
-  };
-  // (trial, tensor, worker) -> points in step order
-  std::map<std::tuple<size_t, std::string, std::string>, Points> series;
-  std::set<std::string> tensors, workers;
-  Statement q(db->handle(), kReductionRowsSql);  // tensor, mode, mode_step, step, worker, value
-  std::map<std::string, bool> wanted;
-  for (size_t ti = 0; ti < trials.size(); ti++) {
-    q.reset();
-    q.bind(1, trials[ti]).bind(2, a.reduction).bind(3, a.abs ? 1 : 0).bind(4, a.mode);
-    while (q.step()) {
-      std::string tensor = q.text(0);
-      auto it = wanted.find(tensor);
-      if (it == wanted.end()) it = wanted.emplace(tensor, re->search(tensor)).first;
-      if (!it->second) continue;
-      std::string worker = q.text(4);
-      if (!a.worker.empty() && worker != a.worker) continue;
-      Points& p = series[{ti, tensor, worker}];
-      p.x.push_back(static_cast<double>(a.mode.empty() ? q.int64(3) : q.int64(2)));
-      p.y.push_back(q.is_null(5) ? NAN : q.real(5));
-      tensors.insert(tensor);
-      workers.insert(worker);
-    }
-  }
-  if (series.empty())
-    throw Error(ErrorKind::kInvalidInput, "no " + a.reduction + " values for tensors matching '" + a.tensor_regex + "'" +
-                                          (a.mode.empty() ? "" : " in mode " + a.mode) + " in trial(s) given");
-  if (tensors.size() > 40)
-    throw Error(ErrorKind::kUsage, "--tensor '" + a.tensor_regex + "' matches " + std::to_string(tensors.size()) +
-                                       " tensors; narrow it to 40 or fewer so the chart stays readable");
-
-  // Colour tells tensors apart and line style tells trials apart; with a single tensor, colour
-  // goes to the trials instead. Several workers get one line each, labelled with the worker.
-  std::vector<std::string> tensor_list(tensors.begin(), tensors.end());
-  bool color_by_trial = tensor_list.size() == 1 && trials.size() > 1;
-  bool show_worker = workers.size() > 1;
-  // One trial, several workers: line style tells the workers apart instead of the trials.
-  bool dash_by_worker = show_worker && trials.size() == 1;
-  std::vector<std::string> worker_list(workers.begin(), workers.end());
-  std::string red = a.reduction + (a.abs ? " of |x|" : "");
-  plot::LineChart chart;
-  chart.title = a.title.empty() ? red + " of " +
-                                      (tensor_list.size() == 1 ? tensor_list[0] : "tensors matching '" + a.tensor_regex + "'") +
-                                      (trials.size() == 1 ? " in " + trials[0] : "")
-                                : a.title;
-  chart.x_title = step_title(a);
-  chart.y_title = red + (a.log_y ? " (log scale)" : "");
-  chart.log_y = a.log_y;
-  for (auto& [key, pts] : series) {
-    const auto& [ti, tensor, worker] = key;
-    size_t tensor_index = std::find(tensor_list.begin(), tensor_list.end(), tensor) - tensor_list.begin();
-    plot::LineSeries s;
-    s.x = std::move(pts.x);
-    s.y = std::move(pts.y);
-    s.color = plot::palette(static_cast<int>(color_by_trial ? ti : tensor_index));
-    s.dash = dash_by_worker ? static_cast<int>((std::find(worker_list.begin(), worker_list.end(), worker) -
-                                               worker_list.begin()) % 3)
-             : color_by_trial ? 0
-                              : static_cast<int>(ti % 3);
-    s.label = tensor + (show_worker ? " (" + worker + ")" : "");
-    chart.series.push_back(std::move(s));
-  }
-  if (color_by_trial) {
-    chart.legend.push_back({"trial", {}, 0, LegendEntry::Line, true});
-    for (size_t ti = 0; ti < trials.size(); ti++) chart.legend.push_back({trials[ti], plot::palette(ti), 0});
-  } else {
-    if (trials.size() > 1 || tensor_list.size() > 1)
-      chart.legend.push_back({"tensor", {}, 0, LegendEntry::Line, true});
-    for (size_t i = 0; i < tensor_list.size(); i++)
-      chart.legend.push_back({tensor_list[i], plot::palette(static_cast<int>(i)), 0});
-    if (trials.size() > 1) {
-      chart.legend.push_back({"trial", {}, 0, LegendEntry::Line, true});
-      for (size_t ti = 0; ti < trials.size(); ti++)
-        chart.legend.push_back({trials[ti], {0.25, 0.25, 0.25}, static_cast<int>(ti % 3)});
-    }
-  }
-  if (dash_by_worker) {
-    chart.legend.push_back({"worker", {}, 0, LegendEntry::Line, true});
-    for (size_t wi = 0; wi < worker_list.size(); wi++)
-      chart.legend.push_back({worker_list[wi], {0.25, 0.25, 0.25}, static_cast<int>(wi % 3)});
-  } else if (show_worker) {
-    chart.legend.push_back({"one line per worker", {}, 0, LegendEntry::Line, true});
-  }
-  plot::render_line_chart(chart, a.out, {a.width, a.height ? a.height : 540});
-}
+using plot::LegendEntry;
 
 // ---------------------------------------------------------------------------------------------
 // findings
@@ -202,6 +103,12 @@ void plot_findings(const PlotArgs& a) {
       hi = std::max(hi, s.real(1));
     }
   }
+  if (n.empty())
+    throw Error(ErrorKind::kInvalidInput,
+                "nothing to draw: no rule findings in trial" + std::string(trials.size() == 1 ? " " : "s ") + join(trials, ", ") +
+                    (a.rule_regex.empty() ? "" : " for rules matching '" + a.rule_regex + "'") +
+                    (a.mode.empty() ? "" : " in mode " + a.mode) + " (what the rules have evaluated: trialdb rules --db " +
+                    a.db + " --summary; evaluate them with: trialdb rules --db " + a.db + ")");
   for (const auto& [key, count] : n)
     t.marks.push_back({key.first, static_cast<double>(key.second), count,
                        plot::palette(rule_color[rule_at[key]])});
@@ -215,11 +122,12 @@ void plot_findings(const PlotArgs& a) {
                                   std::to_string(total) + ")"
                             : a.title;
   if (a.by_tensor || trials.size() > 1) {
-    for (const auto& [rule, ci] : rule_color) t.legend.push_back({rule, plot::palette(ci), 0, LegendEntry::Marker});
+    for (const auto& [rule, ci] : rule_color)
+      t.legend.push_back({rule, plot::palette(ci), plot::Dash::Solid, LegendEntry::Point});
   }
-  t.legend.push_back({"bigger: more findings", {}, 0, LegendEntry::Line, true});
+  t.legend.push_back({"bigger: more findings", {}, plot::Dash::Solid, LegendEntry::Line, true});
   int h = a.height ? a.height : std::clamp(140 + 34 * static_cast<int>(std::max<size_t>(row_labels.size(), 1)), 380, 1600);
-  plot::render_timeline(t, a.out, {a.width, h});
+  plot::render_timeline(t, a.out, {a.width, h, a.height == 0});
 }
 
 }  // namespace
@@ -235,6 +143,8 @@ void add_plot(CLI::App& app) {
       "  trialdb plot --db trials.db --out w.png percentiles --trial pt_bad_init --tensor Net_conv1.weight\n"
       "  trialdb plot --db trials.db --out l2.svg reduction --trial pt_bad_init --trial pt_good_init "
       "--tensor '^gradient/.*weight' --reduction l2 --log\n"
+      "  trialdb plot --db trials.db --out loss.png reduction --trial pt_bad_init --tensor CrossEntropyLoss_output_0 "
+      "--reduction mean --by-mode\n"
       "  trialdb plot --db trials.db --out findings.png findings --trial pt_bad_init");
   cmd->require_subcommand(1);
   cmd->fallthrough();  // --db/--out/--width/... may also come after the chart kind
@@ -245,9 +155,10 @@ void add_plot(CLI::App& app) {
       ->check(CLI::Range(100, 20000));
   cmd->add_option("--title", args->title, "Chart title (default: says what is shown)");
 
+  const auto modes = CLI::IsMember({"TRAIN", "EVAL", "PREDICT", "GLOBAL"}, CLI::ignore_case);
   auto add_mode = [&](CLI::App* sub) {
     sub->add_option("--mode", args->mode, "Only steps of this mode; x is then the mode step (default: all, x = global step)")
-        ->transform(CLI::IsMember({"TRAIN", "EVAL", "PREDICT", "GLOBAL"}, CLI::ignore_case));
+        ->transform(modes);
   };
 
   CLI::App* dist = cmd->add_subcommand(
@@ -261,6 +172,9 @@ void add_plot(CLI::App& app) {
   dist->add_option("--bins", args->bins, "Value bins (default 50)");
   dist->add_option("--range", args->range, "Value range LO HI (default: min to max over all steps)")->expected(2);
   dist->add_flag("--linear-color", args->linear_color, "Colour by count, not log(count)");
+  dist->add_flag("--shared-scale", args->shared_scale,
+                 "Every panel with the same value bins and one colour scale, so colours compare across trials "
+                 "(default: each panel its own range and colour bar)");
 
   CLI::App* pct = cmd->add_subcommand(
       "percentiles",
@@ -279,7 +193,10 @@ void add_plot(CLI::App& app) {
       ->check(CLI::IsMember({"min", "max", "mean", "prod", "std", "variance", "sum", "l1", "l2"}));
   red->add_flag("--abs", args->abs, "The reduction of |x|");
   red->add_flag("--log", args->log_y, "Logarithmic y axis");
-  add_mode(red);
+  red->add_option("--mode", args->modes,
+                  "Only steps of this mode (repeatable: a line per mode, x = global step; one mode: x = its mode step)")
+      ->transform(modes);
+  red->add_flag("--by-mode", args->by_mode, "A line per mode (TRAIN and EVAL apart), x = global step");
   red->add_option("--worker", args->worker, "Only this worker (default: one line per worker)");
 
   CLI::App* fnd = cmd->add_subcommand("findings", "Timeline of rule findings (view rule_findings), one row per rule.");

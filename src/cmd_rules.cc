@@ -118,7 +118,7 @@ void add_rules(CLI::App& app) {
     if (a->summary || a->all) {
       print_query(db->handle(), a->summary ? summary_sql(a->trials, runner.rules()) : all_findings_sql(a->trials, runner.rules()),
                   format, std::cout);
-      std::cerr << found.size() << " new finding(s)\n";
+      std::cerr << counted(found.size(), "new finding") << "\n";
       if (!runner.failures().empty()) exit_code() = kExitError;
       else if (a->exit_code && !found.empty()) exit_code() = kExitFindings;
       return;
@@ -131,7 +131,7 @@ void add_rules(CLI::App& app) {
       t.rows.push_back({f.trial, f.rule, std::to_string(f.step), f.mode, std::to_string(f.mode_step), f.tensor, f.worker,
                         f.value ? finding_value_text(*f.value) : kNullCell, f.message});
     if (a->json || a->csv || !found.empty()) print_table(t, format, std::cout);
-    if (!a->json) std::cerr << found.size() << " new finding(s)\n";
+    if (!a->json) std::cerr << counted(found.size(), "new finding") << "\n";
 
     std::set<int64_t> failed_ids;
     const bool failed = !a->on_finding.empty() && !deliver_findings(runner, a->on_finding, a->db, "rules", &failed_ids);

@@ -19,10 +19,32 @@ bool g_full_width = false;   // set_full_width: tables never cut a column to the
 
 void set_full_width() { g_full_width = true; }
 
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); i++) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+std::string counted(uint64_t n, const std::string& singular, const std::string& plural) {
+  return std::to_string(n) + " " + (n == 1 ? singular : plural.empty() ? singular + "s" : plural);
+}
+
 int terminal_width() {
   if (g_full_width || !isatty(STDOUT_FILENO)) return 0;
   struct winsize w;
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0) return w.ws_col;
+  return 80;
+}
+
+int terminal_columns(int fd) {
+  if (!isatty(fd)) return 0;
+  if (const char* env = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0 && n < 100000) return static_cast<int>(n);
+  }
+  struct winsize w;
+  if (ioctl(fd, TIOCGWINSZ, &w) == 0 && w.ws_col > 0) return w.ws_col;
   return 80;
 }
 

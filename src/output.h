@@ -5,6 +5,7 @@
 #pragma once
 #include <sqlite3.h>
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -28,6 +29,13 @@ void print_query(sqlite3* db, const std::string& sql, Format format, std::ostrea
 std::string format_real(double d);
 void set_real_digits(int digits);
 
+// The parts with sep between them ("a, b, c").
+std::string join(const std::vector<std::string>& parts, const std::string& sep);
+
+// A count with its noun in the right number: counted(1, "step") == "1 step",
+// counted(2, "step") == "2 steps", counted(3, "index", "indices") == "3 indices".
+std::string counted(uint64_t n, const std::string& singular, const std::string& plural = "");
+
 // A CSV cell (RFC 4180 quoting when needed).
 std::string csv_cell(const std::string& s);
 
@@ -46,6 +54,10 @@ void print_table(const Table& t, Format format, std::ostream& out);
 // (--full: tables show every cell whole, however wide).
 int terminal_width();
 void set_full_width();
+
+// Columns of the terminal that fd is, or 0 when fd is not a terminal. COLUMNS, when set to a
+// number, wins (as for other programs that size their output to the terminal).
+int terminal_columns(int fd);
 
 // text as it may be shown on a terminal: control characters (C0 and DEL as \xNN, C1 as \u00NN)
 // and bytes that are not UTF-8 (as \xNN) escaped, everything else unchanged. For every table

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "schema/histogram_bins.h"
 #include "sqlext/register.h"
 #include "src/open_db.h"
+#include "src/output.h"
 #include "src/plot/chart.h"
 #include "src/plot_args.h"
 
@@ -35,17 +37,28 @@ std::unique_ptr<Statement> filtered(Database& db, const std::string& select_from
   return q;
 }
 
-// Why a trial has nothing to draw: an unknown tensor is an error, one without raw values a note.
+// Why a trial has nothing to draw, as an error naming what to change: an unknown tensor, a mode
+// or worker it has no values of, or a tensor with no numeric raw values at all.
 std::string nothing_to_draw(Database& db, const PlotArgs& a, const std::string& trial) {
   Statement any(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1 AND tensor = ?2");
   any.bind(1, trial).bind(2, a.tensor);
   any.step();
   if (any.int64(0) == 0)
     throw Error(ErrorKind::kInvalidInput, "trial " + trial + " has no tensor named '" + a.tensor +
-                                              "' (list them with: trialdb sql --db " + a.db +
-                                              " \"SELECT tensor FROM tensors WHERE trial = '" + trial + "'\")");
-  return "no numeric raw values" + std::string(a.mode.empty() ? "" : " in mode " + a.mode) +
-         " (saved as reductions only?)";
+                                              "' (list them with: trialdb info --db " + a.db + " --trial " + trial +
+                                              " --tensors)");
+  std::vector<std::string> modes, workers;
+  Statement has(db.handle(), "SELECT DISTINCT mode, worker FROM distributions WHERE trial = ?1 AND tensor = ?2 ORDER BY 1, 2");
+  has.bind(1, trial).bind(2, a.tensor);
+  while (has.step()) {
+    if (std::find(modes.begin(), modes.end(), has.text(0)) == modes.end()) modes.push_back(has.text(0));
+    if (std::find(workers.begin(), workers.end(), has.text(1)) == workers.end()) workers.push_back(has.text(1));
+  }
+  if (modes.empty())
+    return "no numeric raw values (saved as reductions or shapes only)";
+  if (!a.mode.empty() && std::find(modes.begin(), modes.end(), a.mode) == modes.end())
+    return "no values in mode " + a.mode + " (it has values in " + join(modes, ", ") + ")";
+  return "no values of worker " + a.worker + " (its workers: " + join(workers, ", ") + ")";
 }
 
 // Adds a bucket's count to the display bins it overlaps, in proportion to the overlap (a zero
@@ -73,37 +86,47 @@ double spread_bucket(double lo, double hi, double count, const std::vector<doubl
   return count * (1 - std::min(1.0, inside / width));
 }
 
-plot::HeatPanel distribution_panel(Database& db, const PlotArgs& a, const std::string& trial) {
-  plot::HeatPanel p;
-  p.title = trial;
-  // Each step's buckets (workers pooled), decoded from the compact histograms.
+// One trial's histograms: each step's buckets (workers pooled), decoded from the compact runs,
+// the value range they cover, and which steps are EVAL steps.
+struct TrialBuckets {
   std::map<int64_t, std::vector<std::pair<int64_t, uint64_t>>> steps;
-  std::vector<std::pair<int64_t, uint64_t>> runs;
+  std::set<int64_t> eval_steps;
   double lo = INFINITY, hi = -INFINITY;
-  auto q = filtered(db, "SELECT step, mode_step, buckets FROM histograms", a, trial);
+};
+
+TrialBuckets trial_buckets(Database& db, const PlotArgs& a, const std::string& trial) {
+  TrialBuckets t;
+  std::vector<std::pair<int64_t, uint64_t>> runs;
+  auto q = filtered(db, "SELECT step, mode_step, buckets, mode FROM histograms", a, trial);
   while (q->step()) {
     if (!decode_bucket_runs(q->text(2), &runs))
       throw Error(ErrorKind::kDatabase, "trial " + trial + ", tensor " + a.tensor + ": a stored histogram is not readable");
-    auto& buckets = steps[a.mode.empty() ? q->int64(0) : q->int64(1)];
+    const int64_t x = a.mode.empty() ? q->int64(0) : q->int64(1);
+    if (a.mode.empty() && q->text(3) == "EVAL") t.eval_steps.insert(x);   // marked where modes mix
+    auto& buckets = t.steps[x];
     for (const auto& [bucket, count] : runs) {
       const double blo = bucket_lo(bucket), bhi = bucket_hi(bucket);
-      lo = std::min(lo, std::isinf(blo) ? bhi : blo);
-      hi = std::max(hi, std::isinf(bhi) ? blo : bhi);
+      t.lo = std::min(t.lo, std::isinf(blo) ? bhi : blo);
+      t.hi = std::max(t.hi, std::isinf(bhi) ? blo : bhi);
       buckets.emplace_back(bucket, count);
     }
   }
-  if (steps.empty()) {
-    p.note = nothing_to_draw(db, a, trial);
-    return p;
-  }
-  if (a.range.size() == 2) lo = a.range[0], hi = a.range[1];
+  return t;
+}
+
+// A trial's heat map over the value range [lo, hi] (--range, the trial's own, or all trials').
+plot::HeatPanel distribution_panel(Database& db, const PlotArgs& a, const std::string& trial, const TrialBuckets& t,
+                                   double lo, double hi) {
+  plot::HeatPanel p;
+  p.title = trial;
   if (!(lo <= hi)) lo = 0, hi = 1;                      // no finite element at all
   if (hi == lo) plot::pad_range(&lo, &hi, 0, false);   // a single distinct value
   const int bins = a.bins;
   for (int b = 0; b <= bins; b++) p.y_edges.push_back(bin_edge(lo, hi, b, bins));
   double outside = 0;
-  for (const auto& [x, buckets] : steps) {
+  for (const auto& [x, buckets] : t.steps) {
     p.x.push_back(static_cast<double>(x));
+    p.marked.push_back(t.eval_steps.count(x) > 0);
     p.counts.resize(p.counts.size() + static_cast<size_t>(bins), 0.0);
     double* col = p.counts.data() + p.counts.size() - static_cast<size_t>(bins);
     for (const auto& [bucket, count] : buckets)
@@ -167,13 +190,37 @@ void plot_distribution(const PlotArgs& a) {
   if (a.range.size() == 2 && !(a.range[0] < a.range[1])) throw Error(ErrorKind::kUsage, "--range: LO must be below HI");
   auto db = open_db(a.db, OpenMode::kReadOnly);
   require_trials(*db, a.trials);
+  // A trial with nothing to draw gets a panel saying why; when no trial has anything, the chart
+  // would be empty: an error saying why instead.
+  std::vector<TrialBuckets> loaded;
+  std::vector<std::string> why_empty;
+  double all_lo = INFINITY, all_hi = -INFINITY;
+  for (const std::string& t : a.trials) {
+    loaded.push_back(trial_buckets(*db, a, t));
+    why_empty.push_back(loaded.back().steps.empty() ? nothing_to_draw(*db, a, t) : "");
+    all_lo = std::min(all_lo, loaded.back().lo);
+    all_hi = std::max(all_hi, loaded.back().hi);
+  }
+  if (std::find(why_empty.begin(), why_empty.end(), "") == why_empty.end()) {
+    std::vector<std::string> reasons;
+    for (size_t i = 0; i < a.trials.size(); i++) reasons.push_back("trial " + a.trials[i] + ": " + why_empty[i]);
+    throw Error(ErrorKind::kInvalidInput, "nothing to draw: tensor " + a.tensor + ", " + join(reasons, "; "));
+  }
   plot::HeatMap map;
   map.title = a.title.empty() ? "distribution of " + a.tensor + (a.mode.empty() ? "" : " (" + a.mode + ")") : a.title;
   map.x_title = step_title(a);
   map.y_title = "value";
   map.color_title = "elements per bin";
+  map.mark_label = "EVAL step";
   map.log_color = !a.linear_color;
-  for (const std::string& t : a.trials) map.panels.push_back(distribution_panel(*db, a, t));
+  map.shared_color = a.shared_scale;
+  for (size_t i = 0; i < a.trials.size(); i++) {
+    const bool given = a.range.size() == 2;
+    const double lo = given ? a.range[0] : a.shared_scale ? all_lo : loaded[i].lo;
+    const double hi = given ? a.range[1] : a.shared_scale ? all_hi : loaded[i].hi;
+    map.panels.push_back(distribution_panel(*db, a, a.trials[i], loaded[i], lo, hi));
+    if (!why_empty[i].empty()) map.panels.back().note = why_empty[i];
+  }
   int h = a.height ? a.height : std::max(540, 120 + 300 * static_cast<int>(map.panels.size()));
   plot::render_heatmap(map, a.out, {a.width, h});
 }
@@ -186,7 +233,8 @@ void plot_percentiles(const PlotArgs& a) {
   require_trials(*db, a.trials);
   const PercentileSeries s = percentile_series(*db, a, a.trials[0]);
   if (s.x.empty())
-    throw Error(ErrorKind::kInvalidInput, a.trials[0] + ", " + a.tensor + ": " + nothing_to_draw(*db, a, a.trials[0]));
+    throw Error(ErrorKind::kInvalidInput,
+                "nothing to draw: trial " + a.trials[0] + ", tensor " + a.tensor + ": " + nothing_to_draw(*db, a, a.trials[0]));
   plot::LineChart chart;
   chart.title = a.title.empty() ? "percentiles of " + a.tensor + " in " + a.trials[0] +
                                       (a.mode.empty() ? "" : " (" + a.mode + ")")
@@ -204,11 +252,11 @@ void plot_percentiles(const PlotArgs& a) {
     const plot::Rgb swatch{1 - shown * (1 - band.r), 1 - shown * (1 - band.g), 1 - shown * (1 - band.b)};
     chart.legend.push_back({"p" + std::to_string(static_cast<int>(kPercent[i])) + " to p" +
                                 std::to_string(static_cast<int>(kPercent[kPercents - 1 - i])),
-                            swatch, 0, plot::LegendEntry::Box});
+                            swatch, plot::Dash::Solid, plot::LegendEntry::Box});
   }
-  chart.series.push_back({"median", s.x, s.p[5], {0.05, 0.15, 0.35}, 0});
-  chart.legend.push_back({"median", {0.05, 0.15, 0.35}, 0, plot::LegendEntry::Line});
-  plot::render_line_chart(chart, a.out, {a.width, a.height ? a.height : 540});
+  chart.series.push_back({"median", s.x, s.p[5], {0.05, 0.15, 0.35}, plot::Dash::Solid, plot::Marker::Circle});
+  chart.legend.push_back({"median", {0.05, 0.15, 0.35}, plot::Dash::Solid, plot::LegendEntry::Line, false, plot::Marker::Circle});
+  plot::render_line_chart(chart, a.out, {a.width, a.height ? a.height : 540, a.height == 0});
 }
 
 }  // namespace trialdb::cli

@@ -23,7 +23,8 @@ Axes::Axes(Canvas& canvas, Rect area, AxisSpec x, AxisSpec y, double font_size)
   yticks_ = ticks_for(y_, plot_h, false);
   double label_w = 0;
   for (const Tick& t : yticks_) label_w = std::max(label_w, c_.text_width(t.label, f));
-  label_w = std::min(label_w, area.w * 0.4);
+  // Category names (findings' rule and tensor) may take half the width; numbers need less.
+  label_w = std::min(label_w, area.w * (y_.categories.empty() ? 0.4 : 0.5));
   double left = label_w + 8 + (y_.title.empty() ? 0 : f * 1.6);
   double right = f * 1.2;  // room for half of the last x tick label
   plot_ = {area.x + left, area.y + top, std::max(20.0, area.w - left - right), plot_h};
@@ -103,7 +104,7 @@ void Axes::draw_frame() {
     cairo_move_to(cr, plot_.x - 4, y);
     cairo_line_to(cr, plot_.x, y);
     cairo_stroke(cr);
-    std::string label = y_.categories.empty() ? t.label : c_.fit_text(t.label, f, max_label - (y_.title.empty() ? 0 : f * 1.6));
+    std::string label = y_.categories.empty() ? t.label : c_.fit_text(t.label, f, max_label - (y_.title.empty() ? 0 : f * 1.6), false, Canvas::Cut::Middle);
     c_.text(plot_.x - 7, y, label, f, HAlign::Right, VAlign::Middle);
   }
   if (!x_.title.empty())
@@ -118,6 +119,17 @@ void Axes::draw_frame() {
   cairo_restore(cr);
 }
 
+void Axes::draw_note(const std::string& note) {
+  const double size = font_ * 0.8;
+  const std::string shown = c_.fit_text(note, size, plot_.w - 8, false, Canvas::Cut::Middle);
+  const double w = c_.text_width(shown, size);
+  c_.set_color(1, 1, 1, 0.85);
+  cairo_rectangle(c_.cr(), plot_.x + plot_.w - w - 7, plot_.y + 2, w + 6, size * 1.35);
+  cairo_fill(c_.cr());
+  c_.set_color(0.35, 0.35, 0.35);
+  c_.text(plot_.x + plot_.w - 4, plot_.y + 4, shown, size, HAlign::Right, VAlign::Top);
+}
+
 void Axes::clip() {
   cairo_save(c_.cr());
   cairo_rectangle(c_.cr(), plot_.x, plot_.y, plot_.w, plot_.h);
@@ -126,66 +138,36 @@ void Axes::clip() {
 
 void Axes::unclip() { cairo_restore(c_.cr()); }
 
-void set_dash(Canvas& c, int dash, double lw) {
-  if (dash == 1) {
-    double d[] = {lw * 4, lw * 2.5};
-    cairo_set_dash(c.cr(), d, 2, 0);
-  } else if (dash == 2) {
-    double d[] = {lw * 1, lw * 2};
-    cairo_set_dash(c.cr(), d, 2, 0);
-  } else {
-    cairo_set_dash(c.cr(), nullptr, 0, 0);
+void set_dash(Canvas& c, Dash dash, double lw) {
+  switch (dash) {
+    case Dash::Solid: cairo_set_dash(c.cr(), nullptr, 0, 0); return;
+    case Dash::Dashed: { const double d[] = {lw * 4, lw * 2.5}; cairo_set_dash(c.cr(), d, 2, 0); return; }
+    case Dash::Dotted: { const double d[] = {lw * 1, lw * 2}; cairo_set_dash(c.cr(), d, 2, 0); return; }
+    case Dash::DashDot: { const double d[] = {lw * 5, lw * 2, lw * 1, lw * 2}; cairo_set_dash(c.cr(), d, 4, 0); return; }
   }
 }
 
-double legend_width(const Canvas& c, const std::vector<LegendEntry>& entries, double font, double max_width) {
-  double w = 0;
-  for (const LegendEntry& e : entries)
-    w = std::max(w, c.text_width(e.label, font, e.heading) + (e.heading ? 0 : font * 2.6));
-  return std::min(w + font, max_width);
-}
-
-void draw_legend(Canvas& c, const std::vector<LegendEntry>& entries, double x, double y, double width,
-                 double max_height, double font) {
+void draw_marker(Canvas& c, Marker marker, double x, double y, double r) {
   cairo_t* cr = c.cr();
-  double row = font * 1.45;
-  size_t fit = static_cast<size_t>(std::max(1.0, std::floor(max_height / row)));
-  size_t shown = entries.size() <= fit ? entries.size() : fit - 1;
-  double swatch = font * 2.0;
-  cairo_save(cr);
-  for (size_t i = 0; i < shown; i++) {
-    const LegendEntry& e = entries[i];
-    double cy = y + row * i + row / 2;
-    if (e.heading) {
-      c.set_color(0.1, 0.1, 0.1);
-      c.text(x, cy, c.fit_text(e.label, font, width), font, HAlign::Left, VAlign::Middle, true);
-      continue;
-    }
-    c.set_color(e.color.r, e.color.g, e.color.b);
-    if (e.kind == LegendEntry::Line) {
-      cairo_set_line_width(cr, 2);
-      set_dash(c, e.dash, 2);
-      cairo_move_to(cr, x, cy);
-      cairo_line_to(cr, x + swatch, cy);
-      cairo_stroke(cr);
-      set_dash(c, 0, 2);
-    } else if (e.kind == LegendEntry::Box) {
-      cairo_rectangle(cr, x + swatch * 0.2, cy - font * 0.4, swatch * 0.6, font * 0.8);
-      cairo_fill(cr);
-    } else {
-      cairo_arc(cr, x + swatch / 2, cy, font * 0.35, 0, 2 * M_PI);
-      cairo_fill(cr);
-    }
-    c.set_color(0.1, 0.1, 0.1);
-    double tx = x + swatch + font * 0.5;
-    c.text(tx, cy, c.fit_text(e.label, font, width - (tx - x)), font, HAlign::Left, VAlign::Middle);
+  switch (marker) {
+    case Marker::None: return;
+    case Marker::Circle: cairo_arc(cr, x, y, r, 0, 2 * M_PI); break;
+    case Marker::Square: cairo_rectangle(cr, x - r * 0.85, y - r * 0.85, r * 1.7, r * 1.7); break;
+    case Marker::Triangle:
+      cairo_move_to(cr, x, y - r * 1.2);
+      cairo_line_to(cr, x + r * 1.1, y + r * 0.8);
+      cairo_line_to(cr, x - r * 1.1, y + r * 0.8);
+      cairo_close_path(cr);
+      break;
+    case Marker::Diamond:
+      cairo_move_to(cr, x, y - r * 1.25);
+      cairo_line_to(cr, x + r * 1.1, y);
+      cairo_line_to(cr, x, y + r * 1.25);
+      cairo_line_to(cr, x - r * 1.1, y);
+      cairo_close_path(cr);
+      break;
   }
-  if (shown < entries.size()) {
-    c.set_color(0.3, 0.3, 0.3);
-    c.text(x, y + row * shown + row / 2, "+ " + std::to_string(entries.size() - shown) + " more", font,
-           HAlign::Left, VAlign::Middle);
-  }
-  cairo_restore(cr);
+  cairo_fill(cr);
 }
 
 }  // namespace trialdb::plot

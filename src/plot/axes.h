@@ -36,6 +36,8 @@ class Axes {
 
   void draw_grid();  // light lines at the ticks, under the data
   void draw_frame(); // frame, tick marks, tick labels, axis titles, over the data
+  // A note in the plot's top right corner, on a pale ground so the data under it does not hide it.
+  void draw_note(const std::string& note);
   void clip();       // restrict drawing to the plot area (undo with unclip)
   void unclip();
 
@@ -49,25 +51,11 @@ class Axes {
   std::vector<Tick> xticks_, yticks_;
 };
 
-// Legend entries: a line (with its dash style), a filled box, or a marker, then a label.
-struct LegendEntry {
-  enum Kind { Line, Box, Marker };
-  std::string label;
-  Rgb color{0, 0, 0};
-  int dash = 0;  // 0 solid, 1 dashed, 2 dotted
-  Kind kind = Line;
-  bool heading = false;  // a group title ("trial:"), drawn bold without a swatch
-};
+// Applies a dash pattern at this line width.
+void set_dash(Canvas& c, Dash dash, double line_width);
 
-// Width a legend of these entries needs at this font size (capped at max_width).
-double legend_width(const Canvas& c, const std::vector<LegendEntry>& entries, double font, double max_width);
-// Draws the legend top-down from (x, y) in a column of the given width; entries that do not fit
-// in max_height are summarised as "+ N more".
-void draw_legend(Canvas& c, const std::vector<LegendEntry>& entries, double x, double y, double width,
-                 double max_height, double font);
-
-// Applies the dash pattern for style 0/1/2 at this line width.
-void set_dash(Canvas& c, int dash, double line_width);
+// A filled point marker of radius r centred at (x, y), in the current colour.
+void draw_marker(Canvas& c, Marker marker, double x, double y, double r);
 
 // The font size that suits an image of this size (readable at 100%).
 double base_font_size(int width, int height);

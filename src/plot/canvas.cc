@@ -2,11 +2,15 @@
 
 #include <cairo-svg.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
 
 namespace trialdb::plot {
 
@@ -56,32 +60,43 @@ Canvas::~Canvas() {
   if (surface_) cairo_surface_destroy(surface_);
 }
 
-void Canvas::select_font(double size, bool bold) const {
-  cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
-                         bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-  cairo_set_font_size(cr_, size);
-}
 
-double Canvas::text_width(const std::string& s, double size, bool bold) const {
-  select_font(size, bold);
+namespace {
+void select_ui_font(cairo_t* cr, double size, bool bold) {
+  cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size(cr, size);
+}
+}  // namespace
+
+double measure_text(const std::string& s, double size, bool bold) {
+  // One small image context for the process's measurements (the command line is one thread).
+  static cairo_t* const cr = cairo_create(cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1));
+  select_ui_font(cr, size, bold);
   cairo_text_extents_t e;
-  cairo_text_extents(cr_, s.c_str(), &e);
+  cairo_text_extents(cr, s.c_str(), &e);
   return e.x_advance;
 }
 
-std::string Canvas::fit_text(const std::string& s, double size, double max_width) const {
-  if (text_width(s, size) <= max_width) return s;
-  // Keep the end of the name: tensor names differ at their ends (layer, index).
-  std::string tail = s;
-  while (!tail.empty()) {
-    // Drop one UTF-8 code point from the front.
-    size_t k = 1;
-    while (k < tail.size() && (static_cast<unsigned char>(tail[k]) & 0xC0) == 0x80) k++;
-    tail.erase(0, k);
-    std::string candidate = "\xE2\x80\xA6" + tail;  // U+2026 ellipsis
-    if (text_width(candidate, size) <= max_width) return candidate;
+double Canvas::text_width(const std::string& s, double size, bool bold) const { return measure_text(s, size, bold); }
+
+void Canvas::select_font(double size, bool bold) const { select_ui_font(cr_, size, bold); }
+
+std::string Canvas::fit_text(const std::string& s, double size, double max_width, bool bold, Cut cut) const {
+  if (text_width(s, size, bold) <= max_width) return s;
+  // Code point boundaries, so a cut never splits a UTF-8 sequence.
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < s.size(); i++)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
+  starts.push_back(s.size());
+  const size_t points = starts.size() - 1;
+  const std::string ellipsis = "\xE2\x80\xA6";  // U+2026
+  for (size_t cut_points = 1; cut_points <= points; cut_points++) {
+    const size_t kept = points - cut_points;
+    const size_t head = cut == Cut::Middle ? (kept + 1) / 2 : 0;
+    const std::string candidate = s.substr(0, starts[head]) + ellipsis + s.substr(starts[head + cut_points]);
+    if (text_width(candidate, size, bold) <= max_width) return candidate;
   }
-  return "\xE2\x80\xA6";
+  return ellipsis;
 }
 
 void Canvas::text(double x, double y, const std::string& s, double size, HAlign h, VAlign v,
@@ -97,12 +112,81 @@ void Canvas::text(double x, double y, const std::string& s, double size, HAlign 
               : v == VAlign::Top    ? fe.ascent
               : v == VAlign::Middle ? (fe.ascent - fe.descent) / 2
                                     : -fe.descent;
+  if (format_ == Format::Svg) {
+    add_svg_text(x, y, dx, dy, s, size, h, bold, angle);
+    return;
+  }
   cairo_save(cr_);
   cairo_translate(cr_, x, y);
   cairo_rotate(cr_, -angle * M_PI / 180.0);
   cairo_move_to(cr_, dx, dy);
   cairo_show_text(cr_, s.c_str());
   cairo_restore(cr_);
+}
+
+namespace {
+
+std::string xml_escaped(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+std::string svg_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+}  // namespace
+
+void Canvas::add_svg_text(double x, double y, double dx, double dy, const std::string& s, double size, HAlign h,
+                          bool bold, double angle) {
+  double r = 0, g = 0, b = 0, a = 1;
+  cairo_pattern_get_rgba(cairo_get_source(cr_), &r, &g, &b, &a);
+  // The anchor rather than the measured offset places the text, so a viewer that substitutes
+  // another font keeps centred and right-aligned labels where they belong.
+  const char* anchor = h == HAlign::Left ? "start" : h == HAlign::Center ? "middle" : "end";
+  const double anchor_x = h == HAlign::Left ? dx : 0;
+  std::string e = "<text";
+  if (angle == 0) {
+    e += " x=\"" + svg_number(x + anchor_x) + "\" y=\"" + svg_number(y + dy) + "\"";
+  } else {
+    e += " transform=\"translate(" + svg_number(x) + " " + svg_number(y) + ") rotate(" + svg_number(-angle) +
+         ")\" x=\"" + svg_number(anchor_x) + "\" y=\"" + svg_number(dy) + "\"";
+  }
+  e += " font-size=\"" + svg_number(size) + "\"";
+  if (h != HAlign::Left) e += std::string(" text-anchor=\"") + anchor + "\"";
+  if (bold) e += " font-weight=\"bold\"";
+  auto channel = [](double c) { return std::to_string(static_cast<int>(std::lround(std::clamp(c, 0.0, 1.0) * 255))); };
+  e += " fill=\"rgb(" + channel(r) + "," + channel(g) + "," + channel(b) + ")\"";
+  if (a < 1) e += " fill-opacity=\"" + svg_number(a) + "\"";
+  svg_text_ += e + ">" + xml_escaped(s) + "</text>\n";
+}
+
+// Adds the text elements before the end of the SVG cairo wrote, so they lie over the drawing.
+void Canvas::write_svg_text() const {
+  std::string svg;
+  {
+    std::ifstream in(path_, std::ios::binary);
+    svg.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw Error(ErrorKind::kIo, "cannot read back " + path_);
+  }
+  const size_t end = svg.rfind("</svg>");
+  if (end == std::string::npos) throw Error(ErrorKind::kIo, "cairo wrote no SVG end tag into " + path_);
+  svg.insert(end, "<g font-family=\"DejaVu Sans, Verdana, sans-serif\" xml:space=\"preserve\">\n" + svg_text_ + "</g>\n");
+  std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+  out << svg;
+  out.flush();
+  if (!out) throw Error(ErrorKind::kIo, "cannot write " + path_ + ": " + std::strerror(errno));
 }
 
 void Canvas::set_color(double r, double g, double b, double a) { cairo_set_source_rgba(cr_, r, g, b, a); }
@@ -119,6 +203,7 @@ void Canvas::finish() {
     st = cairo_surface_status(surface_);
   }
   if (st != CAIRO_STATUS_SUCCESS) throw Error(ErrorKind::kIo, "cannot write " + path_ + ": " + cairo_status_to_string(st));
+  if (format_ == Format::Svg) write_svg_text();
 }
 
 }  // namespace trialdb::plot

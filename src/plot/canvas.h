@@ -3,6 +3,11 @@
 // Everything is drawn with cairo (Debian's libcairo2): one drawing code path gives both a raster
 // PNG (image surface + cairo_surface_write_to_png) and a vector SVG (cairo's SVG surface), with
 // antialiased lines and real fonts, and no image encoder of our own to get wrong.
+//
+// Text in an SVG stays text: cairo's SVG surface writes every glyph as a path (a chart's labels
+// could be neither selected, searched nor read by a screen reader), so in SVG the canvas leaves
+// text out of cairo's drawing and adds it as <text> elements, over the drawing, when it writes
+// the file. Text is measured with the same font either way, so the layout is the same.
 #pragma once
 #include <cairo.h>
 
@@ -19,6 +24,10 @@ enum class Format { Png, Svg };
 
 // The format a file name asks for; throws Error (kInvalidInput) naming the file when it is neither.
 Format format_for_path(const std::string& path);
+
+// The advance width of s in the UI sans font at this size, measured without an image (for
+// layouts that decide the image's size).
+double measure_text(const std::string& s, double size, bool bold = false);
 
 enum class HAlign { Left, Center, Right };
 enum class VAlign { Top, Middle, Bottom, Baseline };
@@ -39,8 +48,11 @@ class Canvas {
   double text_width(const std::string& s, double size, bool bold = false) const;
   void text(double x, double y, const std::string& s, double size, HAlign h, VAlign v,
             bool bold = false, double angle = 0);
-  // s shortened with an ellipsis so that it fits in max_width.
-  std::string fit_text(const std::string& s, double size, double max_width) const;
+  // s shortened with an ellipsis so that it fits in max_width: the front is cut (tensor names
+  // differ at their ends), or with Cut::Middle its middle (both ends are kept).
+  enum class Cut { Front, Middle };
+  std::string fit_text(const std::string& s, double size, double max_width, bool bold = false,
+                       Cut cut = Cut::Front) const;
 
   void set_color(double r, double g, double b, double a = 1.0);
 
@@ -49,6 +61,10 @@ class Canvas {
 
  private:
   void select_font(double size, bool bold) const;
+  // The <text> element of a string drawn at (x, y) (its baseline start after rotation).
+  void add_svg_text(double x, double y, double dx, double dy, const std::string& s, double size, HAlign h,
+                    bool bold, double angle);
+  void write_svg_text() const;
 
   std::string path_;
   Format format_;
@@ -56,6 +72,7 @@ class Canvas {
   cairo_surface_t* surface_ = nullptr;
   cairo_t* cr_ = nullptr;
   bool finished_ = false;
+  std::string svg_text_;  // SVG: the <text> elements, added to the file by finish()
 };
 
 }  // namespace trialdb::plot

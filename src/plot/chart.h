@@ -12,18 +12,23 @@
 #include <vector>
 
 #include "src/plot/axes.h"
+#include "src/plot/legend.h"
 
 namespace trialdb::plot {
 
+inline constexpr int kMaxImageSide = 20000;  // pixels
+
 struct ImageSize {
   int width = 900, height = 540;
+  bool grow = false;  // the height may grow so that the whole legend shows
 };
 
 struct LineSeries {
   std::string label;
   std::vector<double> x, y;  // NaN in y breaks the line
   Rgb color{0, 0, 0};
-  int dash = 0;
+  Dash dash = Dash::Solid;
+  Marker marker = Marker::Circle;  // at the points (at every few points on a long series)
 };
 
 // A filled band between two curves over the same x (a range of percentiles), under the lines.
@@ -46,12 +51,17 @@ struct HeatPanel {
   std::vector<double> x;        // column positions (steps), ascending
   std::vector<double> y_edges;  // bin edges, ascending, bins = y_edges.size() - 1
   std::vector<double> counts;   // x.size() * bins, column by column; count of elements in the bin
+  std::vector<bool> marked;     // per column, or empty: columns marked above the plot (EVAL steps)
   std::string note;             // e.g. "3 NaN/Inf values left out"
 };
 
 struct HeatMap {
   std::string title, x_title, y_title, color_title;
-  bool log_color = true;  // colour by log(1 + count): the tails of a peaked distribution show
+  std::string mark_label;  // what a marked column is ("EVAL step"), shown in a key
+  bool log_color = true;   // colour by log(1 + count): the tails of a peaked distribution show
+  // One colour scale (and bar) for all panels, so colours compare across them; else each panel
+  // has its own, and shows its own distribution in full contrast.
+  bool shared_color = false;
   std::vector<HeatPanel> panels;
 };
 
@@ -76,5 +86,7 @@ void render_timeline(const Timeline& timeline, const std::string& path, ImageSiz
 
 // Shared by the renderers: the title at the top; returns the y where content may start.
 double draw_title(Canvas& c, const std::string& title, double font);
+// The image height that shows the whole legend when size.grow allows (else size.height).
+int fitted_height(ImageSize size, const LegendLayout& legend, double font);
 
 }  // namespace trialdb::plot

@@ -10,8 +10,16 @@ Rgb palette(int i) {
       {0.122, 0.467, 0.706}, {1.000, 0.498, 0.055}, {0.173, 0.627, 0.173}, {0.839, 0.153, 0.157},
       {0.580, 0.404, 0.741}, {0.549, 0.337, 0.294}, {0.890, 0.467, 0.761}, {0.498, 0.498, 0.498},
       {0.737, 0.741, 0.133}, {0.090, 0.745, 0.812}};
-  int n = static_cast<int>(sizeof kTableau10 / sizeof kTableau10[0]);
-  return kTableau10[((i % n) + n) % n];
+  static_assert(sizeof kTableau10 / sizeof kTableau10[0] == kPaletteColors);
+  return kTableau10[((i % kPaletteColors) + kPaletteColors) % kPaletteColors];
+}
+
+Dash dash_kind(int i) { return static_cast<Dash>(((i % kStyleVariants) + kStyleVariants) % kStyleVariants); }
+Marker marker_kind(int i) { return static_cast<Marker>(((i % kStyleVariants) + kStyleVariants) % kStyleVariants); }
+
+SeriesStyle series_style(int i) {
+  const int round = i / kPaletteColors;
+  return {palette(i), dash_kind(round), marker_kind(round)};
 }
 
 Rgb viridis(double t) {

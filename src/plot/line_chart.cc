@@ -2,23 +2,61 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "src/plot/chart.h"
 
 namespace trialdb::plot {
 
+namespace {
+constexpr size_t kAllMarkersUpTo = 80;  // points; longer series get markers at some of them
+constexpr size_t kMarkersPerLine = 16;
+}  // namespace
+
 double draw_title(Canvas& c, const std::string& title, double font) {
   double top = font * 0.8;
   if (title.empty()) return top;
+  // Wrapped at spaces onto at most kTitleLines lines; what does not fit even so loses its middle.
+  constexpr size_t kTitleLines = 3;
+  const double size = font * 1.25, width = c.width() - 2 * font;
+  std::vector<std::string> lines{""};
+  size_t word_start = 0;
+  while (word_start < title.size()) {
+    size_t space = title.find(' ', word_start);
+    if (space == std::string::npos) space = title.size();
+    const std::string word = title.substr(word_start, space - word_start);
+    const std::string joined = lines.back().empty() ? word : lines.back() + " " + word;
+    if (lines.back().empty() || c.text_width(joined, size, true) <= width || lines.size() == kTitleLines)
+      lines.back() = joined;
+    else
+      lines.push_back(word);
+    word_start = space + 1;
+  }
   c.set_color(0.05, 0.05, 0.05);
-  c.text(c.width() / 2.0, top, c.fit_text(title, font * 1.25, c.width() - 2 * font), font * 1.25,
-         HAlign::Center, VAlign::Top, true);
-  return top + font * 2.2;
+  for (const std::string& line : lines) {
+    c.text(c.width() / 2.0, top, c.fit_text(line, size, width, true, Canvas::Cut::Middle), size, HAlign::Center,
+           VAlign::Top, true);
+    top += size * 1.25;
+  }
+  return top + font * 0.6;
+}
+
+// The image height that shows the whole legend, when it may grow.
+int fitted_height(ImageSize size, const LegendLayout& legend, double font) {
+  if (!size.grow || legend.height == 0) return size.height;
+  // Title, x tick labels and axis title take about 8 fonts; the plot keeps at least 45% of the height.
+  constexpr double kFramingFonts = 8;
+  const double needed = legend.below ? size.height * 0.45 + kFramingFonts * font + legend.height + font
+                                     : legend.height + kFramingFonts * font;
+  return std::min(kMaxImageSide, std::max(size.height, static_cast<int>(std::ceil(needed))));
 }
 
 void render_line_chart(const LineChart& chart, const std::string& path, ImageSize size) {
-  Canvas c(path, size.width, size.height);
   const double f = base_font_size(size.width, size.height);
+  const LegendLayout legend = layout_legend(chart.legend, f * 0.9, size.width);
+  size.height = fitted_height(size, legend, f);
+  Canvas c(path, size.width, size.height);
   double top = draw_title(c, chart.title, f);
 
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
@@ -42,8 +80,9 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
   pad_range(&ylo, &yhi, 0.05, chart.log_y);
   double xpad = (xhi - xlo) * 0.02;
 
-  double legend_w = chart.legend.empty() ? 0 : legend_width(c, chart.legend, f * 0.9, size.width * 0.35);
-  Rect area{f * 0.5, top, size.width - f * 1.0 - (legend_w > 0 ? legend_w + f : 0), size.height - top - f * 0.5};
+  const double right = legend.height > 0 && !legend.below ? legend.width + f : 0;
+  const double below = legend.below ? legend.height + f * 0.5 : 0;
+  Rect area{f * 0.5, top, size.width - f * 1.0 - right, size.height - top - f * 0.5 - below};
   AxisSpec xa{chart.x_title, xlo - xpad, xhi + xpad, false, true, {}};
   AxisSpec ya{chart.y_title, ylo, yhi, chart.log_y, false, {}};
   Axes ax(c, area, xa, ya, f);
@@ -86,15 +125,17 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
       pen_down = true;
     }
     cairo_stroke(cr);
-    set_dash(c, 0, lw);
-    // Dots at the saved steps when they are few enough to see, so single points show too.
-    if (n <= 80)
-      for (size_t i = 0; i < n; i++) {
-        double y = s.y[i];
-        if (!std::isfinite(y) || (chart.log_y && y <= 0)) continue;
-        cairo_arc(cr, ax.px(s.x[i]), ax.py(y), lw * 1.3, 0, 2 * M_PI);
-        cairo_fill(cr);
-      }
+    set_dash(c, Dash::Solid, lw);
+    // Markers at every saved step when they are few enough to see (so single points show too),
+    // else at about kMarkersPerLine of them, staggered so that lines on top of each other still
+    // show each one's marker.
+    const size_t every = n <= kAllMarkersUpTo ? 1 : (n + kMarkersPerLine - 1) / kMarkersPerLine;
+    const size_t first = every == 1 ? 0 : (static_cast<size_t>(&s - chart.series.data()) * 3) % every;
+    for (size_t i = first; i < n; i += every) {
+      double y = s.y[i];
+      if (!std::isfinite(y) || (chart.log_y && y <= 0)) continue;
+      draw_marker(c, s.marker, ax.px(s.x[i]), ax.py(y), lw * 1.4);
+    }
   }
   ax.unclip();
   ax.draw_frame();
@@ -103,14 +144,13 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
     c.text(ax.plot().x + ax.plot().w / 2, ax.plot().y + ax.plot().h / 2, "no data", f * 1.2, HAlign::Center,
            VAlign::Middle);
   }
-  if (left_out > 0) {
-    c.set_color(0.4, 0.4, 0.4);
-    std::string note = std::to_string(left_out) + (chart.log_y ? " non-positive or NaN/Inf values left out"
-                                                              : " NaN/Inf values left out");
-    c.text(ax.plot().x + ax.plot().w - 4, ax.plot().y + 4, note, f * 0.8, HAlign::Right, VAlign::Top);
-  }
-  if (legend_w > 0)
-    draw_legend(c, chart.legend, size.width - legend_w - f * 0.5, ax.plot().y, legend_w, ax.plot().h, f * 0.9);
+  if (left_out > 0)
+    ax.draw_note(std::to_string(left_out) + (chart.log_y ? " non-positive or NaN/Inf values left out"
+                                                         : " NaN/Inf values left out"));
+  if (legend.below)
+    draw_legend(c, chart.legend, legend, f * 0.5, area.y + area.h + f * 0.5, legend.height);
+  else if (legend.height > 0)
+    draw_legend(c, chart.legend, legend, size.width - legend.width - f * 0.5, ax.plot().y, ax.plot().h);
   c.finish();
 }
 

@@ -8,8 +8,10 @@
 namespace trialdb::plot {
 
 void render_timeline(const Timeline& t, const std::string& path, ImageSize size) {
-  Canvas c(path, size.width, size.height);
   const double f = base_font_size(size.width, size.height);
+  const LegendLayout legend = layout_legend(t.legend, f * 0.9, size.width);
+  size.height = fitted_height(size, legend, f);
+  Canvas c(path, size.width, size.height);
   double top = draw_title(c, t.title, f);
   cairo_t* cr = c.cr();
 
@@ -17,8 +19,9 @@ void render_timeline(const Timeline& t, const std::string& path, ImageSize size)
   for (const TimelineMark& m : t.marks) { xlo = std::min(xlo, m.x); xhi = std::max(xhi, m.x); }
   if (xhi <= xlo) { xlo -= 1; xhi += 1; }
   double pad = (xhi - xlo) * 0.03;
-  double legend_w = t.legend.empty() ? 0 : legend_width(c, t.legend, f * 0.9, size.width * 0.3);
-  Rect area{f * 0.5, top, size.width - f - (legend_w > 0 ? legend_w + f : 0), size.height - top - f * 0.5};
+  const double right = legend.height > 0 && !legend.below ? legend.width + f : 0;
+  const double below = legend.below ? legend.height + f * 0.5 : 0;
+  Rect area{f * 0.5, top, size.width - f - right, size.height - top - f * 0.5 - below};
   std::vector<std::string> rows = t.rows.empty() ? std::vector<std::string>{"(no findings)"} : t.rows;
   AxisSpec xa{t.x_title, xlo - pad, xhi + pad, false, true, {}};
   AxisSpec ya{"", 0, 0, false, false, rows};
@@ -51,8 +54,10 @@ void render_timeline(const Timeline& t, const std::string& path, ImageSize size)
     c.text(ax.plot().x + ax.plot().w / 2, ax.plot().y + ax.plot().h / 2, "no findings", f * 1.2, HAlign::Center,
            VAlign::Middle);
   }
-  if (legend_w > 0)
-    draw_legend(c, t.legend, size.width - legend_w - f * 0.5, ax.plot().y, legend_w, ax.plot().h, f * 0.9);
+  if (legend.below)
+    draw_legend(c, t.legend, legend, f * 0.5, area.y + area.h + f * 0.5, legend.height);
+  else if (legend.height > 0)
+    draw_legend(c, t.legend, legend, size.width - legend.width - f * 0.5, ax.plot().y, ax.plot().h);
   c.finish();
 }
 

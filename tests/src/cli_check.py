@@ -10,12 +10,16 @@ EVAL placement) and when their save intervals differ (pt_reductions saves every 
 import csv
 import io
 import json
+import fcntl
 import os
+import pty
+import re
 import shutil
 import sqlite3
 import struct
 import subprocess
 import sys
+import termios
 import xml.etree.ElementTree as ET
 
 TRIALDB, FIXTURES, WORK = sys.argv[1:4]
@@ -260,6 +264,90 @@ check(p.returncode == 0 and "--idle-timeout" in p.stderr, "ingest --follow --idl
 p = run("ingest", noend, "--db", os.path.join(WORK, "noend.db"), "--idle-timeout", "0.5")
 check(p.returncode == 2, "--idle-timeout without --follow is a usage error (rc %d)" % p.returncode)
 
+# --- ingest: progress and summaries (issue 20 item 8) --------------------------------------------
+def run_on_terminal(args, columns, env_columns=None):
+    """Runs trialdb with stderr on a pseudo-terminal `columns` wide; returns (rc, what it wrote)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = dict(os.environ)
+    env.pop("COLUMNS", None)
+    if env_columns:
+        env["COLUMNS"] = str(env_columns)
+    p = subprocess.Popen([TRIALDB, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    os.close(master)
+    return p.wait(timeout=300), out.decode()
+
+
+def progress_lines(written):
+    """The progress bar's states: what is drawn between carriage returns, without the erase code."""
+    parts = [part.replace("\x1b[K", "") for part in written.split("\r")]
+    return [part for part in parts if part.strip() and not part.startswith("trialdb ingest:") and not part.startswith("\n")]
+
+
+for columns, env_columns in ((40, None), (200, 40), (100, None)):
+    rc, written = run_on_terminal(["ingest", os.path.join(FIXTURES, "pt_bad_init"), "--db",
+                                   os.path.join(WORK, "progress%d.db" % columns)], columns, env_columns)
+    width = env_columns or columns
+    lines = progress_lines(written)
+    check(rc == 0 and lines, "ingest on a terminal draws progress (rc %d %r)" % (rc, written))
+    for line in lines:
+        check(len(line) < width, "progress line fits %d columns: %r" % (width, line))
+        check(re.search(r"\d+ files|\d+/\d+", line) and re.search(r"\d(\.\d+)? [kMG]?B ", line) and "B/s" in line and "ETA" in line,
+              "progress line shows files, bytes, rate and ETA: %r" % line)
+    check(width < 60 or all(line.startswith("[") for line in lines), "progress bar drawn when there is room: %r" % lines)
+    check(re.search(r"pt_bad_init: 24 files \(\d[\d.]* [kM]B in [\d.]+ s\), \d+ values, 24 steps completed; training has ended",
+                    written), "ingest summary: files, bytes, time, values, steps (%r)" % written)
+
+# Plurals: a trial of one step says "1 file" and "1 step".
+one = os.path.join(WORK, "one_step")
+for sub in ("index/000000000", "events/000000000000"):
+    os.makedirs(os.path.join(one, sub))
+shutil.copy(os.path.join(FIXTURES, "pt_bad_init", "index", "000000000", "000000000000_worker_0.json"),
+            os.path.join(one, "index", "000000000"))
+shutil.copy(os.path.join(FIXTURES, "pt_bad_init", "events", "000000000000", "000000000000_worker_0.tfevents"),
+            os.path.join(one, "events", "000000000000"))
+shutil.copy(os.path.join(FIXTURES, "pt_bad_init", "training_job_end.ts"), one)
+p = run("ingest", one, "--db", os.path.join(WORK, "one.db"))
+check(p.returncode == 0 and ": 1 file (" in p.stderr and ", 1 step completed" in p.stderr and "values" in p.stderr,
+      "ingest summary in the singular: %r" % p.stderr)
+check(not re.search(r"\b1 (files|steps|values|errors)\b", p.stderr), "no '1 files': %r" % p.stderr)
+p = run("rules", "--db", os.path.join(WORK, "progress40.db"), "--rule", "overfit")
+check(p.returncode == 0 and p.stderr.strip().endswith("1 new finding"), "rules: '1 new finding' (%r)" % p.stderr[-200:])
+
+# --follow: what each pass added with the running totals, then the end of training summarised.
+grow = os.path.join(WORK, "grow")
+source = os.path.join(FIXTURES, "pt_bad_init")
+shutil.copytree(source, grow, ignore=lambda d, names: [n for n in names if n == "training_job_end.ts" or
+                                                        re.match(r"0000000000(1\d|2\d)", n)])
+follow = subprocess.Popen([TRIALDB, "ingest", grow, "--db", os.path.join(WORK, "grow.db"), "--follow", "--interval", "0.05",
+                           "--idle-timeout", "60"], stderr=subprocess.PIPE, text=True)
+first = follow.stderr.readline()
+# The rest as a job writes it: step by step, each event file before its index file, the end
+# marker last (the ingest lists index files after the last one it has read).
+for step in range(10, 24):
+    for kind, folder, suffix in (("events", "%012d" % step, ".tfevents"), ("index", "000000000", ".json")):
+        os.makedirs(os.path.join(grow, kind, folder), exist_ok=True)
+        shutil.copy(os.path.join(source, kind, folder, "%012d_worker_0%s" % (step, suffix)), os.path.join(grow, kind, folder))
+shutil.copy(os.path.join(source, "training_job_end.ts"), grow)
+rest = follow.stderr.read()
+rc = follow.wait(timeout=120)
+check(rc == 0 and re.match(r"trialdb ingest: grow: \+10 files, \+\d+ values, \+10 steps completed; so far 10 files \([\d.]+ [kM]?B\), "
+                           r"\d+ values, 10 steps completed", first), "--follow: first pass and totals: %r" % first)
+check(re.search(r"grow: \+\d+ files, .*; so far 24 files \([\d.]+ [kM]?B\), \d+ values, 24 steps completed", rest),
+      "--follow: the second pass adds to the totals: %r" % rest)
+check(re.search(r"grow: training has ended: 24 steps \(TRAIN 20, EVAL 4\); this run ingested 24 files \([\d.]+ [kM]?B\), "
+                r"\d+ values in [\d.]+ s\n$", rest), "--follow: the end of training is summarised: %r" % rest)
+
 # --- plot ----------------------------------------------------------------------------------------
 def plot(out, *args, size=("900", "540")):
     path = os.path.join(WORK, out)
@@ -315,6 +403,98 @@ p = run("plot", "--db", db, "--out", os.path.join(WORK, "nodir", "x.png"), "redu
 check(p.returncode == 1 and "cannot write" in p.stderr, "plot: unwritable output is an error")
 p = run("plot", "--db", db, "--out", os.path.join(WORK, "x.png"), "--width", "5", "reduction", "--tensor", "Loss")
 check(p.returncode == 2, "plot: tiny width is a usage error")
+
+# --- plot: charts people read (issue 20 item 7) --------------------------------------------------
+def series_paths(svg_path):
+    """The chart's lines in an SVG: cairo strokes the series with round joins, frames and legend
+    swatches with mitred ones. Returns (stroke colour, dash array) per series line."""
+    text = open(svg_path).read()
+    out = []
+    for style in re.findall(r'<path style="([^"]*stroke-linejoin:round[^"]*)"', text):
+        colour = re.search(r"stroke:(rgb\([^)]*\))", style).group(1)
+        dash = re.search(r"stroke-dasharray:([^;]*)", style)
+        out.append((colour, dash.group(1) if dash else ""))
+    return out
+
+
+def svg_texts(svg_path):
+    return [t.text or "" for t in ET.parse(svg_path).getroot().iter("{http://www.w3.org/2000/svg}text")]
+
+
+loss = os.path.join(WORK, "loss.svg")
+for modes in (["--by-mode"], ["--mode", "TRAIN", "--mode", "EVAL"]):
+    p = run("plot", "--db", db, "--out", loss, "reduction", "--trial", "pt_bad_init", "--tensor",
+            "CrossEntropyLoss_output_0", "--reduction", "mean", *modes)
+    check(p.returncode == 0, "plot reduction %s: rc %d %s" % (modes, p.returncode, p.stderr))
+    lines = series_paths(loss)
+    texts = svg_texts(loss)
+    check(len(lines) == 2 and len(set(lines)) == 2, "plot reduction %s: TRAIN and EVAL are two lines: %s" % (modes, lines))
+    check("TRAIN" in texts and "EVAL" in texts and "global step" in texts,
+          "plot reduction %s: legend names the modes, x is the global step: %s" % (modes, texts))
+    check(any("(TRAIN and EVAL)" in t for t in texts), "plot reduction %s: the title says the modes: %s" % (modes, texts))
+p = run("plot", "--db", db, "--out", loss, "reduction", "--trial", "pt_bad_init", "--tensor", "CrossEntropyLoss_output_0",
+        "--reduction", "mean", "--mode", "TRAIN")
+check(p.returncode == 0 and len(series_paths(loss)) == 1 and "TRAIN step" in svg_texts(loss),
+      "plot reduction --mode TRAIN: one line over TRAIN steps (%s)" % p.stderr)
+# SVG text stays text: the title is a <text> element, and no glyph outlines are drawn.
+check(any(t.startswith("mean of CrossEntropyLoss_output_0") for t in svg_texts(loss)) and "glyph" not in open(loss).read(),
+      "plot: SVG keeps its text as <text> elements")
+
+# 40 tensors: 40 lines, each with its own colour and dash (and marker).
+many = os.path.join(WORK, "many")
+p = run("synth", many, "--steps", "6", "--tensors", "100", "--elements", "8")
+check(p.returncode == 0, "synth many: %s" % p.stderr)
+p = run("ingest", many, "--db", db, "--name", "many")
+check(p.returncode == 0, "ingest many: %s" % p.stderr)
+many_svg = os.path.join(WORK, "many.svg")
+p = run("plot", "--db", db, "--out", many_svg, "--width", "500", "reduction", "--trial", "many", "--tensor", "^gradient/",
+        "--mode", "TRAIN")
+lines = series_paths(many_svg) if p.returncode == 0 else []
+check(len(lines) == 40 and len(set(lines)) == 40, "plot 40 series: %d lines, %d styles (%s)" % (len(lines), len(set(lines)), p.stderr))
+texts = svg_texts(many_svg) if p.returncode == 0 else []
+check(all(("gradient/Net_fc%d.%s" % (i, kind)) in texts for i in range(20) for kind in ("weight", "bias")),
+      "plot 40 series at 500 px: every legend label shown whole")
+check(not any(t.startswith("+ ") for t in texts), "plot 40 series: no legend entry left out")
+
+# EVAL steps are marked in a heat map over all modes; one mode marks none.
+heat = os.path.join(WORK, "heat.svg")
+p = run("plot", "--db", db, "--out", heat, "distribution", "--trial", "pt_bad_init", "--trial", "pt_good_init",
+        "--tensor", "relu0_output_0", "--shared-scale")
+check(p.returncode == 0 and svg_texts(heat).count("EVAL step") == 2, "plot distribution: EVAL steps marked (%s)" % p.stderr)
+check(svg_texts(heat).count("elements per bin") == 1, "plot distribution --shared-scale: one colour scale")
+for mode in ("TRAIN", "EVAL"):
+    p = run("plot", "--db", db, "--out", heat, "distribution", "--trial", "pt_bad_init", "--tensor", "relu0_output_0",
+            "--mode", mode)
+    # "EVAL step" is then only the x axis title of --mode EVAL, never a key of marks.
+    check(p.returncode == 0 and svg_texts(heat).count("EVAL step") == (mode == "EVAL"),
+          "plot distribution --mode %s: nothing marked" % mode)
+# A trial without the values gets a panel saying why; the chart is drawn for the other.
+p = run("plot", "--db", db, "--out", heat, "distribution", "--trial", "pt_bad_init", "--trial", "pt_reductions",
+        "--tensor", "Net_fc.weight")
+check(p.returncode == 0 and any("no numeric raw values" in t for t in svg_texts(heat)),
+      "plot distribution: a panel without values says why (%s)" % p.stderr)
+
+# An empty chart is an error, with a hint that fits the case.
+def empty_chart(args, hint, what):
+    out = os.path.join(WORK, "empty.png")
+    if os.path.exists(out):
+        os.remove(out)
+    p = run("plot", "--db", db, "--out", out, *args)
+    check(p.returncode == 1 and "nothing to draw" in p.stderr and hint in p.stderr and not os.path.exists(out),
+          "plot %s: exit 1 with the hint %r (rc %d %r)" % (what, hint, p.returncode, p.stderr))
+
+
+empty_chart(["reduction", "--trial", "pt_bad_init", "--tensor", "no_such"], "info --db", "no tensor matches")
+empty_chart(["reduction", "--trial", "pt_bad_init", "--tensor", "Loss", "--mode", "PREDICT"], "it has some in TRAIN, EVAL",
+            "reduction in a mode without values")
+empty_chart(["reduction", "--trial", "pt_reductions", "--tensor", "^gradient/Net_fc.weight$", "--reduction", "prod", "--abs"],
+            "it has l1, l2, l2 --abs, max, max --abs, mean, mean --abs",
+            "a reduction that was not saved")
+empty_chart(["distribution", "--trial", "pt_bad_init", "--tensor", "relu0_output_0", "--mode", "PREDICT"],
+            "it has values in EVAL, TRAIN", "distribution in a mode without values")
+empty_chart(["percentiles", "--trial", "pt_bad_init", "--tensor", "relu0_output_0", "--mode", "PREDICT"],
+            "it has values in EVAL, TRAIN", "percentiles in a mode without values")
+empty_chart(["findings", "--trial", "pt_bad_init", "--rule", "no_such_rule"], "trialdb rules --db", "findings of no rule")
 
 # --- shell ---------------------------------------------------------------------------------------
 p = run("shell", "--db", db, "--", "-csv", "SELECT tensor_numel(value) FROM tensor_values WHERE trial = 'pt_bad_init' "

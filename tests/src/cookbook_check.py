@@ -10,6 +10,8 @@ usage: cookbook_check.py TRIALDB FIXTURES_DIR COOKBOOK.md WORK_DIR [--update]
 """
 import os
 import re
+import shlex
+import struct
 import subprocess
 import sys
 
@@ -22,6 +24,39 @@ def run_query(trialdb, db, sql):
     if p.returncode != 0 or p.stderr.strip():
         return None, "exit %d, stderr: %s" % (p.returncode, p.stderr.strip())
     return p.stdout, None
+
+
+CHART = re.compile(r"```sh\n(trialdb plot [^\n]*)\n```\n\n!\[[^]]*\]\(([^)]*)\)")
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    return struct.unpack(">II", head[16:24]) if head[:8] == b"\x89PNG\r\n\x1a\n" else None
+
+
+def check_charts(trialdb, db, doc, doc_dir, work):
+    """Runs every chart command of the page (after the rules, for the findings) and checks it
+    writes an image of the size of the one the page shows."""
+    subprocess.run([trialdb, "rules", "--db", db], check=True, capture_output=True)
+    failures = 0
+    charts = CHART.findall(doc)
+    for command, image in charts:
+        args = shlex.split(command)[1:]
+        args[args.index("--db") + 1] = db
+        out = os.path.join(work, os.path.basename(args[args.index("--out") + 1]))
+        args[args.index("--out") + 1] = out
+        p = subprocess.run([trialdb, *args], capture_output=True, text=True, timeout=120)
+        shown = png_size(os.path.join(doc_dir, image))
+        if p.returncode != 0 or png_size(out) is None or png_size(out) != shown:
+            print("FAIL chart %s: exit %d %s, size %s, the page shows %s" % (image, p.returncode, p.stderr.strip(),
+                                                                          png_size(out), shown))
+            failures += 1
+    if not charts:
+        print("FAIL: no charts in the page")
+        failures += 1
+    print("%d charts checked" % len(charts))
+    return failures
 
 
 def main():
@@ -66,6 +101,7 @@ def main():
         out.append(got.rstrip() + "\n")
         last = m.end(2)
     out.append(doc[last:])
+    failures += check_charts(trialdb, db, doc, os.path.dirname(doc_path), work)
     if update:
         open(doc_path, "w").write("".join(out))
         print("updated %s (%d queries)" % (doc_path, len(blocks)))

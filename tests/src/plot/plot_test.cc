@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <set>
+#include <tuple>
 #include <string>
 
 #include "src/plot/chart.h"
@@ -77,7 +79,7 @@ TEST(Render, LineChartPngHasTheRequestedSize) {
   c.title = "t";
   c.x_title = "step";
   c.y_title = "l2";
-  c.series.push_back({"a", {0, 1, 2}, {1, NAN, 3}, palette(0), 0});
+  c.series.push_back({"a", {0, 1, 2}, {1, NAN, 3}, palette(0), Dash::Solid});
   c.legend.push_back({"a", palette(0)});
   render_line_chart(c, "line.png", {640, 360});
   auto [w, h] = png_size("line.png");
@@ -88,7 +90,7 @@ TEST(Render, LineChartPngHasTheRequestedSize) {
 TEST(Render, EmptyAndLogChartsStillRender) {
   LineChart c;
   c.log_y = true;
-  c.series.push_back({"neg", {0, 1}, {-1, 0}, palette(1), 1});  // nothing positive to show
+  c.series.push_back({"neg", {0, 1}, {-1, 0}, palette(1), Dash::Dashed});  // nothing positive to show
   render_line_chart(c, "empty.svg", {300, 200});
   std::string svg = slurp("empty.svg");
   EXPECT_NE(svg.find("<svg"), std::string::npos);
@@ -110,6 +112,67 @@ TEST(Render, HeatMapAndTimeline) {
   t.marks = {{0, 3, 1, palette(0)}, {1, 4, 5, palette(1)}};
   render_timeline(t, "timeline.png", {420, 300});
   EXPECT_EQ(png_size("timeline.png"), std::make_pair(420u, 300u));
+}
+
+TEST(Styles, FortySeriesLookDifferent) {
+  std::set<std::tuple<double, double, double, Dash, Marker>> seen;
+  for (int i = 0; i < kDistinctStyles; ++i) {
+    const SeriesStyle s = series_style(i);
+    seen.insert({s.color.r, s.color.g, s.color.b, s.dash, s.marker});
+  }
+  EXPECT_EQ(seen.size(), 40u);
+  // Beyond the palette, dash and marker change together, so neither alone has to be told apart.
+  EXPECT_NE(series_style(10).dash, series_style(0).dash);
+  EXPECT_NE(series_style(10).marker, series_style(0).marker);
+}
+
+TEST(Text, FittingKeepsBothEndsWhenAskedTo) {
+  Canvas c("fit.png", 200, 200);
+  const std::string name = "poor_weight_initialization · gradient/Net_conv1.weight";
+  const double width = measure_text(name, 12) / 2;
+  const std::string middle = c.fit_text(name, 12, width, false, Canvas::Cut::Middle);
+  EXPECT_LE(measure_text(middle, 12), width);
+  EXPECT_EQ(middle.rfind("poor_", 0), 0u) << middle;                      // the start stays
+  EXPECT_EQ(middle.substr(middle.size() - 6), "weight") << middle;        // and the end
+  EXPECT_NE(middle.find("\xE2\x80\xA6"), std::string::npos) << middle;  // an ellipsis between
+  const std::string front = c.fit_text(name, 12, width);
+  EXPECT_EQ(front.rfind("\xE2\x80\xA6", 0), 0u) << front;
+  EXPECT_EQ(c.fit_text("short", 12, 100), "short");
+}
+
+TEST(Render, SvgTextStaysText) {
+  LineChart c;
+  c.title = "loss <TRAIN & EVAL>";
+  c.x_title = "global step";
+  c.series.push_back({"a", {0, 1}, {1, 2}, palette(0), Dash::Solid});
+  c.legend.push_back({"gradient/Net_fc.weight", palette(0)});
+  render_line_chart(c, "text.svg", {500, 300});
+  const std::string svg = slurp("text.svg");
+  // The title as a text element (escaped), the legend label, the axis title; no glyph outlines.
+  EXPECT_NE(svg.find(">loss &lt;TRAIN &amp; EVAL&gt;</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">gradient/Net_fc.weight</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">global step</text>"), std::string::npos);
+  EXPECT_EQ(svg.find("glyph"), std::string::npos);
+  EXPECT_LT(svg.find("<text"), svg.rfind("</svg>"));
+}
+
+TEST(Render, LegendBelowANarrowChartGrowsTheImage) {
+  LineChart c;
+  for (int i = 0; i < 40; ++i) {
+    const SeriesStyle st = series_style(i);
+    c.series.push_back({"s", {0, 1}, {double(i), double(i + 1)}, st.color, st.dash, st.marker});
+    c.legend.push_back({"gradient/a_long_layer_name_" + std::to_string(i) + ".weight", st.color, st.dash,
+                        LegendEntry::Line, false, st.marker});
+  }
+  const LegendLayout l = layout_legend(c.legend, base_font_size(500, 400) * 0.9, 500);  // as the chart lays it out
+  EXPECT_TRUE(l.below);
+  EXPECT_LE(l.width, 500);
+  render_line_chart(c, "narrow.png", {500, 400, true});
+  auto [w, h] = png_size("narrow.png");
+  EXPECT_EQ(w, 500u);
+  EXPECT_GE(h, l.height + 400 * 0.45);   // every entry, and the plot keeps its share
+  render_line_chart(c, "fixed.png", {500, 400, false});
+  EXPECT_EQ(png_size("fixed.png"), std::make_pair(500u, 400u));
 }
 
 TEST(Render, BadOutputsAreClearErrors) {
