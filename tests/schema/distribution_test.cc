@@ -214,7 +214,7 @@ void expect_float32_distribution_exact(const std::vector<float>& x, const char* 
   }
 }
 
-constexpr size_t kLargeFloat32 = size_t{1} << 17;   // counted on keys
+constexpr size_t kLargeFloat32 = size_t{1} << 19;   // counted on keys
 
 std::vector<uint32_t> random_normal_float32_bits(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
