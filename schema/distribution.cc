@@ -276,7 +276,7 @@ class BucketCounter {
   int64_t lo_ = kMaxBucket, hi_ = 1, zero_ = 0, nan_ = 0;
 };
 
-// The same for a large float32 value, on keys that cost two integer operations per element:
+// The same for a large float32 value, on keys that cost four integer operations per element:
 // the float32 bits rounded up to their top 16 bits, which for a normal number is its bucket
 // (sign, exponent, top 7 mantissa bits; rounded up because a bucket holds its upper edge) less a
 // constant, plus a sign offset that keeps -0.0 apart from the largest NaN payloads. The counting
@@ -482,19 +482,32 @@ void percentiles_of(Counter& c, const TensorView& v, Load load, const double* ps
   for (size_t i = 0; i < count; ++i) out[i] = percentile_blend(value(at[i].lower), value(at[i].upper), at[i].gamma);
 }
 
+// Each thread's counters, kept between values (a thread allocates the key tables when it first
+// meets a large float32 value).
+BucketCounter& thread_bucket_counter() {
+  thread_local BucketCounter counter;
+  return counter;
+}
+Float32KeyCounter& thread_key_counter() {
+  thread_local Float32KeyCounter counter;
+  return counter;
+}
+
 // Counts v with the counter that suits it and calls f(counter, load), then clears the counter.
 // False for dtypes without an order and values over kMaxDistributionElements.
 template <class F>
 bool with_counted(const TensorView& v, F&& f) {
   if (!dtype_is_real(v.dtype) || v.numel > kMaxDistributionElements) return false;
-  thread_local BucketCounter buckets;
-  thread_local Float32KeyCounter keys;
   return with_loader(v, [&](auto load) {
-    if (v.dtype == DType::Float32 && v.numel >= Float32KeyCounter::kMinElements && keys.count(v)) {
-      f(keys, load);
-      keys.clear();
-      return;
+    if (v.dtype == DType::Float32 && v.numel >= Float32KeyCounter::kMinElements) {
+      Float32KeyCounter& keys = thread_key_counter();
+      if (keys.count(v)) {
+        f(keys, load);
+        keys.clear();
+        return;
+      }
     }
+    BucketCounter& buckets = thread_bucket_counter();
     buckets.count(v, load);
     f(buckets, load);
     buckets.clear();
