@@ -28,10 +28,10 @@ constexpr int64_t kInfinitySlot = kMaxBucket + 1;
 static_assert(kInfinitySlot < (int64_t{1} << kSignShift));
 constexpr int64_t kJunkSlots = 8;
 constexpr int64_t kJunkBase = int64_t{2} << kSignShift;
-constexpr int64_t kBlock = 256;
+constexpr int64_t kBlock = 256;             // elements whose slots are computed before they are counted
 // Order statistics selected in one pass over the elements (each wants at most one bucket; a
 // bucket's ordinal is a byte).
-constexpr size_t kMaxWantedBuckets = 128;   // elements whose slots are computed before they are counted
+constexpr size_t kMaxWantedBuckets = 128;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -176,8 +176,41 @@ void multi_select(It first, It last, It base, const int64_t* positions, size_t c
   multi_select(nth + 1, last, base, positions + mid + 1, count - mid - 1);
 }
 
-// The counting pass and the selection of order statistics, with its counts kept between values
-// of one thread (only the slots a value touched are cleared after it).
+// Appends the elements [start, start + len) of v whose slot is wanted to their bucket's range of
+// buffer: wanted[slots[j]] is the bucket's ordinal (0: not wanted). Two ways, each the faster
+// where it is used (bench/README.md): eight lookups OR-ed before one branch, as hits are rare...
+template <class Slot, class Load, class Elem>
+void gather_wanted_branching(const TensorView& v, int64_t start, int64_t len, const Slot* slots, const uint8_t* wanted,
+                             Load load, int64_t* cursor, Elem* buffer) {
+  int64_t j = 0;
+  for (; j + 8 <= len; j += 8) {
+    uint8_t any = 0;
+    for (int q = 0; q < 8; ++q) any |= wanted[slots[j + q]];
+    if (any)
+      for (int q = 0; q < 8; ++q)
+        if (const uint8_t b = wanted[slots[j + q]]) buffer[cursor[b]++] = load(v.data, start + j + q);
+  }
+  for (; j < len; ++j)
+    if (const uint8_t b = wanted[slots[j]]) buffer[cursor[b]++] = load(v.data, start + j);
+}
+
+// ...or the block's hits listed without a branch first, then appended: in a large value many
+// groups of eight hold a hit, and that branch is not predicted.
+template <class Slot, class Load, class Elem>
+void gather_wanted_listing(const TensorView& v, int64_t start, int64_t len, const Slot* slots, const uint8_t* wanted,
+                           Load load, int64_t* cursor, Elem* buffer) {
+  int32_t hits[kBlock];
+  int64_t n = 0;
+  for (int64_t j = 0; j < len; ++j) {
+    hits[n] = static_cast<int32_t>(j);
+    n += wanted[slots[j]] != 0;
+  }
+  for (int64_t h = 0; h < n; ++h) buffer[cursor[wanted[slots[hits[h]]]]++] = load(v.data, start + hits[h]);
+}
+
+// The counting pass and the gathering of wanted buckets' elements for any dtype, on slots (the
+// bucket with its sign), with its counts kept between values of one thread (only the slots a
+// value touched are cleared after it).
 class BucketCounter {
  public:
   BucketCounter() : counts_(kJunkBase + kJunkSlots, 0), wanted_(kJunkBase + kJunkSlots, 0) {}
@@ -197,94 +230,36 @@ class BucketCounter {
 
   int64_t zero() const { return zero_; }
   int64_t nan() const { return nan_; }
-  int64_t inf(int sign) const { return at(sign, kInfinitySlot); }
+  int64_t inf(int sign) const { return counts_[slot(sign, kInfinitySlot)]; }
   // Finite non-zero buckets are in [lo(), hi()] for either sign (empty when lo() > hi()).
   int64_t lo() const { return lo_; }
   int64_t hi() const { return hi_; }
-  int64_t at(int sign, int64_t s) const { return counts_[static_cast<int64_t>(sign) << kSignShift | s]; }
+  int64_t at(int sign, int64_t s) const { return counts_[slot(sign, s)]; }
 
-  // Every bucket in value order: f(bucket, count) for the non-empty ones.
-  template <class F>
-  void for_each_bucket(F&& f) const {
-    for (int64_t s = hi_; s >= lo_; --s)
-      if (const int64_t c = at(1, s)) f(-s, c);
-    if (zero_) f(int64_t{0}, zero_);
-    for (int64_t s = lo_; s <= hi_; ++s)
-      if (const int64_t c = at(0, s)) f(s, c);
+  // Marks the bucket (sign, s) wanted as the ordinal-th; gather() appends its elements.
+  void want(int sign, int64_t s, uint8_t ordinal) {
+    wanted_[slot(sign, s)] = ordinal;
+    wanted_slots_.push_back(slot(sign, s));
   }
-
-  // values[i] = the element of order ranks[i] among the non-NaN ones (ranks ascending, distinct).
-  // The elements of each bucket holding a wanted rank are gathered into a range of their own
-  // (their counts are known), and each rank is selected within its bucket's range.
-  template <class Load>
-  void select(const TensorView& v, Load load, const int64_t* ranks, size_t k, double* values) {
-    struct Wanted {
-      int64_t begin, end;        // its range of the gathered elements
-      size_t first_rank, ranks;  // which of ranks[] fall in it
-    };
-    std::vector<Wanted> buckets(1);   // ordinal 0: not wanted
-    std::vector<int64_t> positions(k);
-    int64_t below = 0, gathered = 0;
-    size_t i = 0;
-    auto exact = [&](int64_t c, double value) {   // a region whose elements are all `value`
-      for (; i < k && ranks[i] < below + c; ++i) values[i] = value;
-      below += c;
-    };
-    auto bucket = [&](int sign, int64_t s) {
-      const int64_t c = at(sign, s);
-      if (i < k && ranks[i] < below + c) {
-        const int64_t slot = static_cast<int64_t>(sign) << kSignShift | s;
-        wanted_[slot] = static_cast<uint8_t>(buckets.size());
-        wanted_slots_.push_back(slot);
-        Wanted w{gathered, gathered + c, i, 0};
-        for (; i < k && ranks[i] < below + c; ++i, ++w.ranks) positions[i] = gathered + ranks[i] - below;
-        buckets.push_back(w);
-        gathered += c;
-      }
-      below += c;
-    };
-    exact(inf(1), -kInf);
-    for (int64_t s = hi_; s >= lo_; --s) bucket(1, s);
-    exact(zero_, 0.0);
-    for (int64_t s = lo_; s <= hi_; ++s) bucket(0, s);
-    exact(inf(0), kInf);
-    if (!gathered) return;
-    using Elem = decltype(load(v.data, 0));
-    std::unique_ptr<Elem[]> buffer(new Elem[static_cast<size_t>(gathered)]);
-    int64_t cursor[kMaxWantedBuckets + 1];
-    for (size_t b = 1; b < buckets.size(); ++b) cursor[b] = buckets[b].begin;
-    const uint8_t* const wanted = wanted_.data();
+  template <class Load, class Elem>
+  void gather(const TensorView& v, Load load, int64_t* cursor, Elem* buffer) {
     int32_t slots[kBlock];
     BlockStats st;
     for (int64_t start = 0; start < v.numel; start += kBlock) {
       const int64_t len = std::min(kBlock, v.numel - start);
       block_slots(v, start, len, load, slots, &st);
-      // Eight lookups OR-ed before one branch: hits are rare.
-      int64_t j = 0;
-      for (; j + 8 <= len; j += 8) {
-        uint8_t any = 0;
-        for (int q = 0; q < 8; ++q) any |= wanted[slots[j + q]];
-        if (any)
-          for (int q = 0; q < 8; ++q)
-            if (const uint8_t b = wanted[slots[j + q]]) buffer[cursor[b]++] = load(v.data, start + j + q);
-      }
-      for (; j < len; ++j)
-        if (const uint8_t b = wanted[slots[j]]) buffer[cursor[b]++] = load(v.data, start + j);
+      gather_wanted_branching(v, start, len, slots, wanted_.data(), load, cursor, buffer);
     }
-    Elem* const first = buffer.get();
-    for (size_t b = 1; b < buckets.size(); ++b) {
-      const Wanted& w = buckets[b];
-      multi_select(first + w.begin, first + w.end, first, positions.data() + w.first_rank, w.ranks);
-      for (size_t r = w.first_rank; r < w.first_rank + w.ranks; ++r) values[r] = static_cast<double>(first[positions[r]]);
-    }
-    for (const int64_t slot : wanted_slots_) wanted_[slot] = 0;
+  }
+  void unwant() {
+    for (const int64_t s : wanted_slots_) wanted_[s] = 0;
     wanted_slots_.clear();
   }
 
   // Clears what the last value touched.
   void clear() {
-    for (int64_t sign : {0, 1}) {
-      const auto base = counts_.begin() + (sign << kSignShift);
+    for (int sign : {0, 1}) {
+      const auto base = counts_.begin() + slot(sign, 0);
       if (lo_ <= hi_) std::fill(base + lo_, base + hi_ + 1, 0);
       base[kInfinitySlot] = 0;
     }
@@ -293,20 +268,199 @@ class BucketCounter {
   }
 
  private:
+  static int64_t slot(int sign, int64_t s) { return static_cast<int64_t>(sign) << kSignShift | s; }
+
   std::vector<uint32_t> counts_;
   std::vector<uint8_t> wanted_;          // the ordinal of the wanted bucket of a slot, 0 for none
   std::vector<int64_t> wanted_slots_;    // which they are
   int64_t lo_ = kMaxBucket, hi_ = 1, zero_ = 0, nan_ = 0;
 };
 
-BucketCounter& thread_counter() {
-  thread_local BucketCounter counter;
-  return counter;
+// The same for a large float32 value, on keys that cost four integer operations per element:
+// the float32 bits rounded up to their top 16 bits, which for a normal number is its bucket
+// (sign, exponent, top 7 mantissa bits; rounded up because a bucket holds its upper edge) less a
+// constant, plus a sign offset that keeps -0.0 apart from the largest NaN payloads. The counting
+// pass is a plain histogram of keys in kCountTables interleaved tables (a ReLU output's zeros
+// would otherwise be a chain of dependent increments of one counter); the classes of elements
+// are read off the keys afterwards. Keys that hold a float32 subnormal, an infinity or a finite
+// value in the infinity's key cannot tell those apart: a value with any is declined and counted
+// by BucketCounter instead.
+class Float32KeyCounter {
+ public:
+  // Below this many elements, clearing and merging the key tables costs more than it saves.
+  static constexpr int64_t kMinElements = int64_t{1} << 19;
+
+  Float32KeyCounter() : tables_(kCountTables * kTableStride, 0), wanted_(kKeys, 0) {}
+
+  // Counts v (float32). False (and nothing kept) when v holds an element of an ambiguous key.
+  bool count(const TensorView& v) {
+    uint32_t* const t = tables_.data();
+    uint32_t keys[kBlock];
+    for (int64_t start = 0; start < v.numel; start += kBlock) {
+      const int64_t len = std::min(kBlock, v.numel - start);
+      block_keys(v, start, len, keys);
+      int64_t j = 0;
+      for (; j + kCountTables <= len; j += kCountTables)
+        for (int q = 0; q < kCountTables; ++q) ++t[q * kTableStride + keys[j + q]];
+      for (; j < len; ++j) ++t[keys[j]];
+    }
+    for (int q = 1; q < kCountTables; ++q) {
+      uint32_t* const other = t + q * kTableStride;
+      for (uint32_t k = 0; k < kKeys; ++k) {
+        t[k] += other[k];
+        other[k] = 0;
+      }
+    }
+    for (const uint32_t base : {uint32_t{0}, kNegativeKeys}) {
+      bool ambiguous = t[base + kInfinityKey] != 0;
+      for (uint32_t m = 1; m < kSmallestNormalKey; ++m) ambiguous |= t[base + m] != 0;
+      if (ambiguous) {
+        std::fill(tables_.begin(), tables_.begin() + kKeys, 0);
+        return false;
+      }
+    }
+    zero_ = t[0] + t[kNegativeKeys];
+    nan_ = 0;
+    for (const uint32_t base : {uint32_t{0}, kNegativeKeys})
+      for (uint32_t m = kInfinityKey + 1; m <= kLargestKey && base + m < kKeys; ++m) nan_ += t[base + m];
+    uint32_t lo = kSmallestNormalKey, hi = kInfinityKey - 1;
+    while (lo <= hi && !t[lo] && !t[kNegativeKeys + lo]) ++lo;
+    while (hi >= lo && !t[hi] && !t[kNegativeKeys + hi]) --hi;
+    lo_ = lo + kKeyToBucket, hi_ = hi + kKeyToBucket;
+    return true;
+  }
+
+  int64_t zero() const { return zero_; }
+  int64_t nan() const { return nan_; }
+  int64_t inf(int) const { return 0; }
+  int64_t lo() const { return lo_; }
+  int64_t hi() const { return hi_; }
+  int64_t at(int sign, int64_t s) const { return tables_[key(sign, s)]; }
+
+  void want(int sign, int64_t s, uint8_t ordinal) {
+    wanted_[key(sign, s)] = ordinal;
+    wanted_keys_.push_back(key(sign, s));
+  }
+  template <class Load, class Elem>
+  void gather(const TensorView& v, Load load, int64_t* cursor, Elem* buffer) {
+    uint32_t keys[kBlock];
+    for (int64_t start = 0; start < v.numel; start += kBlock) {
+      const int64_t len = std::min(kBlock, v.numel - start);
+      block_keys(v, start, len, keys);
+      gather_wanted_listing(v, start, len, keys, wanted_.data(), load, cursor, buffer);
+    }
+  }
+  void unwant() {
+    for (const uint32_t k : wanted_keys_) wanted_[k] = 0;
+    wanted_keys_.clear();
+  }
+
+  // Clears the keys a counted value can have touched: zeros, NaNs and its range of buckets.
+  void clear() {
+    uint32_t* const t = tables_.data();
+    for (const uint32_t base : {uint32_t{0}, kNegativeKeys}) {
+      t[base] = 0;
+      std::fill(t + base + kInfinityKey + 1, t + std::min(base + kLargestKey + 1, kKeys), 0);
+      if (lo_ <= hi_) std::fill(t + key(base != 0, lo_), t + key(base != 0, hi_) + 1, 0);
+    }
+  }
+
+ private:
+  static constexpr int kCountTables = 2;
+  static constexpr uint32_t kKeyRound = 0xFFFF;
+  static constexpr int kKeyShift = 16;
+  // A key is the magnitude's key plus kNegativeKeys for negative elements. Magnitude keys: 0 for
+  // zero, [1, kSmallestNormalKey) for subnormals (and the smallest normal), then the normal
+  // buckets up to kInfinityKey (Inf, and magnitudes over 0x7F7F0000), then NaNs up to
+  // kLargestKey. A negative NaN whose key would pass kKeys wraps to 1 (declined).
+  static constexpr uint32_t kSmallestNormalKey = 0x81;
+  static constexpr uint32_t kInfinityKey = 0x7F80;
+  static constexpr uint32_t kLargestKey = 0x8000;
+  static constexpr uint32_t kNegativeKeys = kLargestKey + 1;
+  static constexpr uint32_t kKeys = 2 * kLargestKey + 1;
+  static constexpr uint32_t kTableStride = (kKeys + 63) / 64 * 64;
+  // A normal float32's bucket less its magnitude key: the exponent rebias from float32 to float64.
+  static constexpr int64_t kKeyToBucket = int64_t{1023 - 127} << kBucketMantissaBits;
+
+  static uint32_t key(int sign, int64_t s) { return static_cast<uint32_t>(s - kKeyToBucket) + (sign ? kNegativeKeys : 0); }
+
+  static void block_keys(const TensorView& v, int64_t start, int64_t len, uint32_t* keys) {
+    const uint8_t* const p = v.data + 4 * start;
+    for (int64_t j = 0; j < len; ++j) {
+      uint32_t bits;
+      std::memcpy(&bits, p + 4 * j, 4);
+      keys[j] = ((bits + kKeyRound) >> kKeyShift) + (bits >> 31);
+    }
+  }
+
+  std::vector<uint32_t> tables_;         // kCountTables tables; the first holds the merged counts
+  std::vector<uint8_t> wanted_;          // the ordinal of the wanted bucket of a key, 0 for none
+  std::vector<uint32_t> wanted_keys_;    // which they are
+  int64_t lo_ = 0, hi_ = -1, zero_ = 0, nan_ = 0;
+};
+
+// Every bucket of the counted value in value order: f(bucket, count) for the non-empty ones.
+template <class Counter, class F>
+void for_each_bucket(const Counter& c, F&& f) {
+  for (int64_t s = c.hi(); s >= c.lo(); --s)
+    if (const int64_t n = c.at(1, s)) f(-s, n);
+  if (c.zero()) f(int64_t{0}, c.zero());
+  for (int64_t s = c.lo(); s <= c.hi(); ++s)
+    if (const int64_t n = c.at(0, s)) f(s, n);
+}
+
+// values[i] = the element of order ranks[i] among the counted value's non-NaN ones (ranks
+// ascending, distinct, at most kMaxWantedBuckets). The elements of each bucket holding a wanted
+// rank are gathered into a range of their own (their counts are known), and each rank is
+// selected within its bucket's range.
+template <class Counter, class Load>
+void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ranks, size_t k, double* values) {
+  struct Wanted {
+    int64_t begin, end;        // its range of the gathered elements
+    size_t first_rank, ranks;  // which of ranks[] fall in it
+  };
+  std::vector<Wanted> buckets(1);   // ordinal 0: not wanted
+  std::vector<int64_t> positions(k);
+  int64_t below = 0, gathered = 0;
+  size_t i = 0;
+  auto exact = [&](int64_t n, double value) {   // a region whose elements are all `value`
+    for (; i < k && ranks[i] < below + n; ++i) values[i] = value;
+    below += n;
+  };
+  auto bucket = [&](int sign, int64_t s) {
+    const int64_t n = c.at(sign, s);
+    if (i < k && ranks[i] < below + n) {
+      c.want(sign, s, static_cast<uint8_t>(buckets.size()));
+      Wanted w{gathered, gathered + n, i, 0};
+      for (; i < k && ranks[i] < below + n; ++i, ++w.ranks) positions[i] = gathered + ranks[i] - below;
+      buckets.push_back(w);
+      gathered += n;
+    }
+    below += n;
+  };
+  exact(c.inf(1), -kInf);
+  for (int64_t s = c.hi(); s >= c.lo(); --s) bucket(1, s);
+  exact(c.zero(), 0.0);
+  for (int64_t s = c.lo(); s <= c.hi(); ++s) bucket(0, s);
+  exact(c.inf(0), kInf);
+  if (!gathered) return;
+  using Elem = decltype(load(v.data, 0));
+  std::unique_ptr<Elem[]> buffer(new Elem[static_cast<size_t>(gathered)]);
+  int64_t cursor[kMaxWantedBuckets + 1];
+  for (size_t b = 1; b < buckets.size(); ++b) cursor[b] = buckets[b].begin;
+  c.gather(v, load, cursor, buffer.get());
+  c.unwant();
+  Elem* const first = buffer.get();
+  for (size_t b = 1; b < buckets.size(); ++b) {
+    const Wanted& w = buckets[b];
+    multi_select(first + w.begin, first + w.end, first, positions.data() + w.first_rank, w.ranks);
+    for (size_t r = w.first_rank; r < w.first_rank + w.ranks; ++r) values[r] = static_cast<double>(first[positions[r]]);
+  }
 }
 
 // The percentiles ps[0, count) of the counted value: out[i].
-template <class Load>
-void percentiles_of(BucketCounter& c, const TensorView& v, Load load, const double* ps, size_t count, double* out) {
+template <class Counter, class Load>
+void percentiles_of(Counter& c, const TensorView& v, Load load, const double* ps, size_t count, double* out) {
   const int64_t m = v.numel - c.nan();
   if (m == 0) {
     std::fill(out, out + count, kNaN);
@@ -323,45 +477,70 @@ void percentiles_of(BucketCounter& c, const TensorView& v, Load load, const doub
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   std::vector<double> values(ranks.size());
   for (size_t from = 0; from < ranks.size(); from += kMaxWantedBuckets)
-    c.select(v, load, ranks.data() + from, std::min(kMaxWantedBuckets, ranks.size() - from), values.data() + from);
+    select_ranks(c, v, load, ranks.data() + from, std::min(kMaxWantedBuckets, ranks.size() - from), values.data() + from);
   auto value = [&](int64_t rank) { return values[std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin()]; };
   for (size_t i = 0; i < count; ++i) out[i] = percentile_blend(value(at[i].lower), value(at[i].upper), at[i].gamma);
+}
+
+// Each thread's counters, kept between values (a thread allocates the key tables when it first
+// meets a large float32 value).
+BucketCounter& thread_bucket_counter() {
+  thread_local BucketCounter counter;
+  return counter;
+}
+Float32KeyCounter& thread_key_counter() {
+  thread_local Float32KeyCounter counter;
+  return counter;
+}
+
+// Counts v with the counter that suits it and calls f(counter, load), then clears the counter.
+// False for dtypes without an order and values over kMaxDistributionElements.
+template <class F>
+bool with_counted(const TensorView& v, F&& f) {
+  if (!dtype_is_real(v.dtype) || v.numel > kMaxDistributionElements) return false;
+  return with_loader(v, [&](auto load) {
+    if (v.dtype == DType::Float32 && v.numel >= Float32KeyCounter::kMinElements) {
+      Float32KeyCounter& keys = thread_key_counter();
+      if (keys.count(v)) {
+        f(keys, load);
+        keys.clear();
+        return;
+      }
+    }
+    BucketCounter& buckets = thread_bucket_counter();
+    buckets.count(v, load);
+    f(buckets, load);
+    buckets.clear();
+  });
 }
 
 }  // namespace
 
 bool compute_distribution(const TensorView& v, Distribution* out) {
-  if (!dtype_is_real(v.dtype) || v.numel > kMaxDistributionElements) return false;
-  BucketCounter& c = thread_counter();
-  return with_loader(v, [&](auto load) {
-    c.count(v, load);
+  return with_counted(v, [&](auto& c, auto load) {
     out->nan = c.nan();
     out->zero = c.zero();
     out->pos_inf = c.inf(0);
     out->neg_inf = c.inf(1);
     out->negative = out->positive = 0;
     BucketRunWriter runs;
-    c.for_each_bucket([&](int64_t bucket, int64_t count) {
+    for_each_bucket(c, [&](int64_t bucket, int64_t count) {
       if (bucket < 0) out->negative += count;
       if (bucket > 0) out->positive += count;
       runs.add(bucket, static_cast<uint64_t>(count));
     });
     out->histogram = runs.finish();
     percentiles_of(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile);
-    c.clear();
   });
 }
 
 int64_t compute_percentiles(const TensorView& v, const double* ps, size_t count, double* out) {
-  if (!dtype_is_real(v.dtype) || v.numel > kMaxDistributionElements) return -1;
-  BucketCounter& c = thread_counter();
   int64_t nan = -1;
-  with_loader(v, [&](auto load) {
-    c.count(v, load);
-    nan = c.nan();
-    percentiles_of(c, v, load, ps, count, out);
-    c.clear();
-  });
+  if (!with_counted(v, [&](auto& c, auto load) {
+        nan = c.nan();
+        percentiles_of(c, v, load, ps, count, out);
+      }))
+    return -1;
   return nan;
 }
 

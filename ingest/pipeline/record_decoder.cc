@@ -110,7 +110,9 @@ DecodedRecord decode_record(const IndexEntry& e, int64_t step, std::string_view 
   // Reductions are offered where smdebug can read the value (parity with its Trial API);
   // tensor_reduce() answers for the rest.
   d.has_reductions = t.smdebug_readable && compute_reductions(tv, &d.reductions);
+#ifndef TRIALDB_BENCH_WITHOUT_DISTRIBUTIONS   // bench/run's reference build only (bench/CMakeLists.txt)
   d.has_distribution = compute_distribution(tv, &d.distribution);
+#endif
   if (kBlobHeaderFixed + 8 * t.dims.size() + bytes.size() > max_blob_bytes) {
     // SQLite cannot hold it as one value (SQLITE_MAX_LENGTH); keep what describes it.
     d.too_large = true;

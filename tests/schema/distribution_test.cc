@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -137,6 +138,141 @@ TEST(Distribution, ManyPercentilesTakeSeveralSelectionPassesAndStayExact) {
     const double a = sorted[lo], b = sorted[std::min(lo + 1, sorted.size() - 1)], t = v - std::floor(v);
     EXPECT_EQ(out[i], t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t) << ps[i];
   }
+}
+
+// Large float32 values are counted on the keys of their bits (schema/distribution.cc,
+// Float32KeyCounter), the rest on the buckets of their elements as float64: the same elements as
+// float32 and as float64 must give the same distribution, field for field, and the percentiles
+// must be numpy's over the sorted elements.
+std::vector<float> float32_from_bits(const std::vector<uint32_t>& bits) {
+  std::vector<float> x(bits.size());
+  std::memcpy(x.data(), bits.data(), bits.size() * 4);
+  return x;
+}
+
+TensorView view_of(const std::vector<float>& x) {
+  TensorView v;
+  v.dtype = DType::Float32;
+  v.ndim = 1;
+  v.dims[0] = v.numel = static_cast<int64_t>(x.size());
+  v.data = reinterpret_cast<const uint8_t*>(x.data());
+  v.data_bytes = x.size() * sizeof(float);
+  return v;
+}
+
+void expect_float32_distribution_exact(const std::vector<float>& x, const char* what) {
+  SCOPED_TRACE(what);
+  Distribution f32, f64;
+  ASSERT_TRUE(compute_distribution(view_of(x), &f32));
+  ASSERT_TRUE(compute_distribution(view_of(std::vector<double>(x.begin(), x.end())), &f64));
+  EXPECT_EQ(f32.nan, f64.nan);
+  EXPECT_EQ(f32.pos_inf, f64.pos_inf);
+  EXPECT_EQ(f32.neg_inf, f64.neg_inf);
+  EXPECT_EQ(f32.zero, f64.zero);
+  EXPECT_EQ(f32.negative, f64.negative);
+  EXPECT_EQ(f32.positive, f64.positive);
+  EXPECT_EQ(f32.histogram, f64.histogram);
+  // Counts and buckets from the elements themselves.
+  std::vector<double> sorted;
+  int64_t nan = 0, zero = 0, negative = 0, positive = 0;
+  std::map<int64_t, uint64_t> buckets;
+  for (const float e : x) {
+    if (std::isnan(e)) {
+      ++nan;
+      continue;
+    }
+    sorted.push_back(e);
+    if (std::isinf(e)) continue;
+    ++buckets[bucket_of(e)];
+    zero += e == 0;
+    negative += e < 0;
+    positive += e > 0;
+  }
+  EXPECT_EQ(f32.nan, nan);
+  EXPECT_EQ(f32.zero, zero);
+  EXPECT_EQ(f32.negative, negative);
+  EXPECT_EQ(f32.positive, positive);
+  std::vector<std::pair<int64_t, uint64_t>> runs;
+  ASSERT_TRUE(decode_bucket_runs(f32.histogram, &runs));
+  const std::vector<std::pair<int64_t, uint64_t>> want_runs(buckets.begin(), buckets.end());
+  EXPECT_EQ(runs, want_runs);
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < kDistributionPercentiles; ++i) {
+    const double p = kDistributionPercents[i];
+    if (sorted.empty()) {
+      EXPECT_TRUE(std::isnan(f32.percentile[i]));
+      continue;
+    }
+    const double vi = static_cast<double>(sorted.size() - 1) * (p / 100);
+    const size_t lo = static_cast<size_t>(std::floor(vi));
+    const double a = sorted[lo], b = sorted[std::min(lo + 1, sorted.size() - 1)], t = vi - std::floor(vi);
+    const double want = t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
+    if (std::isnan(want)) EXPECT_TRUE(std::isnan(f32.percentile[i])) << p;
+    else EXPECT_EQ(f32.percentile[i], want) << p;
+    if (std::isnan(f64.percentile[i])) EXPECT_TRUE(std::isnan(f32.percentile[i])) << p;
+    else EXPECT_EQ(f32.percentile[i], f64.percentile[i]) << p;
+  }
+}
+
+constexpr size_t kLargeFloat32 = size_t{1} << 19;   // counted on keys
+
+std::vector<uint32_t> random_normal_float32_bits(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> g(0.0f, 0.02f);
+  std::vector<uint32_t> bits(n);
+  for (uint32_t& b : bits) {
+    const float e = g(rng);
+    std::memcpy(&b, &e, 4);
+  }
+  return bits;
+}
+
+TEST(Distribution, LargeFloat32ValuesEqualTheirFloat64Copies) {
+  std::vector<uint32_t> bits = random_normal_float32_bits(kLargeFloat32, 11);
+  expect_float32_distribution_exact(float32_from_bits(bits), "normal");
+  // A ReLU output: half +0.0, some -0.0, and elements on bucket edges (a bucket holds its upper
+  // edge: 1.0 is in the bucket below 1.0's key), among them powers of two.
+  for (size_t i = 0; i < bits.size(); ++i) {
+    if (i % 2) bits[i] = 0;
+    if (i % 7 == 0) bits[i] = 0x80000000u;
+    if (i % 11 == 0) bits[i] &= 0xFFFF0000u;
+    if (i % 13 == 0) bits[i] = 0x3F800000u + (static_cast<uint32_t>(i) % 3) * 0x10000u;   // 1.0, 1.0078125, ...
+  }
+  expect_float32_distribution_exact(float32_from_bits(bits), "zeros and edges");
+  // NaNs of every payload class: the top 16 bits of Inf's with a payload, the largest payloads of
+  // either sign (the positive one's key is next to -0.0's), the default quiet NaNs.
+  for (const uint32_t nan : {0x7F800001u, 0xFF800001u, 0x7FFFFFFFu, 0x7FFF0001u, 0x7FC00000u, 0xFFC00000u,
+                             0xFFFF0000u, 0xFFFFFFFFu}) {
+    std::vector<uint32_t> with = bits;
+    for (size_t i = 3; i < with.size(); i += 5) with[i] = nan;
+    with[1] = 0x80000000u;   // -0.0 beside them
+    expect_float32_distribution_exact(float32_from_bits(with), "NaN payload");
+  }
+}
+
+TEST(Distribution, LargeFloat32ValuesWithSubnormalsInfinitiesAndHugeValues) {
+  const std::vector<uint32_t> base = random_normal_float32_bits(kLargeFloat32, 12);
+  // Elements whose keys are shared with something else: subnormals (and the smallest normal),
+  // the infinities and the finite values just below them, alone and mixed.
+  for (const uint32_t odd : {0x00000001u, 0x807FFFFFu, 0x00800000u, 0x00010000u, 0x7F800000u, 0xFF800000u,
+                             0x7F7FFFFFu, 0xFF7F0001u}) {
+    std::vector<uint32_t> bits = base;
+    for (size_t i = 0; i < bits.size(); i += 1000) bits[i] = odd;
+    expect_float32_distribution_exact(float32_from_bits(bits), "one kind");
+    bits[500] = 0x7F800000u;
+    bits[501] = 0x00000005u;
+    expect_float32_distribution_exact(float32_from_bits(bits), "mixed");
+  }
+}
+
+TEST(Distribution, LargeFloat32ValuesAllEqualOrInOneBucket) {
+  expect_float32_distribution_exact(std::vector<float>(kLargeFloat32, 0.25f), "all equal");
+  expect_float32_distribution_exact(std::vector<float>(kLargeFloat32, -0.0f), "all -0.0");
+  std::vector<uint32_t> bits(kLargeFloat32);
+  for (size_t i = 0; i < bits.size(); ++i) bits[i] = 0x40490001u + static_cast<uint32_t>((i * 7919) % 0xFFFF);
+  expect_float32_distribution_exact(float32_from_bits(bits), "every order statistic in one bucket");
+  for (uint32_t& b : bits) b |= 0x80000000u;
+  expect_float32_distribution_exact(float32_from_bits(bits), "the same, negative");
 }
 
 }  // namespace
