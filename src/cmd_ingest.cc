@@ -53,6 +53,9 @@ struct IngestArgs {
   double interval = 0.2;
   double idle_timeout = 0;   // --follow: seconds without a new file before giving up (0: never)
   int threads = 0;
+  // The selection and what is stored of raw values (ingest/pipeline/selection.h).
+  std::string steps, tensors, values;
+  std::vector<std::string> collections;
 };
 
 void progress_bar(size_t done, size_t total) {
@@ -86,6 +89,16 @@ void print_findings(const std::vector<rules::Finding>& fs) {
     std::cout << "finding: " << printable(f.trial) << " " << printable(f.rule) << " step " << f.step << " (" << f.mode
               << " " << f.mode_step << ") " << printable(f.tensor) << " " << printable(f.worker) << ": "
               << printable(f.message) << std::endl;
+}
+
+// --steps, --tensors, --collections and --values into the ingest's options.
+void set_selection(const IngestArgs& a, IngestOptions* opt) {
+  if (!a.steps.empty())
+    if (Status st = parse_step_range(a.steps, &opt->selection); !st.is_ok()) throw Error(st);
+  opt->selection.tensor_regex = a.tensors;
+  opt->selection.collections = a.collections;
+  opt->store_values = a.values != "none";
+  opt->add_missing_values = a.values == "all";
 }
 
 int run(const IngestArgs& a) {
@@ -135,6 +148,7 @@ int run(const IngestArgs& a) {
   opt.strict = a.strict;
   opt.compress = a.compress;
   opt.threads = a.threads;
+  set_selection(a, &opt);
   // A one-shot ingest loads through a rollback journal when it has the database to itself;
   // --follow keeps WAL, so the queries made while a job trains never wait.
   opt.bulk_load = !a.follow && !a.wal;
@@ -266,6 +280,14 @@ void add_ingest(CLI::App& app) {
   cmd->add_option("--region", a->region, "S3 region (else AWS_REGION / AWS_DEFAULT_REGION)");
   cmd->add_flag("--path-style", a->path_style, "S3 path-style addressing (automatic with --endpoint)");
   cmd->add_flag("--quiet,-q", a->quiet, "No progress or summary");
+  cmd->add_option("--steps", a->steps, "Only steps A <= step < B (A:B, A: or :B; smdebug's range_steps)");
+  cmd->add_option("--tensors", a->tensors, "Only tensors whose name matches this Python regex (re.search)");
+  cmd->add_option("--collections", a->collections, "Only tensors of these collections (with --tensors: either)")
+      ->delimiter(',');
+  cmd->add_option("--values", a->values,
+                  "none: store reductions, distributions and value_locations but not the raw bytes; all: also "
+                  "add the bytes of values ingested with none")
+      ->check(CLI::IsMember({"all", "none"}));
   cmd->callback([a] {
     try {
       exit_code() = run(*a);

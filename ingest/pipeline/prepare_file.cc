@@ -92,6 +92,8 @@ void merge_record(DecodedRecord& d, const IndexEntry& e, ValueTable& values, Pre
   PreparedValue& v = values.of(e.tensor);
   if (v.has_raw) return error("tensor '" + e.tensor + "' appears twice in the index");
   v.has_raw = true;
+  v.record_offset = e.start;
+  v.record_length = e.length;
   v.dtype = d.tensor.dtype;
   v.dims = std::move(d.tensor.dims);
   if (d.has_reductions) {
@@ -118,6 +120,22 @@ void merge_record(DecodedRecord& d, const IndexEntry& e, ValueTable& values, Pre
   v.blob = std::move(d.blob);
 }
 
+// Drops the entries and saved shapes of tensors the selection leaves out or that are stored
+// already, so that their records are never read; f.left_out says whether the selection left any.
+void leave_out_unselected(IndexFile& idx, const Selection* selection, PreparedFile& f) {
+  if (!selection && f.file.stored.empty()) return;
+  const auto keep = [&](const std::string& tensor) {
+    if (f.file.stored.count(tensor)) return false;
+    if (selection && !selection->selects_tensor(tensor)) {
+      f.left_out = true;
+      return false;
+    }
+    return true;
+  };
+  std::erase_if(idx.tensors, [&](const IndexEntry& e) { return !keep(std::string(value_tensor_of(e.tensor))); });
+  std::erase_if(idx.shapes, [&](const ShapeEntry& s) { return !keep(s.tensor); });
+}
+
 // Reads and decodes the records of idx.tensors into f.values, or sets f.status to kWait when
 // the event file is not yet whole.
 void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const PrepareOptions& opt, ValueTable& values,
@@ -139,6 +157,7 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   }
   if (hi <= lo) return;
   const std::string& ev = *idx.event_file;
+  f.event_file = ev;
   f.reserved = hi - lo + idx.tensors.size() * kEntryBytes;
   turn.take(f.reserved);
   // Large spans are mapped (mapped_range.h), small ones read.
@@ -184,7 +203,8 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   for_each_index(decoded.size(), helpers, [&](size_t i) {
     decoded[i] = decode_record(idx.tensors[i], f.file.step, span, lo, ev, opt.max_blob_bytes);
     // Before the span can go: large tensors are views into it.
-    encode_record(decoded[i], opt.compress, span_data, idx.tensors[i].start - lo, in_place);
+    if (opt.store_values) encode_record(decoded[i], opt.compress, span_data, idx.tensors[i].start - lo, in_place);
+    else encode_header_only(decoded[i]);
   });
   if (mapped && mapped->shrank()) {
     // Truncated while it was decoded (mapped_range.h): what was read may be zeros. The next
@@ -234,6 +254,7 @@ PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t tick
   f.mode_step = idx.mode_step;
   for (auto& why : idx.skipped) f.errors.push_back(Status::invalid(std::move(why)).at(file.path, file.step));
 
+  leave_out_unselected(idx, opt.selection, f);
   f.values.reserve(idx.tensors.size() + idx.shapes.size());   // ValueTable keeps views of the names
   ValueTable values(f.values);
   if (!idx.tensors.empty()) {
