@@ -121,6 +121,41 @@ TEST_F(S3Ingest, EveryViewEqualsALocalIngest) {
   }
 }
 
+// A selective ingest from S3 transfers only the selected records (and the index files), not the
+// trial: the loss curve of a trial of large tensors costs a small fraction of its bytes, and
+// stores what the same selective ingest of the local folder stores.
+TEST_F(S3Ingest, ASelectiveIngestTransfersOnlyTheSelectedRecords) {
+  test::TempDir tmp("trialdb-s3-selective");
+  const std::string dir = tmp.path.string(), trial = dir + "/big";
+  RunResult synth = run({TRIALDB_BIN, "synth", trial, "--steps", "10", "--tensors", "4", "--elements", "65536"},
+                        dir + "/synth.log");
+  ASSERT_EQ(synth.exit_code, 0) << synth.output;
+  uint64_t trial_bytes = 0;
+  for (const auto& e : fs::recursive_directory_iterator(trial))
+    if (e.is_regular_file()) trial_bytes += e.file_size();
+  test::S3Uploader(server_->endpoint()).put_tree(trial, test::kTrialsBucket, "jobs/big/debug-output");
+  const std::string url = std::string("s3://") + test::kTrialsBucket + "/jobs/big/debug-output";
+
+  const uint64_t before = server_->bytes_sent();
+  RunResult loss = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/s3.db", "--tensors", "Loss", "--name", "big", "-q"}, dir + "/s3.log");
+  ASSERT_EQ(loss.exit_code, 0) << loss.output;
+  const uint64_t selective = server_->bytes_sent() - before;
+  EXPECT_LT(selective * 20, trial_bytes) << selective << " of " << trial_bytes << " bytes sent";
+  RunResult local =
+      run({TRIALDB_BIN, "ingest", trial, "--db", dir + "/local.db", "--tensors", "Loss", "--name", "big", "-q"}, dir + "/local.log");
+  ASSERT_EQ(local.exit_code, 0) << local.output;
+  Database a(dir + "/local.db", OpenMode::kExisting), b(dir + "/s3.db", OpenMode::kExisting);
+  EXPECT_FALSE(view_rows(a, "tensor_values").empty());
+  EXPECT_TRUE(view_rows(a, "tensor_values") == view_rows(b, "tensor_values"));
+  EXPECT_TRUE(view_rows(a, "reductions") == view_rows(b, "reductions"));
+
+  // The counter counts: the rest of the trial costs at least its event files.
+  const uint64_t middle = server_->bytes_sent();
+  RunResult rest = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/s3.db", "--name", "big", "-q"}, dir + "/rest.log");
+  ASSERT_EQ(rest.exit_code, 0) << rest.output;
+  EXPECT_GT((server_->bytes_sent() - middle) * 10, trial_bytes * 9);
+}
+
 // Credentials only in a shared credentials file, under a named profile (the environment has
 // neither key): the ingest signs with them and stores what a local ingest stores; a profile
 // the file lacks is a clear error naming it.
