@@ -149,6 +149,23 @@ TEST_F(S3Ingest, ASelectiveIngestTransfersOnlyTheSelectedRecords) {
   EXPECT_TRUE(view_rows(a, "tensor_values") == view_rows(b, "tensor_values"));
   EXPECT_TRUE(view_rows(a, "reductions") == view_rows(b, "reductions"));
 
+  // Two records a large one apart (a weight and the loss): each is fetched on its own, the bytes
+  // between them never are (a fifth of the trial, not the three fifths up to the loss).
+  const uint64_t sparse_before = server_->bytes_sent();
+  const std::string weight_and_loss = "^Net_fc0\\.weight$|Loss";
+  RunResult sparse = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/sparse.db", "--tensors", weight_and_loss, "--name",
+                          "big", "-q"},
+                         dir + "/sparse.log");
+  ASSERT_EQ(sparse.exit_code, 0) << sparse.output;
+  EXPECT_LT((server_->bytes_sent() - sparse_before) * 4, trial_bytes);
+  RunResult sparse_local = run({TRIALDB_BIN, "ingest", trial, "--db", dir + "/sparse_local.db", "--tensors",
+                                weight_and_loss, "--name", "big", "-q"},
+                               dir + "/sparse_local.log");
+  ASSERT_EQ(sparse_local.exit_code, 0) << sparse_local.output;
+  Database c(dir + "/sparse_local.db", OpenMode::kExisting), d(dir + "/sparse.db", OpenMode::kExisting);
+  EXPECT_EQ(view_rows(c, "tensor_values").size(), 2u * 10);   // both tensors, every step
+  EXPECT_TRUE(view_rows(c, "tensor_values") == view_rows(d, "tensor_values"));
+
   // The counter counts: the rest of the trial costs at least its event files.
   const uint64_t middle = server_->bytes_sent();
   RunResult rest = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/s3.db", "--name", "big", "-q"}, dir + "/rest.log");
