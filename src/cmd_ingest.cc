@@ -80,7 +80,8 @@ void report(const IngestStats& s, const std::string& trial, bool quiet) {
     std::cerr << "trialdb ingest: ... and " << s.errors.size() - shown << " more errors (SELECT * FROM ingest_errors)\n";
   if (!quiet)
     std::cerr << "trialdb ingest: " << printable(trial) << ": " << s.files_ingested << " files, " << s.values << " values, "
-              << s.steps_completed << " steps completed" << (s.files_waiting ? ", " + std::to_string(s.files_waiting) + " files waiting to be complete" : "")
+              << s.steps_completed << " steps completed"
+              << (s.values_added ? ", " + std::to_string(s.values_added) + " values' bytes added" : "") << (s.files_waiting ? ", " + std::to_string(s.files_waiting) + " files waiting to be complete" : "")
               << (s.ended ? "; training has ended" : "") << (s.errors.empty() ? "" : "; " + std::to_string(s.errors.size()) + " errors") << "\n";
 }
 

@@ -149,6 +149,9 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats) {
 
 // --values all: the bytes of values stored without them, before anything new is read.
 size_t Ingester::add_missing_values(IngestStats* stats) {
+  // Nearly every byte written is a blob appended to the file: written once, as in a pass.
+  std::unique_ptr<BulkLoad> bulk;
+  if (opt_.bulk_load) bulk = std::make_unique<BulkLoad>(db_);
   std::vector<Status> errors;
   const size_t added = trialdb::add_missing_values(
       db_, source_, catalog_->trial_id(), *selection_, opt_.compress, [&](const Status& e) { errors.push_back(e); },
