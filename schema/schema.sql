@@ -207,11 +207,13 @@ CREATE TABLE IF NOT EXISTS ingested_file (
 ) WITHOUT ROWID;
 
 -- Index files an ingest with a selection (--steps, --tensors, --collections) read in part or
--- skipped: some of their values may be missing. A later run reads them again and stores only
--- the values not stored yet; one without a selection then moves them to ingested_file.
+-- skipped: some of their values may be missing. A later run with another selection reads them
+-- again and stores only the values not stored yet; one without a selection then moves them to
+-- ingested_file.
 CREATE TABLE IF NOT EXISTS partial_file (
-  trial_id INTEGER NOT NULL,
-  path     TEXT NOT NULL,
+  trial_id  INTEGER NOT NULL,
+  path      TEXT NOT NULL,
+  selection TEXT NOT NULL,                 -- the selection it was last read under (Selection::key)
   PRIMARY KEY (trial_id, path)
 ) WITHOUT ROWID;
 

@@ -29,9 +29,9 @@ FileLedger::FileLedger(Database& db, int64_t trial_id)
   Statement f(db_.handle(), "SELECT path FROM ingested_file WHERE trial_id = ?");
   f.bind(1, trial_id_);
   while (f.step()) ingested_.insert(f.text(0));
-  Statement p(db_.handle(), "SELECT path FROM partial_file WHERE trial_id = ?");
+  Statement p(db_.handle(), "SELECT path, selection FROM partial_file WHERE trial_id = ?");
   p.bind(1, trial_id_);
-  while (p.step()) partial_.insert(p.text(0));
+  while (p.step()) partial_.emplace(p.text(0), p.text(1));
 }
 
 std::set<std::string> FileLedger::stored_tensors(int64_t step, const std::string& worker) {
@@ -42,11 +42,11 @@ std::set<std::string> FileLedger::stored_tensors(int64_t step, const std::string
   return names;
 }
 
-void FileLedger::mark_partial(const std::string& path) {
-  if (partial_.count(path)) return;
-  Statement i(db_.handle(), "INSERT OR IGNORE INTO partial_file(trial_id, path) VALUES (?, ?)");
-  i.bind(1, trial_id_).bind(2, path).run();
-  partial_.insert(path);
+void FileLedger::mark_partial(const std::string& path, const std::string& key) {
+  if (partial_under(path, key)) return;
+  Statement i(db_.handle(), "INSERT OR REPLACE INTO partial_file(trial_id, path, selection) VALUES (?, ?, ?)");
+  i.bind(1, trial_id_).bind(2, path).bind(3, key).run();
+  partial_[path] = key;
 }
 
 bool FileLedger::ingested_by_another(const std::string& path) {

@@ -15,6 +15,7 @@
 // again, until it succeeds.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,12 +34,18 @@ class FileLedger {
   bool ingested_by_another(const std::string& path);
   bool waiting(const std::string& path) const { return waiting_.count(path) > 0; }
   bool partial(const std::string& path) const { return partial_.count(path) > 0; }
+  // Whether `path` is partial and was read under the selection `key` (Selection::key): reading
+  // it again under the same selection would store nothing.
+  bool partial_under(const std::string& path, const std::string& key) const {
+    auto it = partial_.find(path);
+    return it != partial_.end() && it->second == key;
+  }
   // The tensors of (step, worker) with a stored value.
   std::set<std::string> stored_tensors(int64_t step, const std::string& worker);
 
   // Inside the caller's transaction.
   void mark_ingested(const std::string& path);   // no longer partial either
-  void mark_partial(const std::string& path);
+  void mark_partial(const std::string& path, const std::string& key);
   void mark_waiting(const std::string& path);   // a file not yet waiting
   void record_error(const Status& error);       // once per (file, message)
 
@@ -58,7 +65,7 @@ class FileLedger {
   int64_t trial_id_;
   std::set<std::string> ingested_;
   std::set<std::string> waiting_;
-  std::set<std::string> partial_;
+  std::map<std::string, std::string> partial_;   // path -> the selection it was read under
   Statement is_ingested_, insert_ingested_, insert_error_, stored_tensors_;
 };
 

@@ -83,7 +83,7 @@ std::vector<PendingFile> Ingester::list_pending(IngestStats* stats) {
   std::set<std::string> listed;
   for (auto& f : source_.list("index/", start_after)) {
     listed.insert(f.path);
-    if (ledger_->ingested(f.path)) continue;
+    if (ledger_->ingested(f.path) || ledger_->partial_under(f.path, selection_->key())) continue;
     PendingFile p{f.path, 0, {}, {}};
     const bool named = parse_index_path(f.path, &p.step, &p.worker);
     const int64_t step = named ? p.step : Status::kNoStep;
@@ -106,7 +106,7 @@ std::vector<PendingFile> Ingester::list_pending(IngestStats* stats) {
   const std::vector<std::string> gone = ledger_->unlisted(listed, start_after);
   if (!permanent.empty() || !retry.empty() || !gone.empty() || !skipped.empty()) {
     Transaction tx(db_);
-    for (const auto& path : skipped) ledger_->mark_partial(path);
+    for (const auto& path : skipped) ledger_->mark_partial(path, selection_->key());
     for (const auto& e : permanent) {
       record_error(e, stats);
       ledger_->mark_ingested(e.file());
@@ -142,7 +142,7 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats) {
   for (const auto& e : catalog_->take_membership_errors()) record_error(e, stats);
   for (const auto& e : f.errors) record_error(e, stats);
   steps_->record_step_worker(f.file.step, worker_id);
-  if (f.left_out) ledger_->mark_partial(f.file.path);
+  if (f.left_out) ledger_->mark_partial(f.file.path, selection_->key());
   else ledger_->mark_ingested(f.file.path);
   ++stats->files_ingested;
 }

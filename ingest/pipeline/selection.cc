@@ -32,6 +32,8 @@ Status parse_step_range(const std::string& text, SelectionSpec* spec) {
 }
 
 Selection::Selection(const SelectionSpec& spec, const Catalog& catalog) : spec_(spec) {
+  key_ = "steps " + (spec_.first_step ? std::to_string(*spec_.first_step) : "") + ":" +
+         (spec_.end_step ? std::to_string(*spec_.end_step) : "") + "\ntensors " + spec_.tensor_regex;
   if (!spec_.tensor_regex.empty()) {
     const Status st = PyRegex::compile(spec_.tensor_regex, &regex_);
     if (!st.is_ok()) throw Error(Status::usage("--tensors: " + st.cause()));
@@ -41,11 +43,14 @@ Selection::Selection(const SelectionSpec& spec, const Catalog& catalog) : spec_(
     if (!catalog.collection_members(name, &member_names_, &patterns))
       throw Error(Status::usage("--collections: the trial defines no collection '" + name + "' (collections: " +
                                 catalog.collection_names() + ")"));
+    key_ += "\ncollection " + name;
     for (const auto& p : patterns) {
+      key_ += "\n  pattern " + p;
       std::unique_ptr<PyRegex> re;
       if (PyRegex::compile(p, &re).is_ok()) member_regexes_.push_back(std::move(re));
     }
   }
+  for (const auto& tensor : member_names_) key_ += "\nlisted " + tensor;
 }
 
 bool Selection::selects_tensor(const std::string& name) const {

@@ -44,6 +44,9 @@ class Selection {
   Selection(const SelectionSpec& spec, const Catalog& catalog);
 
   bool whole() const { return spec_.whole(); }
+  // The selection as text (the range, the regex, each collection's tensor names and patterns):
+  // equal keys select the same records of any file.
+  const std::string& key() const { return key_; }
   bool selects_step(int64_t step) const {
     return (!spec_.first_step || step >= *spec_.first_step) && (!spec_.end_step || step < *spec_.end_step);
   }
@@ -54,6 +57,7 @@ class Selection {
   bool matches(const std::string& name) const;
 
   SelectionSpec spec_;
+  std::string key_;
   std::unique_ptr<PyRegex> regex_;
   std::set<std::string> member_names_;                  // the collections' listed tensor names
   std::vector<std::unique_ptr<PyRegex>> member_regexes_;   // and their include_regex patterns

@@ -163,6 +163,10 @@ TEST(SelectiveIngest, AWiderRunIngestsExactlyTheMissingRowsAndNoSelectionEveryth
     wide.tensor_regex = "weight|bias";
     const IngestStats first = ingest(db, fixture, selecting(narrow));
     EXPECT_TRUE(value_rows(db) == selected(full, all, narrow));
+    // The same selection again reads nothing: every file it left out was read under it.
+    const IngestStats again = ingest(db, fixture, selecting(narrow));
+    EXPECT_EQ(again.bytes_read, 0u);
+    EXPECT_EQ(again.values, 0u);
     const IngestStats second = ingest(db, fixture, selecting(wide));
     EXPECT_TRUE(value_rows(db) == selected(full, all, wide));
     const int64_t wide_values = scalar(db, "SELECT count(*) FROM tensor_values");
