@@ -64,6 +64,14 @@ with tempfile.TemporaryDirectory() as tmp:
     x = np.array([1.5, -2.25, 3.0e38, 0.0], dtype=np.float32)
     blob = bytes([0xB1, 10, 1, 0]) + struct.pack("<q", 4) + (x.view(np.uint32) >> 16).astype("<u2").tobytes()
     check(np.array_equal(trialdb.decode(blob), (x.view(np.uint32) & 0xFFFF0000).view(np.float32)), "bfloat16 decode")
+    # A value ingested with --values none: its header alone; value() says how to add the bytes.
+    subprocess.run([TRIALDB, "ingest", os.path.join(FIXTURES, "pt_bad_init"), "--db", db, "--name", "no_bytes",
+                    "--values", "none", "-q"], check=False)
+    try:
+        trialdb.Trial(db, "no_bytes", extension=EXTENSION).value("Net_conv0.weight", 3)
+        check(False, "a value without bytes is an error")
+    except ValueError as e:
+        check("--values none" in str(e) and "--values all" in str(e), "a value without bytes: %s" % e)
     try:
         trialdb.Trial(db, "nope")
         check(False, "an unknown trial is an error")
