@@ -233,6 +233,7 @@ void add_ingest(CLI::App& app) {
       "Examples:\n"
       "  trialdb ingest ./pt_bad_init --db trials.db\n"
       "  trialdb ingest s3://bucket/job/debug-output --db trials.db --name run1 --follow\n"
+      "  trialdb ingest s3://bucket/job/debug-output --db trials.db --tensors Loss --steps 0:1000\n"
       "Re-running ingests only what is new. Exit codes: 0 ok, 1 failed, 4 finished with errors\n"
       "(bad input reported and skipped; see the ingest_errors view).");
   cmd->add_option("path", a->path, "Trial folder or s3://bucket/prefix")->required();
