@@ -166,6 +166,30 @@ TEST_F(S3Ingest, ASelectiveIngestTransfersOnlyTheSelectedRecords) {
   EXPECT_EQ(view_rows(c, "tensor_values").size(), 2u * 10);   // both tensors, every step
   EXPECT_TRUE(view_rows(c, "tensor_values") == view_rows(d, "tensor_values"));
 
+  // --values none, then --values all: the second run transfers the values' records (and the
+  // listings and collections files every run reads), not the index files again, and ends equal
+  // to a full local ingest.
+  RunResult none = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/none.db", "--values", "none", "--name", "big", "-q"},
+                       dir + "/none.log");
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  const uint64_t all_before = server_->bytes_sent();
+  RunResult all = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/none.db", "--values", "all", "--name", "big", "-q"},
+                      dir + "/all.log");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  const uint64_t added = server_->bytes_sent() - all_before;
+  RunResult whole = run({TRIALDB_BIN, "ingest", trial, "--db", dir + "/whole.db", "--name", "big", "-q"}, dir + "/whole.log");
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  Database e(dir + "/whole.db", OpenMode::kExisting), f(dir + "/none.db", OpenMode::kExisting);
+  uint64_t records = 0;
+  {
+    Statement q(e.handle(), "SELECT sum(length) FROM value_locations");
+    ASSERT_TRUE(q.step());
+    records = static_cast<uint64_t>(q.int64(0));
+  }
+  EXPECT_GE(added, records);
+  EXPECT_LT(added, records + 100000) << added << " bytes sent for " << records << " bytes of records";
+  EXPECT_TRUE(view_rows(e, "tensor_values") == view_rows(f, "tensor_values"));
+
   // The counter counts: the rest of the trial costs at least its event files.
   const uint64_t middle = server_->bytes_sent();
   RunResult rest = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/s3.db", "--name", "big", "-q"}, dir + "/rest.log");
