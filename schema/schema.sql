@@ -128,7 +128,9 @@ CREATE TABLE IF NOT EXISTS value (
   r_sum REAL, r_l1 REAL, r_l2 REAL,
   ra_min REAL, ra_max REAL, ra_mean REAL, ra_prod REAL, ra_std REAL, ra_variance REAL,
   ra_sum REAL, ra_l1 REAL, ra_l2 REAL,
-  data       BLOB,                         -- the value blob when it is small (<= 128 bytes)
+  -- The value blob when it is small (<= 128 bytes); for a value ingested with --values none the
+  -- blob's header alone, flagged as holding no bytes (schema/value_blob.h).
+  data       BLOB,
   -- Where the raw value's record lies (value_locations): its event file, the record's byte
   -- offset and length in it. NULL when no raw value was saved.
   file_id    INTEGER,                      -- event_file row
@@ -316,7 +318,8 @@ WHERE v.red_src = 2 OR (v.red_mask >> k.idx) & 1;
 
 -- Where each raw value's record lies: the event file (the trial's folder or s3:// location and
 -- the file's path in it), the record's byte offset and length (TFRecord framing included, as the
--- index file gives them). Values whose raw bytes were not saved have no row.
+-- index file gives them). Values the hook saved without a raw value (reductions or a shape only)
+-- have no row; those ingested with --values none have theirs.
 CREATE VIEW IF NOT EXISTS value_locations AS
 SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker,
        t.path || '/' || f.path AS file, v.rec_offset AS "offset", v.rec_length AS length,
