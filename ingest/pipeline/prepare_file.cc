@@ -160,7 +160,20 @@ void check_entries(const IndexFile& idx, PreparedFile& f, uint64_t* lo, uint64_t
   }
 }
 
-// The records of a file the selection took only some of: each read on its own (on S3 ranged
+// Whether the valid entries' records fill less than half of the span from the first to the last
+// (a selection left out most of the bytes between them): then they are read one by one.
+bool records_sparse(const IndexFile& idx) {
+  uint64_t lo = UINT64_MAX, hi = 0, bytes = 0;
+  for (const auto& e : idx.tensors) {
+    if (!entry_length_valid(e)) continue;
+    lo = std::min(lo, e.start);
+    hi = std::max(hi, e.start + e.length);
+    bytes += e.length;
+  }
+  return hi > lo && bytes < (hi - lo) / 2;
+}
+
+// The records of a file the selection took only some of, far apart: each read on its own (on S3 ranged
 // GETs of just those records, neighbours merged by read_ranges), so the bytes between them are
 // never transferred, and each decoded from its own bytes (blobs are copies: no span is kept).
 void prepare_selected_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const PrepareOptions& opt,
@@ -316,7 +329,8 @@ PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t tick
   f.values.reserve(idx.tensors.size() + idx.shapes.size());   // ValueTable keeps views of the names
   ValueTable values(f.values);
   if (!idx.tensors.empty()) {
-    if (f.left_out || !f.file.stored.empty()) prepare_selected_records(src, idx, turn, opt, values, f);
+    if ((f.left_out || !f.file.stored.empty()) && records_sparse(idx))
+      prepare_selected_records(src, idx, turn, opt, values, f);
     else prepare_records(src, idx, turn, opt, values, f);
     if (f.status != FileStatus::kReady) return f;
   }
