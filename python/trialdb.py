@@ -22,6 +22,7 @@ __all__ = ["open", "decode", "Trial"]
 
 _MAGIC = 0xB1
 _COMPRESSED = 1
+_BYTES_NOT_STORED = 2   # flags: the header alone (ingest --values none)
 _BFLOAT16 = 10
 _STRING = 15
 # numpy dtypes by blob dtype code; bfloat16 (10) and string (15) are decoded apart.
@@ -60,6 +61,9 @@ def decode(blob):
     if len(b) < 4 or b[0] != _MAGIC:
         raise ValueError("not a trialdb value blob")
     code, ndim, flags = b[1], b[2], b[3]
+    if flags == _BYTES_NOT_STORED:
+        raise ValueError("this value's bytes were not stored: its trial was ingested with --values none; add them "
+                         "with 'trialdb ingest PATH --db FILE --values all', which reads only the missing values")
     dims = struct.unpack_from("<%dq" % ndim, b, 4)
     data = b[4 + 8 * ndim:]
     if flags & _COMPRESSED:

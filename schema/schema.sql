@@ -128,7 +128,14 @@ CREATE TABLE IF NOT EXISTS value (
   r_sum REAL, r_l1 REAL, r_l2 REAL,
   ra_min REAL, ra_max REAL, ra_mean REAL, ra_prod REAL, ra_std REAL, ra_variance REAL,
   ra_sum REAL, ra_l1 REAL, ra_l2 REAL,
-  data       BLOB,                         -- the value blob when it is small (<= 128 bytes)
+  -- The value blob when it is small (<= 128 bytes); for a value ingested with --values none the
+  -- blob's header alone, flagged as holding no bytes (schema/value_blob.h).
+  data       BLOB,
+  -- Where the raw value's record lies (value_locations): its event file, the record's byte
+  -- offset and length in it. NULL when no raw value was saved.
+  file_id    INTEGER,                      -- event_file row
+  rec_offset INTEGER,
+  rec_length INTEGER,
   PRIMARY KEY (tensor_id, tensor_step, step_offset, worker_id)
 ) WITHOUT ROWID;
 -- The views number steps as smdebug does (tensor_step), so that is what a step filter searches.
@@ -185,10 +192,30 @@ INSERT INTO bucket_octave(octave, first, scale)
 SELECT * FROM (SELECT * FROM up UNION ALL SELECT * FROM down UNION ALL SELECT 0, 0.0, scale FROM down WHERE octave = 1)
 WHERE NOT EXISTS (SELECT 1 FROM bucket_octave);
 
+-- The event files raw values were read from, one row per file, so that a value's location is
+-- three integers (value.file_id, rec_offset, rec_length).
+CREATE TABLE IF NOT EXISTS event_file (
+  file_id  INTEGER PRIMARY KEY,
+  trial_id INTEGER NOT NULL,
+  path     TEXT NOT NULL,                  -- relative to the trial root
+  UNIQUE (trial_id, path)
+);
+
 -- Index files fully ingested (the unit of incremental ingest).
 CREATE TABLE IF NOT EXISTS ingested_file (
   trial_id INTEGER NOT NULL,
   path     TEXT NOT NULL,                  -- relative to the trial root
+  PRIMARY KEY (trial_id, path)
+) WITHOUT ROWID;
+
+-- Index files an ingest with a selection (--steps, --tensors, --collections) read in part or
+-- skipped: some of their values may be missing. A later run with another selection reads them
+-- again and stores only the values not stored yet; one without a selection then moves them to
+-- ingested_file.
+CREATE TABLE IF NOT EXISTS partial_file (
+  trial_id  INTEGER NOT NULL,
+  path      TEXT NOT NULL,
+  selection TEXT NOT NULL,                 -- the selection it was last read under (Selection::key)
   PRIMARY KEY (trial_id, path)
 ) WITHOUT ROWID;
 
@@ -288,6 +315,21 @@ JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offse
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
 LEFT JOIN worker w ON w.worker_id = v.worker_id
 WHERE v.red_src = 2 OR (v.red_mask >> k.idx) & 1;
+
+-- Where each raw value's record lies: the event file (the trial's folder or s3:// location and
+-- the file's path in it), the record's byte offset and length (TFRecord framing included, as the
+-- index file gives them). Values the hook saved without a raw value (reductions or a shape only)
+-- have no row; those ingested with --values none have theirs.
+CREATE VIEW IF NOT EXISTS value_locations AS
+SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker,
+       t.path || '/' || f.path AS file, v.rec_offset AS "offset", v.rec_length AS length,
+       d.name AS dtype, v.shape
+FROM value v
+JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through
+JOIN event_file f ON f.file_id = v.file_id
+JOIN tensor tn ON tn.tensor_id = v.tensor_id
+LEFT JOIN worker w ON w.worker_id = v.worker_id
+LEFT JOIN dtype_name d ON d.code = v.dtype;
 
 CREATE VIEW IF NOT EXISTS workers AS
 SELECT t.name AS trial, w.name AS worker

@@ -111,6 +111,7 @@ Status decode_blob(const void* blob, size_t size, TensorView* out, std::vector<u
   if (p[0] != kBlobMagic) return Status::invalid("not a trialdb value blob (bad magic byte)");
   if (p[1] >= kDTypeCount) return Status::invalid("value blob has an unknown dtype");
   if (p[2] > kMaxDims) return Status::invalid("value blob has too many dimensions");
+  if (p[3] == kBlobBytesNotStored) return Status::invalid(kBytesNotStoredMessage);
   if (p[3] & ~kBlobZlib) return Status::invalid("value blob has unknown flags");
   out->dtype = static_cast<DType>(p[1]);
   out->ndim = p[2];
@@ -152,6 +153,17 @@ Status decode_blob(const void* blob, size_t size, TensorView* out, std::vector<u
   out->data = data;
   out->data_bytes = n;
   return Status::ok();
+}
+
+std::string encode_bytes_not_stored(DType dtype, const int64_t* dims, int ndim) {
+  std::string out;
+  append_blob_header(&out, dtype, dims, ndim, kBlobBytesNotStored);
+  return out;
+}
+
+bool blob_bytes_not_stored(std::string_view blob) {
+  return blob.size() >= kBlobHeaderFixed && static_cast<uint8_t>(blob[0]) == kBlobMagic &&
+         static_cast<uint8_t>(blob[3]) == kBlobBytesNotStored;
 }
 
 void append_blob_header(std::string* out, DType dtype, const int64_t* dims, int ndim, uint8_t flags) {

@@ -3,7 +3,8 @@
 //   u8 magic 0xB1 | u8 dtype | u8 ndim | u8 flags | ndim x i64 dims (LE) | data
 //
 // data is the C-order little-endian elements (numel x itemsize bytes); strings are numel
-// entries of u32 length + UTF-8 bytes. flags bit 0: data is u64 raw size + a zlib stream.
+// entries of u32 length + UTF-8 bytes. flags bit 0: data is u64 raw size + a zlib stream;
+// bit 1: the bytes were not stored (ingest --values none): the header alone, no data.
 // Decoding validates everything (header, dtype, dims, data length) and never reads out of
 // bounds, because blobs reach the SQL functions from arbitrary user queries.
 #pragma once
@@ -31,6 +32,7 @@ inline bool dtype_is_real(DType t) { return t != DType::String && t != DType::Co
 
 inline constexpr uint8_t kBlobMagic = 0xB1;
 inline constexpr uint8_t kBlobZlib = 1;
+inline constexpr uint8_t kBlobBytesNotStored = 2;
 inline constexpr int kMaxDims = 32;
 inline constexpr size_t kBlobHeaderFixed = 4;
 
@@ -60,6 +62,17 @@ inline constexpr uint64_t kMaxDeflateRatio = 1032;
 // refused before anything is allocated for it.
 Status decode_blob(const void* blob, size_t size, TensorView* out, std::vector<uint8_t>* scratch,
                    uint64_t max_inflated_bytes = kMaxInflatedBytes);
+
+// What decoding a blob of kBlobBytesNotStored says: the value exists, its bytes are in the event
+// file (value_locations), and how to add them.
+inline constexpr const char* kBytesNotStoredMessage =
+    "this value's bytes were not stored: its trial was ingested with --values none; add them with "
+    "'trialdb ingest PATH --db FILE --values all', which reads only the missing values";
+
+// The header of a value whose bytes are not stored (kBlobBytesNotStored): dtype and shape only.
+std::string encode_bytes_not_stored(DType dtype, const int64_t* dims, int ndim);
+// Whether a blob is such a header.
+bool blob_bytes_not_stored(std::string_view blob);
 
 // Appends a header; the caller appends exactly the data bytes the header implies.
 void append_blob_header(std::string* out, DType dtype, const int64_t* dims, int ndim, uint8_t flags = 0);

@@ -54,6 +54,9 @@ struct IngestArgs {
   double interval = 0.2;
   double idle_timeout = 0;   // --follow: seconds without a new file before giving up (0: never)
   int threads = 0;
+  // The selection and what is stored of raw values (ingest/pipeline/selection.h).
+  std::string steps, tensors, values;
+  std::vector<std::string> collections;
 };
 
 void report_errors(const IngestStats& s) {
@@ -70,6 +73,16 @@ void print_findings(const std::vector<rules::Finding>& fs) {
     std::cout << "finding: " << printable(f.trial) << " " << printable(f.rule) << " step " << f.step << " (" << f.mode
               << " " << f.mode_step << ") " << printable(f.tensor) << " " << printable(f.worker) << ": "
               << printable(f.message) << std::endl;
+}
+
+// --steps, --tensors, --collections and --values into the ingest's options.
+void set_selection(const IngestArgs& a, IngestOptions* opt) {
+  if (!a.steps.empty())
+    if (Status st = parse_step_range(a.steps, &opt->selection); !st.is_ok()) throw Error(st);
+  opt->selection.tensor_regex = a.tensors;
+  opt->selection.collections = a.collections;
+  opt->store_values = a.values != "none";
+  opt->add_missing_values = a.values == "all";
 }
 
 int run(const IngestArgs& a) {
@@ -120,6 +133,7 @@ int run(const IngestArgs& a) {
   opt.strict = a.strict;
   opt.compress = a.compress;
   opt.threads = a.threads;
+  set_selection(a, &opt);
   // A one-shot ingest loads through a rollback journal when it has the database to itself;
   // --follow keeps WAL, so the queries made while a job trains never wait.
   opt.bulk_load = !a.follow && !a.wal;
@@ -214,6 +228,7 @@ void add_ingest(CLI::App& app) {
       "Examples:\n"
       "  trialdb ingest ./pt_bad_init --db trials.db\n"
       "  trialdb ingest s3://bucket/job/debug-output --db trials.db --name run1 --follow\n"
+      "  trialdb ingest s3://bucket/job/debug-output --db trials.db --tensors Loss --steps 0:1000\n"
       "Re-running ingests only what is new. Exit codes: 0 ok, 1 failed, 4 finished with errors\n"
       "(bad input reported and skipped; see the ingest_errors view).");
   cmd->add_option("path", a->path, "Trial folder or s3://bucket/prefix")->required();
@@ -262,6 +277,14 @@ void add_ingest(CLI::App& app) {
   cmd->add_option("--region", a->region, "S3 region (else AWS_REGION / AWS_DEFAULT_REGION)");
   cmd->add_flag("--path-style", a->path_style, "S3 path-style addressing (automatic with --endpoint)");
   cmd->add_flag("--quiet,-q", a->quiet, "No progress or summary");
+  cmd->add_option("--steps", a->steps, "Only steps A <= step < B (A:B, A: or :B; smdebug's range_steps)");
+  cmd->add_option("--tensors", a->tensors, "Only tensors whose name matches this Python regex (re.search)");
+  cmd->add_option("--collections", a->collections, "Only tensors of these collections (with --tensors: either)")
+      ->delimiter(',');
+  cmd->add_option("--values", a->values,
+                  "none: store reductions, distributions and value_locations but not the raw bytes; all: also "
+                  "add the bytes of values ingested with none")
+      ->check(CLI::IsMember({"all", "none"}));
   cmd->callback([a] {
     try {
       exit_code() = run(*a);

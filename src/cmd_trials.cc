@@ -62,6 +62,8 @@ void remove_trial(const TrialArgs& a) {
       "DELETE FROM step WHERE trial_id = ?1",
       "DELETE FROM ingested_file WHERE trial_id = ?1",
       "DELETE FROM waiting_file WHERE trial_id = ?1",
+      "DELETE FROM partial_file WHERE trial_id = ?1",
+      "DELETE FROM event_file WHERE trial_id = ?1",
       "DELETE FROM ingest_error WHERE trial_id = ?1",
       "DELETE FROM trial WHERE trial_id = ?1",
   };

@@ -142,12 +142,19 @@ IngestSummary::IngestSummary(std::string trial, const CountingSource& source)
 void IngestSummary::add(const IngestStats& pass) {
   files_ += pass.files_ingested;
   values_ += pass.values;
+  values_added_ += pass.values_added;
   steps_ += pass.steps_completed;
   waiting_ = pass.files_waiting;
   errors_ += pass.errors.size();
 }
 
 namespace {
+
+// --values all on a trial ingested with --values none: the values whose bytes it stored.
+std::string bytes_added(size_t values) {
+  if (values == 0) return "";
+  return ", " + (values == 1 ? std::string("1 value's") : std::to_string(values) + " values'") + " bytes added";
+}
 
 std::string waiting_and_errors(size_t waiting, size_t errors) {
   return (waiting ? ", " + counted(waiting, "file") + " waiting to be complete" : "") +
@@ -160,7 +167,8 @@ std::string IngestSummary::total_line() const {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   return printable(trial_) + ": " + counted(files_, "file") + " (" + format_bytes(static_cast<double>(source_.bytes_read())) +
          " in " + format_duration(seconds) + "), " + counted(values_, "value") + ", " +
-         counted(static_cast<uint64_t>(steps_), "step") + " completed" + waiting_and_errors(waiting_, errors_);
+         counted(static_cast<uint64_t>(steps_), "step") + " completed" + bytes_added(values_added_) +
+         waiting_and_errors(waiting_, errors_);
 }
 
 std::string IngestSummary::pass_line(const IngestStats& pass) const {

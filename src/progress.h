@@ -89,7 +89,7 @@ class IngestSummary {
   std::string trial_;
   const CountingSource& source_;
   std::chrono::steady_clock::time_point start_;
-  size_t files_ = 0, values_ = 0, waiting_ = 0, errors_ = 0;
+  size_t files_ = 0, values_ = 0, values_added_ = 0, waiting_ = 0, errors_ = 0;
   int64_t steps_ = 0;
 };
 

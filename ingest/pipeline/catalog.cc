@@ -94,6 +94,23 @@ void Catalog::add_memberships(int64_t id, const std::string& name) {
   }
 }
 
+bool Catalog::collection_members(const std::string& name, std::set<std::string>* tensor_names,
+                                 std::vector<std::string>* patterns) const {
+  for (const auto& c : collections_) {
+    if (c.name != name) continue;
+    tensor_names->insert(c.tensor_names.begin(), c.tensor_names.end());
+    for (const auto& re : c.regexes) patterns->push_back(re->pattern());
+    return true;
+  }
+  return false;
+}
+
+std::string Catalog::collection_names() const {
+  std::string names;
+  for (const auto& c : collections_) names += (names.empty() ? "" : ", ") + c.name;
+  return names.empty() ? "none" : names;
+}
+
 std::vector<Status> Catalog::take_membership_errors() { return std::exchange(membership_errors_, {}); }
 
 void Catalog::load_collections(TrialSource& source, bool ended, const std::function<void(const Status&)>& report) {

@@ -39,6 +39,13 @@ class Catalog {
   // changed. Problems go to `report`, inside the same transaction.
   void load_collections(TrialSource& source, bool ended, const std::function<void(const Status&)>& report);
 
+  // Collection `name`'s listed tensor names (added to *tensor_names) and include_regex patterns;
+  // false when the trial defines no such collection.
+  bool collection_members(const std::string& name, std::set<std::string>* tensor_names,
+                          std::vector<std::string>* patterns) const;
+  // The defined collections' names, comma-separated ("none" without any).
+  std::string collection_names() const;
+
   // Membership that could not be decided (an include_regex past its match limit) since the last
   // call, one Status per collection, pattern and tensor; the tensor is left out of it.
   std::vector<Status> take_membership_errors();

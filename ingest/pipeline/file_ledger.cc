@@ -18,10 +18,35 @@ FileLedger::FileLedger(Database& db, int64_t trial_id)
       insert_ingested_(db.handle(), "INSERT INTO ingested_file(trial_id, path) VALUES (?, ?)"),
       insert_error_(db.handle(),
                     "INSERT INTO ingest_error(trial_id, file, step, message) SELECT ?1, ?2, ?3, ?4 "
-                    "WHERE NOT EXISTS (SELECT 1 FROM ingest_error WHERE trial_id = ?1 AND file = ?2 AND message = ?4)") {
+                    "WHERE NOT EXISTS (SELECT 1 FROM ingest_error WHERE trial_id = ?1 AND file = ?2 AND message = ?4)"),
+      stored_tensors_(db.handle(),
+                      "SELECT tn.name FROM step s "
+                      "JOIN value v ON v.trial_id = s.trial_id AND v.tensor_step = s.tensor_step "
+                      "AND v.step_offset = s.step - s.tensor_step "
+                      "JOIN worker w ON w.worker_id = v.worker_id AND w.name = ?3 "
+                      "JOIN tensor tn ON tn.tensor_id = v.tensor_id "
+                      "WHERE s.trial_id = ?1 AND s.step = ?2") {
   Statement f(db_.handle(), "SELECT path FROM ingested_file WHERE trial_id = ?");
   f.bind(1, trial_id_);
   while (f.step()) ingested_.insert(f.text(0));
+  Statement p(db_.handle(), "SELECT path, selection FROM partial_file WHERE trial_id = ?");
+  p.bind(1, trial_id_);
+  while (p.step()) partial_.emplace(p.text(0), p.text(1));
+}
+
+std::set<std::string> FileLedger::stored_tensors(int64_t step, const std::string& worker) {
+  std::set<std::string> names;
+  stored_tensors_.bind(1, trial_id_).bind(2, step).bind(3, worker);
+  while (stored_tensors_.step()) names.insert(stored_tensors_.text(0));
+  stored_tensors_.reset();
+  return names;
+}
+
+void FileLedger::mark_partial(const std::string& path, const std::string& key) {
+  if (partial_under(path, key)) return;
+  Statement i(db_.handle(), "INSERT OR REPLACE INTO partial_file(trial_id, path, selection) VALUES (?, ?, ?)");
+  i.bind(1, trial_id_).bind(2, path).bind(3, key).run();
+  partial_[path] = key;
 }
 
 bool FileLedger::ingested_by_another(const std::string& path) {
@@ -36,6 +61,10 @@ void FileLedger::mark_ingested(const std::string& path) {
   insert_ingested_.bind(1, trial_id_).bind(2, path).run();
   ingested_.insert(path);
   if (waiting_.count(path)) forget_waiting(path);
+  if (partial_.erase(path)) {
+    Statement d(db_.handle(), "DELETE FROM partial_file WHERE trial_id = ? AND path = ?");
+    d.bind(1, trial_id_).bind(2, path).run();
+  }
 }
 
 void FileLedger::forget_waiting(const std::string& path) {
@@ -76,7 +105,8 @@ std::string FileLedger::list_start_after() {
               "SELECT max(f.path) FROM ingested_file f WHERE f.trial_id = ?1 AND f.path GLOB ?2 AND f.path < "
               "(SELECT coalesce(min(printf('index/%09d/%012d', s.step / 1000, s.step)), 'index/~') FROM step s "
               "WHERE s.trial_id = ?1 AND s.complete = 0) "
-              "AND f.path < (SELECT coalesce(min(path), 'index/~') FROM waiting_file w WHERE w.trial_id = ?1)");
+              "AND f.path < (SELECT coalesce(min(path), 'index/~') FROM waiting_file w WHERE w.trial_id = ?1) "
+              "AND f.path < (SELECT coalesce(min(path), 'index/~') FROM partial_file p WHERE p.trial_id = ?1)");
   q.bind(1, trial_id_).bind(2, kLayoutGlob);
   if (q.step() && !q.is_null(0)) return q.text(0);
   return "";

@@ -13,6 +13,7 @@
 #include "ingest/pipeline/prepare_file.h"
 #include "ingest/pipeline/prepared_file.h"
 #include "ingest/pipeline/step_completion.h"
+#include "ingest/pipeline/value_backfill.h"
 #include "ingest/pipeline/value_writer.h"
 #include "ingest/store/bulk_load.h"
 #include "ingest/store/wal_checkpointer.h"
@@ -78,11 +79,12 @@ std::vector<PendingFile> Ingester::list_pending(IngestStats* stats) {
   const std::string start_after = ledger_->list_start_after();
   std::vector<PendingFile> pending;
   std::vector<Status> permanent, retry;
+  std::vector<std::string> skipped;   // index files of steps the selection leaves out
   std::set<std::string> listed;
   for (auto& f : source_.list("index/", start_after)) {
     listed.insert(f.path);
-    if (ledger_->ingested(f.path)) continue;
-    PendingFile p{f.path, 0, {}};
+    if (ledger_->ingested(f.path) || ledger_->partial_under(f.path, selection_->key())) continue;
+    PendingFile p{f.path, 0, {}, {}};
     const bool named = parse_index_path(f.path, &p.step, &p.worker);
     const int64_t step = named ? p.step : Status::kNoStep;
     if (!f.problem.is_ok()) {
@@ -94,13 +96,17 @@ std::vector<PendingFile> Ingester::list_pending(IngestStats* stats) {
       permanent.push_back(Status::invalid("index file is not where its step's index files are (" +
                                           index_file_name(p.step, p.worker) + ")")
                               .at(f.path, step));
+    } else if (!selection_->selects_step(p.step)) {
+      if (!ledger_->partial(f.path)) skipped.push_back(f.path);
     } else {
+      if (ledger_->partial(f.path)) p.stored = ledger_->stored_tensors(p.step, p.worker);
       pending.push_back(std::move(p));
     }
   }
   const std::vector<std::string> gone = ledger_->unlisted(listed, start_after);
-  if (!permanent.empty() || !retry.empty() || !gone.empty()) {
+  if (!permanent.empty() || !retry.empty() || !gone.empty() || !skipped.empty()) {
     Transaction tx(db_);
+    for (const auto& path : skipped) ledger_->mark_partial(path, selection_->key());
     for (const auto& e : permanent) {
       record_error(e, stats);
       ledger_->mark_ingested(e.file());
@@ -136,8 +142,27 @@ void Ingester::write_file(PreparedFile& f, IngestStats* stats) {
   for (const auto& e : catalog_->take_membership_errors()) record_error(e, stats);
   for (const auto& e : f.errors) record_error(e, stats);
   steps_->record_step_worker(f.file.step, worker_id);
-  ledger_->mark_ingested(f.file.path);
+  if (f.left_out) ledger_->mark_partial(f.file.path, selection_->key());
+  else ledger_->mark_ingested(f.file.path);
   ++stats->files_ingested;
+}
+
+// --values all: the bytes of values stored without them, before anything new is read.
+size_t Ingester::add_missing_values(IngestStats* stats) {
+  // Nearly every byte written is a blob appended to the file: written once, as in a pass.
+  std::unique_ptr<BulkLoad> bulk;
+  if (opt_.bulk_load) bulk = std::make_unique<BulkLoad>(db_);
+  std::vector<Status> errors;
+  const size_t added = trialdb::add_missing_values(
+      db_, source_, catalog_->trial_id(), *selection_, opt_.compress, [&](const Status& e) { errors.push_back(e); },
+      &stats->bytes_read);
+  if (!errors.empty()) {
+    Transaction tx(db_);
+    for (const auto& e : errors) record_error(e, stats);
+    tx.commit();
+    if (opt_.strict) throw Error(errors.front());
+  }
+  return added;
 }
 
 IngestStats Ingester::run_once() {
@@ -149,6 +174,8 @@ IngestStats Ingester::run_once() {
   catalog_->load_collections(source_, ended, [&](const Status& e) { record_retry(e, &stats); });
   ledger_->reload_waiting();
   if (opt_.strict && !stats.errors.empty()) throw Error(stats.errors.front());
+  selection_ = std::make_unique<Selection>(opt_.selection, *catalog_);
+  if (opt_.add_missing_values) stats.values_added = add_missing_values(&stats);
 
   std::vector<PendingFile> pending = list_pending(&stats);
 
@@ -163,6 +190,8 @@ IngestStats Ingester::run_once() {
   prepare.threads = threads;
   prepare.max_blob_bytes = static_cast<uint64_t>(sqlite3_limit(db_.handle(), SQLITE_LIMIT_LENGTH, -1));
   prepare.budget = &budget;
+  if (!selection_->whole()) prepare.selection = selection_.get();
+  prepare.store_values = opt_.store_values;
   std::vector<std::future<PreparedFile>> futures(pending.size());
   size_t submitted = 0;
   // A file is prepared on a thread of its own; where no thread can be had (a pids limit), the

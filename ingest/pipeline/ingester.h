@@ -6,6 +6,10 @@
 // writes them to SQLite (value_writer.h) in large transactions. A step's rows become visible
 // atomically, when the step completes (step_completion.h).
 //
+// Selective (IngestOptions::selection): files of unselected steps are not read, records of
+// unselected tensors not read either; such files are recorded as partial (file_ledger.h) so a
+// later, wider run reads exactly what is missing.
+//
 // Incremental: an index file is recorded as ingested in the same transaction as its rows
 // (file_ledger.h), so a re-run (or a run after a crash) reads only files not ingested before.
 // Files a live job has not finished writing (index before its event file, a record cut short,
@@ -25,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "ingest/pipeline/selection.h"
 #include "ingest/source/source.h"
 #include "schema/database.h"
 #include "schema/status.h"
@@ -49,6 +54,13 @@ struct IngestOptions {
   std::string name;            // trial name; empty = the location's base name
   bool strict = false;         // stop at the first error (Error of kind kInvalidInput) instead of skipping
   bool compress = false;       // zlib blobs that shrink
+  SelectionSpec selection;     // only these steps and tensors (selection.h); whole by default
+  // false (ingest --values none): raw values are decoded for their reductions and distributions
+  // and located (value_locations), but only their header is stored (schema/value_blob.h).
+  bool store_values = true;
+  // ingest --values all: first read the bytes of the values stored without them
+  // (value_backfill.h).
+  bool add_missing_values = false;
   int threads = 0;             // preparing threads; 0 = hardware concurrency
   // Write each pass through a rollback journal when no other connection has the database open
   // (ingest/store/bulk_load.h: every byte written once, not twice); readers that open it during
@@ -63,6 +75,7 @@ struct IngestStats {
   size_t files_ingested = 0;
   size_t files_waiting = 0;    // not yet complete on disk; retried on the next pass
   size_t values = 0;
+  size_t values_added = 0;     // bytes added to values stored without them (--values all)
   int64_t steps_completed = 0;
   uint64_t bytes_read = 0;
   bool ended = false;
@@ -81,6 +94,7 @@ class Ingester {
  private:
   std::vector<PendingFile> list_pending(IngestStats* stats);
   void write_file(PreparedFile& f, IngestStats* stats);
+  size_t add_missing_values(IngestStats* stats);
   void record_error(const Status& e, IngestStats* stats);
   // An error of a path read again later: in stats once per Ingester, not once per pass.
   void record_retry(const Status& e, IngestStats* stats);
@@ -92,6 +106,7 @@ class Ingester {
   std::unique_ptr<FileLedger> ledger_;
   std::unique_ptr<StepCompletion> steps_;
   std::unique_ptr<ValueWriter> writer_;
+  std::unique_ptr<Selection> selection_;   // of the pass: collections may have grown
   std::set<std::string> retries_reported_;
 };
 

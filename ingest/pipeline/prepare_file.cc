@@ -92,6 +92,8 @@ void merge_record(DecodedRecord& d, const IndexEntry& e, ValueTable& values, Pre
   PreparedValue& v = values.of(e.tensor);
   if (v.has_raw) return error("tensor '" + e.tensor + "' appears twice in the index");
   v.has_raw = true;
+  v.record_offset = e.start;
+  v.record_length = e.length;
   v.dtype = d.tensor.dtype;
   v.dims = std::move(d.tensor.dims);
   if (d.has_reductions) {
@@ -118,15 +120,34 @@ void merge_record(DecodedRecord& d, const IndexEntry& e, ValueTable& values, Pre
   v.blob = std::move(d.blob);
 }
 
-// Reads and decodes the records of idx.tensors into f.values, or sets f.status to kWait when
-// the event file is not yet whole.
-void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const PrepareOptions& opt, ValueTable& values,
-                     PreparedFile& f) {
-  const auto error_or_wait = [&](std::string cause) {
-    if (opt.ended) f.errors.push_back(Status::invalid(std::move(cause)).at(f.file.path, f.file.step));
-    else f.status = FileStatus::kWait;
+// Drops the entries and saved shapes of tensors the selection leaves out or that are stored
+// already, so that their records are never read; f.left_out says whether the selection left any.
+void leave_out_unselected(IndexFile& idx, const Selection* selection, PreparedFile& f) {
+  if (!selection && f.file.stored.empty()) return;
+  const auto keep = [&](const std::string& tensor) {
+    if (f.file.stored.count(tensor)) return false;
+    if (selection && !selection->selects_tensor(tensor)) {
+      f.left_out = true;
+      return false;
+    }
+    return true;
   };
-  uint64_t lo = UINT64_MAX, hi = 0;
+  std::erase_if(idx.tensors, [&](const IndexEntry& e) { return !keep(std::string(value_tensor_of(e.tensor))); });
+  std::erase_if(idx.shapes, [&](const ShapeEntry& s) { return !keep(s.tensor); });
+}
+
+// What an event file that is not (yet) whole means: an error once the trial has ended, else a
+// file to look at again on the next pass.
+void error_or_wait(std::string cause, const PrepareOptions& opt, PreparedFile& f) {
+  if (opt.ended) f.errors.push_back(Status::invalid(std::move(cause)).at(f.file.path, f.file.step));
+  else f.status = FileStatus::kWait;
+}
+
+// Reports the entries whose (start, length) cannot describe a record; [*lo, *hi) is the span
+// of the others (empty when there is none).
+void check_entries(const IndexFile& idx, PreparedFile& f, uint64_t* lo, uint64_t* hi) {
+  *lo = UINT64_MAX;
+  *hi = 0;
   for (const auto& e : idx.tensors) {
     if (!entry_length_valid(e)) {
       f.errors.push_back(Status::invalid("index entry for '" + e.tensor + "' has an invalid record length " +
@@ -134,11 +155,80 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
                              .at(f.file.path, f.file.step));
       continue;
     }
+    *lo = std::min(*lo, e.start);
+    *hi = std::max(*hi, e.start + e.length);
+  }
+}
+
+// Whether the valid entries' records fill less than half of the span from the first to the last
+// (a selection left out most of the bytes between them): then they are read one by one.
+bool records_sparse(const IndexFile& idx) {
+  uint64_t lo = UINT64_MAX, hi = 0, bytes = 0;
+  for (const auto& e : idx.tensors) {
+    if (!entry_length_valid(e)) continue;
     lo = std::min(lo, e.start);
     hi = std::max(hi, e.start + e.length);
+    bytes += e.length;
   }
+  return hi > lo && bytes < (hi - lo) / 2;
+}
+
+// The records of a file the selection took only some of, far apart: each read on its own (on S3 ranged
+// GETs of just those records, neighbours merged by read_ranges), so the bytes between them are
+// never transferred, and each decoded from its own bytes (blobs are copies: no span is kept).
+void prepare_selected_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const PrepareOptions& opt,
+                              ValueTable& values, PreparedFile& f) {
+  uint64_t lo, hi;
+  check_entries(idx, f, &lo, &hi);
   if (hi <= lo) return;
   const std::string& ev = *idx.event_file;
+  f.event_file = ev;
+  std::vector<TrialSource::Range> ranges;
+  f.reserved = idx.tensors.size() * kEntryBytes;
+  for (const auto& e : idx.tensors) {
+    const bool valid = entry_length_valid(e);
+    ranges.push_back({ev, valid ? e.start : 0, valid ? e.length : 0});
+    f.reserved += ranges.back().length;
+  }
+  turn.take(f.reserved);
+  std::vector<std::optional<std::string>> records;
+  try {
+    records = src.read_ranges(ranges);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kInvalidInput && e.kind() != ErrorKind::kIo) throw;
+    f.errors.push_back(e.status().prefixed("cannot read event file " + ev + ": ").at(f.file.path, f.file.step));
+    if (e.kind() == ErrorKind::kIo) f.status = FileStatus::kRetry;
+    return;
+  }
+  if (std::any_of(records.begin(), records.end(), [](const auto& r) { return !r; })) {
+    error_or_wait("event file " + ev + " does not exist", opt, f);
+    return;   // its saved shapes are still kept
+  }
+  std::vector<DecodedRecord> decoded(idx.tensors.size());
+  for (size_t i = 0; i < decoded.size(); ++i) {
+    const IndexEntry& e = idx.tensors[i];
+    std::string& record = *records[i];
+    f.bytes += record.size();
+    if (record.size() < ranges[i].length && !opt.ended) {
+      f.status = FileStatus::kWait;   // the writer has not flushed everything yet
+      return;
+    }
+    decoded[i] = decode_record(e, f.file.step, record, e.start, ev, opt.max_blob_bytes);
+    if (opt.store_values) encode_record(decoded[i], opt.compress, record.data(), 0, false);
+    else encode_header_only(decoded[i]);
+  }
+  for (size_t i = 0; i < decoded.size(); ++i) merge_record(decoded[i], idx.tensors[i], values, f);
+}
+
+// Reads and decodes the records of idx.tensors into f.values, or sets f.status to kWait when
+// the event file is not yet whole.
+void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const PrepareOptions& opt, ValueTable& values,
+                     PreparedFile& f) {
+  uint64_t lo, hi;
+  check_entries(idx, f, &lo, &hi);
+  if (hi <= lo) return;
+  const std::string& ev = *idx.event_file;
+  f.event_file = ev;
   f.reserved = hi - lo + idx.tensors.size() * kEntryBytes;
   turn.take(f.reserved);
   // Large spans are mapped (mapped_range.h), small ones read.
@@ -161,7 +251,7 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   } else {
     if (!bytes) {
       // One error for the file, not one per tensor; saved shapes are still kept.
-      error_or_wait("event file " + ev + " does not exist");
+      error_or_wait("event file " + ev + " does not exist", opt, f);
       if (f.status == FileStatus::kWait) return;
       idx.tensors.clear();
     }
@@ -184,7 +274,8 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   for_each_index(decoded.size(), helpers, [&](size_t i) {
     decoded[i] = decode_record(idx.tensors[i], f.file.step, span, lo, ev, opt.max_blob_bytes);
     // Before the span can go: large tensors are views into it.
-    encode_record(decoded[i], opt.compress, span_data, idx.tensors[i].start - lo, in_place);
+    if (opt.store_values) encode_record(decoded[i], opt.compress, span_data, idx.tensors[i].start - lo, in_place);
+    else encode_header_only(decoded[i]);
   });
   if (mapped && mapped->shrank()) {
     // Truncated while it was decoded (mapped_range.h): what was read may be zeros. The next
@@ -234,10 +325,13 @@ PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t tick
   f.mode_step = idx.mode_step;
   for (auto& why : idx.skipped) f.errors.push_back(Status::invalid(std::move(why)).at(file.path, file.step));
 
+  leave_out_unselected(idx, opt.selection, f);
   f.values.reserve(idx.tensors.size() + idx.shapes.size());   // ValueTable keeps views of the names
   ValueTable values(f.values);
   if (!idx.tensors.empty()) {
-    prepare_records(src, idx, turn, opt, values, f);
+    if ((f.left_out || !f.file.stored.empty()) && records_sparse(idx))
+      prepare_selected_records(src, idx, turn, opt, values, f);
+    else prepare_records(src, idx, turn, opt, values, f);
     if (f.status != FileStatus::kReady) return f;
   }
   for (auto& s : idx.shapes) {

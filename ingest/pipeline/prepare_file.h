@@ -8,6 +8,7 @@
 
 #include "ingest/pipeline/prepared_file.h"
 #include "ingest/pipeline/read_budget.h"
+#include "ingest/pipeline/selection.h"
 #include "ingest/source/source.h"
 
 namespace trialdb {
@@ -18,11 +19,14 @@ struct PrepareOptions {
   int threads = 1;                 // threads one large event file may be decoded on
   uint64_t max_blob_bytes = 0;     // SQLite's length limit for one value
   ReadBudget* budget = nullptr;    // shared by the pass's files, taken in ticket order
+  const Selection* selection = nullptr;   // the tensors to store (null: all)
+  bool store_values = true;        // false: raw values keep only their header (ingest --values none)
 };
 
 // An index file larger than this is an error, never read whole (smdebug's are kilobytes).
 inline constexpr uint64_t kMaxIndexFileBytes = 64u << 20;
 
+// Records of tensors the selection leaves out, or already stored (file.stored), are not read.
 // `ticket` is the file's turn at the budget (its position in the pass). A file the source fails
 // to read (source.h) is this file's error, never the pass's: kInvalidInput (the index or its
 // event file can never be read) is reported and the file ingested as far as it goes (its saved

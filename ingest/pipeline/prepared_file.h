@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,9 @@ struct PendingFile {
   std::string path;   // relative to the trial root
   int64_t step = 0;
   std::string worker;
+  // A file read before under a selection (partial_file): the tensors of it already stored,
+  // whose records are not read again.
+  std::set<std::string> stored;
 };
 
 // A value blob (docs/BLOB_FORMAT.md), built on a preparing thread: bytes of its own, or where it
@@ -47,6 +51,8 @@ struct PreparedValue {
   std::vector<int64_t> dims;
   ValueBlob blob;
   bool raw_too_large = false;      // has_raw, but the value exceeds SQLite's length limit: no blob
+  uint64_t record_offset = 0;      // has_raw: where its record lies in the file's event file
+  uint64_t record_length = 0;
   bool has_shape = false;          // a saved shape (shape_payload) when there is no raw value
   std::vector<int64_t> saved_shape;
   std::string shape_text;          // value.shape, built on a preparing thread (the writer binds it)
@@ -72,6 +78,8 @@ struct PreparedFile {
   Mode mode = Mode::kGlobal;
   int64_t mode_step = 0;
   std::vector<PreparedValue> values;
+  std::string event_file;          // the raw values' event file, relative to the trial root
+  bool left_out = false;           // the selection left some of the file's values out
   std::vector<Status> errors;      // each names the index file and the step
   uint64_t bytes = 0;              // index and event bytes read
   uint64_t reserved = 0;           // share of the read-ahead budget, released once written

@@ -146,6 +146,19 @@ void encode_record(DecodedRecord& d, bool compress, char* span, size_t record_st
   release_bytes(d.tensor);
 }
 
+void encode_header_only(DecodedRecord& d) {
+  if (d.is_reduction || d.too_large || !d.error.empty() || d.invalid_entry) return;
+  d.blob.owned = encode_bytes_not_stored(d.tensor.dtype, d.tensor.dims.data(), static_cast<int>(d.tensor.dims.size()));
+  release_bytes(d.tensor);
+}
+
+std::string_view value_tensor_of(const std::string& entry_name) {
+  std::string tensor;
+  int bit;
+  if (!parse_reduction_name(entry_name, &tensor, &bit)) return entry_name;
+  return std::string_view(entry_name).substr(entry_name.size() - tensor.size());
+}
+
 bool records_disjoint(const std::vector<IndexEntry>& entries) {
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   for (const auto& e : entries)

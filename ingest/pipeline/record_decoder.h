@@ -53,6 +53,14 @@ DecodedRecord decode_record(const IndexEntry& entry, int64_t step, std::string_v
 // otherwise the blob is a copy.
 void encode_record(DecodedRecord& d, bool compress, char* span, size_t record_start, bool in_place);
 
+// Instead of encode_record, for ingest --values none: the blob is the header alone, flagged as
+// holding no bytes (schema/value_blob.h), and the decoded bytes are released.
+void encode_header_only(DecodedRecord& d);
+
+// The tensor an index entry's value belongs to: its name, or for a saved reduction
+// ("smdebug/reductions/<reduction>/<tensor>") the tensor reduced.
+std::string_view value_tensor_of(const std::string& entry_name);
+
 // Whether the valid entries' records are disjoint, so blobs may be built in place in them (a
 // damaged index may point two entries into one record).
 bool records_disjoint(const std::vector<IndexEntry>& entries);

@@ -10,6 +10,7 @@ struct ValueWriter::Row {
   PreparedValue* value;
   int64_t tensor_id;
   int64_t value_id;   // its value_blob row, when apart
+  int64_t file_id;    // its event file's event_file row (with a raw value)
   bool inline_blob;   // the blob goes into value.data
   bool apart() const { return value->has_raw && !value->raw_too_large && !inline_blob; }
   // Whether the scalar statement can store it (its literals are this row's values).
@@ -34,17 +35,24 @@ enum RowParam : int {
   kFirstReductionParam,   // kAllReductions of them, in ReductionIndex order, plain then |x|
   kDataParam = kFirstReductionParam + kAllReductions,
   kValueIdParam,
-  kRowParams = kValueIdParam,
+  kFileIdParam,           // the record's location (value_locations), NULL without a raw value
+  kRecOffsetParam,
+  kRecLengthParam,
+  kRowParams = kRecLengthParam,
 };
 constexpr const char* kValueColumns =
     "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, "
     "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
-    "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, value_id";
+    "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, value_id, file_id, rec_offset, rec_length";
 
 // A plain scalar's parameters: shape, red_src and red_mask are literals, the rest NULL.
-enum ScalarParam : int { kScalarTensorIdParam = 1, kScalarDtypeParam, kScalarElementParam, kScalarDataParam, kScalarRowParams = kScalarDataParam };
+enum ScalarParam : int {
+  kScalarTensorIdParam = 1, kScalarDtypeParam, kScalarElementParam, kScalarDataParam,
+  kScalarFileIdParam, kScalarRecOffsetParam, kScalarRecLengthParam, kScalarRowParams = kScalarRecLengthParam
+};
 constexpr const char* kScalarColumns =
-    "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, r_min, data";
+    "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, r_min, data, "
+    "file_id, rec_offset, rec_length";
 
 // Parameters of an INSERT INTO value_distribution, in the order of kDistributionColumns.
 enum DistributionParam : int {
@@ -78,7 +86,9 @@ std::string scalar_row_sql(size_t i) {
   return "(" + param(kTrialIdParam) + "," + param(base + kScalarTensorIdParam) + "," + param(kTensorStepParam) + "," +
          param(kStepOffsetParam) + "," + param(kWorkerIdParam) + "," + param(base + kScalarDtypeParam) + ",'[1]'," +
          std::to_string(static_cast<int>(ReductionSource::kScalarElement)) + ",0," +
-         param(base + kScalarElementParam) + "," + param(base + kScalarDataParam) + ")";
+         param(base + kScalarElementParam) + "," + param(base + kScalarDataParam) + "," +
+         param(base + kScalarFileIdParam) + "," + param(base + kScalarRecOffsetParam) + "," +
+         param(base + kScalarRecLengthParam) + ")";
 }
 
 std::string rows_sql(std::string (*row)(size_t), size_t n) {
@@ -109,7 +119,10 @@ void bind_scalar_row(Statement& ins, size_t i, const Row& r) {
   ins.bind(base + kScalarTensorIdParam, r.tensor_id).bind(base + kScalarDtypeParam, static_cast<int64_t>(v.dtype));
   if (!std::isnan(v.red[kRedMin])) ins.bind(base + kScalarElementParam, v.red[kRedMin]);
   const std::string_view blob = v.blob.bytes();
-  ins.bind_blob_static(base + kScalarDataParam, blob.data(), blob.size());
+  ins.bind_blob_static(base + kScalarDataParam, blob.data(), blob.size())
+      .bind(base + kScalarFileIdParam, r.file_id)
+      .bind(base + kScalarRecOffsetParam, static_cast<int64_t>(v.record_offset))
+      .bind(base + kScalarRecLengthParam, static_cast<int64_t>(v.record_length));
 }
 
 // Unbound parameters are NULL (reset() clears bindings): only what is present is bound. SQLite
@@ -130,6 +143,10 @@ void bind_value_row(Statement& ins, size_t i, const Row& r) {
   }
   if (r.inline_blob) ins.bind_blob_static(base + kDataParam, v.blob.bytes().data(), v.blob.bytes().size());
   if (r.apart()) ins.bind(base + kValueIdParam, r.value_id);
+  if (v.has_raw)
+    ins.bind(base + kFileIdParam, r.file_id)
+        .bind(base + kRecOffsetParam, static_cast<int64_t>(v.record_offset))
+        .bind(base + kRecLengthParam, static_cast<int64_t>(v.record_length));
 }
 
 }  // namespace
@@ -147,7 +164,19 @@ ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress)
       insert_blob_(db.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)"),
       max_value_id_(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob"),
       insert_distribution_(db.handle(), kDistributionInsert),
-      insert_histogram_(db.handle(), "INSERT INTO value_histogram(buckets) VALUES (?)") {}
+      insert_histogram_(db.handle(), "INSERT INTO value_histogram(buckets) VALUES (?)"),
+      insert_event_file_(db.handle(), "INSERT INTO event_file(trial_id, path) VALUES (?, ?) ON CONFLICT DO NOTHING"),
+      find_event_file_(db.handle(), "SELECT file_id FROM event_file WHERE trial_id = ? AND path = ?") {}
+
+int64_t ValueWriter::event_file_id(const std::string& path) {
+  if (auto it = event_files_.find(path); it != event_files_.end()) return it->second;
+  insert_event_file_.bind(1, trial_id_).bind_text_static(2, path).run();
+  find_event_file_.bind(1, trial_id_).bind_text_static(2, path);
+  if (!find_event_file_.step()) throw Error(Status::database("event file " + path + " not recorded").at(db_.path()));
+  const int64_t id = find_event_file_.int64(0);
+  find_event_file_.reset();
+  return event_files_.emplace(path, id).first->second;
+}
 
 size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_step,
                           const std::function<int64_t(const std::string&)>& tensor_id,
@@ -169,8 +198,9 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
   for (auto& v : f.values) {
     if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
     // Small values live in the value row itself: one B-tree insert fewer per scalar.
-    Row r{&v, tensor_id(v.tensor), 0,
-          v.has_raw && !v.raw_too_large && !compress_ && v.blob.bytes().size() <= kInlineBlobBytes};
+    Row r{&v, tensor_id(v.tensor), 0, v.has_raw ? event_file_id(f.event_file) : 0,
+          v.has_raw && !v.raw_too_large && (!compress_ || blob_bytes_not_stored(v.blob.bytes())) &&
+              v.blob.bytes().size() <= kInlineBlobBytes};
     if (r.apart()) r.value_id = next_value_id++;
     const bool scalar = fast && r.plain_scalar();
     std::vector<Row>& rows = scalar ? scalar_batch : batch;

@@ -10,6 +10,8 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ingest/pipeline/prepared_file.h"
@@ -42,12 +44,16 @@ class ValueWriter {
                const std::function<void(const Status&)>& report);
   // The value's distribution and histogram rows, once its value row is stored.
   void write_distribution(const Row& r, int64_t worker_id, int64_t tensor_step, int64_t step);
+  // The event_file row of `path` (relative to the trial root), created on first use.
+  int64_t event_file_id(const std::string& path);
 
   Database& db_;
   int64_t trial_id_;
   bool compress_;
   Statement insert_value_, insert_value_fast_, insert_value_batch_, insert_scalar_batch_;
   Statement has_step_worker_, insert_blob_, max_value_id_, insert_distribution_, insert_histogram_;
+  Statement insert_event_file_, find_event_file_;
+  std::unordered_map<std::string, int64_t> event_files_;
 };
 
 }  // namespace trialdb

@@ -80,6 +80,14 @@ with tempfile.TemporaryDirectory() as tmp:
         check(False, "an unknown column is an error")
     except KeyError as e:
         check("reduction" in str(e), "unknown column lists the columns: %s" % e)
+    # A value ingested with --values none: its header alone; value() says how to add the bytes.
+    subprocess.run([TRIALDB, "ingest", os.path.join(FIXTURES, "pt_bad_init"), "--db", db, "--name", "no_bytes",
+                    "--values", "none", "-q"], check=False)
+    try:
+        trialdb.Trial(db, "no_bytes", extension=EXTENSION).value("Net_conv0.weight", 3)
+        check(False, "a value without bytes is an error")
+    except ValueError as e:
+        check("--values none" in str(e) and "--values all" in str(e), "a value without bytes: %s" % e)
     try:
         trialdb.Trial(db, "nope")
         check(False, "an unknown trial is an error")

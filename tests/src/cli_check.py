@@ -509,6 +509,33 @@ check(p.returncode == 1 and "cannot find the sqlite3 shell" in p.stderr, "shell:
 p = run("shell", "--db", os.path.join(WORK, "missing.db"))
 check(p.returncode == 1 and "no database" in p.stderr, "shell: missing database")
 
+# --- ingest --values none | all, --steps, --tensors, --collections --------------------------------
+# A value stored without its bytes: every function that needs them says so and how to add them;
+# the statistics computed at ingest still answer; --values all adds the bytes.
+ndb = os.path.join(WORK, "none.db")
+bad_init = os.path.join(FIXTURES, "pt_bad_init")
+p = run("ingest", bad_init, "--db", ndb, "--values", "none", "-q")
+check(p.returncode == 0, "ingest --values none: %s" % p.stderr)
+for fn in ("tensor_reduce(value, 'mean')", "tensor_percentile(value, 50)", "tensor_fraction(value, 'zero')"):
+    p = run("sql", "--db", ndb, "SELECT %s FROM tensor_values WHERE tensor = 'Net_fc.weight' AND step = 0" % fn)
+    check(p.returncode == 1 and "ingested with --values none" in p.stderr and
+          "trialdb ingest PATH --db FILE --values all" in p.stderr, "%s on a value without bytes: %r" % (fn, p.stderr))
+p = run("sql", "--db", ndb, "--csv", "SELECT count(*) FROM reductions WHERE tensor = 'Net_fc.weight' AND step = 0")
+check(p.stdout.strip().splitlines()[-1] == "18", "--values none keeps the reductions: %r" % p.stdout)
+p = run("ingest", bad_init, "--db", ndb, "--values", "all")
+check(p.returncode == 0 and "480 values' bytes added" in p.stderr, "ingest --values all: %r" % p.stderr)
+p = run("sql", "--db", ndb, "--csv", "SELECT tensor_numel(value) FROM tensor_values WHERE tensor = 'Net_fc.weight' AND step = 0")
+check(p.returncode == 0 and p.stdout.strip().splitlines()[-1] == "6000", "bytes added by --values all: %r" % p.stdout)
+for args, what in ((["--steps", "5"], "--steps must be A:B"), (["--steps", "9:3"], "--steps must be A:B"),
+                   (["--values", "some"], "--values"), (["--tensors", "("], "--tensors"),
+                   (["--collections", "nope"], "no collection 'nope'")):
+    p = run("ingest", bad_init, "--db", os.path.join(WORK, "sel.db"), *args)
+    check(p.returncode in (1, 2) and what in p.stderr, "ingest %s: %r" % (" ".join(args), p.stderr))
+sdb = os.path.join(WORK, "loss.db")
+p = run("ingest", bad_init, "--db", sdb, "--steps", "2:5", "--collections", "losses,weights", "-q")
+p = run("sql", "--db", sdb, "--csv", "SELECT count(*), min(step), max(step) FROM tensor_values")
+check(p.stdout.strip().splitlines()[-1] == "%d,2,4" % (3 * 4), "--steps 2:5 --collections losses,weights: %r" % p.stdout)
+
 for cmd in (["compare"], ["plot"], ["shell"]):
     p = run(*cmd, "--help")
     check(p.returncode == 0 and "Example" in p.stdout, "%s --help shows an example" % cmd[0])

@@ -121,6 +121,82 @@ TEST_F(S3Ingest, EveryViewEqualsALocalIngest) {
   }
 }
 
+// A selective ingest from S3 transfers only the selected records (and the index files), not the
+// trial: the loss curve of a trial of large tensors costs a small fraction of its bytes, and
+// stores what the same selective ingest of the local folder stores.
+TEST_F(S3Ingest, ASelectiveIngestTransfersOnlyTheSelectedRecords) {
+  test::TempDir tmp("trialdb-s3-selective");
+  const std::string dir = tmp.path.string(), trial = dir + "/big";
+  RunResult synth = run({TRIALDB_BIN, "synth", trial, "--steps", "10", "--tensors", "4", "--elements", "65536"},
+                        dir + "/synth.log");
+  ASSERT_EQ(synth.exit_code, 0) << synth.output;
+  uint64_t trial_bytes = 0;
+  for (const auto& e : fs::recursive_directory_iterator(trial))
+    if (e.is_regular_file()) trial_bytes += e.file_size();
+  test::S3Uploader(server_->endpoint()).put_tree(trial, test::kTrialsBucket, "jobs/big/debug-output");
+  const std::string url = std::string("s3://") + test::kTrialsBucket + "/jobs/big/debug-output";
+
+  const uint64_t before = server_->bytes_sent();
+  RunResult loss = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/s3.db", "--tensors", "Loss", "--name", "big", "-q"}, dir + "/s3.log");
+  ASSERT_EQ(loss.exit_code, 0) << loss.output;
+  const uint64_t selective = server_->bytes_sent() - before;
+  EXPECT_LT(selective * 20, trial_bytes) << selective << " of " << trial_bytes << " bytes sent";
+  RunResult local =
+      run({TRIALDB_BIN, "ingest", trial, "--db", dir + "/local.db", "--tensors", "Loss", "--name", "big", "-q"}, dir + "/local.log");
+  ASSERT_EQ(local.exit_code, 0) << local.output;
+  Database a(dir + "/local.db", OpenMode::kExisting), b(dir + "/s3.db", OpenMode::kExisting);
+  EXPECT_FALSE(view_rows(a, "tensor_values").empty());
+  EXPECT_TRUE(view_rows(a, "tensor_values") == view_rows(b, "tensor_values"));
+  EXPECT_TRUE(view_rows(a, "reductions") == view_rows(b, "reductions"));
+
+  // Two records a large one apart (a weight and the loss): each is fetched on its own, the bytes
+  // between them never are (a fifth of the trial, not the three fifths up to the loss).
+  const uint64_t sparse_before = server_->bytes_sent();
+  const std::string weight_and_loss = "^Net_fc0\\.weight$|Loss";
+  RunResult sparse = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/sparse.db", "--tensors", weight_and_loss, "--name",
+                          "big", "-q"},
+                         dir + "/sparse.log");
+  ASSERT_EQ(sparse.exit_code, 0) << sparse.output;
+  EXPECT_LT((server_->bytes_sent() - sparse_before) * 4, trial_bytes);
+  RunResult sparse_local = run({TRIALDB_BIN, "ingest", trial, "--db", dir + "/sparse_local.db", "--tensors",
+                                weight_and_loss, "--name", "big", "-q"},
+                               dir + "/sparse_local.log");
+  ASSERT_EQ(sparse_local.exit_code, 0) << sparse_local.output;
+  Database c(dir + "/sparse_local.db", OpenMode::kExisting), d(dir + "/sparse.db", OpenMode::kExisting);
+  EXPECT_EQ(view_rows(c, "tensor_values").size(), 2u * 10);   // both tensors, every step
+  EXPECT_TRUE(view_rows(c, "tensor_values") == view_rows(d, "tensor_values"));
+
+  // --values none, then --values all: the second run transfers the values' records (and the
+  // listings and collections files every run reads), not the index files again, and ends equal
+  // to a full local ingest.
+  RunResult none = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/none.db", "--values", "none", "--name", "big", "-q"},
+                       dir + "/none.log");
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  const uint64_t all_before = server_->bytes_sent();
+  RunResult all = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/none.db", "--values", "all", "--name", "big", "-q"},
+                      dir + "/all.log");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  const uint64_t added = server_->bytes_sent() - all_before;
+  RunResult whole = run({TRIALDB_BIN, "ingest", trial, "--db", dir + "/whole.db", "--name", "big", "-q"}, dir + "/whole.log");
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  Database e(dir + "/whole.db", OpenMode::kExisting), f(dir + "/none.db", OpenMode::kExisting);
+  uint64_t records = 0;
+  {
+    Statement q(e.handle(), "SELECT sum(length) FROM value_locations");
+    ASSERT_TRUE(q.step());
+    records = static_cast<uint64_t>(q.int64(0));
+  }
+  EXPECT_GE(added, records);
+  EXPECT_LT(added, records + 100000) << added << " bytes sent for " << records << " bytes of records";
+  EXPECT_TRUE(view_rows(e, "tensor_values") == view_rows(f, "tensor_values"));
+
+  // The counter counts: the rest of the trial costs at least its event files.
+  const uint64_t middle = server_->bytes_sent();
+  RunResult rest = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/s3.db", "--name", "big", "-q"}, dir + "/rest.log");
+  ASSERT_EQ(rest.exit_code, 0) << rest.output;
+  EXPECT_GT((server_->bytes_sent() - middle) * 10, trial_bytes * 9);
+}
+
 // Credentials only in a shared credentials file, under a named profile (the environment has
 // neither key): the ingest signs with them and stores what a local ingest stores; a profile
 // the file lacks is a clear error naming it.

@@ -1,4 +1,5 @@
-// Preloaded into s3rver (node -r) by the tests. s3rver encrypts its ListObjectsV2 continuation
+// Preloaded into s3rver (node -r) by the tests: it counts the bytes the server sends (at the end)
+// and keeps continuation tokens working. s3rver encrypts its ListObjectsV2 continuation
 // tokens with DES, which OpenSSL 3 (Node >= 17) refuses unless its legacy provider is loaded, so
 // paginated listings fail with 500. The token only has to survive a round trip through the same
 // server, so when DES is unavailable this substitutes AES-128-CBC with the key and IV zero-padded.
@@ -16,5 +17,23 @@ for (const name of ['createCipheriv', 'createDecipheriv']) {
       }
     }
     return original.call(crypto, algorithm, key, iv, options);
+  };
+}
+
+// The bytes of the response bodies the server sent, for tests that check what an ingest
+// transferred: the running total, rewritten after every response to <--directory>/../bytes_sent
+// (S3rverProcess::bytes_sent).
+const http = require('http');
+const fs = require('fs');
+const path = require('path');
+const directory = process.argv[process.argv.indexOf('--directory') + 1];
+const totalFile = path.join(directory, '..', 'bytes_sent');
+let total = 0;
+for (const name of ['write', 'end']) {
+  const original = http.ServerResponse.prototype[name];
+  http.ServerResponse.prototype[name] = function (chunk, ...rest) {
+    if (chunk && typeof chunk !== 'function') total += Buffer.byteLength(chunk);
+    if (name === 'end') fs.writeFileSync(totalFile, String(total));
+    return original.call(this, chunk, ...rest);
   };
 }

@@ -43,6 +43,13 @@ bool port_accepts(int port) {
 
 }  // namespace
 
+uint64_t S3rverProcess::bytes_sent() const {
+  std::ifstream in(dir_ + "/bytes_sent");
+  uint64_t total = 0;
+  in >> total;
+  return total;
+}
+
 std::optional<std::string> find_node() {
   const char* path = std::getenv("PATH");
   if (path == nullptr) return std::nullopt;

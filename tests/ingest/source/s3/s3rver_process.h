@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <optional>
+#include <cstdint>
 #include <string>
 
 namespace trialdb::test {
@@ -29,6 +30,8 @@ class S3rverProcess {
 
   std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
   const std::string& data_dir() const { return dir_; }
+  // The bytes of response bodies sent so far (counted by s3rver_des_shim.js).
+  uint64_t bytes_sent() const;
 
  private:
   std::string read_log() const;
