@@ -8,6 +8,8 @@
 -- State: per tensor the running sample count, elements per channel and per-channel sums.
 -- (JSON is read with json_each and written with group_concat, never with json_extract,
 -- json_array_length or json_group_array: rules_base.sql.)
+INSERT OR REPLACE INTO rule_catalog(rule, kind) VALUES ('check_input_images', 'step');   -- its state is folded one step at a time
+
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'check_input_images', 'threshold_mean', '0.2'),
   (NULL, 'check_input_images', 'threshold_samples', '500'),
@@ -66,7 +68,7 @@ WITH cfg AS (
 m AS (
   SELECT s.trial, s.step, s.tensor, s.samples,
          (SELECT max(abs(j.value / s.elements)) FROM json_each(s.sums) j) AS max_mean
-  FROM rule_cursor c
+  FROM rule_batch c
   JOIN rule_check_input_images_state s ON s.trial = c.trial AND s.step = c.step
 )
 SELECT m.trial, m.step, m.tensor, 'worker_0' AS worker, m.max_mean AS value,

@@ -8,6 +8,8 @@
 -- (value = that fraction). Values of worker_0.
 --
 -- State: per class the running count of labels and of wrong predictions.
+INSERT OR REPLACE INTO rule_catalog(rule, kind) VALUES ('class_imbalance', 'step');   -- its state is folded one step at a time
+
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'class_imbalance', 'threshold_imbalance', '10'),
   (NULL, 'class_imbalance', 'threshold_misprediction', '0.7'),
@@ -36,14 +38,14 @@ WITH cfg AS (
 names AS MATERIALIZED (
   SELECT (SELECT min(t.tensor) FROM tensors t WHERE t.trial = c.trial AND rule_regexp_any(cfg.labels_regex, t.tensor)) AS labels,
          (SELECT min(t.tensor) FROM tensors t WHERE t.trial = c.trial AND rule_regexp_any(cfg.predictions_regex, t.tensor)) AS predictions
-  FROM rule_cursor c, cfg
+  FROM rule_batch c, cfg
 ),
 pairs AS MATERIALIZED (
   SELECT c.trial, c.step,
          rule_label_pairs((SELECT n.value FROM rule_now_primary n WHERE n.tensor = names.labels),
                           (SELECT n.value FROM rule_now_primary n WHERE n.tensor = names.predictions),
                           cfg.argmax) AS pairs
-  FROM rule_cursor c, names, cfg
+  FROM rule_batch c, names, cfg
 )
 SELECT pairs.trial, pairs.step,
        (SELECT e.value FROM json_each(j.value) e WHERE e.key = 0) AS label,
@@ -77,7 +79,7 @@ WITH cfg AS (
          rule_real((SELECT value FROM rule_param WHERE rule = 'class_imbalance' AND param = 'samples')) AS samples
 ),
 k AS (
-  SELECT s.* FROM rule_cursor c
+  SELECT s.* FROM rule_batch c
   JOIN rule_class_imbalance_count s ON s.trial = c.trial AND s.step = c.step
 ),
 tot AS (
@@ -86,11 +88,11 @@ tot AS (
 SELECT c.trial, c.step, 'imbalance' AS tensor, 'worker_0' AS worker,
        rule_div(tot.most, tot.least) AS value,
        printf('the largest class has %d labels, the smallest %d', tot.most, tot.least) AS message
-FROM rule_cursor c, tot, cfg
+FROM rule_batch c, tot, cfg
 WHERE tot.total >= cfg.samples AND rule_div(tot.most, tot.least) > cfg.threshold_imbalance
 UNION ALL
 SELECT c.trial, c.step, 'class_' || rule_number_text(k.class), 'worker_0',
        CAST(k.wrong AS REAL) / k.n,
        printf('%d of %d labels of class %s were mispredicted', k.wrong, k.n, rule_number_text(k.class))
-FROM rule_cursor c, k, tot, cfg
+FROM rule_batch c, k, tot, cfg
 WHERE tot.total >= cfg.samples AND CAST(k.wrong AS REAL) / k.n > cfg.threshold_misprediction;

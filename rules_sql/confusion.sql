@@ -26,7 +26,7 @@ cells AS (
          (SELECT e.value FROM json_each(j.value) e WHERE e.key = 2) AS n
   FROM cfg
   JOIN rule_now l ON l.tensor = cfg.labels
-  JOIN rule_now p ON p.tensor = cfg.predictions AND p.worker = l.worker,
+  JOIN rule_now p ON p.step = l.step AND p.tensor = cfg.predictions AND p.worker = l.worker,
   json_each(rule_label_pairs(l.value, p.value, 0)) j
 ),
 rows AS (

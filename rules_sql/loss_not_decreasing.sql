@@ -13,6 +13,8 @@
 -- best mode it has shown so far; when a better one first appears (EVAL after TRAIN, say) the
 -- walk restarts in it and the tensor's findings from the old mode are dropped, so once the
 -- trial has ended the findings are exactly the definition's.
+INSERT OR REPLACE INTO rule_catalog(rule, kind) VALUES ('loss_not_decreasing', 'step');   -- its state is folded one step at a time
+
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'loss_not_decreasing', 'collection_names', ''),
   (NULL, 'loss_not_decreasing', 'tensor_regex', ''),
@@ -47,9 +49,7 @@ CREATE TABLE IF NOT EXISTS rule_loss_not_decreasing_hist (
 DROP VIEW IF EXISTS rule_loss_not_decreasing_input;
 CREATE VIEW rule_loss_not_decreasing_input AS
 WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'collection_names'), '') AS collection_names,
-         nullif((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'tensor_regex'), '') AS tensor_regex,
-         rule_bool((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'use_losses_collection')) AS use_losses,
+  SELECT rule_bool((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'use_losses_collection')) AS use_losses,
          upper(nullif(nullif((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'mode'), ''), 'none')) AS mode
 ),
 x AS MATERIALIZED (
@@ -59,11 +59,9 @@ x AS MATERIALIZED (
               WHEN cfg.mode = n.mode THEN n.mode
          END AS m_mode
   FROM rule_now_primary n, cfg
-  WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
-     OR EXISTS (SELECT 1 FROM collections k
-                WHERE k.trial = n.trial AND k.tensor = n.tensor
-                  AND (rule_in_list(k.collection, cfg.collection_names)
-                       OR (cfg.use_losses AND k.collection = 'losses')))
+  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'loss_not_decreasing'
+                     UNION ALL
+                     SELECT tensor FROM rule_collections WHERE collection = 'losses' AND cfg.use_losses)
 )
 SELECT x.trial, x.tensor, x.step, x.m_mode AS mode,
        CASE WHEN x.m_mode = 'GLOBAL' THEN x.step ELSE x.mode_step END AS m,
@@ -145,7 +143,7 @@ WITH cfg AS (
 SELECT s.trial, s.step, s.tensor, 'worker_0' AS worker, s.loss AS value,
        printf('%s loss %g at mode step %d did not decrease from %g at mode step %d',
               s.mode, s.loss, s.m, s.p_loss, s.p_m) AS message
-FROM rule_cursor c
+FROM rule_batch c
 JOIN rule_loss_not_decreasing_state s ON s.trial = c.trial AND s.step = c.step
 CROSS JOIN cfg
 WHERE s.checked AND s.p_loss - s.loss <= abs(s.p_loss) * cfg.diff_percent / 100.0;

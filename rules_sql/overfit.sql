@@ -10,6 +10,8 @@
 --
 -- State: per tensor the mode of its last saved step, the sum and length of the latest TRAIN
 -- block and of the current EVAL block, and the counter.
+INSERT OR REPLACE INTO rule_catalog(rule, kind) VALUES ('overfit', 'step');   -- its state is folded one step at a time
+
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'overfit', 'tensor_regex', ''),
   (NULL, 'overfit', 'start_step', '0'),
@@ -41,10 +43,9 @@ x AS MATERIALIZED (
   SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.real_value, 'mean') AS loss
   FROM rule_now_primary n, cfg
   WHERE n.real_value IS NOT NULL   -- a loss is a number: a string tensor is not one
-    AND CASE WHEN cfg.tensor_regex IS NULL
-             THEN EXISTS (SELECT 1 FROM collections k
-                          WHERE k.trial = n.trial AND k.tensor = n.tensor AND k.collection = 'losses')
-             ELSE rule_regexp_any(cfg.tensor_regex, n.tensor) END
+    AND n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'overfit' AND cfg.tensor_regex IS NOT NULL
+                     UNION ALL
+                     SELECT tensor FROM rule_collections WHERE collection = 'losses' AND cfg.tensor_regex IS NULL)
 ),
 b AS (  -- the blocks after this step
   SELECT x.trial, x.tensor, x.step, x.mode, x.loss, s.counter,
@@ -92,7 +93,7 @@ WITH cfg AS (
 SELECT s.trial, s.step, s.tensor, 'worker_0' AS worker, s.ratio AS value,
        printf('validation loss is %.3g%% above training loss for %d evaluation step(s)',
               100 * s.ratio, s.counter) AS message
-FROM rule_cursor c
+FROM rule_batch c
 JOIN rule_overfit_state s ON s.trial = c.trial AND s.step = c.step
 CROSS JOIN cfg
 WHERE s.mode = 'EVAL' AND s.ratio IS NOT NULL AND s.counter >= cfg.patience;

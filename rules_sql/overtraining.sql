@@ -6,6 +6,8 @@
 -- value = counter(EVAL). Losses: worker_0's mean value.
 --
 -- State: per tensor, best and counter of each mode.
+INSERT OR REPLACE INTO rule_catalog(rule, kind) VALUES ('overtraining', 'step');   -- its state is folded one step at a time
+
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'overtraining', 'patience_train', '5'),
   (NULL, 'overtraining', 'patience_validation', '10'),
@@ -31,8 +33,7 @@ x AS MATERIALIZED (
   SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.value, 'mean') AS loss
   FROM rule_now_primary n
   WHERE n.mode IN ('TRAIN', 'EVAL')
-    AND EXISTS (SELECT 1 FROM collections k
-                WHERE k.trial = n.trial AND k.tensor = n.tensor AND k.collection = 'losses')
+    AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'losses')
 )
 SELECT x.trial, x.tensor, x.step,
        CASE WHEN x.mode <> 'TRAIN' THEN s.train_best
@@ -71,7 +72,7 @@ WITH cfg AS (
 )
 SELECT s.trial, s.step, s.tensor, 'worker_0' AS worker, s.eval_count AS value,
        printf('no improvement for %d training and %d validation steps', s.train_count, s.eval_count) AS message
-FROM rule_cursor c
+FROM rule_batch c
 JOIN rule_overtraining_state s ON s.trial = c.trial AND s.step = c.step
 CROSS JOIN cfg
 WHERE s.train_best IS NOT NULL AND s.eval_best IS NOT NULL

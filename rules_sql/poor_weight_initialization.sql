@@ -11,6 +11,8 @@
 --     one `patience` values before it. value = the newest.
 --
 -- State: the number of complete steps seen, and the loss values appended (at most `steps`).
+INSERT OR REPLACE INTO rule_catalog(rule, kind) VALUES ('poor_weight_initialization', 'step');   -- its state is folded one step at a time
+
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'poor_weight_initialization', 'activation_inputs_regex', '.*relu_input'),
   (NULL, 'poor_weight_initialization', 'threshold', '10.0'),
@@ -35,7 +37,7 @@ CREATE TABLE IF NOT EXISTS rule_poor_weight_initialization_loss (
 DROP VIEW IF EXISTS rule_poor_weight_initialization_considered;
 CREATE VIEW rule_poor_weight_initialization_considered AS
 SELECT c.trial, c.step, c.mode
-FROM rule_cursor c
+FROM rule_batch c
 JOIN rule_poor_weight_initialization_state s ON s.trial = c.trial
 WHERE s.steps <= rule_real((SELECT value FROM rule_param
                             WHERE rule = 'poor_weight_initialization' AND param = 'steps'));

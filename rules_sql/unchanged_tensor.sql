@@ -6,6 +6,8 @@
 --
 -- State: per (tensor, worker) its last num_steps saved values (rule_now.real_value: NULL for
 -- strings and complex, which are never unchanged), numbered k = 1, 2, ...
+INSERT OR REPLACE INTO rule_catalog(rule, kind) VALUES ('unchanged_tensor', 'step');   -- its state is folded one step at a time
+
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'unchanged_tensor', 'collection_names', ''),
   (NULL, 'unchanged_tensor', 'tensor_regex', ''),
@@ -26,19 +28,12 @@ CREATE TABLE IF NOT EXISTS rule_unchanged_tensor_hist (
 
 DROP VIEW IF EXISTS rule_unchanged_tensor_input;
 CREATE VIEW rule_unchanged_tensor_input AS
-WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'collection_names'), '') AS collection_names,
-         nullif((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'tensor_regex'), '') AS tensor_regex
-)
 SELECT n.trial, n.tensor, n.worker, n.step, n.real_value AS value,
        ifnull((SELECT h.k FROM rule_unchanged_tensor_hist h
                WHERE h.trial = n.trial AND h.tensor = n.tensor AND h.worker = n.worker
                ORDER BY h.k DESC LIMIT 1), 0) + 1 AS k
-FROM rule_now n, cfg
-WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
-   OR EXISTS (SELECT 1 FROM collections k
-              WHERE k.trial = n.trial AND k.tensor = n.tensor
-                AND rule_in_list(k.collection, cfg.collection_names));
+FROM rule_now n
+WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'unchanged_tensor');
 
 DROP TRIGGER IF EXISTS rule_unchanged_tensor_fold;
 CREATE TRIGGER rule_unchanged_tensor_fold
@@ -69,7 +64,7 @@ WITH cfg AS (
 )
 SELECT s.trial, s.step, s.tensor, s.worker, cfg.num_steps AS value,
        printf('unchanged over its last %d saved steps (rtol %g, atol %g)', cfg.num_steps, cfg.rtol, cfg.atol) AS message
-FROM rule_cursor c
+FROM rule_batch c
 JOIN rule_unchanged_tensor_hist s ON s.trial = c.trial AND s.step = c.step
 CROSS JOIN cfg
 WHERE s.k >= cfg.num_steps

@@ -9,6 +9,8 @@
 -- steps" from its first TRAIN step on; at that step the state and the findings made at earlier
 -- non-TRAIN steps are dropped, so once the trial has ended the findings are exactly the
 -- definition's.
+INSERT OR REPLACE INTO rule_catalog(rule, kind) VALUES ('weight_update_ratio', 'step');   -- its state is folded one step at a time
+
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'weight_update_ratio', 'num_steps', 'none'),
   (NULL, 'weight_update_ratio', 'large_threshold', '10'),
@@ -52,8 +54,7 @@ LEFT JOIN rule_weight_update_ratio_trial t ON t.trial = n.trial
 LEFT JOIN rule_weight_update_ratio_state p
   ON p.trial = n.trial AND p.tensor = n.tensor AND p.worker = n.worker
 WHERE (n.mode = 'TRAIN' OR ifnull(t.train_seen, 0) = 0)
-  AND EXISTS (SELECT 1 FROM collections k
-              WHERE k.trial = n.trial AND k.tensor = n.tensor AND k.collection = 'weights');
+  AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'weights');
 
 DROP TRIGGER IF EXISTS rule_weight_update_ratio_fold;
 CREATE TRIGGER rule_weight_update_ratio_fold
@@ -63,14 +64,14 @@ BEGIN
   -- First TRAIN step: only TRAIN steps count from now on, and retroactively.
   DELETE FROM rule_weight_update_ratio_state
   WHERE trial = new.trial
-    AND (SELECT mode FROM rule_cursor) = 'TRAIN'
+    AND (SELECT mode FROM rule_batch) = 'TRAIN'
     AND NOT EXISTS (SELECT 1 FROM rule_weight_update_ratio_trial WHERE trial = new.trial AND train_seen);
   DELETE FROM rule_finding
   WHERE trial = new.trial AND rule = 'weight_update_ratio' AND mode <> 'TRAIN'
-    AND (SELECT mode FROM rule_cursor) = 'TRAIN'
+    AND (SELECT mode FROM rule_batch) = 'TRAIN'
     AND NOT EXISTS (SELECT 1 FROM rule_weight_update_ratio_trial WHERE trial = new.trial AND train_seen);
   INSERT OR REPLACE INTO rule_weight_update_ratio_trial(trial, train_seen)
-  SELECT new.trial, (SELECT mode FROM rule_cursor) = 'TRAIN' OR ifnull(
+  SELECT new.trial, (SELECT mode FROM rule_batch) = 'TRAIN' OR ifnull(
            (SELECT train_seen FROM rule_weight_update_ratio_trial WHERE trial = new.trial), 0);
   INSERT OR REPLACE INTO rule_weight_update_ratio_state(trial, tensor, worker, step, value, p_step, ratio)
   SELECT trial, tensor, worker, step, value, p_step, ratio FROM rule_weight_update_ratio_next;
@@ -86,7 +87,7 @@ SELECT s.trial, s.step, s.tensor, s.worker, s.ratio AS value,
        printf('update ratio %g since step %d is %s threshold %g', s.ratio, s.p_step,
               CASE WHEN s.ratio > cfg.large THEN 'above the large' ELSE 'below the small' END,
               CASE WHEN s.ratio > cfg.large THEN cfg.large ELSE cfg.small END) AS message
-FROM rule_cursor c
+FROM rule_batch c
 JOIN rule_weight_update_ratio_state s ON s.trial = c.trial AND s.step = c.step
 CROSS JOIN cfg
 WHERE s.ratio > cfg.large OR s.ratio < cfg.small;

@@ -372,8 +372,9 @@ TEST(RulesCli, ListSummaryAndAll) {
   EXPECT_NE(rules(db, "--all --json --csv", tmp).status, 0);
 }
 
-// A rule that fails on a trial is reported and the other rules and trials are evaluated; the
-// run exits 1 at the end.
+// A rule that fails on a trial is reported with the steps of the batch it failed on (all its
+// steps: a custom rule is of kind 'batch') and the other rules and trials are evaluated; the run
+// exits 1 at the end.
 TEST(RulesCli, AFailingRuleDoesNotStopTheOthers) {
   TempDir tmp;
   const std::string db = tmp / "t.db", file = tmp / "broken.sql";
@@ -383,8 +384,8 @@ TEST(RulesCli, AFailingRuleDoesNotStopTheOthers) {
                          "tensor_reduce(value, 'nosuch') AS value, 'x' AS message FROM rule_now;\n";
   RunResult r = rules(db, "--rule-file " + quote(file), tmp);
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(r.err.find("rule broken on trial pt_bad_init at step 0"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("rule broken on trial pt_good_init at step 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rule broken on trial pt_bad_init on steps 0..23"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rule broken on trial pt_good_init on steps 0..23"), std::string::npos) << r.err;
   const Findings want = golden("pt_bad_init.findings.json");
   EXPECT_EQ(recorded(db, "pt_bad_init"), want) << diff(recorded(db, "pt_bad_init"), want);
   EXPECT_EQ(recorded(db, "pt_good_init"), golden("pt_good_init.findings.json"));
