@@ -153,10 +153,11 @@ WHERE p.trial IS NULL
 -- stay, but their real_value is NULL: real_value is value when it holds real numbers (bool,
 -- integers, floats), what rules pass to sqlext's numeric functions (tensor_count,
 -- tensor_percentile, tensor_allclose, ..., which reject strings), so a rule over "every tensor"
--- skips those tensors instead of failing. The batch is the outer loop (CROSS JOIN).
+-- skips those tensors instead of failing. The batch is the outer loop (CROSS JOIN), and the step
+-- columns are the batch's, so that a join on them finds a step by rule_batch's key.
 DROP VIEW IF EXISTS rule_now;
 CREATE VIEW rule_now AS
-SELECT v.trial, v.global_step AS step, v.mode, v.mode_step, v.tensor, v.worker, v.dtype, v.shape, v.value,
+SELECT v.trial, b.step, b.mode, b.mode_step, v.tensor, v.worker, v.dtype, v.shape, v.value,
        CASE WHEN v.dtype NOT IN ('complex64', 'complex128', 'string') THEN v.value END AS real_value
 FROM rule_batch b
 CROSS JOIN tensor_values v
