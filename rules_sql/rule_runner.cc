@@ -314,14 +314,14 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
   Transaction tx(db_);
   for (const std::string& rule : ledger_->pending_reruns(trial))
     if (std::find(rules_.begin(), rules_.end(), rule) != rules_.end()) earlier[rule] = ledger_->reset(trial, rule);
-  for (const std::string& rule : rules_) {
-    const std::string& kind = kinds_.at(rule);
-    if (kind == kClockKind) continue;
-    const std::vector<StepRow> owed = ledger_->owed_steps(trial, {rule}, options_.last_step, SIZE_MAX);
+  std::vector<std::string> step_rules;
+  for (const std::string& rule : rules_)
+    if (kinds_.at(rule) != kClockKind) step_rules.push_back(rule);
+  for (auto& [rule, owed] : ledger_->owed_steps(trial, step_rules, options_.last_step)) {
     if (owed.empty()) continue;
     if (noted_.emplace(trial, rule).second)
       for (std::string& note : unmatched_selections(db_, trial, rule)) notes_.push_back(std::move(note));
-    if (kind == kStepKind) {
+    if (kinds_.at(rule) == kStepKind) {
       for (auto s = owed.begin(); s != owed.end(); ++s)
         if (!evaluate(rule, s, s + 1)) break;
     } else {
