@@ -33,11 +33,22 @@ Finding read_finding(const Statement& q) {
 RuleLedger::RuleLedger(Database& db) : db_(db) {}
 
 void RuleLedger::adopt_progress_cursors() {
+  // A rule_progress without the count of evaluated steps: added, and counted once.
+  bool counted = false;
+  {
+    Statement q(db_.handle(), "SELECT 1 FROM pragma_table_info('rule_progress') WHERE name = 'evaluated'");
+    counted = q.step();
+  }
+  if (!counted) db_.exec("ALTER TABLE rule_progress ADD COLUMN evaluated INTEGER NOT NULL DEFAULT 0");
   db_.exec(
       "INSERT OR IGNORE INTO rule_evaluated(trial, rule, step) "
       "SELECT p.trial, p.rule, s.step FROM rule_progress p JOIN steps s ON s.trial = p.trial AND s.complete "
       "WHERE p.step IS NOT NULL AND s.step <= p.step "
       "  AND NOT EXISTS (SELECT 1 FROM rule_evaluated e WHERE e.trial = p.trial AND e.rule = p.rule)");
+  if (!counted || sqlite3_changes(db_.handle()) > 0)
+    db_.exec(
+        "UPDATE rule_progress SET evaluated = (SELECT count(*) FROM rule_evaluated e "
+        "                                      WHERE e.trial = rule_progress.trial AND e.rule = rule_progress.rule)");
 }
 
 std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::string& trial,
@@ -49,7 +60,9 @@ std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::st
   // share that count and those steps, read once.
   std::map<std::optional<int64_t>, int64_t> complete_through;      // complete steps <= through
   std::map<std::optional<int64_t>, std::vector<StepRow>> after;    // complete steps > through
-  Statement evaluated(db_.handle(), "SELECT count(*), max(step) FROM rule_evaluated WHERE trial = ?1 AND rule = ?2");
+  Statement evaluated(db_.handle(),
+                      "SELECT (SELECT evaluated FROM rule_progress WHERE trial = ?1 AND rule = ?2), "
+                      "       (SELECT max(step) FROM rule_evaluated WHERE trial = ?1 AND rule = ?2)");
   Statement complete(db_.handle(), "SELECT count(*) FROM steps WHERE trial = ?1 AND complete AND step <= ?2");
   Statement later(db_.handle(), "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete AND step > ?2 ORDER BY step");
   Statement unevaluated(db_.handle(),
@@ -66,7 +79,7 @@ std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::st
   std::map<std::string, std::vector<StepRow>> owed;
   for (const std::string& rule : rules) {
     evaluated.bind(1, trial).bind(2, rule).step();
-    const int64_t count = evaluated.int64(0);
+    const int64_t count = evaluated.is_null(0) ? 0 : evaluated.int64(0);
     const std::optional<int64_t> through = evaluated.is_null(1) ? std::nullopt : std::optional<int64_t>(evaluated.int64(1));
     evaluated.reset();
     if (through && !complete_through.count(through)) {

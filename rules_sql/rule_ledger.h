@@ -43,7 +43,8 @@ class RuleLedger {
   explicit RuleLedger(Database& db);
 
   // Records as evaluated the complete steps through each rule's rule_progress.step, for
-  // databases whose runner kept only that cursor. Idempotent; inside a transaction.
+  // databases whose runner kept only that cursor, and counts them in rule_progress.evaluated
+  // (added to databases whose runner did not count). Idempotent; inside a transaction.
   void adopt_progress_cursors();
 
   // Per rule, the complete steps of `trial` it has not evaluated, in step order, none after

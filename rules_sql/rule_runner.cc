@@ -236,7 +236,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
                          "INSERT INTO rule_batch(trial, step, mode, mode_step, tensor_step, now) "
                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   Statement ensure_progress(h, "INSERT OR IGNORE INTO rule_progress(trial, rule, step) VALUES (?1, ?2, NULL)");
-  Statement advance(h, "UPDATE rule_progress SET step = ?3 WHERE trial = ?1 AND rule = ?2");
+  Statement advance(h, "UPDATE rule_progress SET step = ?3, evaluated = evaluated + ?4 WHERE trial = ?1 AND rule = ?2");
   Statement mark_evaluated(h, "INSERT OR IGNORE INTO rule_evaluated(trial, rule, step) SELECT trial, ?1, step FROM rule_batch");
   // The INSERT of each rule's findings for the batch, prepared once per runner (a rule view is a
   // large query). The view is materialized first: it is evaluated once for the whole batch, never
@@ -290,7 +290,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     try {
       fill_batch(first, last);
       ensure_progress.bind(1, trial).bind(2, rule).run();
-      advance.bind(1, trial).bind(2, rule).bind(3, (last - 1)->step).run();
+      advance.bind(1, trial).bind(2, rule).bind(3, (last - 1)->step).bind(4, static_cast<int64_t>(last - first)).run();
       run_rule(rule);
       mark_evaluated.bind(1, rule).run();
       clear_batch.run();

@@ -82,11 +82,14 @@ CREATE TABLE IF NOT EXISTS rule_batch (
   PRIMARY KEY (trial, step)
 ) WITHOUT ROWID;
 
--- Per trial and rule, the step evaluated last. Rules hang their fold triggers on updates of it.
+-- Per trial and rule, the step evaluated last, and how many steps it has evaluated (its rows of
+-- rule_evaluated, counted as they are added: counting them costs a read of all of them). Rules
+-- hang their fold triggers on updates of `step`.
 CREATE TABLE IF NOT EXISTS rule_progress (
-  trial TEXT NOT NULL,
-  rule  TEXT NOT NULL,
-  step  INTEGER,                             -- NULL: nothing evaluated yet
+  trial     TEXT NOT NULL,
+  rule      TEXT NOT NULL,
+  step      INTEGER,                         -- NULL: nothing evaluated yet
+  evaluated INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (trial, rule)
 ) WITHOUT ROWID;
 
