@@ -129,7 +129,8 @@ WHERE tot.total >= cfg.samples AND rule_div(tot.most, tot.least) > cfg.threshold
 UNION ALL
 SELECT k.trial, k.step, 'class_' || rule_number_text(k.class), 'worker_0',
        CAST(k.wrong AS REAL) / k.n,
-       printf('%d of %d labels of class %s were mispredicted', k.wrong, k.n, rule_number_text(k.class))
+       printf('%.3g%% of class %s''s %d labels were mispredicted (threshold %.3g%%)', 100.0 * k.wrong / k.n,
+              rule_number_text(k.class), k.n, 100 * cfg.threshold_misprediction)
 FROM k
 JOIN tot ON tot.step = k.step
 CROSS JOIN cfg
