@@ -9,18 +9,13 @@ INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
 DROP VIEW IF EXISTS rule_all_zero;
 CREATE VIEW rule_all_zero AS
 WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'all_zero' AND param = 'collection_names'), '') AS collection_names,
-         nullif((SELECT value FROM rule_param WHERE rule = 'all_zero' AND param = 'tensor_regex'), '') AS tensor_regex,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'all_zero' AND param = 'threshold')) AS threshold
+  SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'all_zero' AND param = 'threshold')) AS threshold
 ),
 x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker,
          100.0 * n.zero / n.count AS pct
   FROM rule_now_distribution n, cfg
-  WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
-     OR EXISTS (SELECT 1 FROM collections k
-                WHERE k.trial = n.trial AND k.tensor = n.tensor
-                  AND rule_in_list(k.collection, cfg.collection_names))
+  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'all_zero')
 )
 SELECT trial, step, tensor, worker, pct AS value,
        printf('%g%% of the elements are zero (threshold %g%%)', pct, cfg.threshold) AS message

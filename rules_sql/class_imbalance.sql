@@ -7,7 +7,9 @@
 -- `class_<c>` for each class whose fraction of wrong predictions > threshold_misprediction
 -- (value = that fraction). Values of worker_0.
 --
--- State: per class the running count of labels and of wrong predictions.
+-- State: per class the running count of labels and of wrong predictions. A batch adds the
+-- counts of its steps to them in step order (window sums); the totals after each step that
+-- added are kept until the next batch, for the findings.
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'class_imbalance', 'threshold_imbalance', '10'),
   (NULL, 'class_imbalance', 'threshold_misprediction', '0.7'),
@@ -25,7 +27,16 @@ CREATE TABLE IF NOT EXISTS rule_class_imbalance_count (
   PRIMARY KEY (trial, class)
 ) WITHOUT ROWID;
 
--- (label, prediction, count) at the cursor step, when both tensors are saved and match.
+CREATE TABLE IF NOT EXISTS rule_class_imbalance_walk (
+  trial TEXT NOT NULL,
+  step  INTEGER NOT NULL,     -- a step of the last batch that added to the totals
+  class REAL NOT NULL,        -- a class seen by then, and its totals after the step
+  n     INTEGER NOT NULL,
+  wrong INTEGER NOT NULL,
+  PRIMARY KEY (trial, step, class)
+) WITHOUT ROWID;
+
+-- (step, label, prediction, count) at the batch's steps where both tensors are saved and match.
 DROP VIEW IF EXISTS rule_class_imbalance_pairs;
 CREATE VIEW rule_class_imbalance_pairs AS
 WITH cfg AS (
@@ -34,16 +45,15 @@ WITH cfg AS (
          rule_bool((SELECT value FROM rule_param WHERE rule = 'class_imbalance' AND param = 'argmax')) AS argmax
 ),
 names AS MATERIALIZED (
-  SELECT (SELECT min(t.tensor) FROM tensors t WHERE t.trial = c.trial AND rule_regexp_any(cfg.labels_regex, t.tensor)) AS labels,
-         (SELECT min(t.tensor) FROM tensors t WHERE t.trial = c.trial AND rule_regexp_any(cfg.predictions_regex, t.tensor)) AS predictions
-  FROM rule_cursor c, cfg
+  SELECT (SELECT min(t.tensor) FROM tensors t WHERE t.trial = b.trial AND rule_regexp_any(cfg.labels_regex, t.tensor)) AS labels,
+         (SELECT min(t.tensor) FROM tensors t WHERE t.trial = b.trial AND rule_regexp_any(cfg.predictions_regex, t.tensor)) AS predictions
+  FROM (SELECT trial FROM rule_batch LIMIT 1) b, cfg
 ),
 pairs AS MATERIALIZED (
-  SELECT c.trial, c.step,
-         rule_label_pairs((SELECT n.value FROM rule_now_primary n WHERE n.tensor = names.labels),
-                          (SELECT n.value FROM rule_now_primary n WHERE n.tensor = names.predictions),
-                          cfg.argmax) AS pairs
-  FROM rule_cursor c, names, cfg
+  SELECT l.trial, l.step, rule_label_pairs(l.value, p.value, cfg.argmax) AS pairs
+  FROM names, cfg
+  JOIN rule_now_primary l ON l.tensor = names.labels
+  JOIN rule_now_primary p ON p.step = l.step AND p.tensor = names.predictions
 )
 SELECT pairs.trial, pairs.step,
        (SELECT e.value FROM json_each(j.value) e WHERE e.key = 0) AS label,
@@ -52,21 +62,49 @@ SELECT pairs.trial, pairs.step,
 FROM pairs, json_each(pairs.pairs) j
 WHERE pairs.pairs IS NOT NULL;
 
+-- The totals per class after each step of the batch that added to them: the state's plus the
+-- batch's counts through the step, for the classes seen by then.
+DROP VIEW IF EXISTS rule_class_imbalance_steps;
+CREATE VIEW rule_class_imbalance_steps AS
+WITH added AS MATERIALIZED (
+  SELECT trial, step, label AS class, sum(n) AS n, sum(CASE WHEN prediction <> label THEN n ELSE 0 END) AS wrong
+  FROM rule_class_imbalance_pairs
+  GROUP BY trial, step, label
+),
+state AS (
+  SELECT s.class, s.n, s.wrong FROM rule_class_imbalance_count s
+  WHERE s.trial = (SELECT trial FROM rule_batch LIMIT 1)
+),
+grid AS (  -- every step that added, with every class of the state or the batch
+  SELECT s.trial, s.step, c.class
+  FROM (SELECT DISTINCT trial, step FROM added) s
+  CROSS JOIN (SELECT class FROM state UNION SELECT class FROM added) c
+),
+running AS (
+  SELECT g.trial, g.step, g.class,
+         ifnull(st.n, 0) + sum(ifnull(a.n, 0)) OVER w AS n,
+         ifnull(st.wrong, 0) + sum(ifnull(a.wrong, 0)) OVER w AS wrong,
+         (st.class IS NOT NULL) + count(a.class) OVER w AS seen
+  FROM grid g
+  LEFT JOIN added a ON a.step = g.step AND a.class = g.class
+  LEFT JOIN state st ON st.class = g.class
+  WINDOW w AS (PARTITION BY g.class ORDER BY g.step)
+)
+SELECT trial, step, class, n, wrong FROM running WHERE seen > 0;
+
 DROP TRIGGER IF EXISTS rule_class_imbalance_fold;
 CREATE TRIGGER rule_class_imbalance_fold
 AFTER UPDATE OF step ON rule_progress
 WHEN new.rule = 'class_imbalance'
 BEGIN
-  INSERT INTO rule_class_imbalance_count(trial, class, n, wrong, step)
-  SELECT trial, label, sum(n), sum(CASE WHEN prediction <> label THEN n ELSE 0 END), step
-  FROM rule_class_imbalance_pairs
-  WHERE true
-  GROUP BY label
-  ON CONFLICT (trial, class) DO UPDATE
-    SET n = n + excluded.n, wrong = wrong + excluded.wrong, step = excluded.step;
-  -- Every class stays in the totals of a step that added to them.
-  UPDATE rule_class_imbalance_count SET step = new.step
-  WHERE trial = new.trial AND EXISTS (SELECT 1 FROM rule_class_imbalance_pairs);
+  DELETE FROM rule_class_imbalance_walk WHERE trial = new.trial;
+  INSERT INTO rule_class_imbalance_walk(trial, step, class, n, wrong)
+  SELECT trial, step, class, n, wrong FROM rule_class_imbalance_steps;
+  INSERT OR REPLACE INTO rule_class_imbalance_count(trial, class, n, wrong, step)
+  SELECT w.trial, w.class, w.n, w.wrong, w.step
+  FROM rule_class_imbalance_walk w
+  WHERE w.trial = new.trial
+    AND w.step = (SELECT max(v.step) FROM rule_class_imbalance_walk v WHERE v.trial = w.trial);
 END;
 
 DROP VIEW IF EXISTS rule_class_imbalance;
@@ -77,20 +115,23 @@ WITH cfg AS (
          rule_real((SELECT value FROM rule_param WHERE rule = 'class_imbalance' AND param = 'samples')) AS samples
 ),
 k AS (
-  SELECT s.* FROM rule_cursor c
-  JOIN rule_class_imbalance_count s ON s.trial = c.trial AND s.step = c.step
+  SELECT w.* FROM rule_batch c
+  JOIN rule_class_imbalance_walk w ON w.trial = c.trial AND w.step = c.step
 ),
 tot AS (
-  SELECT sum(n) AS total, max(n) AS most, min(n) AS least FROM k
+  SELECT trial, step, sum(n) AS total, max(n) AS most, min(n) AS least FROM k GROUP BY trial, step
 )
-SELECT c.trial, c.step, 'imbalance' AS tensor, 'worker_0' AS worker,
+SELECT tot.trial, tot.step, 'imbalance' AS tensor, 'worker_0' AS worker,
        rule_div(tot.most, tot.least) AS value,
        printf('the largest class has %d labels, the smallest %d', tot.most, tot.least) AS message
-FROM rule_cursor c, tot, cfg
+FROM tot, cfg
 WHERE tot.total >= cfg.samples AND rule_div(tot.most, tot.least) > cfg.threshold_imbalance
 UNION ALL
-SELECT c.trial, c.step, 'class_' || rule_number_text(k.class), 'worker_0',
+SELECT k.trial, k.step, 'class_' || rule_number_text(k.class), 'worker_0',
        CAST(k.wrong AS REAL) / k.n,
-       printf('%d of %d labels of class %s were mispredicted', k.wrong, k.n, rule_number_text(k.class))
-FROM rule_cursor c, k, tot, cfg
+       printf('%.3g%% of class %s''s %d labels were mispredicted (threshold %.3g%%)', 100.0 * k.wrong / k.n,
+              rule_number_text(k.class), k.n, 100 * cfg.threshold_misprediction)
+FROM k
+JOIN tot ON tot.step = k.step
+CROSS JOIN cfg
 WHERE tot.total >= cfg.samples AND CAST(k.wrong AS REAL) / k.n > cfg.threshold_misprediction;

@@ -26,7 +26,7 @@ cells AS (
          (SELECT e.value FROM json_each(j.value) e WHERE e.key = 2) AS n
   FROM cfg
   JOIN rule_now l ON l.tensor = cfg.labels
-  JOIN rule_now p ON p.tensor = cfg.predictions AND p.worker = l.worker,
+  JOIN rule_now p ON p.step = l.step AND p.tensor = cfg.predictions AND p.worker = l.worker,
   json_each(rule_label_pairs(l.value, p.value, 0)) j
 ),
 rows AS (
@@ -39,7 +39,7 @@ rows AS (
 )
 SELECT trial, step, 'class_' || rule_number_text(i) AS tensor, worker,
        CAST(diag AS REAL) / total AS value,
-       printf('class %s: %d of %d predicted right, at most %d as one other class',
-              rule_number_text(i), diag, total, off) AS message
+       printf('class %s: %.3g%% of %d predicted right (at least %.3g%%), at most %.3g%% as one other class (at most %.3g%%)',
+              rule_number_text(i), 100.0 * diag / total, total, 100 * cfg.min_diag, 100.0 * off / total, 100 * cfg.max_off_diag) AS message
 FROM rows, cfg
 WHERE CAST(diag AS REAL) / total < cfg.min_diag OR CAST(off AS REAL) / total > cfg.max_off_diag;

@@ -11,8 +11,7 @@ INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
 DROP VIEW IF EXISTS rule_dead_relu;
 CREATE VIEW rule_dead_relu AS
 WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'dead_relu' AND param = 'tensor_regex'), '') AS tensor_regex,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'dead_relu' AND param = 'threshold_inactivity')) AS threshold_inactivity,
+  SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'dead_relu' AND param = 'threshold_inactivity')) AS threshold_inactivity,
          rule_real((SELECT value FROM rule_param WHERE rule = 'dead_relu' AND param = 'threshold_layer')) AS threshold_layer
 ),
 x AS MATERIALIZED (
@@ -20,7 +19,7 @@ x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker,
          rule_inactive_units(n.value, 0, NULL, cfg.threshold_inactivity) AS pct
   FROM rule_now n, cfg
-  WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
+  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'dead_relu')
 )
 SELECT trial, step, tensor, worker, pct AS value,
        printf('%g%% of the units are inactive (threshold %g%%)', pct, cfg.threshold_layer) AS message

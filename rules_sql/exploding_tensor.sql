@@ -18,10 +18,7 @@ x AS MATERIALIZED (
          n.nan + CASE WHEN cfg.only_nan THEN 0 ELSE n.pos_inf + n.neg_inf END AS bad
   FROM rule_now_distribution n, cfg
   WHERE (cfg.collection_names IS NULL AND cfg.tensor_regex IS NULL)
-     OR rule_regexp_any(cfg.tensor_regex, n.tensor)
-     OR EXISTS (SELECT 1 FROM collections k
-                WHERE k.trial = n.trial AND k.tensor = n.tensor
-                  AND rule_in_list(k.collection, cfg.collection_names))
+     OR n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'exploding_tensor')
 )
 SELECT trial, step, tensor, worker, bad AS value,
        printf('%d NaN%s element(s)', bad, CASE WHEN cfg.only_nan THEN '' ELSE '/Inf' END) AS message

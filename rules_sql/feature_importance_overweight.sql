@@ -12,16 +12,15 @@ DROP VIEW IF EXISTS rule_feature_importance_overweight;
 CREATE VIEW rule_feature_importance_overweight AS
 WITH cfg AS (
   SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'feature_importance_overweight' AND param = 'threshold')) AS threshold,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'feature_importance_overweight' AND param = 'nfeatures')) AS nfeatures,
-         nullif((SELECT value FROM rule_param WHERE rule = 'feature_importance_overweight' AND param = 'tensor_regex'), '') AS tensor_regex
+         rule_real((SELECT value FROM rule_param WHERE rule = 'feature_importance_overweight' AND param = 'nfeatures')) AS nfeatures
 ),
 x AS MATERIALIZED (
   SELECT n.trial, n.step, tensor_reduce(n.value, 'sum') AS s
   FROM rule_now_primary n, cfg
-  WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
+  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'feature_importance_overweight')
 ),
 ranked AS (
-  SELECT x.*, row_number() OVER (ORDER BY s DESC) AS rank FROM x WHERE s IS NOT NULL
+  SELECT x.*, row_number() OVER (PARTITION BY step ORDER BY s DESC) AS rank FROM x WHERE s IS NOT NULL
 ),
 tot AS (
   SELECT trial, step, count(*) AS features, sum(s) AS total,

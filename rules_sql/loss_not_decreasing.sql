@@ -12,7 +12,9 @@
 -- candidate P on (older ones can never be P again). Without a given mode, a tensor walks the
 -- best mode it has shown so far; when a better one first appears (EVAL after TRAIN, say) the
 -- walk restarts in it and the tensor's findings from the old mode are dropped, so once the
--- trial has ended the findings are exactly the definition's.
+-- trial has ended the findings are exactly the definition's. A batch walks the tensor's losses
+-- of the batch in that mode (a recursive CTE carries `last`); its rows, with what the walk
+-- decided, are kept until the next batch, for the findings.
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'loss_not_decreasing', 'collection_names', ''),
   (NULL, 'loss_not_decreasing', 'tensor_regex', ''),
@@ -43,13 +45,27 @@ CREATE TABLE IF NOT EXISTS rule_loss_not_decreasing_hist (
   PRIMARY KEY (trial, tensor, m)
 ) WITHOUT ROWID;
 
--- The selected losses saved at the cursor step, with the mode they belong to.
+CREATE TABLE IF NOT EXISTS rule_loss_not_decreasing_walk (
+  trial   TEXT NOT NULL,
+  tensor  TEXT NOT NULL,
+  step    INTEGER NOT NULL,   -- a step of the last batch where the loss is saved in the walked mode
+  mode    TEXT NOT NULL,
+  m       INTEGER NOT NULL,
+  loss    REAL,
+  restart INTEGER NOT NULL,   -- the batch brought a better mode than the state's
+  last_m  INTEGER,            -- the walk after the step: the last checked mode step
+  p_m     INTEGER,            -- P and its loss
+  p_loss  REAL,
+  checked INTEGER,
+  PRIMARY KEY (trial, tensor, step)
+) WITHOUT ROWID;
+
+-- The batch's selected losses in the mode each tensor walks: the best of the state's mode and
+-- the modes the batch shows (rows of other modes are left out).
 DROP VIEW IF EXISTS rule_loss_not_decreasing_input;
 CREATE VIEW rule_loss_not_decreasing_input AS
 WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'collection_names'), '') AS collection_names,
-         nullif((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'tensor_regex'), '') AS tensor_regex,
-         rule_bool((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'use_losses_collection')) AS use_losses,
+  SELECT rule_bool((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'use_losses_collection')) AS use_losses,
          upper(nullif(nullif((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'mode'), ''), 'none')) AS mode
 ),
 x AS MATERIALIZED (
@@ -59,76 +75,95 @@ x AS MATERIALIZED (
               WHEN cfg.mode = n.mode THEN n.mode
          END AS m_mode
   FROM rule_now_primary n, cfg
-  WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
-     OR EXISTS (SELECT 1 FROM collections k
-                WHERE k.trial = n.trial AND k.tensor = n.tensor
-                  AND (rule_in_list(k.collection, cfg.collection_names)
-                       OR (cfg.use_losses AND k.collection = 'losses')))
+  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'loss_not_decreasing')
+     OR (cfg.use_losses AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'losses'))
+),
+ranked AS (
+  SELECT x.*, CASE x.m_mode WHEN 'EVAL' THEN 3 WHEN 'TRAIN' THEN 2 ELSE 1 END AS rank,
+         max(CASE x.m_mode WHEN 'EVAL' THEN 3 WHEN 'TRAIN' THEN 2 ELSE 1 END) OVER (PARTITION BY x.tensor) AS best
+  FROM x
+  WHERE x.m_mode IS NOT NULL
 )
-SELECT x.trial, x.tensor, x.step, x.m_mode AS mode,
-       CASE WHEN x.m_mode = 'GLOBAL' THEN x.step ELSE x.mode_step END AS m,
-       x.loss,
-       s.mode AS state_mode,
-       CASE x.m_mode WHEN 'EVAL' THEN 3 WHEN 'TRAIN' THEN 2 ELSE 1 END
-         - CASE s.mode WHEN 'EVAL' THEN 3 WHEN 'TRAIN' THEN 2 WHEN 'GLOBAL' THEN 1 ELSE 0 END AS rank_gain
-FROM x
-LEFT JOIN rule_loss_not_decreasing_state s ON s.trial = x.trial AND s.tensor = x.tensor
-WHERE x.m_mode IS NOT NULL;
+SELECT r.trial, r.tensor, r.step, r.m_mode AS mode,
+       CASE WHEN r.m_mode = 'GLOBAL' THEN r.step ELSE r.mode_step END AS m,
+       r.loss,
+       s.mode IS NOT NULL AND r.rank > CASE s.mode WHEN 'EVAL' THEN 3 WHEN 'TRAIN' THEN 2 ELSE 1 END AS restart
+FROM ranked r
+LEFT JOIN rule_loss_not_decreasing_state s ON s.trial = r.trial AND s.tensor = r.tensor
+WHERE r.rank = r.best
+  AND r.rank >= CASE s.mode WHEN 'EVAL' THEN 3 WHEN 'TRAIN' THEN 2 WHEN 'GLOBAL' THEN 1 ELSE 0 END;
 
--- The new state of the tensors whose walk continues at the cursor step.
+-- The walk over the batch's rows (rule_loss_not_decreasing_walk, after a restart's state is
+-- dropped): P of each row, the largest saved m' <= m - num_steps among the history and the
+-- batch's earlier rows, and whether the row is checked.
 DROP VIEW IF EXISTS rule_loss_not_decreasing_next;
-CREATE VIEW rule_loss_not_decreasing_next AS
-WITH cfg AS (
+DROP VIEW IF EXISTS rule_loss_not_decreasing_steps;
+CREATE VIEW rule_loss_not_decreasing_steps AS
+WITH RECURSIVE cfg AS (
   SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'num_steps')) AS num_steps
 ),
-p AS (
-  SELECT i.trial, i.tensor, i.mode, i.step, i.m, i.loss, s.last_m,
-         (SELECT h.m FROM rule_loss_not_decreasing_hist h
-          WHERE h.trial = i.trial AND h.tensor = i.tensor AND h.m <= i.m - cfg.num_steps
-          ORDER BY h.m DESC LIMIT 1) AS p_m
-  FROM rule_loss_not_decreasing_input i
-  CROSS JOIN cfg
-  LEFT JOIN rule_loss_not_decreasing_state s ON s.trial = i.trial AND s.tensor = i.tensor
-  WHERE i.rank_gain >= 0
+saved AS (  -- every saved (m, loss) a P can be
+  SELECT h.trial, h.tensor, h.m, h.loss FROM rule_loss_not_decreasing_hist h
+  WHERE h.trial = (SELECT trial FROM rule_batch LIMIT 1)
+  UNION ALL
+  SELECT w.trial, w.tensor, w.m, w.loss FROM rule_loss_not_decreasing_walk w
+  WHERE w.trial = (SELECT trial FROM rule_batch LIMIT 1)
 ),
-q AS (
-  SELECT p.*, (p.p_m IS NOT NULL AND (p.last_m IS NULL OR p.m >= p.last_m + cfg.num_steps)) AS checked
-  FROM p, cfg
+r AS MATERIALIZED (
+  SELECT w.trial, w.tensor, w.step, w.mode, w.m, w.loss, w.restart,
+         row_number() OVER (PARTITION BY w.tensor ORDER BY w.m) AS i,
+         (SELECT max(v.m) FROM saved v WHERE v.tensor = w.tensor AND v.m < w.m AND v.m <= w.m - cfg.num_steps) AS p_m
+  FROM rule_loss_not_decreasing_walk w, cfg
+  WHERE w.trial = (SELECT trial FROM rule_batch LIMIT 1)
+),
+walk(tensor, i, last_m, checked) AS (
+  SELECT r.tensor, 0, s.last_m, 0
+  FROM r
+  LEFT JOIN rule_loss_not_decreasing_state s ON s.trial = r.trial AND s.tensor = r.tensor
+  WHERE r.i = 1
+  UNION ALL
+  SELECT w.tensor, r.i,
+         CASE WHEN r.p_m IS NOT NULL AND (w.last_m IS NULL OR r.m >= w.last_m + cfg.num_steps) THEN r.m ELSE w.last_m END,
+         r.p_m IS NOT NULL AND (w.last_m IS NULL OR r.m >= w.last_m + cfg.num_steps)
+  FROM walk w
+  JOIN r ON r.tensor = w.tensor AND r.i = w.i + 1
+  CROSS JOIN cfg
 )
-SELECT q.trial, q.tensor, q.mode,
-       CASE WHEN q.checked THEN q.m ELSE q.last_m END AS last_m,
-       q.step, q.m, q.loss, q.p_m,
-       (SELECT h.loss FROM rule_loss_not_decreasing_hist h
-        WHERE h.trial = q.trial AND h.tensor = q.tensor AND h.m = q.p_m) AS p_loss,
-       q.checked
-FROM q;
+SELECT r.trial, r.tensor, r.step, r.mode, r.m, r.loss, r.restart, w.last_m, r.p_m,
+       (SELECT v.loss FROM saved v WHERE v.tensor = r.tensor AND v.m = r.p_m) AS p_loss,
+       w.checked
+FROM r
+JOIN walk w ON w.tensor = r.tensor AND w.i = r.i;
 
 DROP TRIGGER IF EXISTS rule_loss_not_decreasing_fold;
 CREATE TRIGGER rule_loss_not_decreasing_fold
 AFTER UPDATE OF step ON rule_progress
 WHEN new.rule = 'loss_not_decreasing'
 BEGIN
+  DELETE FROM rule_loss_not_decreasing_walk WHERE trial = new.trial;
+  INSERT INTO rule_loss_not_decreasing_walk(trial, tensor, step, mode, m, loss, restart)
+  SELECT trial, tensor, step, mode, m, loss, restart FROM rule_loss_not_decreasing_input;
   -- A better mode appeared: restart the walk there.
   DELETE FROM rule_finding
   WHERE trial = new.trial AND rule = 'loss_not_decreasing'
-    AND tensor IN (SELECT tensor FROM rule_loss_not_decreasing_input
-                   WHERE state_mode IS NOT NULL AND rank_gain > 0);
+    AND tensor IN (SELECT tensor FROM rule_loss_not_decreasing_walk WHERE trial = new.trial AND restart);
   DELETE FROM rule_loss_not_decreasing_hist
   WHERE trial = new.trial
-    AND tensor IN (SELECT tensor FROM rule_loss_not_decreasing_input
-                   WHERE state_mode IS NOT NULL AND rank_gain > 0);
+    AND tensor IN (SELECT tensor FROM rule_loss_not_decreasing_walk WHERE trial = new.trial AND restart);
   DELETE FROM rule_loss_not_decreasing_state
   WHERE trial = new.trial
-    AND tensor IN (SELECT tensor FROM rule_loss_not_decreasing_input
-                   WHERE state_mode IS NOT NULL AND rank_gain > 0);
-  -- Fold the step in.
-  INSERT OR REPLACE INTO rule_loss_not_decreasing_state
-    (trial, tensor, mode, last_m, step, m, loss, p_m, p_loss, checked)
-  SELECT trial, tensor, mode, last_m, step, m, loss, p_m, p_loss, checked
-  FROM rule_loss_not_decreasing_next;
+    AND tensor IN (SELECT tensor FROM rule_loss_not_decreasing_walk WHERE trial = new.trial AND restart);
+  -- Walk the batch.
+  INSERT OR REPLACE INTO rule_loss_not_decreasing_walk(trial, tensor, step, mode, m, loss, restart, last_m, p_m, p_loss, checked)
+  SELECT trial, tensor, step, mode, m, loss, restart, last_m, p_m, p_loss, checked
+  FROM rule_loss_not_decreasing_steps;
   INSERT OR REPLACE INTO rule_loss_not_decreasing_hist(trial, tensor, m, loss)
-  SELECT trial, tensor, m, loss FROM rule_loss_not_decreasing_state
-  WHERE trial = new.trial AND step = new.step;
+  SELECT trial, tensor, m, loss FROM rule_loss_not_decreasing_walk WHERE trial = new.trial;
+  INSERT OR REPLACE INTO rule_loss_not_decreasing_state(trial, tensor, mode, last_m, step, m, loss, p_m, p_loss, checked)
+  SELECT w.trial, w.tensor, w.mode, w.last_m, w.step, w.m, w.loss, w.p_m, w.p_loss, w.checked
+  FROM rule_loss_not_decreasing_walk w
+  WHERE w.trial = new.trial
+    AND w.m = (SELECT max(v.m) FROM rule_loss_not_decreasing_walk v WHERE v.trial = w.trial AND v.tensor = w.tensor);
   -- Saved steps before the newest candidate P can never be P again.
   DELETE FROM rule_loss_not_decreasing_hist
   WHERE trial = new.trial
@@ -145,7 +180,7 @@ WITH cfg AS (
 SELECT s.trial, s.step, s.tensor, 'worker_0' AS worker, s.loss AS value,
        printf('%s loss %g at mode step %d did not decrease from %g at mode step %d',
               s.mode, s.loss, s.m, s.p_loss, s.p_m) AS message
-FROM rule_cursor c
-JOIN rule_loss_not_decreasing_state s ON s.trial = c.trial AND s.step = c.step
+FROM rule_batch c
+JOIN rule_loss_not_decreasing_walk s ON s.trial = c.trial AND s.step = c.step
 CROSS JOIN cfg
 WHERE s.checked AND s.p_loss - s.loss <= abs(s.p_loss) * cfg.diff_percent / 100.0;

@@ -10,8 +10,7 @@ INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
 DROP VIEW IF EXISTS rule_nlp_sequence_ratio;
 CREATE VIEW rule_nlp_sequence_ratio AS
 WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'nlp_sequence_ratio' AND param = 'tensor_regex'), '') AS tensor_regex,
-         (SELECT value FROM rule_param WHERE rule = 'nlp_sequence_ratio' AND param = 'token_values') AS tokens,
+  SELECT (SELECT value FROM rule_param WHERE rule = 'nlp_sequence_ratio' AND param = 'token_values') AS tokens,
          (SELECT value FROM rule_param WHERE rule = 'nlp_sequence_ratio' AND param = 'token_thresholds_percent') AS thresholds
 ),
 pairs AS (  -- (token, threshold) by position
@@ -23,7 +22,7 @@ x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker, pairs.token, pairs.threshold,
          100.0 * tensor_count(n.real_value, '=', pairs.token) / tensor_numel(n.real_value) AS pct
   FROM rule_now n, cfg, pairs
-  WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
+  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'nlp_sequence_ratio')
 )
 SELECT trial, step, tensor, worker, max(pct) AS value,
        printf('token %s makes up %g%% of the sequence (threshold %g%%)', rule_number_text(token), max(pct), threshold) AS message

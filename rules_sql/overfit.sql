@@ -9,7 +9,9 @@
 -- one that is not a number (a string tensor's, a NaN mean) is not folded in.
 --
 -- State: per tensor the mode of its last saved step, the sum and length of the latest TRAIN
--- block and of the current EVAL block, and the counter.
+-- block and of the current EVAL block, and the counter. A batch walks each tensor's losses in
+-- step order from there (a recursive CTE); the states after each of the batch's steps are kept
+-- until the next batch, for the findings.
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'overfit', 'tensor_regex', ''),
   (NULL, 'overfit', 'start_step', '0'),
@@ -30,58 +32,95 @@ CREATE TABLE IF NOT EXISTS rule_overfit_state (
   PRIMARY KEY (trial, tensor)
 ) WITHOUT ROWID;
 
+CREATE TABLE IF NOT EXISTS rule_overfit_walk (
+  trial     TEXT NOT NULL,
+  tensor    TEXT NOT NULL,
+  step      INTEGER NOT NULL,   -- a saved step of the last batch, and the state after it
+  mode      TEXT NOT NULL,
+  train_sum REAL NOT NULL,
+  train_n   INTEGER NOT NULL,
+  eval_sum  REAL NOT NULL,
+  eval_n    INTEGER NOT NULL,
+  ratio     REAL,
+  counter   INTEGER NOT NULL,
+  PRIMARY KEY (trial, tensor, step)
+) WITHOUT ROWID;
+
+-- The states after each step of the batch where a loss is saved.
 DROP VIEW IF EXISTS rule_overfit_next;
-CREATE VIEW rule_overfit_next AS
-WITH cfg AS (
+DROP VIEW IF EXISTS rule_overfit_steps;
+CREATE VIEW rule_overfit_steps AS
+WITH RECURSIVE cfg AS (
   SELECT nullif((SELECT value FROM rule_param WHERE rule = 'overfit' AND param = 'tensor_regex'), '') AS tensor_regex,
          rule_real((SELECT value FROM rule_param WHERE rule = 'overfit' AND param = 'start_step')) AS start_step,
          rule_real((SELECT value FROM rule_param WHERE rule = 'overfit' AND param = 'ratio_threshold')) AS ratio_threshold
 ),
-x AS MATERIALIZED (
-  SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.real_value, 'mean') AS loss
-  FROM rule_now_primary n, cfg
-  WHERE n.real_value IS NOT NULL   -- a loss is a number: a string tensor is not one
-    AND CASE WHEN cfg.tensor_regex IS NULL
-             THEN EXISTS (SELECT 1 FROM collections k
-                          WHERE k.trial = n.trial AND k.tensor = n.tensor AND k.collection = 'losses')
-             ELSE rule_regexp_any(cfg.tensor_regex, n.tensor) END
+x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
+  SELECT l.*, row_number() OVER (PARTITION BY l.tensor ORDER BY l.step) AS i
+  FROM (SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.real_value, 'mean') AS loss
+        FROM rule_now_primary n, cfg
+        WHERE n.real_value IS NOT NULL   -- a loss is a number: a string tensor is not one
+          AND n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'overfit' AND cfg.tensor_regex IS NOT NULL
+                           UNION ALL
+                           SELECT tensor FROM rule_collections WHERE collection = 'losses' AND cfg.tensor_regex IS NULL)) l
+  WHERE l.loss IS NOT NULL   -- a NaN mean (SQLite's NULL) is no loss value to fold in
 ),
-b AS (  -- the blocks after this step
-  SELECT x.trial, x.tensor, x.step, x.mode, x.loss, s.counter,
-         CASE WHEN x.mode = 'TRAIN' THEN (CASE WHEN s.mode = 'TRAIN' THEN s.train_sum ELSE 0 END) + x.loss
-              ELSE ifnull(s.train_sum, 0) END AS train_sum,
-         CASE WHEN x.mode = 'TRAIN' THEN (CASE WHEN s.mode = 'TRAIN' THEN s.train_n ELSE 0 END) + 1
-              ELSE ifnull(s.train_n, 0) END AS train_n,
-         CASE WHEN x.mode = 'EVAL' THEN (CASE WHEN s.mode = 'EVAL' THEN s.eval_sum ELSE 0 END) + x.loss
-              ELSE ifnull(s.eval_sum, 0) END AS eval_sum,
-         CASE WHEN x.mode = 'EVAL' THEN (CASE WHEN s.mode = 'EVAL' THEN s.eval_n ELSE 0 END) + 1
-              ELSE ifnull(s.eval_n, 0) END AS eval_n
+walk(trial, tensor, i, step, mode, train_sum, train_n, eval_sum, eval_n, compared, ratio, counter0) AS (
+  SELECT x.trial, x.tensor, 0, s.step, s.mode, ifnull(s.train_sum, 0), ifnull(s.train_n, 0),
+         ifnull(s.eval_sum, 0), ifnull(s.eval_n, 0), 0, s.ratio, ifnull(s.counter, 0)
   FROM x
   LEFT JOIN rule_overfit_state s ON s.trial = x.trial AND s.tensor = x.tensor
-  WHERE x.loss IS NOT NULL   -- a NaN mean (SQLite's NULL) is no loss value to fold in
+  WHERE x.i = 1
+  UNION ALL
+  -- At a TRAIN step the TRAIN block grows (or starts); at an EVAL step the EVAL block does, and
+  -- the step is compared when it is at or after start_step and a TRAIN block came before: the
+  -- ratio of the EVAL block's mean (this step included) to the TRAIN block's.
+  SELECT w.trial, w.tensor, x.i, x.step, x.mode,
+         CASE WHEN x.mode = 'TRAIN' THEN (CASE WHEN w.mode = 'TRAIN' THEN w.train_sum ELSE 0 END) + x.loss
+              ELSE w.train_sum END,
+         CASE WHEN x.mode = 'TRAIN' THEN (CASE WHEN w.mode = 'TRAIN' THEN w.train_n ELSE 0 END) + 1
+              ELSE w.train_n END,
+         CASE WHEN x.mode = 'EVAL' THEN (CASE WHEN w.mode = 'EVAL' THEN w.eval_sum ELSE 0 END) + x.loss
+              ELSE w.eval_sum END,
+         CASE WHEN x.mode = 'EVAL' THEN (CASE WHEN w.mode = 'EVAL' THEN w.eval_n ELSE 0 END) + 1
+              ELSE w.eval_n END,
+         x.mode = 'EVAL' AND x.step >= cfg.start_step AND w.train_n > 0,
+         CASE WHEN x.mode = 'EVAL' AND x.step >= cfg.start_step AND w.train_n > 0
+              THEN rule_div(((CASE WHEN w.mode = 'EVAL' THEN w.eval_sum ELSE 0 END) + x.loss)
+                              / ((CASE WHEN w.mode = 'EVAL' THEN w.eval_n ELSE 0 END) + 1)
+                            - w.train_sum / w.train_n,
+                            w.train_sum / w.train_n) END,
+         w.counter0
+  FROM walk w
+  JOIN x ON x.tensor = w.tensor AND x.i = w.i + 1
+  CROSS JOIN cfg
 ),
-r AS (
-  SELECT b.*, CASE WHEN b.mode = 'EVAL' AND b.step >= cfg.start_step AND b.train_n > 0
-                   THEN rule_div(b.eval_sum / b.eval_n - b.train_sum / b.train_n, b.train_sum / b.train_n)
-              END AS ratio,
-         (b.mode = 'EVAL' AND b.step >= cfg.start_step AND b.train_n > 0) AS compared
-  FROM b, cfg
+runs AS (  -- a compared step whose ratio is not above the threshold resets the counter
+  SELECT walk.*,
+         sum(compared AND NOT ifnull(ratio > cfg.ratio_threshold, 0)) OVER (PARTITION BY tensor ORDER BY i) AS resets,
+         compared AND ifnull(ratio > cfg.ratio_threshold, 0) AS above
+  FROM walk, cfg
+  WHERE i > 0
 )
-SELECT r.trial, r.tensor, r.step, r.mode, r.train_sum, r.train_n, r.eval_sum, r.eval_n, r.ratio,
-       CASE WHEN NOT r.compared THEN ifnull(r.counter, 0)
-            WHEN r.ratio > cfg.ratio_threshold THEN ifnull(r.counter, 0) + 1
-            ELSE 0 END AS counter
-FROM r, cfg;
+SELECT trial, tensor, step, mode, train_sum, train_n, eval_sum, eval_n, ratio,
+       CASE WHEN resets = 0 THEN counter0 ELSE 0 END
+         + sum(above) OVER (PARTITION BY tensor, resets ORDER BY i) AS counter
+FROM runs;
 
 DROP TRIGGER IF EXISTS rule_overfit_fold;
 CREATE TRIGGER rule_overfit_fold
 AFTER UPDATE OF step ON rule_progress
 WHEN new.rule = 'overfit'
 BEGIN
-  INSERT OR REPLACE INTO rule_overfit_state
-    (trial, tensor, step, mode, train_sum, train_n, eval_sum, eval_n, ratio, counter)
+  DELETE FROM rule_overfit_walk WHERE trial = new.trial;
+  INSERT INTO rule_overfit_walk(trial, tensor, step, mode, train_sum, train_n, eval_sum, eval_n, ratio, counter)
   SELECT trial, tensor, step, mode, train_sum, train_n, eval_sum, eval_n, ratio, counter
-  FROM rule_overfit_next;
+  FROM rule_overfit_steps;
+  INSERT OR REPLACE INTO rule_overfit_state(trial, tensor, step, mode, train_sum, train_n, eval_sum, eval_n, ratio, counter)
+  SELECT w.trial, w.tensor, w.step, w.mode, w.train_sum, w.train_n, w.eval_sum, w.eval_n, w.ratio, w.counter
+  FROM rule_overfit_walk w
+  WHERE w.trial = new.trial
+    AND w.step = (SELECT max(v.step) FROM rule_overfit_walk v WHERE v.trial = w.trial AND v.tensor = w.tensor);
 END;
 
 DROP VIEW IF EXISTS rule_overfit;
@@ -92,7 +131,7 @@ WITH cfg AS (
 SELECT s.trial, s.step, s.tensor, 'worker_0' AS worker, s.ratio AS value,
        printf('validation loss is %.3g%% above training loss for %d evaluation step(s)',
               100 * s.ratio, s.counter) AS message
-FROM rule_cursor c
-JOIN rule_overfit_state s ON s.trial = c.trial AND s.step = c.step
+FROM rule_batch c
+JOIN rule_overfit_walk s ON s.trial = c.trial AND s.step = c.step
 CROSS JOIN cfg
 WHERE s.mode = 'EVAL' AND s.ratio IS NOT NULL AND s.counter >= cfg.patience;

@@ -5,7 +5,9 @@
 -- patience_train and counter(EVAL) >= patience_validation (both modes seen).
 -- value = counter(EVAL). Losses: worker_0's mean value.
 --
--- State: per tensor, best and counter of each mode.
+-- State: per tensor, best and counter of each mode after the last step evaluated. A batch walks
+-- each tensor's losses in step order from there (a recursive CTE); the states after each of the
+-- batch's steps are kept until the next batch, for the findings.
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'overtraining', 'patience_train', '5'),
   (NULL, 'overtraining', 'patience_validation', '10'),
@@ -22,45 +24,73 @@ CREATE TABLE IF NOT EXISTS rule_overtraining_state (
   PRIMARY KEY (trial, tensor)
 ) WITHOUT ROWID;
 
+CREATE TABLE IF NOT EXISTS rule_overtraining_walk (
+  trial        TEXT NOT NULL,
+  tensor       TEXT NOT NULL,
+  step         INTEGER NOT NULL,   -- a TRAIN or EVAL step of the last batch, and the state after it
+  train_best   REAL,
+  train_count  INTEGER NOT NULL,
+  eval_best    REAL,
+  eval_count   INTEGER NOT NULL,
+  PRIMARY KEY (trial, tensor, step)
+) WITHOUT ROWID;
+
+-- The states after each step of the batch where a loss is saved.
 DROP VIEW IF EXISTS rule_overtraining_next;
-CREATE VIEW rule_overtraining_next AS
-WITH cfg AS (
+DROP VIEW IF EXISTS rule_overtraining_steps;
+CREATE VIEW rule_overtraining_steps AS
+WITH RECURSIVE cfg AS (
   SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'overtraining' AND param = 'delta')) AS delta
 ),
-x AS MATERIALIZED (
-  SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.value, 'mean') AS loss
-  FROM rule_now_primary n
-  WHERE n.mode IN ('TRAIN', 'EVAL')
-    AND EXISTS (SELECT 1 FROM collections k
-                WHERE k.trial = n.trial AND k.tensor = n.tensor AND k.collection = 'losses')
+x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
+  SELECT l.*, row_number() OVER (PARTITION BY l.tensor ORDER BY l.step) AS i
+  FROM (SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.value, 'mean') AS loss
+        FROM rule_now_primary n
+        WHERE n.mode IN ('TRAIN', 'EVAL')
+          AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'losses')) l
+  WHERE l.loss IS NOT NULL
+),
+walk(trial, tensor, i, step, train_best, train_count, eval_best, eval_count) AS (
+  SELECT x.trial, x.tensor, 0, s.step, s.train_best, ifnull(s.train_count, 0), s.eval_best, ifnull(s.eval_count, 0)
+  FROM x
+  LEFT JOIN rule_overtraining_state s ON s.trial = x.trial AND s.tensor = x.tensor
+  WHERE x.i = 1
+  UNION ALL
+  SELECT w.trial, w.tensor, x.i, x.step,
+         CASE WHEN x.mode <> 'TRAIN' THEN w.train_best
+              WHEN w.train_best IS NULL OR x.loss < w.train_best - cfg.delta THEN x.loss
+              ELSE w.train_best END,
+         CASE WHEN x.mode <> 'TRAIN' THEN w.train_count
+              WHEN w.train_best IS NULL OR x.loss < w.train_best - cfg.delta THEN 0
+              ELSE w.train_count + 1 END,
+         CASE WHEN x.mode <> 'EVAL' THEN w.eval_best
+              WHEN w.eval_best IS NULL OR x.loss < w.eval_best - cfg.delta THEN x.loss
+              ELSE w.eval_best END,
+         CASE WHEN x.mode <> 'EVAL' THEN w.eval_count
+              WHEN w.eval_best IS NULL OR x.loss < w.eval_best - cfg.delta THEN 0
+              ELSE w.eval_count + 1 END
+  FROM walk w
+  JOIN x ON x.tensor = w.tensor AND x.i = w.i + 1
+  CROSS JOIN cfg
 )
-SELECT x.trial, x.tensor, x.step,
-       CASE WHEN x.mode <> 'TRAIN' THEN s.train_best
-            WHEN s.train_best IS NULL OR x.loss < s.train_best - cfg.delta THEN x.loss
-            ELSE s.train_best END AS train_best,
-       CASE WHEN x.mode <> 'TRAIN' THEN ifnull(s.train_count, 0)
-            WHEN s.train_best IS NULL OR x.loss < s.train_best - cfg.delta THEN 0
-            ELSE s.train_count + 1 END AS train_count,
-       CASE WHEN x.mode <> 'EVAL' THEN s.eval_best
-            WHEN s.eval_best IS NULL OR x.loss < s.eval_best - cfg.delta THEN x.loss
-            ELSE s.eval_best END AS eval_best,
-       CASE WHEN x.mode <> 'EVAL' THEN ifnull(s.eval_count, 0)
-            WHEN s.eval_best IS NULL OR x.loss < s.eval_best - cfg.delta THEN 0
-            ELSE s.eval_count + 1 END AS eval_count
-FROM x
-CROSS JOIN cfg
-LEFT JOIN rule_overtraining_state s ON s.trial = x.trial AND s.tensor = x.tensor
-WHERE x.loss IS NOT NULL;
+SELECT trial, tensor, step, train_best, train_count, eval_best, eval_count
+FROM walk
+WHERE i > 0;
 
 DROP TRIGGER IF EXISTS rule_overtraining_fold;
 CREATE TRIGGER rule_overtraining_fold
 AFTER UPDATE OF step ON rule_progress
 WHEN new.rule = 'overtraining'
 BEGIN
-  INSERT OR REPLACE INTO rule_overtraining_state
-    (trial, tensor, step, train_best, train_count, eval_best, eval_count)
+  DELETE FROM rule_overtraining_walk WHERE trial = new.trial;
+  INSERT INTO rule_overtraining_walk(trial, tensor, step, train_best, train_count, eval_best, eval_count)
   SELECT trial, tensor, step, train_best, train_count, eval_best, eval_count
-  FROM rule_overtraining_next;
+  FROM rule_overtraining_steps;
+  INSERT OR REPLACE INTO rule_overtraining_state(trial, tensor, step, train_best, train_count, eval_best, eval_count)
+  SELECT w.trial, w.tensor, w.step, w.train_best, w.train_count, w.eval_best, w.eval_count
+  FROM rule_overtraining_walk w
+  WHERE w.trial = new.trial
+    AND w.step = (SELECT max(v.step) FROM rule_overtraining_walk v WHERE v.trial = w.trial AND v.tensor = w.tensor);
 END;
 
 DROP VIEW IF EXISTS rule_overtraining;
@@ -71,8 +101,8 @@ WITH cfg AS (
 )
 SELECT s.trial, s.step, s.tensor, 'worker_0' AS worker, s.eval_count AS value,
        printf('no improvement for %d training and %d validation steps', s.train_count, s.eval_count) AS message
-FROM rule_cursor c
-JOIN rule_overtraining_state s ON s.trial = c.trial AND s.step = c.step
+FROM rule_batch c
+JOIN rule_overtraining_walk s ON s.trial = c.trial AND s.step = c.step
 CROSS JOIN cfg
 WHERE s.train_best IS NOT NULL AND s.eval_best IS NOT NULL
   AND s.train_count >= cfg.patience_train AND s.eval_count >= cfg.patience_validation;

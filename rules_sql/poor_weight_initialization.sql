@@ -10,7 +10,8 @@
 --     step where saved; finding when it has more than `patience` values and the newest >= the
 --     one `patience` values before it. value = the newest.
 --
--- State: the number of complete steps seen, and the loss values appended (at most `steps`).
+-- State: the number of complete steps seen, and the loss values appended (at most `steps`). A
+-- batch's steps are numbered on from that count, so only its first few are looked at.
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'poor_weight_initialization', 'activation_inputs_regex', '.*relu_input'),
   (NULL, 'poor_weight_initialization', 'threshold', '10.0'),
@@ -20,7 +21,7 @@ INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
 
 CREATE TABLE IF NOT EXISTS rule_poor_weight_initialization_state (
   trial TEXT PRIMARY KEY,
-  steps INTEGER NOT NULL           -- complete steps seen, the cursor's included
+  steps INTEGER NOT NULL           -- complete steps seen, the batch's included
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS rule_poor_weight_initialization_loss (
@@ -31,14 +32,14 @@ CREATE TABLE IF NOT EXISTS rule_poor_weight_initialization_loss (
   PRIMARY KEY (trial, k)
 ) WITHOUT ROWID;
 
--- The cursor step, if it is among the first `steps`.
+-- The batch's steps among the trial's first `steps` (the state counts the batch already).
 DROP VIEW IF EXISTS rule_poor_weight_initialization_considered;
 CREATE VIEW rule_poor_weight_initialization_considered AS
-SELECT c.trial, c.step, c.mode
-FROM rule_cursor c
-JOIN rule_poor_weight_initialization_state s ON s.trial = c.trial
-WHERE s.steps <= rule_real((SELECT value FROM rule_param
-                            WHERE rule = 'poor_weight_initialization' AND param = 'steps'));
+SELECT b.trial, b.step, b.mode
+FROM (SELECT b.*, row_number() OVER (ORDER BY b.step) AS i FROM rule_batch b) b
+JOIN rule_poor_weight_initialization_state s ON s.trial = b.trial
+WHERE s.steps - (SELECT count(*) FROM rule_batch) + b.i
+      <= rule_real((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'steps'));
 
 DROP TRIGGER IF EXISTS rule_poor_weight_initialization_fold;
 CREATE TRIGGER rule_poor_weight_initialization_fold
@@ -47,16 +48,16 @@ WHEN new.rule = 'poor_weight_initialization'
 BEGIN
   INSERT OR REPLACE INTO rule_poor_weight_initialization_state(trial, steps)
   SELECT new.trial, ifnull((SELECT steps FROM rule_poor_weight_initialization_state
-                            WHERE trial = new.trial), 0) + 1;
+                            WHERE trial = new.trial), 0) + (SELECT count(*) FROM rule_batch);
   INSERT INTO rule_poor_weight_initialization_loss(trial, k, step, loss)
   SELECT n.trial,
-         ifnull((SELECT max(k) FROM rule_poor_weight_initialization_loss WHERE trial = n.trial), 0) + 1,
+         ifnull((SELECT max(k) FROM rule_poor_weight_initialization_loss WHERE trial = n.trial), 0)
+           + row_number() OVER (ORDER BY n.step),
          n.step, tensor_reduce(n.value, 'mean')
   FROM rule_poor_weight_initialization_considered c
-  JOIN rule_now_primary n
+  JOIN rule_now_primary n ON n.step = c.step
   WHERE c.mode IN ('TRAIN', 'GLOBAL')
-    AND n.tensor = (SELECT min(k.tensor) FROM collections k
-                    WHERE k.trial = c.trial AND k.collection = 'losses');
+    AND n.tensor = (SELECT min(tensor) FROM rule_collections WHERE collection = 'losses');
 END;
 
 DROP VIEW IF EXISTS rule_poor_weight_initialization;
@@ -67,32 +68,31 @@ WITH cfg AS (
          rule_real((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'distribution_range')) AS distribution_range,
          CAST(rule_real((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'patience')) AS INTEGER) AS patience
 ),
-acts AS MATERIALIZED (  -- the matching activations (selected before any value is read)
-  SELECT n.value
-  FROM rule_poor_weight_initialization_considered c
-  JOIN rule_now_primary n, cfg
-  WHERE rule_regexp_any(cfg.activation_regex, n.tensor)
+considered AS MATERIALIZED (
+  SELECT trial, step FROM rule_poor_weight_initialization_considered
 ),
-vars AS MATERIALIZED (
-  SELECT tensor_reduce(value, 'variance') AS var FROM acts
+acts AS MATERIALIZED (  -- the matching activations' variances (selected before any value is read)
+  SELECT n.step, tensor_reduce(n.value, 'variance') AS var
+  FROM considered c
+  JOIN rule_now_primary n ON n.step = c.step
+  WHERE n.tensor IN (SELECT t.tensor FROM tensors t, cfg
+                     WHERE t.trial = c.trial AND rule_regexp_any(cfg.activation_regex, t.tensor))
 ),
 act AS (
-  SELECT count(*) AS n, min(var) AS min_var, max(var) AS max_var FROM vars WHERE var IS NOT NULL
+  SELECT step, count(*) AS n, min(var) AS min_var, max(var) AS max_var FROM acts WHERE var IS NOT NULL GROUP BY step
 ),
 grad AS (
-  SELECT min(spread) AS min_spread
   -- numpy.percentile (not nanpercentile): a gradient with a NaN has no spread
-  FROM (SELECT CASE WHEN n.nan = 0 THEN n.p95 - n.p5 END AS spread
-        FROM rule_poor_weight_initialization_considered c
-        JOIN rule_now_distribution n
-        WHERE n.worker = (SELECT CASE WHEN max(m.worker = 'worker_0') THEN 'worker_0' ELSE min(m.worker) END
-                          FROM rule_now m)
-          AND EXISTS (SELECT 1 FROM collections k
-                      WHERE k.trial = n.trial AND k.tensor = n.tensor AND k.collection = 'gradients'))
+  SELECT c.step, min(CASE WHEN n.nan = 0 THEN n.p95 - n.p5 END) AS min_spread
+  FROM considered c
+  JOIN rule_now_distribution n ON n.step = c.step
+  WHERE n.worker = (SELECT worker FROM rule_primary_worker)
+    AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'gradients')
+  GROUP BY c.step
 ),
 loss AS (
   SELECT l.step, l.loss, p.loss AS before
-  FROM rule_poor_weight_initialization_considered c
+  FROM considered c
   JOIN rule_poor_weight_initialization_loss l ON l.trial = c.trial AND l.step = c.step
   CROSS JOIN cfg
   JOIN rule_poor_weight_initialization_loss p ON p.trial = l.trial AND p.k = l.k - cfg.patience
@@ -100,15 +100,21 @@ loss AS (
 SELECT c.trial, c.step, 'activation_variance_ratio' AS tensor, 'worker_0' AS worker,
        act.max_var / act.min_var AS value,
        printf('activation variances differ by a factor %g over %d layers', act.max_var / act.min_var, act.n) AS message
-FROM rule_poor_weight_initialization_considered c, act, cfg
+FROM considered c
+JOIN act ON act.step = c.step
+CROSS JOIN cfg
 WHERE act.n >= 2 AND act.min_var > 0 AND act.max_var / act.min_var > cfg.threshold
 UNION ALL
 SELECT c.trial, c.step, 'gradient_distribution', 'worker_0', grad.min_spread,
        printf('a gradient''s 5th..95th percentile range is only %g', grad.min_spread)
-FROM rule_poor_weight_initialization_considered c, grad, cfg
+FROM considered c
+JOIN grad ON grad.step = c.step
+CROSS JOIN cfg
 WHERE grad.min_spread < cfg.distribution_range
 UNION ALL
 SELECT c.trial, c.step, 'loss', 'worker_0', loss.loss,
        printf('loss %g is not below %g of %d loss values before', loss.loss, loss.before, cfg.patience)
-FROM rule_poor_weight_initialization_considered c, loss, cfg
+FROM considered c
+JOIN loss ON loss.step = c.step
+CROSS JOIN cfg
 WHERE loss.loss >= loss.before;

@@ -2,6 +2,7 @@
 // findings to deliver.
 #include "rules_sql/rule_ledger.h"
 
+#include <climits>
 #include <map>
 #include <set>
 
@@ -29,84 +30,81 @@ Finding read_finding(const Statement& q) {
 
 }  // namespace
 
-RuleLedger::RuleLedger(Database& db)
-    : db_(db),
-      evaluated_(db.handle(), "SELECT 1 FROM rule_evaluated WHERE trial = ?1 AND rule = ?2 AND step = ?3"),
-      mark_(db.handle(), "INSERT OR IGNORE INTO rule_evaluated(trial, rule, step) VALUES (?1, ?2, ?3)") {}
+RuleLedger::RuleLedger(Database& db) : db_(db) {}
 
 void RuleLedger::adopt_progress_cursors() {
+  // A rule_progress without the count of evaluated steps: added, and counted once.
+  bool counted = false;
+  {
+    Statement q(db_.handle(), "SELECT 1 FROM pragma_table_info('rule_progress') WHERE name = 'evaluated'");
+    counted = q.step();
+  }
+  if (!counted) db_.exec("ALTER TABLE rule_progress ADD COLUMN evaluated INTEGER NOT NULL DEFAULT 0");
   db_.exec(
       "INSERT OR IGNORE INTO rule_evaluated(trial, rule, step) "
       "SELECT p.trial, p.rule, s.step FROM rule_progress p JOIN steps s ON s.trial = p.trial AND s.complete "
       "WHERE p.step IS NOT NULL AND s.step <= p.step "
       "  AND NOT EXISTS (SELECT 1 FROM rule_evaluated e WHERE e.trial = p.trial AND e.rule = p.rule)");
+  if (!counted || sqlite3_changes(db_.handle()) > 0)
+    db_.exec(
+        "UPDATE rule_progress SET evaluated = (SELECT count(*) FROM rule_evaluated e "
+        "                                      WHERE e.trial = rule_progress.trial AND e.rule = rule_progress.rule)");
 }
 
-void RuleLedger::owed_by_rule(const std::string& trial, const std::string& rule, std::optional<int64_t> last_step,
-                              size_t limit, std::vector<StepRow>* out) {
-  // Evaluated steps are complete steps up to the rule's last evaluated one: as many of them as
+std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::string& trial,
+                                                                   const std::vector<std::string>& rules,
+                                                                   std::optional<int64_t> last_step) {
+  // A rule's evaluated steps are complete steps up to its last evaluated one: as many of them as
   // there are complete steps up to there means none of those is owed, and only the steps after
-  // it need to be read (the common case, without a lookup per step).
-  std::optional<int64_t> through;
-  int64_t evaluated = 0;
-  {
-    Statement q(db_.handle(), "SELECT count(*), max(step) FROM rule_evaluated WHERE trial = ?1 AND rule = ?2");
-    q.bind(1, trial).bind(2, rule).step();
-    evaluated = q.int64(0);
-    if (!q.is_null(1)) through = q.int64(1);
-  }
-  bool late = false;
-  if (through) {
-    Statement q(db_.handle(), "SELECT count(*) FROM steps WHERE trial = ?1 AND complete AND step <= ?2");
-    q.bind(1, trial).bind(2, *through).step();
-    late = q.int64(0) != evaluated;
-  }
-  const bool after_only = through && !late;
-  Statement q(db_.handle(),
-              after_only ? "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete AND step > ?2 ORDER BY step"
-                         : "SELECT s.step, s.mode, s.mode_step FROM steps s WHERE s.trial = ?1 AND s.complete "
-                           "AND NOT EXISTS (SELECT 1 FROM rule_evaluated e WHERE e.trial = ?1 AND e.rule = ?3 "
-                           "                AND e.step = s.step) ORDER BY s.step");
-  q.bind(1, trial);
-  if (after_only) q.bind(2, *through);
-  else q.bind(3, rule);
-  while (out->size() < limit && q.step()) {
-    if (last_step && q.int64(0) > *last_step) break;
-    out->push_back({q.int64(0), q.int64(2), q.text(1)});
-  }
-}
-
-std::vector<StepRow> RuleLedger::owed_steps(const std::string& trial, const std::vector<std::string>& rules,
-                                            std::optional<int64_t> last_step, size_t limit) {
-  // The first `limit` owed steps of all rules are among the first `limit` of each.
-  std::map<int64_t, StepRow> owed;
+  // it need to be read (the common case, without a lookup per step). Rules evaluated as far
+  // share that count and those steps, read once.
+  std::map<std::optional<int64_t>, int64_t> complete_through;      // complete steps <= through
+  std::map<std::optional<int64_t>, std::vector<StepRow>> after;    // complete steps > through
+  Statement evaluated(db_.handle(),
+                      "SELECT (SELECT evaluated FROM rule_progress WHERE trial = ?1 AND rule = ?2), "
+                      "       (SELECT max(step) FROM rule_evaluated WHERE trial = ?1 AND rule = ?2)");
+  Statement complete(db_.handle(), "SELECT count(*) FROM steps WHERE trial = ?1 AND complete AND step <= ?2");
+  Statement later(db_.handle(), "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete AND step > ?2 ORDER BY step");
+  Statement unevaluated(db_.handle(),
+                        "SELECT s.step, s.mode, s.mode_step FROM steps s WHERE s.trial = ?1 AND s.complete "
+                        "AND NOT EXISTS (SELECT 1 FROM rule_evaluated e WHERE e.trial = ?1 AND e.rule = ?2 "
+                        "                AND e.step = s.step) ORDER BY s.step");
+  auto read = [&](Statement& q, std::vector<StepRow>* out) {
+    while (q.step()) {
+      if (last_step && q.int64(0) > *last_step) break;
+      out->push_back({q.int64(0), q.int64(2), q.text(1)});
+    }
+    q.reset();
+  };
+  std::map<std::string, std::vector<StepRow>> owed;
   for (const std::string& rule : rules) {
-    std::vector<StepRow> steps;
-    owed_by_rule(trial, rule, last_step, limit, &steps);
-    for (StepRow& s : steps) owed.emplace(s.step, std::move(s));
+    evaluated.bind(1, trial).bind(2, rule).step();
+    const int64_t count = evaluated.is_null(0) ? 0 : evaluated.int64(0);
+    const std::optional<int64_t> through = evaluated.is_null(1) ? std::nullopt : std::optional<int64_t>(evaluated.int64(1));
+    evaluated.reset();
+    if (through && !complete_through.count(through)) {
+      complete.bind(1, trial).bind(2, *through).step();
+      complete_through[through] = complete.int64(0);
+      complete.reset();
+    }
+    if (through && complete_through[through] != count) {   // a step became complete late
+      unevaluated.bind(1, trial).bind(2, rule);
+      read(unevaluated, &owed[rule]);
+      continue;
+    }
+    if (!after.count(through)) {
+      later.bind(1, trial).bind(2, through.value_or(INT64_MIN));
+      read(later, &after[through]);
+    }
+    owed[rule] = after[through];
   }
-  std::vector<StepRow> out;
-  for (auto& [step, row] : owed) {
-    if (out.size() == limit) break;
-    out.push_back(std::move(row));
-  }
-  return out;
+  return owed;
 }
 
 std::optional<StepRow> RuleLedger::last_complete_step(const std::string& trial) {
   Statement q(db_.handle(), "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete ORDER BY step DESC LIMIT 1");
   if (!q.bind(1, trial).step()) return std::nullopt;
   return StepRow{q.int64(0), q.int64(2), q.text(1)};
-}
-
-bool RuleLedger::evaluated(const std::string& trial, const std::string& rule, int64_t step) {
-  const bool found = evaluated_.bind(1, trial).bind(2, rule).bind(3, step).step();
-  evaluated_.reset();
-  return found;
-}
-
-void RuleLedger::mark_evaluated(const std::string& trial, const std::string& rule, int64_t step) {
-  mark_.bind(1, trial).bind(2, rule).bind(3, step).run();
 }
 
 std::vector<Finding> RuleLedger::findings(const std::vector<int64_t>& ids) {

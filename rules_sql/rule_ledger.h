@@ -11,6 +11,7 @@
 // The tables are created by rules_base.sql.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -42,18 +43,16 @@ class RuleLedger {
   explicit RuleLedger(Database& db);
 
   // Records as evaluated the complete steps through each rule's rule_progress.step, for
-  // databases whose runner kept only that cursor. Idempotent; inside a transaction.
+  // databases whose runner kept only that cursor, and counts them in rule_progress.evaluated
+  // (added to databases whose runner did not count). Idempotent; inside a transaction.
   void adopt_progress_cursors();
 
-  // The first `limit` complete steps of `trial` that one of `rules` has not evaluated, in step
-  // order, none after last_step (when given).
-  std::vector<StepRow> owed_steps(const std::string& trial, const std::vector<std::string>& rules,
-                                  std::optional<int64_t> last_step, size_t limit);
+  // Per rule, the complete steps of `trial` it has not evaluated, in step order, none after
+  // last_step (when given).
+  std::map<std::string, std::vector<StepRow>> owed_steps(const std::string& trial, const std::vector<std::string>& rules,
+                                                         std::optional<int64_t> last_step);
   // The last complete step of `trial`, if any.
   std::optional<StepRow> last_complete_step(const std::string& trial);
-
-  bool evaluated(const std::string& trial, const std::string& rule, int64_t step);
-  void mark_evaluated(const std::string& trial, const std::string& rule, int64_t step);
 
   // The rules `trial` is to evaluate again from its first step (rule_rerun).
   std::vector<std::string> pending_reruns(const std::string& trial);
@@ -71,11 +70,7 @@ class RuleLedger {
   void confirm_delivery(int64_t finding_id);
 
  private:
-  // The steps after a rule's last evaluated one, and the late ones before it.
-  void owed_by_rule(const std::string& trial, const std::string& rule, std::optional<int64_t> last_step,
-                    size_t limit, std::vector<StepRow>* out);
   Database& db_;
-  Statement evaluated_, mark_;
 };
 
 }  // namespace trialdb::rules

@@ -25,8 +25,11 @@ namespace {
 
 struct RuleSource {
   const char* name;
-  const char* sql;   // a rule of kind 'clock' (rule_catalog) says so itself
+  const char* sql;   // a rule of another kind than 'batch' (rule_catalog) says so itself
 };
+
+// rule_catalog.kind (rules_base.sql).
+const std::string kStepKind = "step", kClockKind = "clock";
 
 const char* const kBaseSql =
 #include "rules_base.sql.inc"
@@ -44,8 +47,8 @@ const char* const kCaptureDefaults =
     "BEGIN INSERT OR REPLACE INTO rule_param_default(rule, param, value) VALUES (new.rule, new.param, new.value); END";
 
 // Names of the runner's own objects: a custom rule may not take them.
-const std::set<std::string> kReservedNames = {"now", "now_primary", "param", "params", "findings", "finding",
-                                              "cursor", "catalog", "progress", "trial_clock", "evaluated", "delivery",
+const std::set<std::string> kReservedNames = {"now", "now_primary", "now_distribution", "primary_worker", "param", "params", "findings", "finding",
+                                              "batch", "catalog", "progress", "trial_clock", "evaluated", "delivery",
                                               "rerun", "param_default"};
 
 bool is_identifier(const std::string& s) {
@@ -107,8 +110,7 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
       if (std::find(rules_.begin(), rules_.end(), r) == rules_.end()) rules_.push_back(r);
     }
   }
-  for (const std::string& r : rules_)
-    if (kind[r] == "clock") clock_rules_.push_back(r);
+  for (const std::string& r : rules_) kinds_[r] = kind[r];
   // Parameters are all checked before any is stored; a changed value, and --rerun, leave the
   // rule to be evaluated again from the start (rule_rerun), in the transaction that stores them.
   const std::vector<RuleSetting> settings = check_settings(db_, options_.params);
@@ -133,7 +135,8 @@ void RuleRunner::install() {
   db_.exec("DELETE FROM rule_param_default WHERE rule IN (SELECT rule FROM rule_catalog WHERE source = 'builtin')");
   db_.exec(kCaptureDefaults);
   for (const RuleSource& r : kBuiltins) {
-    Statement q(db_.handle(), "INSERT OR REPLACE INTO rule_catalog(rule, kind, source) VALUES (?1, 'step', 'builtin')");
+    // 'batch' unless the file declares another kind.
+    Statement q(db_.handle(), "INSERT OR REPLACE INTO rule_catalog(rule, kind, source) VALUES (?1, 'batch', 'builtin')");
     q.bind(1, r.name).run();
     try {
       db_.exec(r.sql);
@@ -205,7 +208,10 @@ void RuleRunner::load_rule_file(const std::string& path) {
     if (rc != SQLITE_OK)
       throw Error(ErrorKind::kUsage, "--rule-file " + path + ": view rule_" + name +
                                " must have the columns trial, step, tensor, worker, value, message: " + err);
-    Statement q(db_.handle(), "INSERT OR REPLACE INTO rule_catalog(rule, kind, source) VALUES (?1, 'step', ?2)");
+    // 'batch' unless the file declared another kind (INSERT OR REPLACE INTO rule_catalog).
+    Statement q(db_.handle(),
+                "INSERT INTO rule_catalog(rule, kind, source) VALUES (?1, 'batch', ?2) "
+                "ON CONFLICT (rule) DO UPDATE SET source = excluded.source");
     q.bind(1, name).bind(2, path).run();
   }
   tx.commit();
@@ -225,32 +231,33 @@ std::vector<Finding> RuleRunner::evaluate_new_steps() {
 
 void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vector<int64_t>* found) {
   sqlite3* h = db_.handle();
-  std::vector<std::string> step_rules;
-  for (const std::string& rule : rules_)
-    if (std::find(clock_rules_.begin(), clock_rules_.end(), rule) == clock_rules_.end()) step_rules.push_back(rule);
-
-  Statement set_cursor(h,
-                       "INSERT INTO rule_cursor(trial, step, mode, mode_step, tensor_step, now) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  Statement clear_cursor(h, "DELETE FROM rule_cursor");
+  Statement clear_batch(h, "DELETE FROM rule_batch");
+  Statement add_to_batch(h,
+                         "INSERT INTO rule_batch(trial, step, mode, mode_step, tensor_step, now) "
+                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   Statement ensure_progress(h, "INSERT OR IGNORE INTO rule_progress(trial, rule, step) VALUES (?1, ?2, NULL)");
-  Statement advance(h, "UPDATE rule_progress SET step = ?3 WHERE trial = ?1 AND rule = ?2");
-  // The INSERT of each rule's findings, prepared once per runner (a rule view is a large query).
+  Statement advance(h, "UPDATE rule_progress SET step = ?3, evaluated = evaluated + ?4 WHERE trial = ?1 AND rule = ?2");
+  Statement mark_evaluated(h, "INSERT OR IGNORE INTO rule_evaluated(trial, rule, step) SELECT trial, ?1, step FROM rule_batch");
+  // The INSERT of each rule's findings for the batch, prepared once per runner (a rule view is a
+  // large query). The view is materialized first: it is evaluated once for the whole batch, never
+  // once per batch row.
   auto record_statement = [&](const std::string& rule) -> Statement& {
     auto& stmt = record_[rule];
     if (!stmt) {
       if (!is_identifier(rule)) throw Error(ErrorKind::kUsage, "rule_catalog: bad rule name '" + rule + "'");
       stmt = std::make_unique<Statement>(
-          h, "INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, message, found_at) "
-             "SELECT c.trial, ?1, c.step, c.mode, c.mode_step, r.tensor, ifnull(r.worker, 'worker_0'), r.value, r.message, c.now "
-             "FROM rule_cursor c JOIN rule_" + rule + " r ON r.trial = c.trial AND r.step = c.step");
+          h, "WITH r AS MATERIALIZED (SELECT trial, step, tensor, worker, value, message FROM rule_" + rule + ") "
+             "INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, message, found_at) "
+             "SELECT b.trial, ?1, b.step, b.mode, b.mode_step, r.tensor, ifnull(r.worker, 'worker_0'), r.value, r.message, b.now "
+             "FROM r JOIN rule_batch b ON b.trial = r.trial AND b.step = r.step");
     }
     return *stmt;
   };
-  auto point_cursor = [&](const StepRow& s) {
-    clear_cursor.run();
-    set_cursor.bind(1, trial).bind(2, s.step).bind(3, s.mode).bind(4, s.mode_step)
-        .bind(5, s.mode == "GLOBAL" ? s.mode_step : s.step).bind(6, now).run();
+  auto fill_batch = [&](std::vector<StepRow>::const_iterator first, std::vector<StepRow>::const_iterator last) {
+    clear_batch.run();
+    for (auto s = first; s != last; ++s)
+      add_to_batch.bind(1, trial).bind(2, s->step).bind(3, s->mode).bind(4, s->mode_step)
+          .bind(5, s->mode == "GLOBAL" ? s->mode_step : s->step).bind(6, now).run();
   };
   // A rule evaluated again (rule_rerun) reports only findings its earlier evaluation had not.
   std::map<std::string, std::set<std::tuple<int64_t, std::string, std::string>>> earlier;
@@ -263,7 +270,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     finding_key.reset();
     return !seen;
   };
-  // Records the rule's findings at the cursor; the rows one INSERT adds take consecutive ids.
+  // Records the rule's findings in the batch; the rows one INSERT adds take consecutive ids.
   auto run_rule = [&](const std::string& rule) {
     record_statement(rule).bind(1, rule).run();
     const int64_t added = sqlite3_changes(h), last = sqlite3_last_insert_rowid(h);
@@ -273,91 +280,80 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
       if (options_.queue_deliveries) ledger_->queue_delivery(id);
     }
   };
+  // Evaluates `rule` on the steps [first, last): folds them into its state and records its
+  // findings. A rule that fails is reported and left where it was (its state and findings of
+  // these steps rolled back); the other rules and trials go on. False when it failed.
+  auto evaluate = [&](const std::string& rule, std::vector<StepRow>::const_iterator first,
+                      std::vector<StepRow>::const_iterator last) {
+    db_.exec("SAVEPOINT rule_batch");
+    const size_t found_size = found->size();
+    try {
+      fill_batch(first, last);
+      ensure_progress.bind(1, trial).bind(2, rule).run();
+      advance.bind(1, trial).bind(2, rule).bind(3, (last - 1)->step).bind(4, static_cast<int64_t>(last - first)).run();
+      run_rule(rule);
+      mark_evaluated.bind(1, rule).run();
+      clear_batch.run();
+      db_.exec("RELEASE rule_batch");
+      return true;
+    } catch (const std::exception& e) {
+      db_.exec("ROLLBACK TO rule_batch");
+      db_.exec("RELEASE rule_batch");
+      found->resize(found_size);
+      const std::string steps = last - first == 1 ? "at step " + std::to_string(first->step)
+                                                  : "on steps " + std::to_string(first->step) + ".." +
+                                                        std::to_string((last - 1)->step);
+      failures_.push_back("rule " + rule + " on trial " + trial + " " + steps + ": " + e.what());
+      return false;
+    }
+  };
 
-  // Steps are committed in batches: a commit per step would cost more than most rules. The owed
-  // steps are listed inside the first batch's write transaction, and each (rule, step) is checked
-  // again inside its batch's, so a step another runner evaluated meanwhile is not evaluated
-  // (folded into a rule's state) twice. Rules to evaluate again are reset in the first batch, and
-  // then every owed step is one batch: their old findings are replaced in one transaction.
-  constexpr size_t kStepsPerTransaction = 64;
-  size_t per_transaction = kStepsPerTransaction;
-  std::set<std::string> failed;   // rules that failed on this trial: not evaluated further
-  std::vector<StepRow> owed;
-  bool listed = false;
-  for (size_t next = 0;; next += per_transaction) {
-    Transaction tx(db_);
-    if (!listed) {
-      for (const std::string& rule : ledger_->pending_reruns(trial)) {
-        if (std::find(rules_.begin(), rules_.end(), rule) == rules_.end()) continue;   // not asked for now
-        earlier[rule] = ledger_->reset(trial, rule);
-        per_transaction = SIZE_MAX;
-      }
-      if (!step_rules.empty()) owed = ledger_->owed_steps(trial, step_rules, options_.last_step, SIZE_MAX);
-      if (!owed.empty())
-        for (const std::string& rule : step_rules)
-          if (noted_.emplace(trial, rule).second)
-            for (std::string& note : unmatched_selections(db_, trial, rule)) notes_.push_back(std::move(note));
+  // One write transaction per trial, begun before the owed steps are read, so a step another
+  // runner evaluated meanwhile is not evaluated (folded into a rule's state) twice, and a rule
+  // evaluated again (rule_rerun) has its old findings replaced in one transaction.
+  Transaction tx(db_);
+  for (const std::string& rule : ledger_->pending_reruns(trial))
+    if (std::find(rules_.begin(), rules_.end(), rule) != rules_.end()) earlier[rule] = ledger_->reset(trial, rule);
+  std::vector<std::string> step_rules;
+  for (const std::string& rule : rules_)
+    if (kinds_.at(rule) != kClockKind) step_rules.push_back(rule);
+  for (auto& [rule, owed] : ledger_->owed_steps(trial, step_rules, options_.last_step)) {
+    if (owed.empty()) continue;
+    if (noted_.emplace(trial, rule).second)
+      for (std::string& note : unmatched_selections(db_, trial, rule)) notes_.push_back(std::move(note));
+    if (kinds_.at(rule) == kStepKind) {
+      for (auto s = owed.begin(); s != owed.end(); ++s)
+        if (!evaluate(rule, s, s + 1)) break;
+    } else {
+      evaluate(rule, owed.begin(), owed.end());
     }
-    listed = true;
-    if (next >= owed.size()) {
-      tx.commit();   // a reset with no step to evaluate again
-      break;
-    }
-    const auto first = owed.begin() + static_cast<std::ptrdiff_t>(next);
-    const std::vector<StepRow> steps(first, owed.begin() + static_cast<std::ptrdiff_t>(std::min(owed.size(), next + std::min(per_transaction, owed.size()))));
-    for (const StepRow& s : steps) {
-      point_cursor(s);
-      for (const std::string& rule : step_rules) {
-        if (failed.count(rule) || ledger_->evaluated(trial, rule, s.step)) continue;
-        // A rule that fails is reported and left at the step before (its state and findings of
-        // this step rolled back); the other rules and trials go on.
-        db_.exec("SAVEPOINT rule_step");
-        const size_t found_size = found->size();
-        try {
-          ensure_progress.bind(1, trial).bind(2, rule).run();
-          advance.bind(1, trial).bind(2, rule).bind(3, s.step).run();
-          run_rule(rule);
-          ledger_->mark_evaluated(trial, rule, s.step);
-          db_.exec("RELEASE rule_step");
-        } catch (const std::exception& e) {
-          db_.exec("ROLLBACK TO rule_step");
-          db_.exec("RELEASE rule_step");
-          found->resize(found_size);
-          failed.insert(rule);
-          failures_.push_back("rule " + rule + " on trial " + trial + " at step " + std::to_string(s.step) + ": " +
-                              e.what());
-        }
-      }
-      clear_cursor.run();
-    }
-    tx.commit();
   }
 
   // The clock: when the last complete step changed, progress was made now.
-  Transaction clock_tx(db_);
   const std::optional<StepRow> last = ledger_->last_complete_step(trial);
-  if (!last) return;   // nothing complete yet
-  Statement clock(h,
-                  "INSERT INTO rule_trial_clock(trial, last_step, progress_at) VALUES (?1, ?2, ?3) "
-                  "ON CONFLICT (trial) DO UPDATE SET last_step = excluded.last_step, progress_at = excluded.progress_at "
-                  "WHERE last_step <> excluded.last_step");
-  clock.bind(1, trial).bind(2, last->step).bind(3, now).run();
-  if (!clock_rules_.empty()) {
-    point_cursor(*last);
-    for (const std::string& rule : clock_rules_) {
-      db_.exec("SAVEPOINT rule_step");
+  if (last) {
+    Statement clock(h,
+                    "INSERT INTO rule_trial_clock(trial, last_step, progress_at) VALUES (?1, ?2, ?3) "
+                    "ON CONFLICT (trial) DO UPDATE SET last_step = excluded.last_step, progress_at = excluded.progress_at "
+                    "WHERE last_step <> excluded.last_step");
+    clock.bind(1, trial).bind(2, last->step).bind(3, now).run();
+    const std::vector<StepRow> at_last{*last};
+    for (const std::string& rule : rules_) {
+      if (kinds_.at(rule) != kClockKind) continue;
+      db_.exec("SAVEPOINT rule_batch");
       try {
+        fill_batch(at_last.begin(), at_last.end());
         run_rule(rule);
-        db_.exec("RELEASE rule_step");
+        clear_batch.run();
+        db_.exec("RELEASE rule_batch");
       } catch (const std::exception& e) {
-        db_.exec("ROLLBACK TO rule_step");
-        db_.exec("RELEASE rule_step");
+        db_.exec("ROLLBACK TO rule_batch");
+        db_.exec("RELEASE rule_batch");
         failures_.push_back("rule " + rule + " on trial " + trial + ": " + e.what());
       }
     }
-    clear_cursor.run();
   }
-  clock_tx.commit();
+  tx.commit();
 }
 
 }  // namespace trialdb::rules

@@ -1,5 +1,6 @@
 // RuleRunner: evaluates the rules (built-in SQL views of rules_sql/*.sql plus custom rule
-// files) on every complete step not evaluated before, and records the findings.
+// files) on every complete step not evaluated before, and records the findings. A rule of kind
+// 'batch' evaluates all the steps it owes in one statement (rules_base.sql).
 //
 // Used by `trialdb rules` and by `trialdb ingest --rules`:
 //
@@ -14,9 +15,9 @@
 // connection to itself while evaluating.
 //
 // Exactly once per (trial, rule, complete step), also with several runners on one database
-// (`trialdb rules` beside `ingest --rules`): each batch of steps is one write transaction, begun
-// (BEGIN IMMEDIATE) before the runner reads which steps are owed (rule_ledger.h), so two runners
-// never fold one step into a rule's state twice. Findings are unique per (trial, rule, step,
+// (`trialdb rules` beside `ingest --rules`): each trial's evaluation is one write transaction,
+// begun (BEGIN IMMEDIATE) before the runner reads which steps are owed (rule_ledger.h), so two
+// runners never fold one step into a rule's state twice. Findings are unique per (trial, rule, step,
 // tensor, worker): re-running records nothing twice.
 #pragma once
 #include <cstdint>
@@ -93,7 +94,7 @@ class RuleRunner {
   Database& db_;
   RuleOptions options_;
   std::vector<std::string> rules_;        // selected rules
-  std::vector<std::string> clock_rules_;  // of which kind 'clock'
+  std::map<std::string, std::string> kinds_;   // of each selected rule (rule_catalog.kind)
   std::map<std::string, std::unique_ptr<Statement>> record_;   // per rule: INSERT its findings
   std::unique_ptr<RuleLedger> ledger_;
   std::vector<std::string> failures_;

@@ -1,14 +1,18 @@
 -- rules_base.sql: what every rule builds on (docs/RULES.md).
 --
 -- A rule is a view rule_<name>(trial, step, tensor, worker, value, message) that yields the
--- findings of ONE step: the step under evaluation, held in rule_cursor. The runner
--- (rule_runner.h) walks each trial's complete steps not evaluated before (rule_evaluated) in
--- order and, per rule and step:
---   1. sets rule_cursor to the step,
---   2. UPDATE rule_progress SET step = S  -- fires the rule's fold triggers, which update its
---      state tables (running sums, counters, bounded history) with step S,
---   3. INSERT OR IGNORE INTO rule_finding ... SELECT FROM rule_<name>.
--- So evaluating step S reads step S and bounded state, never the whole trial.
+-- findings of the steps under evaluation, held in rule_batch. The runner (rule_runner.h)
+-- evaluates each trial's complete steps that a rule has not evaluated before (rule_evaluated):
+-- per trial and rule it
+--   1. fills rule_batch with those steps: all of them for a rule of kind 'batch' (rule_catalog),
+--      one at a time, in step order, for a rule of kind 'step';
+--   2. UPDATE rule_progress SET step = <the batch's last step>  -- fires the rule's fold
+--      triggers, which carry its state tables (running sums, counters, bounded history) over the
+--      batch;
+--   3. INSERT OR IGNORE INTO rule_finding ... SELECT FROM rule_<name> (the view's rows for the
+--      batch's steps).
+-- So evaluating a batch reads the batch's steps and bounded state, never the whole trial, and
+-- a rule finds the same whichever way a trial's steps are split into batches.
 --
 -- Rules read only the public views of schema.sql, the tables and views defined here, their own
 -- state tables and trialdb's SQL functions (sqlext: tensor_*, and the rule_* helpers of
@@ -54,30 +58,38 @@ CREATE TABLE IF NOT EXISTS rule_rerun (
 ) WITHOUT ROWID;
 
 -- The rules a runner evaluates: the built-in ones and the custom ones loaded with --rule-file.
--- kind 'step': evaluated once per complete step; 'clock': evaluated on every run at the last
--- complete step (stalled_training).
+-- kind 'batch': evaluated over all the steps owed at once (its views yield the findings of every
+-- step in rule_batch); 'step': over one step at a time (a rule whose fold triggers expect one
+-- step); 'clock': evaluated on every run at the last complete step (stalled_training). A rule
+-- file declares a kind other than 'batch' with INSERT OR REPLACE INTO rule_catalog(rule, kind).
 CREATE TABLE IF NOT EXISTS rule_catalog (
   rule   TEXT PRIMARY KEY,
-  kind   TEXT NOT NULL DEFAULT 'step',
+  kind   TEXT NOT NULL DEFAULT 'batch',
   source TEXT NOT NULL DEFAULT 'builtin'     -- 'builtin' or the file a custom rule came from
 );
 
--- The step under evaluation (one row while the runner evaluates; set it by hand to evaluate a
--- rule view in a plain sqlite3 shell). tensor_step is how tensor_values numbers that step.
-CREATE TABLE IF NOT EXISTS rule_cursor (
+-- The steps under evaluation, all of one trial (filled while the runner evaluates; fill it by
+-- hand to evaluate a rule view in a plain sqlite3 shell). tensor_step is how tensor_values
+-- numbers a step.
+DROP TABLE IF EXISTS rule_batch;   -- the one-step table of databases made by an older runner
+CREATE TABLE IF NOT EXISTS rule_batch (
   trial       TEXT NOT NULL,
   step        INTEGER NOT NULL,              -- global step
   mode        TEXT NOT NULL,
   mode_step   INTEGER NOT NULL,
   tensor_step INTEGER NOT NULL,
-  now         REAL NOT NULL                  -- unix time of the evaluation
-);
+  now         REAL NOT NULL,                 -- unix time of the evaluation
+  PRIMARY KEY (trial, step)
+) WITHOUT ROWID;
 
--- Per trial and rule, the step evaluated last. Rules hang their fold triggers on updates of it.
+-- Per trial and rule, the step evaluated last, and how many steps it has evaluated (its rows of
+-- rule_evaluated, counted as they are added: counting them costs a read of all of them). Rules
+-- hang their fold triggers on updates of `step`.
 CREATE TABLE IF NOT EXISTS rule_progress (
-  trial TEXT NOT NULL,
-  rule  TEXT NOT NULL,
-  step  INTEGER,                             -- NULL: nothing evaluated yet
+  trial     TEXT NOT NULL,
+  rule      TEXT NOT NULL,
+  step      INTEGER,                         -- NULL: nothing evaluated yet
+  evaluated INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (trial, rule)
 ) WITHOUT ROWID;
 
@@ -124,54 +136,91 @@ CREATE VIEW rule_findings AS
 SELECT trial, rule, step, mode, mode_step, tensor, worker, value, message
 FROM rule_finding;
 
--- Parameters in effect for the cursor's trial: its own rows, else the defaults.
+-- Parameters in effect for the batch's trial: its own rows, else the defaults.
 DROP VIEW IF EXISTS rule_param;
 CREATE VIEW rule_param AS
 SELECT p.rule, p.param, p.value
-FROM rule_cursor c
-JOIN rule_params p ON p.trial = c.trial
+FROM rule_params p
+WHERE p.trial = (SELECT trial FROM rule_batch LIMIT 1)
 UNION ALL
 SELECT p.rule, p.param, p.value
-FROM rule_cursor c
-JOIN rule_params p ON p.trial IS NULL
-WHERE NOT EXISTS (SELECT 1 FROM rule_params q
-                  WHERE q.trial = c.trial AND q.rule = p.rule AND q.param = p.param);
+FROM rule_params p
+WHERE p.trial IS NULL
+  AND NOT EXISTS (SELECT 1 FROM rule_params q
+                  WHERE q.trial = (SELECT trial FROM rule_batch LIMIT 1) AND q.rule = p.rule AND q.param = p.param);
 
--- The raw values of the step under evaluation, numbered by global step, from the public view
--- tensor_values: its step (smdebug's numbering, the mode step for GLOBAL-mode steps) is searched
--- by the cursor's tensor_step, and global_step picks the cursor's global step among steps that
--- share that number. Values without a raw value (reductions only) are left out; string and
--- complex tensors stay, but their real_value is NULL: real_value is value when it holds real
--- numbers (bool, integers, floats), what rules pass to sqlext's numeric functions
--- (tensor_count, tensor_percentile, tensor_allclose, ..., which reject strings), so a rule over
--- "every tensor" skips those tensors instead of failing. The cursor is read through scalar
--- subqueries (constants to the planner: a join with it would make SQLite expect many rows).
+-- The raw values of the steps under evaluation, numbered by global step, from the public view
+-- tensor_values: a step is searched by its tensor_step (smdebug's numbering, the mode step for
+-- GLOBAL-mode steps), and global_step picks the batch's global step among steps that share that
+-- number. Values without a raw value (reductions only) are left out; string and complex tensors
+-- stay, but their real_value is NULL: real_value is value when it holds real numbers (bool,
+-- integers, floats), what rules pass to sqlext's numeric functions (tensor_count,
+-- tensor_percentile, tensor_allclose, ..., which reject strings), so a rule over "every tensor"
+-- skips those tensors instead of failing. The batch is the outer loop (CROSS JOIN), and the step
+-- columns are the batch's, so that a join on them finds a step by rule_batch's key.
 DROP VIEW IF EXISTS rule_now;
 CREATE VIEW rule_now AS
-SELECT v.trial, v.global_step AS step, v.mode, v.mode_step, v.tensor, v.worker, v.dtype, v.shape, v.value,
+SELECT v.trial, b.step, b.mode, b.mode_step, v.tensor, v.worker, v.dtype, v.shape, v.value,
        CASE WHEN v.dtype NOT IN ('complex64', 'complex128', 'string') THEN v.value END AS real_value
-FROM tensor_values v
-WHERE v.trial = (SELECT trial FROM rule_cursor)
-  AND v.step = (SELECT tensor_step FROM rule_cursor)
-  AND v.global_step = (SELECT step FROM rule_cursor)
+FROM rule_batch b
+CROSS JOIN tensor_values v
+WHERE v.trial = b.trial
+  AND v.step = b.tensor_step
+  AND v.global_step = b.step
   AND v.value IS NOT NULL;
 
--- The distributions (counts and percentiles, computed at ingest) of the step under evaluation,
+-- The distributions (counts and percentiles, computed at ingest) of the steps under evaluation,
 -- from the public view: a GLOBAL-mode step is found by its mode and mode step, as the view
 -- numbers it. Rules that need only counts or percentiles read these instead of the blobs.
 DROP VIEW IF EXISTS rule_now_distribution;
 CREATE VIEW rule_now_distribution AS
-SELECT d.*
-FROM distributions d
-WHERE d.trial = (SELECT trial FROM rule_cursor)
-  AND d.step = (SELECT tensor_step FROM rule_cursor)
-  AND d.mode = (SELECT mode FROM rule_cursor)
-  AND d.mode_step = (SELECT mode_step FROM rule_cursor);
+SELECT d.trial, b.step, d.mode, d.mode_step, d.tensor, d.worker, d.count, d.nan, d.pos_inf, d.neg_inf,
+       d.zero, d.negative, d.positive, d.p0, d.p1, d.p5, d.p10, d.p25, d.p50, d.p75, d.p90, d.p95, d.p99, d.p100
+FROM rule_batch b
+CROSS JOIN distributions d
+WHERE d.trial = b.trial
+  AND d.step = b.tensor_step
+  AND d.mode = b.mode
+  AND d.mode_step = b.mode_step;
 
--- The worker series rules read ("worker_0"; on trials without one, the first worker by name).
+-- The worker series rules read: worker_0, or on trials without one the first worker by name.
+DROP VIEW IF EXISTS rule_primary_worker;
+CREATE VIEW rule_primary_worker AS
+SELECT w.trial, CASE WHEN max(w.worker = 'worker_0') THEN 'worker_0' ELSE min(w.worker) END AS worker
+FROM workers w
+WHERE w.trial = (SELECT trial FROM rule_batch LIMIT 1)
+GROUP BY w.trial;
+
 DROP VIEW IF EXISTS rule_now_primary;
 CREATE VIEW rule_now_primary AS
 SELECT n.*
 FROM rule_now n
-WHERE n.worker = (SELECT CASE WHEN max(m.worker = 'worker_0') THEN 'worker_0' ELSE min(m.worker) END
-                  FROM rule_now m);   -- an aggregate, not ORDER BY ... LIMIT 1: no sorter per use
+WHERE n.worker = (SELECT worker FROM rule_primary_worker);
+
+-- The tensors of the batch's trial that each rule's selection parameters pick: the union of the
+-- collections its `collection_names` lists and the tensors any pattern of its `tensor_regex`
+-- matches (Python re.search). A rule whose selection defaults to every tensor or to a collection
+-- when both are empty says so itself. Selecting from the trial's tensors, not from its values,
+-- matches each name once per batch.
+DROP VIEW IF EXISTS rule_selected_tensors;
+CREATE VIEW rule_selected_tensors AS
+WITH s AS (
+  SELECT rule,
+         max(CASE WHEN param = 'collection_names' THEN nullif(value, '') END) AS collection_names,
+         max(CASE WHEN param = 'tensor_regex' THEN nullif(value, '') END) AS tensor_regex
+  FROM rule_param
+  GROUP BY rule
+)
+SELECT s.rule, t.tensor
+FROM s
+JOIN tensors t ON t.trial = (SELECT trial FROM rule_batch LIMIT 1)
+WHERE rule_regexp_any(s.tensor_regex, t.tensor)
+   OR EXISTS (SELECT 1 FROM collections k
+              WHERE k.trial = t.trial AND k.tensor = t.tensor AND rule_in_list(k.collection, s.collection_names));
+
+-- The tensors of a collection of the batch's trial.
+DROP VIEW IF EXISTS rule_collections;
+CREATE VIEW rule_collections AS
+SELECT k.collection, k.tensor
+FROM collections k
+WHERE k.trial = (SELECT trial FROM rule_batch LIMIT 1);

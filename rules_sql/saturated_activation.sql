@@ -16,9 +16,7 @@ INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
 DROP VIEW IF EXISTS rule_saturated_activation;
 CREATE VIEW rule_saturated_activation AS
 WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'collection_names'), '') AS collection_names,
-         nullif((SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'tensor_regex'), '') AS tensor_regex,
-         (SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'threshold_tanh') AS tanh_range,
+  SELECT (SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'threshold_tanh') AS tanh_range,
          (SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'threshold_sigmoid') AS sigmoid_range,
          rule_real((SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'threshold_inactivity')) AS threshold_inactivity,
          rule_real((SELECT value FROM rule_param WHERE rule = 'saturated_activation' AND param = 'threshold_layer')) AS threshold_layer
@@ -28,10 +26,7 @@ sel AS (
          CASE WHEN instr(n.tensor, 'tanh') > 0 THEN cfg.tanh_range
               WHEN instr(n.tensor, 'sigmoid') > 0 THEN cfg.sigmoid_range END AS range
   FROM rule_now n, cfg
-  WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
-     OR EXISTS (SELECT 1 FROM collections k
-                WHERE k.trial = n.trial AND k.tensor = n.tensor
-                  AND rule_in_list(k.collection, cfg.collection_names))
+  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'saturated_activation')
 ),
 x AS MATERIALIZED (
   SELECT sel.trial, sel.step, sel.tensor, sel.worker,

@@ -8,19 +8,20 @@ INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'similar_across_runs', 'collection_names', ''),
   (NULL, 'similar_across_runs', 'tensor_regex', '');
 
--- The other trial's values at the cursor's global step (as rule_now, rules_base.sql, from
--- tensor_values: searched by the other trial's own number for that step, which differs from the
+-- The other trial's values at the batch's global steps (as rule_now, rules_base.sql, from
+-- tensor_values: searched by the other trial's own number for the step, which differs from the
 -- global step for a GLOBAL-mode step; real_value NULL for strings and complex).
 DROP VIEW IF EXISTS rule_similar_across_runs_other;
 CREATE VIEW rule_similar_across_runs_other AS
 SELECT v.trial, v.global_step AS step, v.tensor, v.worker, v.value,
        CASE WHEN v.dtype NOT IN ('complex64', 'complex128', 'string') THEN v.value END AS real_value
-FROM tensor_values v
-WHERE v.trial = (SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'other_trial')
-  AND v.step = (SELECT CASE WHEN s.mode = 'GLOBAL' THEN s.mode_step ELSE s.step END FROM steps s
-                WHERE s.trial = (SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'other_trial')
-                  AND s.step = (SELECT step FROM rule_cursor))
-  AND v.global_step = (SELECT step FROM rule_cursor)
+FROM rule_batch b
+JOIN steps s ON s.trial = (SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'other_trial')
+            AND s.step = b.step
+CROSS JOIN tensor_values v
+WHERE v.trial = s.trial
+  AND v.step = CASE WHEN s.mode = 'GLOBAL' THEN s.mode_step ELSE s.step END
+  AND v.global_step = b.step
   AND v.value IS NOT NULL;
 
 DROP VIEW IF EXISTS rule_similar_across_runs;
@@ -30,8 +31,8 @@ WITH cfg AS (
          nullif((SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'collection_names'), '') AS collection_names,
          nullif((SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'tensor_regex'), '') AS tensor_regex
 ),
-o AS MATERIALIZED (  -- the other trial's values at the same global step
-  SELECT trial, tensor, worker, real_value FROM rule_similar_across_runs_other
+o AS MATERIALIZED (  -- the other trial's values at the same global steps
+  SELECT trial, step, tensor, worker, real_value FROM rule_similar_across_runs_other
 ),
 x AS MATERIALIZED (  -- close and diff NULL for strings and complex; shapes that differ are not close
   SELECT n.trial, n.step, n.tensor, n.worker, o.trial AS other,
@@ -40,12 +41,9 @@ x AS MATERIALIZED (  -- close and diff NULL for strings and complex; shapes that
          CASE WHEN tensor_shape(n.real_value) = tensor_shape(o.real_value)
            THEN tensor_diff_norm(n.real_value, o.real_value) END AS diff
   FROM rule_now n, cfg
-  JOIN o ON o.tensor = n.tensor AND o.worker = n.worker
+  JOIN o ON o.step = n.step AND o.tensor = n.tensor AND o.worker = n.worker
   WHERE (cfg.collection_names IS NULL AND cfg.tensor_regex IS NULL)
-     OR rule_regexp_any(cfg.tensor_regex, n.tensor)
-     OR EXISTS (SELECT 1 FROM collections k
-                WHERE k.trial = n.trial AND k.tensor = n.tensor
-                  AND rule_in_list(k.collection, cfg.collection_names))
+     OR n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'similar_across_runs')
 )
 SELECT trial, step, tensor, worker, diff AS value,
        CASE WHEN diff IS NULL THEN printf('shape differs from %s', other)

@@ -6,7 +6,7 @@
 -- A 'clock' rule: the runner evaluates it on every run (not once per step), with the cursor at
 -- the trial's last complete step. rule_trial_clock holds when the runner first saw that step
 -- complete; the finding is recorded once per stalled step.
-UPDATE rule_catalog SET kind = 'clock' WHERE rule = 'stalled_training';
+INSERT OR REPLACE INTO rule_catalog(rule, kind) VALUES ('stalled_training', 'clock');
 
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'stalled_training', 'threshold', '1800');
@@ -19,7 +19,7 @@ WITH cfg AS (
 SELECT c.trial, k.last_step AS step, 'no_progress' AS tensor, 'worker_0' AS worker,
        c.now - k.progress_at AS value,
        printf('no step completed for %d s since step %d', CAST(c.now - k.progress_at AS INTEGER), k.last_step) AS message
-FROM rule_cursor c
+FROM rule_batch c
 JOIN rule_trial_clock k ON k.trial = c.trial AND k.last_step = c.step
 JOIN trials t ON t.trial = c.trial
 CROSS JOIN cfg

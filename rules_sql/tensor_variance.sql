@@ -11,18 +11,13 @@ INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
 DROP VIEW IF EXISTS rule_tensor_variance;
 CREATE VIEW rule_tensor_variance AS
 WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'tensor_variance' AND param = 'collection_names'), '') AS collection_names,
-         nullif((SELECT value FROM rule_param WHERE rule = 'tensor_variance' AND param = 'tensor_regex'), '') AS tensor_regex,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'tensor_variance' AND param = 'max_threshold')) AS max_threshold,
+  SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'tensor_variance' AND param = 'max_threshold')) AS max_threshold,
          rule_real((SELECT value FROM rule_param WHERE rule = 'tensor_variance' AND param = 'min_threshold')) AS min_threshold
 ),
 x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker, tensor_reduce(n.value, 'variance') AS var
   FROM rule_now n, cfg
-  WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
-     OR EXISTS (SELECT 1 FROM collections k
-                WHERE k.trial = n.trial AND k.tensor = n.tensor
-                  AND rule_in_list(k.collection, cfg.collection_names))
+  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'tensor_variance')
 )
 SELECT trial, step, tensor, worker, var AS value,
        printf('variance %g is %s', var,

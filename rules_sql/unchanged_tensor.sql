@@ -5,7 +5,10 @@
 -- (numpy allclose with rtol, atol, equal_nan). value = num_steps.
 --
 -- State: per (tensor, worker) its last num_steps saved values (rule_now.real_value: NULL for
--- strings and complex, which are never unchanged), numbered k = 1, 2, ...
+-- strings and complex, which are never unchanged), numbered k = 1, 2, ..., with their least and
+-- largest element and NaN count (from distributions). A batch appends its values; a pair whose
+-- extremes differ by more than allclose allows (atol + rtol * max|v_S|) is not close without
+-- reading the blobs.
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'unchanged_tensor', 'collection_names', ''),
   (NULL, 'unchanged_tensor', 'tensor_regex', ''),
@@ -14,49 +17,54 @@ INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'unchanged_tensor', 'atol', '1e-8'),
   (NULL, 'unchanged_tensor', 'equal_nan', 'false');
 
-CREATE TABLE IF NOT EXISTS rule_unchanged_tensor_hist (
+CREATE TABLE IF NOT EXISTS rule_unchanged_tensor_window (
   trial  TEXT NOT NULL,
   tensor TEXT NOT NULL,
   worker TEXT NOT NULL,
   k      INTEGER NOT NULL,   -- 1 for the tensor's first saved step, then 2, ...
   step   INTEGER NOT NULL,
   value  BLOB,
+  lo     REAL,               -- its least and largest element and NaN count (NULL: unknown)
+  hi     REAL,
+  nan    INTEGER,
   PRIMARY KEY (trial, tensor, worker, k)
 ) WITHOUT ROWID;
+-- A database whose runner kept the window without the extremes: moved over, extremes unknown.
+CREATE TABLE IF NOT EXISTS rule_unchanged_tensor_hist (
+  trial TEXT NOT NULL, tensor TEXT NOT NULL, worker TEXT NOT NULL, k INTEGER NOT NULL, step INTEGER NOT NULL, value BLOB,
+  PRIMARY KEY (trial, tensor, worker, k)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO rule_unchanged_tensor_window(trial, tensor, worker, k, step, value)
+SELECT trial, tensor, worker, k, step, value FROM rule_unchanged_tensor_hist;
+DROP TABLE rule_unchanged_tensor_hist;
 
+-- The batch's values of the selected tensors, numbered on from the window.
 DROP VIEW IF EXISTS rule_unchanged_tensor_input;
 CREATE VIEW rule_unchanged_tensor_input AS
-WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'collection_names'), '') AS collection_names,
-         nullif((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'tensor_regex'), '') AS tensor_regex
-)
-SELECT n.trial, n.tensor, n.worker, n.step, n.real_value AS value,
-       ifnull((SELECT h.k FROM rule_unchanged_tensor_hist h
-               WHERE h.trial = n.trial AND h.tensor = n.tensor AND h.worker = n.worker
-               ORDER BY h.k DESC LIMIT 1), 0) + 1 AS k
-FROM rule_now n, cfg
-WHERE rule_regexp_any(cfg.tensor_regex, n.tensor)
-   OR EXISTS (SELECT 1 FROM collections k
-              WHERE k.trial = n.trial AND k.tensor = n.tensor
-                AND rule_in_list(k.collection, cfg.collection_names));
+SELECT n.trial, n.tensor, n.worker, n.step, n.real_value AS value, d.p0 AS lo, d.p100 AS hi, d.nan,
+       ifnull((SELECT max(h.k) FROM rule_unchanged_tensor_window h
+               WHERE h.trial = n.trial AND h.tensor = n.tensor AND h.worker = n.worker), 0)
+         + row_number() OVER (PARTITION BY n.tensor, n.worker ORDER BY n.step) AS k
+FROM rule_now n
+LEFT JOIN rule_now_distribution d ON d.step = n.step AND d.tensor = n.tensor AND d.worker = n.worker
+WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'unchanged_tensor');
 
 DROP TRIGGER IF EXISTS rule_unchanged_tensor_fold;
 CREATE TRIGGER rule_unchanged_tensor_fold
 AFTER UPDATE OF step ON rule_progress
 WHEN new.rule = 'unchanged_tensor'
 BEGIN
-  INSERT OR REPLACE INTO rule_unchanged_tensor_hist(trial, tensor, worker, k, step, value)
-  SELECT trial, tensor, worker, k, step, value FROM rule_unchanged_tensor_input;
-  -- Keep the window: the newest num_steps values of the series saved at this step.
-  DELETE FROM rule_unchanged_tensor_hist
+  -- Keep the window: the newest num_steps values of each series, then the batch's.
+  DELETE FROM rule_unchanged_tensor_window
   WHERE trial = new.trial
-    AND k <= (SELECT h.k FROM rule_unchanged_tensor_hist h
-              WHERE h.trial = rule_unchanged_tensor_hist.trial
-                AND h.tensor = rule_unchanged_tensor_hist.tensor
-                AND h.worker = rule_unchanged_tensor_hist.worker
-                AND h.step = new.step)
+    AND k <= (SELECT max(h.k) FROM rule_unchanged_tensor_window h
+              WHERE h.trial = rule_unchanged_tensor_window.trial
+                AND h.tensor = rule_unchanged_tensor_window.tensor
+                AND h.worker = rule_unchanged_tensor_window.worker)
            - max(1, (SELECT CAST(rule_real(value) AS INTEGER) FROM rule_param
                      WHERE rule = 'unchanged_tensor' AND param = 'num_steps'));
+  INSERT INTO rule_unchanged_tensor_window(trial, tensor, worker, k, step, value, lo, hi, nan)
+  SELECT trial, tensor, worker, k, step, value, lo, hi, nan FROM rule_unchanged_tensor_input;
 END;
 
 DROP VIEW IF EXISTS rule_unchanged_tensor;
@@ -69,12 +77,16 @@ WITH cfg AS (
 )
 SELECT s.trial, s.step, s.tensor, s.worker, cfg.num_steps AS value,
        printf('unchanged over its last %d saved steps (rtol %g, atol %g)', cfg.num_steps, cfg.rtol, cfg.atol) AS message
-FROM rule_cursor c
-JOIN rule_unchanged_tensor_hist s ON s.trial = c.trial AND s.step = c.step
+FROM rule_batch c
+JOIN rule_unchanged_tensor_window s ON s.trial = c.trial AND s.step = c.step
 CROSS JOIN cfg
 WHERE s.k >= cfg.num_steps
-  AND NOT EXISTS (SELECT 1 FROM rule_unchanged_tensor_hist x
+  AND NOT EXISTS (SELECT 1 FROM rule_unchanged_tensor_window x
                   WHERE x.trial = s.trial AND x.tensor = s.tensor AND x.worker = s.worker
                     AND x.k < s.k AND x.k > s.k - cfg.num_steps
-                    AND NOT ifnull(CASE WHEN tensor_shape(x.value) = tensor_shape(s.value)   -- else not close
+                    AND NOT ifnull(CASE WHEN x.nan = 0 AND s.nan = 0   -- extremes apart: not close (a margin for rounding)
+                                             AND max(abs(x.lo - s.lo), abs(x.hi - s.hi))
+                                                 > (cfg.atol + cfg.rtol * max(abs(s.lo), abs(s.hi))) * (1 + 1e-9)
+                                        THEN 0
+                                        WHEN tensor_shape(x.value) = tensor_shape(s.value)   -- else not close
                                         THEN tensor_allclose(x.value, s.value, cfg.rtol, cfg.atol, cfg.equal_nan) END, 0));

@@ -13,8 +13,7 @@ WITH cfg AS (
 g AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker, tensor_reduce(n.value, 'mean', 1) AS mean_abs
   FROM rule_now n
-  WHERE EXISTS (SELECT 1 FROM collections k
-                WHERE k.trial = n.trial AND k.tensor = n.tensor AND k.collection = 'gradients')
+  WHERE n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'gradients')
 )
 SELECT g.trial, g.step, g.tensor, g.worker, g.mean_abs AS value,
        printf('mean |gradient| %g is below threshold %g', g.mean_abs, cfg.threshold) AS message

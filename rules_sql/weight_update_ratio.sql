@@ -8,7 +8,8 @@
 -- State: per (tensor, worker) the last considered value. A trial is known to "have TRAIN
 -- steps" from its first TRAIN step on; at that step the state and the findings made at earlier
 -- non-TRAIN steps are dropped, so once the trial has ended the findings are exactly the
--- definition's.
+-- definition's. A batch pairs each considered value with the one before it (the state's or the
+-- batch's); the pairs' ratios are kept until the next batch, for the findings.
 INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
   (NULL, 'weight_update_ratio', 'num_steps', 'none'),
   (NULL, 'weight_update_ratio', 'large_threshold', '10'),
@@ -31,49 +32,93 @@ CREATE TABLE IF NOT EXISTS rule_weight_update_ratio_state (
   PRIMARY KEY (trial, tensor, worker)
 ) WITHOUT ROWID;
 
--- The weights saved at the cursor step, if the step is considered, with their P.
+CREATE TABLE IF NOT EXISTS rule_weight_update_ratio_walk (
+  trial  TEXT NOT NULL,
+  tensor TEXT NOT NULL,
+  worker TEXT NOT NULL,
+  step   INTEGER NOT NULL,   -- a considered step of the last batch where the tensor was saved
+  p_step INTEGER,            -- P, and the ratio at `step`
+  ratio  REAL,
+  PRIMARY KEY (trial, tensor, worker, step)
+) WITHOUT ROWID;
+
+-- The weights saved at the batch's considered steps, each with its P and ratio. The state's
+-- values count unless the batch brings the trial's first TRAIN step.
 DROP VIEW IF EXISTS rule_weight_update_ratio_next;
-CREATE VIEW rule_weight_update_ratio_next AS
+DROP VIEW IF EXISTS rule_weight_update_ratio_steps;
+CREATE VIEW rule_weight_update_ratio_steps AS
 WITH cfg AS (
   SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'weight_update_ratio' AND param = 'num_steps')) AS num_steps,
          rule_real((SELECT value FROM rule_param WHERE rule = 'weight_update_ratio' AND param = 'epsilon')) AS epsilon
+),
+t AS (
+  SELECT ifnull((SELECT train_seen FROM rule_weight_update_ratio_trial WHERE trial = b.trial), 0) AS train_seen,
+         EXISTS (SELECT 1 FROM rule_batch WHERE mode = 'TRAIN') AS batch_train
+  FROM (SELECT trial FROM rule_batch LIMIT 1) b
+),
+x AS MATERIALIZED (  -- the considered saved steps: the state's (0) and the batch's (1)
+  SELECT s.trial, s.tensor, s.worker, s.step, 0 AS new
+  FROM rule_weight_update_ratio_state s, t
+  WHERE s.trial = (SELECT trial FROM rule_batch LIMIT 1) AND (t.train_seen OR NOT t.batch_train)
+  UNION ALL
+  SELECT n.trial, n.tensor, n.worker, n.step, 1
+  FROM rule_now n, t
+  WHERE (n.mode = 'TRAIN' OR NOT (t.train_seen OR t.batch_train))
+    AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'weights')
+),
+l AS (
+  SELECT x.*, lag(x.step) OVER (PARTITION BY x.tensor, x.worker ORDER BY x.step) AS p_step,
+         lag(x.new) OVER (PARTITION BY x.tensor, x.worker ORDER BY x.step) AS p_new
+  FROM x
+),
+pairs AS MATERIALIZED (  -- the value at the step and at P, when P is near enough
+  SELECT l.trial, l.tensor, l.worker, l.step, l.p_step,
+         (SELECT n.real_value FROM rule_now n WHERE n.step = l.step AND n.tensor = l.tensor AND n.worker = l.worker) AS value,
+         CASE WHEN l.p_new THEN (SELECT n.value FROM rule_now n WHERE n.step = l.p_step AND n.tensor = l.tensor AND n.worker = l.worker)
+              ELSE (SELECT s.value FROM rule_weight_update_ratio_state s
+                    WHERE s.trial = l.trial AND s.tensor = l.tensor AND s.worker = l.worker) END AS p_value
+  FROM l, cfg
+  WHERE l.new AND l.p_step IS NOT NULL AND (cfg.num_steps IS NULL OR l.p_step >= l.step - cfg.num_steps)
 )
-SELECT n.trial, n.tensor, n.worker, n.step, n.value,
-       p.step AS p_step,
+SELECT l.trial, l.tensor, l.worker, l.step, l.p_step,
        -- No ratio when the shapes differ or either value is not real numbers (strings, complex).
-       CASE WHEN p.step IS NOT NULL AND (cfg.num_steps IS NULL OR p.step >= n.step - cfg.num_steps)
-                 AND tensor_shape(n.real_value) = tensor_shape(p.value)
-                 AND tensor_dtype(p.value) NOT IN ('string', 'complex64', 'complex128')
-            THEN tensor_diff_norm(n.real_value, p.value) / (tensor_reduce(p.value, 'l2') + cfg.epsilon)
+       CASE WHEN tensor_shape(p.value) = tensor_shape(p.p_value)
+                 AND tensor_dtype(p.p_value) NOT IN ('string', 'complex64', 'complex128')
+            THEN tensor_diff_norm(p.value, p.p_value) / (tensor_reduce(p.p_value, 'l2') + cfg.epsilon)
        END AS ratio
-FROM rule_now n
+FROM l
 CROSS JOIN cfg
-LEFT JOIN rule_weight_update_ratio_trial t ON t.trial = n.trial
-LEFT JOIN rule_weight_update_ratio_state p
-  ON p.trial = n.trial AND p.tensor = n.tensor AND p.worker = n.worker
-WHERE (n.mode = 'TRAIN' OR ifnull(t.train_seen, 0) = 0)
-  AND EXISTS (SELECT 1 FROM collections k
-              WHERE k.trial = n.trial AND k.tensor = n.tensor AND k.collection = 'weights');
+LEFT JOIN pairs p ON p.tensor = l.tensor AND p.worker = l.worker AND p.step = l.step
+WHERE l.new;
 
 DROP TRIGGER IF EXISTS rule_weight_update_ratio_fold;
 CREATE TRIGGER rule_weight_update_ratio_fold
 AFTER UPDATE OF step ON rule_progress
 WHEN new.rule = 'weight_update_ratio'
 BEGIN
-  -- First TRAIN step: only TRAIN steps count from now on, and retroactively.
+  DELETE FROM rule_weight_update_ratio_walk WHERE trial = new.trial;
+  INSERT INTO rule_weight_update_ratio_walk(trial, tensor, worker, step, p_step, ratio)
+  SELECT trial, tensor, worker, step, p_step, ratio FROM rule_weight_update_ratio_steps;
+  -- The trial's first TRAIN step: only TRAIN steps count from now on, and retroactively.
   DELETE FROM rule_weight_update_ratio_state
   WHERE trial = new.trial
-    AND (SELECT mode FROM rule_cursor) = 'TRAIN'
+    AND EXISTS (SELECT 1 FROM rule_batch WHERE mode = 'TRAIN')
     AND NOT EXISTS (SELECT 1 FROM rule_weight_update_ratio_trial WHERE trial = new.trial AND train_seen);
   DELETE FROM rule_finding
   WHERE trial = new.trial AND rule = 'weight_update_ratio' AND mode <> 'TRAIN'
-    AND (SELECT mode FROM rule_cursor) = 'TRAIN'
+    AND EXISTS (SELECT 1 FROM rule_batch WHERE mode = 'TRAIN')
     AND NOT EXISTS (SELECT 1 FROM rule_weight_update_ratio_trial WHERE trial = new.trial AND train_seen);
   INSERT OR REPLACE INTO rule_weight_update_ratio_trial(trial, train_seen)
-  SELECT new.trial, (SELECT mode FROM rule_cursor) = 'TRAIN' OR ifnull(
+  SELECT new.trial, EXISTS (SELECT 1 FROM rule_batch WHERE mode = 'TRAIN') OR ifnull(
            (SELECT train_seen FROM rule_weight_update_ratio_trial WHERE trial = new.trial), 0);
+  -- Each series' last considered value.
   INSERT OR REPLACE INTO rule_weight_update_ratio_state(trial, tensor, worker, step, value, p_step, ratio)
-  SELECT trial, tensor, worker, step, value, p_step, ratio FROM rule_weight_update_ratio_next;
+  SELECT w.trial, w.tensor, w.worker, w.step, n.value, w.p_step, w.ratio
+  FROM rule_weight_update_ratio_walk w
+  JOIN rule_now n ON n.step = w.step AND n.tensor = w.tensor AND n.worker = w.worker
+  WHERE w.trial = new.trial
+    AND w.step = (SELECT max(v.step) FROM rule_weight_update_ratio_walk v
+                  WHERE v.trial = w.trial AND v.tensor = w.tensor AND v.worker = w.worker);
 END;
 
 DROP VIEW IF EXISTS rule_weight_update_ratio;
@@ -86,7 +131,7 @@ SELECT s.trial, s.step, s.tensor, s.worker, s.ratio AS value,
        printf('update ratio %g since step %d is %s threshold %g', s.ratio, s.p_step,
               CASE WHEN s.ratio > cfg.large THEN 'above the large' ELSE 'below the small' END,
               CASE WHEN s.ratio > cfg.large THEN cfg.large ELSE cfg.small END) AS message
-FROM rule_cursor c
-JOIN rule_weight_update_ratio_state s ON s.trial = c.trial AND s.step = c.step
+FROM rule_batch c
+JOIN rule_weight_update_ratio_walk s ON s.trial = c.trial AND s.step = c.step
 CROSS JOIN cfg
 WHERE s.ratio > cfg.large OR s.ratio < cfg.small;

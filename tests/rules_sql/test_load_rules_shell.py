@@ -1,8 +1,8 @@
 """The rule views outside the CLI: with only build/lib/trialdb.so loaded and PRAGMA
 trusted_schema=OFF (SQLite then refuses, in a view or trigger, every function not registered
 SQLITE_INNOCUOUS), the stock sqlite3 shell and /usr/bin/python3's sqlite3 each install the rule
-SQL (rules_sql/*.sql), evaluate it step by step as the runner does (docs/RULES.md, "How a rule
-is evaluated") and must record exactly the findings `trialdb rules` records, values and
+SQL (rules_sql/*.sql), evaluate it as the runner does (docs/RULES.md, "How a rule is
+evaluated": a batch of all steps, or one step at a time) and must record exactly the findings `trialdb rules` records, values and
 messages included. Cases: zoo (zoo.params: most rules find something), core_dtypes (string,
 complex, NaN and Inf values), pt_bad_init against pt_good_init (similar_across_runs).
 Also: the pragma is in effect in both hosts (a view calling a non-innocuous function fails), and
@@ -68,9 +68,10 @@ def q(s):
     return "'" + str(s).replace("'", "''") + "'"
 
 
-def replay_sql(db, trial, params):
+def replay_sql(db, trial, params, kinds):
     """SQL that installs the rules, stores params for trial and evaluates every complete step of
-    trial as RuleRunner::evaluate_trial does (one transaction; the runner commits every 64 steps)."""
+    trial as RuleRunner::evaluate_trial does (one transaction): a rule of kind 'batch' over all the
+    steps at once, one of kind 'step' one step at a time (kinds: rule -> kind)."""
     steps = sqlite3.connect(db).execute(
         "SELECT step, mode, mode_step FROM steps WHERE trial = ? AND complete ORDER BY step", (trial,)).fetchall()
     out = [install_sql, "BEGIN;"]
@@ -80,18 +81,27 @@ def replay_sql(db, trial, params):
         out.append("INSERT INTO rule_params(trial, rule, param, value) VALUES (%s, %s, %s, %s) "
                    "ON CONFLICT (ifnull(trial, ''), rule, param) DO UPDATE SET value = excluded.value;"
                    % (q(trial), q(rule), q(key), q(value)))
-    for step, mode, mode_step in steps:
-        out.append("DELETE FROM rule_cursor; INSERT INTO rule_cursor(trial, step, mode, mode_step, tensor_step, now) "
-                   "VALUES (%s, %d, %s, %d, %d, 0);" % (q(trial), step, q(mode), mode_step,
-                                                        mode_step if mode == "GLOBAL" else step))
-        for rule in step_rules:
-            out.append("INSERT OR IGNORE INTO rule_progress(trial, rule, step) VALUES (%s, %s, NULL);" % (q(trial), q(rule)))
-            out.append("UPDATE rule_progress SET step = %d WHERE trial = %s AND rule = %s;" % (step, q(trial), q(rule)))
-            out.append("INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, "
-                       "message, found_at) SELECT c.trial, %s, c.step, c.mode, c.mode_step, r.tensor, "
-                       "ifnull(r.worker, 'worker_0'), r.value, r.message, c.now "
-                       "FROM rule_cursor c JOIN rule_%s r ON r.trial = c.trial AND r.step = c.step;" % (q(rule), rule))
-    out.append("DELETE FROM rule_cursor; COMMIT;")
+
+    def evaluate(rule, batch):
+        out.append("DELETE FROM rule_batch;")
+        for step, mode, mode_step in batch:
+            out.append("INSERT INTO rule_batch(trial, step, mode, mode_step, tensor_step, now) "
+                       "VALUES (%s, %d, %s, %d, %d, 0);" % (q(trial), step, q(mode), mode_step,
+                                                            mode_step if mode == "GLOBAL" else step))
+        out.append("INSERT OR IGNORE INTO rule_progress(trial, rule, step) VALUES (%s, %s, NULL);" % (q(trial), q(rule)))
+        out.append("UPDATE rule_progress SET step = %d WHERE trial = %s AND rule = %s;" % (batch[-1][0], q(trial), q(rule)))
+        out.append("INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, "
+                   "message, found_at) SELECT b.trial, %s, b.step, b.mode, b.mode_step, r.tensor, "
+                   "ifnull(r.worker, 'worker_0'), r.value, r.message, b.now "
+                   "FROM rule_%s r JOIN rule_batch b ON b.trial = r.trial AND b.step = r.step;" % (q(rule), rule))
+
+    for rule in step_rules:
+        if kinds[rule] == "batch":
+            evaluate(rule, steps)
+        else:
+            for s in steps:
+                evaluate(rule, [s])
+    out.append("DELETE FROM rule_batch; COMMIT;")
     return "\n".join(out) + "\n", len(steps)
 
 
@@ -116,7 +126,9 @@ for trial, ingest, params in cases:
     c.true(len(want) > 0, "%s: the CLI records findings" % trial)
     if trial == "pt_bad_init":
         c.true(any(f[0] == "similar_across_runs" for f in want), "pt_bad_init: similar_across_runs findings")
-    sql, n_steps = replay_sql(ingested, trial, params)
+    kinds = dict(sqlite3.connect(dbs["cli"]).execute("SELECT rule, kind FROM rule_catalog").fetchall())
+    c.true(any(k == "batch" for k in kinds.values()), "%s: rules of kind 'batch' are replayed in one batch" % trial)
+    sql, n_steps = replay_sql(ingested, trial, params, kinds)
 
     # Python: /usr/bin/python3's sqlite3 with build/lib/trialdb.so.
     try:
