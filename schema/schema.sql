@@ -323,7 +323,7 @@ WHERE v.red_src = 2 OR (v.red_mask >> k.idx) & 1;
 CREATE VIEW IF NOT EXISTS value_locations AS
 SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker,
        t.path || '/' || f.path AS file, v.rec_offset AS "offset", v.rec_length AS length,
-       d.name AS dtype, v.shape
+       d.name AS dtype, v.shape, v.tensor_step + v.step_offset AS global_step
 FROM value v
 JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through
 JOIN event_file f ON f.file_id = v.file_id

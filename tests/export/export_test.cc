@@ -135,7 +135,7 @@ TEST_F(ExportFixtures, TheListHoldsTheIssuesTablesWithTheirViewsColumns) {
   std::set<std::string> names;
   for (const PublicTable& t : public_tables()) names.insert(t.name);
   for (const char* required : {"trials", "steps", "tensors", "collections", "reductions", "distributions",
-                               "histogram_buckets", "rule_findings", "ingest_errors", "tensor_values"})
+                               "histogram_buckets", "rule_findings", "ingest_errors", "value_locations", "tensor_values"})
     EXPECT_TRUE(names.count(required)) << required;
   Database db(db_, OpenMode::kReadOnly);
   for (const PublicTable& t : public_tables()) {
