@@ -2,7 +2,7 @@
 // findings to deliver.
 #include "rules_sql/rule_ledger.h"
 
-#include <climits>
+#include <cstdint>
 #include <map>
 #include <set>
 
