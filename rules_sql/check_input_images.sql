@@ -11,11 +11,21 @@
 -- after each step are kept until the next batch, for the findings.
 -- (JSON is read with json_each and written with group_concat, never with json_extract,
 -- json_array_length or json_group_array: rules_base.sql.)
-INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
   (NULL, 'check_input_images', 'threshold_mean', '0.2'),
   (NULL, 'check_input_images', 'threshold_samples', '500'),
   (NULL, 'check_input_images', 'regex', '.*hybridsequential0_input_0'),
   (NULL, 'check_input_images', 'channel', '1');
+
+-- The rule's parameters in effect for the batch's trial, one typed column each.
+DROP VIEW IF EXISTS rule_check_input_images_cfg;
+CREATE VIEW rule_check_input_images_cfg AS
+SELECT nullif(max(value) FILTER (WHERE param = 'regex'), '') AS regex,
+       CAST(rule_real(max(value) FILTER (WHERE param = 'channel')) AS INTEGER) AS channel,
+       rule_real(max(value) FILTER (WHERE param = 'threshold_mean')) AS threshold_mean,
+       rule_real(max(value) FILTER (WHERE param = 'threshold_samples')) AS threshold_samples
+FROM rule_params
+WHERE rule = 'check_input_images';
 
 CREATE TABLE IF NOT EXISTS rule_check_input_images_state (
   trial    TEXT NOT NULL,
@@ -41,16 +51,12 @@ CREATE TABLE IF NOT EXISTS rule_check_input_images_walk (
 DROP VIEW IF EXISTS rule_check_input_images_next;
 DROP VIEW IF EXISTS rule_check_input_images_steps;
 CREATE VIEW rule_check_input_images_steps AS
-WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'check_input_images' AND param = 'regex'), '') AS regex,
-         CAST(rule_real((SELECT value FROM rule_param WHERE rule = 'check_input_images' AND param = 'channel')) AS INTEGER) AS channel
-),
-x AS MATERIALIZED (  -- the batch's images: per-channel sums, samples and elements per channel
+WITH x AS MATERIALIZED (  -- the batch's images: per-channel sums, samples and elements per channel
   SELECT n.trial, n.tensor, n.step, rule_channel_sums(n.value, cfg.channel) AS sums,
          (SELECT d.value FROM json_each(n.shape) d WHERE d.key = 0) AS samples,
          tensor_numel(n.value) / (SELECT d.value FROM json_each(n.shape) d WHERE d.key = ifnull(cfg.channel, 0)) AS elements
-  FROM rule_now_primary n, cfg
-  WHERE n.tensor IN (SELECT t.tensor FROM tensors t, cfg
+  FROM rule_now_primary n, rule_check_input_images_cfg AS cfg
+  WHERE n.tensor IN (SELECT t.tensor FROM tensors t, rule_check_input_images_cfg AS cfg
                      WHERE t.trial = (SELECT trial FROM rule_batch LIMIT 1) AND rule_regexp_any(cfg.regex, t.tensor))
     AND (SELECT count(*) FROM json_each(n.shape)) = 4
 ),
@@ -112,13 +118,9 @@ END;
 
 DROP VIEW IF EXISTS rule_check_input_images;
 CREATE VIEW rule_check_input_images AS
-WITH cfg AS (
-  SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'check_input_images' AND param = 'threshold_mean')) AS threshold_mean,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'check_input_images' AND param = 'threshold_samples')) AS threshold_samples
-)
 SELECT m.trial, m.step, m.tensor, 'worker_0' AS worker, m.max_mean AS value,
        printf('a channel''s mean over %d samples is %g (threshold %g)', m.samples, m.max_mean, cfg.threshold_mean) AS message
 FROM rule_batch c
 JOIN rule_check_input_images_walk m ON m.trial = c.trial AND m.step = c.step
-CROSS JOIN cfg
+CROSS JOIN rule_check_input_images_cfg AS cfg
 WHERE m.samples >= cfg.threshold_samples AND m.max_mean > cfg.threshold_mean;

@@ -10,13 +10,25 @@
 -- State: per class the running count of labels and of wrong predictions. A batch adds the
 -- counts of its steps to them in step order (window sums); the totals after each step that
 -- added are kept until the next batch, for the findings.
-INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
   (NULL, 'class_imbalance', 'threshold_imbalance', '10'),
   (NULL, 'class_imbalance', 'threshold_misprediction', '0.7'),
   (NULL, 'class_imbalance', 'samples', '500'),
   (NULL, 'class_imbalance', 'argmax', 'false'),
   (NULL, 'class_imbalance', 'labels_regex', '.*labels'),
   (NULL, 'class_imbalance', 'predictions_regex', '.*predictions');
+
+-- The rule's parameters in effect for the batch's trial, one typed column each.
+DROP VIEW IF EXISTS rule_class_imbalance_cfg;
+CREATE VIEW rule_class_imbalance_cfg AS
+SELECT nullif(max(value) FILTER (WHERE param = 'labels_regex'), '') AS labels_regex,
+       nullif(max(value) FILTER (WHERE param = 'predictions_regex'), '') AS predictions_regex,
+       rule_bool(max(value) FILTER (WHERE param = 'argmax')) AS argmax,
+       rule_real(max(value) FILTER (WHERE param = 'threshold_imbalance')) AS threshold_imbalance,
+       rule_real(max(value) FILTER (WHERE param = 'threshold_misprediction')) AS threshold_misprediction,
+       rule_real(max(value) FILTER (WHERE param = 'samples')) AS samples
+FROM rule_params
+WHERE rule = 'class_imbalance';
 
 CREATE TABLE IF NOT EXISTS rule_class_imbalance_count (
   trial TEXT NOT NULL,
@@ -39,19 +51,14 @@ CREATE TABLE IF NOT EXISTS rule_class_imbalance_walk (
 -- (step, label, prediction, count) at the batch's steps where both tensors are saved and match.
 DROP VIEW IF EXISTS rule_class_imbalance_pairs;
 CREATE VIEW rule_class_imbalance_pairs AS
-WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'class_imbalance' AND param = 'labels_regex'), '') AS labels_regex,
-         nullif((SELECT value FROM rule_param WHERE rule = 'class_imbalance' AND param = 'predictions_regex'), '') AS predictions_regex,
-         rule_bool((SELECT value FROM rule_param WHERE rule = 'class_imbalance' AND param = 'argmax')) AS argmax
-),
-names AS MATERIALIZED (
+WITH names AS MATERIALIZED (
   SELECT (SELECT min(t.tensor) FROM tensors t WHERE t.trial = b.trial AND rule_regexp_any(cfg.labels_regex, t.tensor)) AS labels,
          (SELECT min(t.tensor) FROM tensors t WHERE t.trial = b.trial AND rule_regexp_any(cfg.predictions_regex, t.tensor)) AS predictions
-  FROM (SELECT trial FROM rule_batch LIMIT 1) b, cfg
+  FROM (SELECT trial FROM rule_batch LIMIT 1) b, rule_class_imbalance_cfg AS cfg
 ),
 pairs AS MATERIALIZED (
   SELECT l.trial, l.step, rule_label_pairs(l.value, p.value, cfg.argmax) AS pairs
-  FROM names, cfg
+  FROM names, rule_class_imbalance_cfg AS cfg
   JOIN rule_now_primary l ON l.tensor = names.labels
   JOIN rule_now_primary p ON p.step = l.step AND p.tensor = names.predictions
 )
@@ -109,12 +116,7 @@ END;
 
 DROP VIEW IF EXISTS rule_class_imbalance;
 CREATE VIEW rule_class_imbalance AS
-WITH cfg AS (
-  SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'class_imbalance' AND param = 'threshold_imbalance')) AS threshold_imbalance,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'class_imbalance' AND param = 'threshold_misprediction')) AS threshold_misprediction,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'class_imbalance' AND param = 'samples')) AS samples
-),
-k AS (
+WITH k AS (
   SELECT w.* FROM rule_batch c
   JOIN rule_class_imbalance_walk w ON w.trial = c.trial AND w.step = c.step
 ),
@@ -124,7 +126,7 @@ tot AS (
 SELECT tot.trial, tot.step, 'imbalance' AS tensor, 'worker_0' AS worker,
        rule_div(tot.most, tot.least) AS value,
        printf('the largest class has %d labels, the smallest %d', tot.most, tot.least) AS message
-FROM tot, cfg
+FROM tot, rule_class_imbalance_cfg AS cfg
 WHERE tot.total >= cfg.samples AND rule_div(tot.most, tot.least) > cfg.threshold_imbalance
 UNION ALL
 SELECT k.trial, k.step, 'class_' || rule_number_text(k.class), 'worker_0',
@@ -133,5 +135,5 @@ SELECT k.trial, k.step, 'class_' || rule_number_text(k.class), 'worker_0',
               rule_number_text(k.class), k.n, 100 * cfg.threshold_misprediction)
 FROM k
 JOIN tot ON tot.step = k.step
-CROSS JOIN cfg
+CROSS JOIN rule_class_imbalance_cfg AS cfg
 WHERE tot.total >= cfg.samples AND CAST(k.wrong AS REAL) / k.n > cfg.threshold_misprediction;

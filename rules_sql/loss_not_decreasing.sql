@@ -15,13 +15,23 @@
 -- trial has ended the findings are exactly the definition's. A batch walks the tensor's losses
 -- of the batch in that mode (a recursive CTE carries `last`); its rows, with what the walk
 -- decided, are kept until the next batch, for the findings.
-INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
   (NULL, 'loss_not_decreasing', 'collection_names', ''),
   (NULL, 'loss_not_decreasing', 'tensor_regex', ''),
   (NULL, 'loss_not_decreasing', 'use_losses_collection', 'true'),
   (NULL, 'loss_not_decreasing', 'num_steps', '10'),
   (NULL, 'loss_not_decreasing', 'diff_percent', '0'),
   (NULL, 'loss_not_decreasing', 'mode', 'none');
+
+-- The rule's parameters in effect for the batch's trial, one typed column each.
+DROP VIEW IF EXISTS rule_loss_not_decreasing_cfg;
+CREATE VIEW rule_loss_not_decreasing_cfg AS
+SELECT rule_bool(max(value) FILTER (WHERE param = 'use_losses_collection')) AS use_losses_collection,
+       upper(nullif(nullif(max(value) FILTER (WHERE param = 'mode'), ''), 'none')) AS mode,
+       rule_real(max(value) FILTER (WHERE param = 'num_steps')) AS num_steps,
+       rule_real(max(value) FILTER (WHERE param = 'diff_percent')) AS diff_percent
+FROM rule_params
+WHERE rule = 'loss_not_decreasing';
 
 CREATE TABLE IF NOT EXISTS rule_loss_not_decreasing_state (
   trial   TEXT NOT NULL,
@@ -64,19 +74,15 @@ CREATE TABLE IF NOT EXISTS rule_loss_not_decreasing_walk (
 -- the modes the batch shows (rows of other modes are left out).
 DROP VIEW IF EXISTS rule_loss_not_decreasing_input;
 CREATE VIEW rule_loss_not_decreasing_input AS
-WITH cfg AS (
-  SELECT rule_bool((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'use_losses_collection')) AS use_losses,
-         upper(nullif(nullif((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'mode'), ''), 'none')) AS mode
-),
-x AS MATERIALIZED (
+WITH x AS MATERIALIZED (
   SELECT n.trial, n.tensor, n.step, n.mode_step, tensor_reduce(n.value, 'mean') AS loss,
          CASE WHEN cfg.mode IS NULL THEN (CASE WHEN n.mode IN ('EVAL', 'TRAIN') THEN n.mode ELSE 'GLOBAL' END)
               WHEN cfg.mode = 'GLOBAL' THEN 'GLOBAL'
               WHEN cfg.mode = n.mode THEN n.mode
          END AS m_mode
-  FROM rule_now_primary n, cfg
+  FROM rule_now_primary n, rule_loss_not_decreasing_cfg AS cfg
   WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'loss_not_decreasing')
-     OR (cfg.use_losses AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'losses'))
+     OR (cfg.use_losses_collection AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'losses'))
 ),
 ranked AS (
   SELECT x.*, CASE x.m_mode WHEN 'EVAL' THEN 3 WHEN 'TRAIN' THEN 2 ELSE 1 END AS rank,
@@ -99,10 +105,7 @@ WHERE r.rank = r.best
 DROP VIEW IF EXISTS rule_loss_not_decreasing_next;
 DROP VIEW IF EXISTS rule_loss_not_decreasing_steps;
 CREATE VIEW rule_loss_not_decreasing_steps AS
-WITH RECURSIVE cfg AS (
-  SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'num_steps')) AS num_steps
-),
-saved AS (  -- every saved (m, loss) a P can be
+WITH RECURSIVE saved AS (  -- every saved (m, loss) a P can be
   SELECT h.trial, h.tensor, h.m, h.loss FROM rule_loss_not_decreasing_hist h
   WHERE h.trial = (SELECT trial FROM rule_batch LIMIT 1)
   UNION ALL
@@ -113,7 +116,7 @@ r AS MATERIALIZED (
   SELECT w.trial, w.tensor, w.step, w.mode, w.m, w.loss, w.restart,
          row_number() OVER (PARTITION BY w.tensor ORDER BY w.m) AS i,
          (SELECT max(v.m) FROM saved v WHERE v.tensor = w.tensor AND v.m < w.m AND v.m <= w.m - cfg.num_steps) AS p_m
-  FROM rule_loss_not_decreasing_walk w, cfg
+  FROM rule_loss_not_decreasing_walk w, rule_loss_not_decreasing_cfg AS cfg
   WHERE w.trial = (SELECT trial FROM rule_batch LIMIT 1)
 ),
 walk(tensor, i, last_m, checked) AS (
@@ -127,7 +130,7 @@ walk(tensor, i, last_m, checked) AS (
          r.p_m IS NOT NULL AND (w.last_m IS NULL OR r.m >= w.last_m + cfg.num_steps)
   FROM walk w
   JOIN r ON r.tensor = w.tensor AND r.i = w.i + 1
-  CROSS JOIN cfg
+  CROSS JOIN rule_loss_not_decreasing_cfg AS cfg
 )
 SELECT r.trial, r.tensor, r.step, r.mode, r.m, r.loss, r.restart, w.last_m, r.p_m,
        (SELECT v.loss FROM saved v WHERE v.tensor = r.tensor AND v.m = r.p_m) AS p_loss,
@@ -174,13 +177,10 @@ END;
 
 DROP VIEW IF EXISTS rule_loss_not_decreasing;
 CREATE VIEW rule_loss_not_decreasing AS
-WITH cfg AS (
-  SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'loss_not_decreasing' AND param = 'diff_percent')) AS diff_percent
-)
 SELECT s.trial, s.step, s.tensor, 'worker_0' AS worker, s.loss AS value,
        printf('%s loss %g at mode step %d did not decrease from %g at mode step %d',
               s.mode, s.loss, s.m, s.p_loss, s.p_m) AS message
 FROM rule_batch c
 JOIN rule_loss_not_decreasing_walk s ON s.trial = c.trial AND s.step = c.step
-CROSS JOIN cfg
+CROSS JOIN rule_loss_not_decreasing_cfg AS cfg
 WHERE s.checked AND s.p_loss - s.loss <= abs(s.p_loss) * cfg.diff_percent / 100.0;

@@ -12,11 +12,21 @@
 -- block and of the current EVAL block, and the counter. A batch walks each tensor's losses in
 -- step order from there (a recursive CTE); the states after each of the batch's steps are kept
 -- until the next batch, for the findings.
-INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
   (NULL, 'overfit', 'tensor_regex', ''),
   (NULL, 'overfit', 'start_step', '0'),
   (NULL, 'overfit', 'patience', '1'),
   (NULL, 'overfit', 'ratio_threshold', '0.1');
+
+-- The rule's parameters in effect for the batch's trial, one typed column each.
+DROP VIEW IF EXISTS rule_overfit_cfg;
+CREATE VIEW rule_overfit_cfg AS
+SELECT nullif(max(value) FILTER (WHERE param = 'tensor_regex'), '') AS tensor_regex,
+       rule_real(max(value) FILTER (WHERE param = 'start_step')) AS start_step,
+       rule_real(max(value) FILTER (WHERE param = 'ratio_threshold')) AS ratio_threshold,
+       rule_real(max(value) FILTER (WHERE param = 'patience')) AS patience
+FROM rule_params
+WHERE rule = 'overfit';
 
 CREATE TABLE IF NOT EXISTS rule_overfit_state (
   trial     TEXT NOT NULL,
@@ -50,15 +60,10 @@ CREATE TABLE IF NOT EXISTS rule_overfit_walk (
 DROP VIEW IF EXISTS rule_overfit_next;
 DROP VIEW IF EXISTS rule_overfit_steps;
 CREATE VIEW rule_overfit_steps AS
-WITH RECURSIVE cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'overfit' AND param = 'tensor_regex'), '') AS tensor_regex,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'overfit' AND param = 'start_step')) AS start_step,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'overfit' AND param = 'ratio_threshold')) AS ratio_threshold
-),
-x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
+WITH RECURSIVE x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
   SELECT l.*, row_number() OVER (PARTITION BY l.tensor ORDER BY l.step) AS i
   FROM (SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.real_value, 'mean') AS loss
-        FROM rule_now_primary n, cfg
+        FROM rule_now_primary n, rule_overfit_cfg AS cfg
         WHERE n.real_value IS NOT NULL   -- a loss is a number: a string tensor is not one
           AND n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'overfit' AND cfg.tensor_regex IS NOT NULL
                            UNION ALL
@@ -93,13 +98,13 @@ walk(trial, tensor, i, step, mode, train_sum, train_n, eval_sum, eval_n, compare
          w.counter0
   FROM walk w
   JOIN x ON x.tensor = w.tensor AND x.i = w.i + 1
-  CROSS JOIN cfg
+  CROSS JOIN rule_overfit_cfg AS cfg
 ),
 runs AS (  -- a compared step whose ratio is not above the threshold resets the counter
   SELECT walk.*,
          sum(compared AND NOT ifnull(ratio > cfg.ratio_threshold, 0)) OVER (PARTITION BY tensor ORDER BY i) AS resets,
          compared AND ifnull(ratio > cfg.ratio_threshold, 0) AS above
-  FROM walk, cfg
+  FROM walk, rule_overfit_cfg AS cfg
   WHERE i > 0
 )
 SELECT trial, tensor, step, mode, train_sum, train_n, eval_sum, eval_n, ratio,
@@ -125,13 +130,10 @@ END;
 
 DROP VIEW IF EXISTS rule_overfit;
 CREATE VIEW rule_overfit AS
-WITH cfg AS (
-  SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'overfit' AND param = 'patience')) AS patience
-)
 SELECT s.trial, s.step, s.tensor, 'worker_0' AS worker, s.ratio AS value,
        printf('validation loss is %.3g%% above training loss for %d evaluation step(s)',
               100 * s.ratio, s.counter) AS message
 FROM rule_batch c
 JOIN rule_overfit_walk s ON s.trial = c.trial AND s.step = c.step
-CROSS JOIN cfg
+CROSS JOIN rule_overfit_cfg AS cfg
 WHERE s.mode = 'EVAL' AND s.ratio IS NOT NULL AND s.counter >= cfg.patience;

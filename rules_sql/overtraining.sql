@@ -8,10 +8,19 @@
 -- State: per tensor, best and counter of each mode after the last step evaluated. A batch walks
 -- each tensor's losses in step order from there (a recursive CTE); the states after each of the
 -- batch's steps are kept until the next batch, for the findings.
-INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
   (NULL, 'overtraining', 'patience_train', '5'),
   (NULL, 'overtraining', 'patience_validation', '10'),
   (NULL, 'overtraining', 'delta', '0.1');
+
+-- The rule's parameters in effect for the batch's trial, one typed column each.
+DROP VIEW IF EXISTS rule_overtraining_cfg;
+CREATE VIEW rule_overtraining_cfg AS
+SELECT rule_real(max(value) FILTER (WHERE param = 'delta')) AS delta,
+       rule_real(max(value) FILTER (WHERE param = 'patience_train')) AS patience_train,
+       rule_real(max(value) FILTER (WHERE param = 'patience_validation')) AS patience_validation
+FROM rule_params
+WHERE rule = 'overtraining';
 
 CREATE TABLE IF NOT EXISTS rule_overtraining_state (
   trial        TEXT NOT NULL,
@@ -39,10 +48,7 @@ CREATE TABLE IF NOT EXISTS rule_overtraining_walk (
 DROP VIEW IF EXISTS rule_overtraining_next;
 DROP VIEW IF EXISTS rule_overtraining_steps;
 CREATE VIEW rule_overtraining_steps AS
-WITH RECURSIVE cfg AS (
-  SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'overtraining' AND param = 'delta')) AS delta
-),
-x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
+WITH RECURSIVE x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
   SELECT l.*, row_number() OVER (PARTITION BY l.tensor ORDER BY l.step) AS i
   FROM (SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.value, 'mean') AS loss
         FROM rule_now_primary n
@@ -71,7 +77,7 @@ walk(trial, tensor, i, step, train_best, train_count, eval_best, eval_count) AS 
               ELSE w.eval_count + 1 END
   FROM walk w
   JOIN x ON x.tensor = w.tensor AND x.i = w.i + 1
-  CROSS JOIN cfg
+  CROSS JOIN rule_overtraining_cfg AS cfg
 )
 SELECT trial, tensor, step, train_best, train_count, eval_best, eval_count
 FROM walk
@@ -95,14 +101,10 @@ END;
 
 DROP VIEW IF EXISTS rule_overtraining;
 CREATE VIEW rule_overtraining AS
-WITH cfg AS (
-  SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'overtraining' AND param = 'patience_train')) AS patience_train,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'overtraining' AND param = 'patience_validation')) AS patience_validation
-)
 SELECT s.trial, s.step, s.tensor, 'worker_0' AS worker, s.eval_count AS value,
        printf('no improvement for %d training and %d validation steps', s.train_count, s.eval_count) AS message
 FROM rule_batch c
 JOIN rule_overtraining_walk s ON s.trial = c.trial AND s.step = c.step
-CROSS JOIN cfg
+CROSS JOIN rule_overtraining_cfg AS cfg
 WHERE s.train_best IS NOT NULL AND s.eval_best IS NOT NULL
   AND s.train_count >= cfg.patience_train AND s.eval_count >= cfg.patience_validation;

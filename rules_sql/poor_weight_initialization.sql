@@ -12,12 +12,23 @@
 --
 -- State: the number of complete steps seen, and the loss values appended (at most `steps`). A
 -- batch's steps are numbered on from that count, so only its first few are looked at.
-INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
   (NULL, 'poor_weight_initialization', 'activation_inputs_regex', '.*relu_input'),
   (NULL, 'poor_weight_initialization', 'threshold', '10.0'),
   (NULL, 'poor_weight_initialization', 'distribution_range', '0.001'),
   (NULL, 'poor_weight_initialization', 'patience', '5'),
   (NULL, 'poor_weight_initialization', 'steps', '10');
+
+-- The rule's parameters in effect for the batch's trial, one typed column each.
+DROP VIEW IF EXISTS rule_poor_weight_initialization_cfg;
+CREATE VIEW rule_poor_weight_initialization_cfg AS
+SELECT nullif(max(value) FILTER (WHERE param = 'activation_inputs_regex'), '') AS activation_inputs_regex,
+       rule_real(max(value) FILTER (WHERE param = 'threshold')) AS threshold,
+       rule_real(max(value) FILTER (WHERE param = 'distribution_range')) AS distribution_range,
+       CAST(rule_real(max(value) FILTER (WHERE param = 'patience')) AS INTEGER) AS patience,
+       rule_real(max(value) FILTER (WHERE param = 'steps')) AS steps
+FROM rule_params
+WHERE rule = 'poor_weight_initialization';
 
 CREATE TABLE IF NOT EXISTS rule_poor_weight_initialization_state (
   trial TEXT PRIMARY KEY,
@@ -39,7 +50,7 @@ SELECT b.trial, b.step, b.mode
 FROM (SELECT b.*, row_number() OVER (ORDER BY b.step) AS i FROM rule_batch b) b
 JOIN rule_poor_weight_initialization_state s ON s.trial = b.trial
 WHERE s.steps - (SELECT count(*) FROM rule_batch) + b.i
-      <= rule_real((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'steps'));
+      <= (SELECT steps FROM rule_poor_weight_initialization_cfg);
 
 DROP TRIGGER IF EXISTS rule_poor_weight_initialization_fold;
 CREATE TRIGGER rule_poor_weight_initialization_fold
@@ -62,21 +73,15 @@ END;
 
 DROP VIEW IF EXISTS rule_poor_weight_initialization;
 CREATE VIEW rule_poor_weight_initialization AS
-WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'activation_inputs_regex'), '') AS activation_regex,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'threshold')) AS threshold,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'distribution_range')) AS distribution_range,
-         CAST(rule_real((SELECT value FROM rule_param WHERE rule = 'poor_weight_initialization' AND param = 'patience')) AS INTEGER) AS patience
-),
-considered AS MATERIALIZED (
+WITH considered AS MATERIALIZED (
   SELECT trial, step FROM rule_poor_weight_initialization_considered
 ),
 acts AS MATERIALIZED (  -- the matching activations' variances (selected before any value is read)
   SELECT n.step, tensor_reduce(n.value, 'variance') AS var
   FROM considered c
   JOIN rule_now_primary n ON n.step = c.step
-  WHERE n.tensor IN (SELECT t.tensor FROM tensors t, cfg
-                     WHERE t.trial = c.trial AND rule_regexp_any(cfg.activation_regex, t.tensor))
+  WHERE n.tensor IN (SELECT t.tensor FROM tensors t, rule_poor_weight_initialization_cfg AS cfg
+                     WHERE t.trial = c.trial AND rule_regexp_any(cfg.activation_inputs_regex, t.tensor))
 ),
 act AS (
   SELECT step, count(*) AS n, min(var) AS min_var, max(var) AS max_var FROM acts WHERE var IS NOT NULL GROUP BY step
@@ -94,7 +99,7 @@ loss AS (
   SELECT l.step, l.loss, p.loss AS before
   FROM considered c
   JOIN rule_poor_weight_initialization_loss l ON l.trial = c.trial AND l.step = c.step
-  CROSS JOIN cfg
+  CROSS JOIN rule_poor_weight_initialization_cfg AS cfg
   JOIN rule_poor_weight_initialization_loss p ON p.trial = l.trial AND p.k = l.k - cfg.patience
 )
 SELECT c.trial, c.step, 'activation_variance_ratio' AS tensor, 'worker_0' AS worker,
@@ -102,19 +107,19 @@ SELECT c.trial, c.step, 'activation_variance_ratio' AS tensor, 'worker_0' AS wor
        printf('activation variances differ by a factor %g over %d layers', act.max_var / act.min_var, act.n) AS message
 FROM considered c
 JOIN act ON act.step = c.step
-CROSS JOIN cfg
+CROSS JOIN rule_poor_weight_initialization_cfg AS cfg
 WHERE act.n >= 2 AND act.min_var > 0 AND act.max_var / act.min_var > cfg.threshold
 UNION ALL
 SELECT c.trial, c.step, 'gradient_distribution', 'worker_0', grad.min_spread,
        printf('a gradient''s 5th..95th percentile range is only %g', grad.min_spread)
 FROM considered c
 JOIN grad ON grad.step = c.step
-CROSS JOIN cfg
+CROSS JOIN rule_poor_weight_initialization_cfg AS cfg
 WHERE grad.min_spread < cfg.distribution_range
 UNION ALL
 SELECT c.trial, c.step, 'loss', 'worker_0', loss.loss,
        printf('loss %g is not below %g of %d loss values before', loss.loss, loss.before, cfg.patience)
 FROM considered c
 JOIN loss ON loss.step = c.step
-CROSS JOIN cfg
+CROSS JOIN rule_poor_weight_initialization_cfg AS cfg
 WHERE loss.loss >= loss.before;

@@ -39,10 +39,10 @@ const RuleSource kBuiltins[] = {
 #include "builtin_rules.inc"
 };
 
-// While rule files run: the defaults each inserts (INSERT OR IGNORE INTO rule_params ... trial
-// NULL) are kept in rule_param_default as given, whether or not rule_params already had the row.
+// While rule files run: the defaults each inserts (INSERT OR IGNORE INTO rule_param ... trial
+// NULL) are kept in rule_param_default as given, whether or not rule_param already had the row.
 const char* const kCaptureDefaults =
-    "CREATE TEMP TRIGGER rule_param_default_capture BEFORE INSERT ON rule_params WHEN new.trial IS NULL "
+    "CREATE TEMP TRIGGER rule_param_default_capture BEFORE INSERT ON rule_param WHEN new.trial IS NULL "
     "BEGIN INSERT OR REPLACE INTO rule_param_default(rule, param, value) VALUES (new.rule, new.param, new.value); END";
 
 // Names of the runner's own objects: a custom rule may not take them.
@@ -130,6 +130,7 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
 
 void RuleRunner::install() {
   Transaction tx(db_);
+  rename_parameter_table();
   db_.exec(kBaseSql);
   db_.exec("DELETE FROM rule_param_default WHERE rule IN (SELECT rule FROM rule_catalog WHERE source = 'builtin')");
   db_.exec(kCaptureDefaults);
@@ -149,6 +150,25 @@ void RuleRunner::install() {
   tx.commit();
 }
 
+// Databases whose rules were installed by an older runner hold the stored parameters in a table
+// rule_params, the name rules_base.sql now gives the view of the parameters in effect: the table
+// becomes rule_param (with its rows), its indexes go (rules_base.sql creates them under the new
+// names) and the old view rule_param goes first, as its name is taken. Legacy renaming leaves the
+// rule views alone: rules_base.sql and the rule files recreate them.
+void RuleRunner::rename_parameter_table() {
+  const bool old_shape = [&] {
+    Statement q(db_.handle(), "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'rule_params'");
+    return q.step();
+  }();
+  if (!old_shape) return;
+  db_.exec("DROP VIEW IF EXISTS rule_param");
+  db_.exec("PRAGMA legacy_alter_table = ON");
+  db_.exec("ALTER TABLE rule_params RENAME TO rule_param");
+  db_.exec("PRAGMA legacy_alter_table = OFF");
+  db_.exec("DROP INDEX IF EXISTS rule_params_key");
+  db_.exec("DROP INDEX IF EXISTS rule_params_by_name");
+}
+
 void RuleRunner::load_rule_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::kUsage, "--rule-file " + path + ": cannot read the file");
@@ -157,11 +177,14 @@ void RuleRunner::load_rule_file(const std::string& path) {
   const std::string sql = buf.str();
 
   // The rules a file defines are the views named rule_<name> it creates, found by comparing the
-  // schema before and after it ran (a view created anew has a new schema row). The views of an
-  // earlier load of the same file go first, so that it may create them again.
+  // schema before and after it ran (a view created anew has a new schema row); a view
+  // rule_<name>_cfg holds a rule's typed parameters and is no rule. The views of an earlier load
+  // of the same file go first, so that it may create them again.
   auto rule_views = [&] {
     std::set<std::pair<int64_t, std::string>> views;
-    Statement q(db_.handle(), "SELECT rowid, substr(name, 6) FROM sqlite_schema WHERE type = 'view' AND name LIKE 'rule\\_%' ESCAPE '\\'");
+    Statement q(db_.handle(),
+                "SELECT rowid, substr(name, 6) FROM sqlite_schema "
+                "WHERE type = 'view' AND name LIKE 'rule\\_%' ESCAPE '\\' AND name NOT LIKE '%\\_cfg' ESCAPE '\\'");
     while (q.step()) views.emplace(q.int64(0), q.text(1));
     return views;
   };

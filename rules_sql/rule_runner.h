@@ -38,7 +38,7 @@ struct RuleOptions {
   std::vector<std::string> trials;        // empty: every trial of the database
   std::vector<std::string> rules;         // empty: every rule of rule_catalog
   std::vector<std::string> rule_files;    // custom rules to load (each creates view rule_<name>)
-  // RULE.KEY=VALUE settings stored in rule_params before evaluating: for each of `trials`
+  // RULE.KEY=VALUE settings stored in rule_param before evaluating: for each of `trials`
   // when given, else as the default of every trial.
   std::vector<std::string> params;
   // Evaluate the selected rules again from the first step on the selected trials (their
@@ -87,6 +87,7 @@ class RuleRunner {
 
  private:
   void install();
+  void rename_parameter_table();
   void load_rule_file(const std::string& path);
   // Appends the ids of the findings recorded to *found.
   void evaluate_trial(const std::string& trial, double now, std::vector<int64_t>* found);

@@ -89,7 +89,7 @@ std::vector<RuleSetting> check_settings(Database& db, const std::vector<std::str
     if (!source.bind(1, s.rule).step())
       throw Error(ErrorKind::kUsage, "--param " + text + ": no such rule '" + s.rule + "'");
     // Built-in rules' parameters must exist; a custom rule's are checked when its file gives a
-    // default (INSERT INTO rule_params with trial NULL).
+    // default (INSERT INTO rule_param with trial NULL).
     const bool builtin = source.text(0) == "builtin";
     Statement any(db.handle(), "SELECT 1 FROM rule_param_default WHERE rule = ?1");
     if (builtin || any.bind(1, s.rule).step()) {
@@ -116,10 +116,10 @@ std::vector<std::pair<std::string, std::string>> store_settings(Database& db, co
                                                                 const std::vector<std::string>& trials) {
   // The effective value of a parameter for a trial: its own row, else the default.
   Statement effective(db.handle(),
-                      "SELECT coalesce((SELECT value FROM rule_params WHERE trial = ?1 AND rule = ?2 AND param = ?3),"
-                      "                (SELECT value FROM rule_params WHERE trial IS NULL AND rule = ?2 AND param = ?3))");
+                      "SELECT coalesce((SELECT value FROM rule_param WHERE trial = ?1 AND rule = ?2 AND param = ?3),"
+                      "                (SELECT value FROM rule_param WHERE trial IS NULL AND rule = ?2 AND param = ?3))");
   Statement upsert(db.handle(),
-                   "INSERT INTO rule_params(trial, rule, param, value) VALUES (?1, ?2, ?3, ?4) "
+                   "INSERT INTO rule_param(trial, rule, param, value) VALUES (?1, ?2, ?3, ?4) "
                    "ON CONFLICT (ifnull(trial, ''), rule, param) DO UPDATE SET value = excluded.value");
   std::vector<std::string> all_trials;
   {
@@ -153,8 +153,8 @@ std::vector<std::string> unmatched_selections(Database& db, const std::string& t
   std::string tensor_regex, collection_names;
   {
     Statement q(db.handle(),
-                "SELECT d.param, coalesce((SELECT value FROM rule_params WHERE trial = ?1 AND rule = ?2 AND param = d.param),"
-                "                         (SELECT value FROM rule_params WHERE trial IS NULL AND rule = ?2 AND param = d.param), '')"
+                "SELECT d.param, coalesce((SELECT value FROM rule_param WHERE trial = ?1 AND rule = ?2 AND param = d.param),"
+                "                         (SELECT value FROM rule_param WHERE trial IS NULL AND rule = ?2 AND param = d.param), '')"
                 " FROM rule_param_default d WHERE d.rule = ?2 ORDER BY d.param");
     q.bind(1, trial).bind(2, rule);
     while (q.step()) {

@@ -24,7 +24,7 @@ struct RuleSetting {
 // Parses every setting and checks it; throws Error (kUsage) naming RULE.KEY and what is wrong.
 std::vector<RuleSetting> check_settings(Database& db, const std::vector<std::string>& texts);
 
-// Stores the settings in rule_params, for each of `trials` (empty: as the default of every
+// Stores the settings in rule_param, for each of `trials` (empty: as the default of every
 // trial), inside the caller's transaction. Returns the (trial, rule) pairs whose effective value
 // of some parameter changed.
 std::vector<std::pair<std::string, std::string>> store_settings(Database& db, const std::vector<RuleSetting>& settings,

@@ -1,9 +1,10 @@
 -- rules_base.sql: what every rule builds on (docs/RULES.md).
 --
 -- A rule is a view rule_<name>(trial, step, tensor, worker, value, message) that yields the
--- findings of the steps under evaluation, held in rule_batch. The runner (rule_runner.h)
--- evaluates each trial's complete steps that a rule has not evaluated before (rule_evaluated):
--- per trial and rule it
+-- findings of the steps under evaluation, held in rule_batch; it reads its parameters through
+-- its one-row view rule_<name>_cfg (a typed column per parameter, pivoted from rule_params).
+-- The runner (rule_runner.h) evaluates each trial's complete steps that a rule has not
+-- evaluated before (rule_evaluated): per trial and rule it
 --   1. fills rule_batch with those steps: all of them for a rule of kind 'batch' (rule_catalog),
 --      one at a time, in step order, for a rule of kind 'step';
 --   2. UPDATE rule_progress SET step = <the batch's last step>  -- fires the rule's fold
@@ -29,18 +30,18 @@
 
 -- Parameters, as strings (as SageMaker passes them). trial NULL: the default for every trial;
 -- a row with a trial name overrides it for that trial.
-CREATE TABLE IF NOT EXISTS rule_params (
+CREATE TABLE IF NOT EXISTS rule_param (
   trial TEXT,
   rule  TEXT NOT NULL,
   param TEXT NOT NULL,
   value TEXT
 );
-CREATE UNIQUE INDEX IF NOT EXISTS rule_params_key ON rule_params(ifnull(trial, ''), rule, param);
-CREATE INDEX IF NOT EXISTS rule_params_by_name ON rule_params(rule, param, trial);
+CREATE UNIQUE INDEX IF NOT EXISTS rule_param_key ON rule_param(ifnull(trial, ''), rule, param);
+CREATE INDEX IF NOT EXISTS rule_param_by_name ON rule_param(rule, param, trial);
 
 -- The built-in rules' parameters as their files define them, refreshed whenever the runner
 -- installs the rules: what a parameter given later is checked against (its kind), whatever
--- rule_params holds by then.
+-- rule_param holds by then.
 CREATE TABLE IF NOT EXISTS rule_param_default (
   rule  TEXT NOT NULL,
   param TEXT NOT NULL,
@@ -137,16 +138,16 @@ SELECT trial, rule, step, mode, mode_step, tensor, worker, value, message
 FROM rule_finding;
 
 -- Parameters in effect for the batch's trial: its own rows, else the defaults.
-DROP VIEW IF EXISTS rule_param;
-CREATE VIEW rule_param AS
+DROP VIEW IF EXISTS rule_params;
+CREATE VIEW rule_params AS
 SELECT p.rule, p.param, p.value
-FROM rule_params p
+FROM rule_param p
 WHERE p.trial = (SELECT trial FROM rule_batch LIMIT 1)
 UNION ALL
 SELECT p.rule, p.param, p.value
-FROM rule_params p
+FROM rule_param p
 WHERE p.trial IS NULL
-  AND NOT EXISTS (SELECT 1 FROM rule_params q
+  AND NOT EXISTS (SELECT 1 FROM rule_param q
                   WHERE q.trial = (SELECT trial FROM rule_batch LIMIT 1) AND q.rule = p.rule AND q.param = p.param);
 
 -- The raw values of the steps under evaluation, numbered by global step, from the public view
@@ -208,7 +209,7 @@ WITH s AS (
   SELECT rule,
          max(CASE WHEN param = 'collection_names' THEN nullif(value, '') END) AS collection_names,
          max(CASE WHEN param = 'tensor_regex' THEN nullif(value, '') END) AS tensor_regex
-  FROM rule_param
+  FROM rule_params
   GROUP BY rule
 )
 SELECT s.rule, t.tensor

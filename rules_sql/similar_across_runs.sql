@@ -3,10 +3,19 @@
 -- differ or not allclose(v_base, v_other, rtol=1e-5, atol=1e-8).
 -- value = ||v_base - v_other|| (NULL when the shapes differ).
 -- other_trial names another trial in the same database; its step S must be complete.
-INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
   (NULL, 'similar_across_runs', 'other_trial', ''),
   (NULL, 'similar_across_runs', 'collection_names', ''),
   (NULL, 'similar_across_runs', 'tensor_regex', '');
+
+-- The rule's parameters in effect for the batch's trial, one typed column each.
+DROP VIEW IF EXISTS rule_similar_across_runs_cfg;
+CREATE VIEW rule_similar_across_runs_cfg AS
+SELECT nullif(max(value) FILTER (WHERE param = 'other_trial'), '') AS other_trial,
+       nullif(max(value) FILTER (WHERE param = 'collection_names'), '') AS collection_names,
+       nullif(max(value) FILTER (WHERE param = 'tensor_regex'), '') AS tensor_regex
+FROM rule_params
+WHERE rule = 'similar_across_runs';
 
 -- The other trial's values at the batch's global steps (as rule_now, rules_base.sql, from
 -- tensor_values: searched by the other trial's own number for the step, which differs from the
@@ -16,7 +25,7 @@ CREATE VIEW rule_similar_across_runs_other AS
 SELECT v.trial, v.global_step AS step, v.tensor, v.worker, v.value,
        CASE WHEN v.dtype NOT IN ('complex64', 'complex128', 'string') THEN v.value END AS real_value
 FROM rule_batch b
-JOIN steps s ON s.trial = (SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'other_trial')
+JOIN steps s ON s.trial = (SELECT other_trial FROM rule_similar_across_runs_cfg)
             AND s.step = b.step
 CROSS JOIN tensor_values v
 WHERE v.trial = s.trial
@@ -26,12 +35,7 @@ WHERE v.trial = s.trial
 
 DROP VIEW IF EXISTS rule_similar_across_runs;
 CREATE VIEW rule_similar_across_runs AS
-WITH cfg AS (
-  SELECT nullif((SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'other_trial'), '') AS other_trial,
-         nullif((SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'collection_names'), '') AS collection_names,
-         nullif((SELECT value FROM rule_param WHERE rule = 'similar_across_runs' AND param = 'tensor_regex'), '') AS tensor_regex
-),
-o AS MATERIALIZED (  -- the other trial's values at the same global steps
+WITH o AS MATERIALIZED (  -- the other trial's values at the same global steps
   SELECT trial, step, tensor, worker, real_value FROM rule_similar_across_runs_other
 ),
 x AS MATERIALIZED (  -- close and diff NULL for strings and complex; shapes that differ are not close
@@ -40,7 +44,7 @@ x AS MATERIALIZED (  -- close and diff NULL for strings and complex; shapes that
            WHEN 1 THEN tensor_allclose(n.real_value, o.real_value, 1e-5, 1e-8, 0) WHEN 0 THEN 0 END AS close,
          CASE WHEN tensor_shape(n.real_value) = tensor_shape(o.real_value)
            THEN tensor_diff_norm(n.real_value, o.real_value) END AS diff
-  FROM rule_now n, cfg
+  FROM rule_now n, rule_similar_across_runs_cfg AS cfg
   JOIN o ON o.step = n.step AND o.tensor = n.tensor AND o.worker = n.worker
   WHERE (cfg.collection_names IS NULL AND cfg.tensor_regex IS NULL)
      OR n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'similar_across_runs')

@@ -9,13 +9,23 @@
 -- largest element and NaN count (from distributions). A batch appends its values; a pair whose
 -- extremes differ by more than allclose allows (atol + rtol * max|v_S|) is not close without
 -- reading the blobs.
-INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
   (NULL, 'unchanged_tensor', 'collection_names', ''),
   (NULL, 'unchanged_tensor', 'tensor_regex', ''),
   (NULL, 'unchanged_tensor', 'num_steps', '3'),
   (NULL, 'unchanged_tensor', 'rtol', '1e-5'),
   (NULL, 'unchanged_tensor', 'atol', '1e-8'),
   (NULL, 'unchanged_tensor', 'equal_nan', 'false');
+
+-- The rule's parameters in effect for the batch's trial, one typed column each.
+DROP VIEW IF EXISTS rule_unchanged_tensor_cfg;
+CREATE VIEW rule_unchanged_tensor_cfg AS
+SELECT CAST(rule_real(max(value) FILTER (WHERE param = 'num_steps')) AS INTEGER) AS num_steps,
+       rule_real(max(value) FILTER (WHERE param = 'rtol')) AS rtol,
+       rule_real(max(value) FILTER (WHERE param = 'atol')) AS atol,
+       rule_bool(max(value) FILTER (WHERE param = 'equal_nan')) AS equal_nan
+FROM rule_params
+WHERE rule = 'unchanged_tensor';
 
 CREATE TABLE IF NOT EXISTS rule_unchanged_tensor_window (
   trial  TEXT NOT NULL,
@@ -61,25 +71,18 @@ BEGIN
               WHERE h.trial = rule_unchanged_tensor_window.trial
                 AND h.tensor = rule_unchanged_tensor_window.tensor
                 AND h.worker = rule_unchanged_tensor_window.worker)
-           - max(1, (SELECT CAST(rule_real(value) AS INTEGER) FROM rule_param
-                     WHERE rule = 'unchanged_tensor' AND param = 'num_steps'));
+           - max(1, (SELECT num_steps FROM rule_unchanged_tensor_cfg));
   INSERT INTO rule_unchanged_tensor_window(trial, tensor, worker, k, step, value, lo, hi, nan)
   SELECT trial, tensor, worker, k, step, value, lo, hi, nan FROM rule_unchanged_tensor_input;
 END;
 
 DROP VIEW IF EXISTS rule_unchanged_tensor;
 CREATE VIEW rule_unchanged_tensor AS
-WITH cfg AS (
-  SELECT CAST(rule_real((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'num_steps')) AS INTEGER) AS num_steps,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'rtol')) AS rtol,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'atol')) AS atol,
-         rule_bool((SELECT value FROM rule_param WHERE rule = 'unchanged_tensor' AND param = 'equal_nan')) AS equal_nan
-)
 SELECT s.trial, s.step, s.tensor, s.worker, cfg.num_steps AS value,
        printf('unchanged over its last %d saved steps (rtol %g, atol %g)', cfg.num_steps, cfg.rtol, cfg.atol) AS message
 FROM rule_batch c
 JOIN rule_unchanged_tensor_window s ON s.trial = c.trial AND s.step = c.step
-CROSS JOIN cfg
+CROSS JOIN rule_unchanged_tensor_cfg AS cfg
 WHERE s.k >= cfg.num_steps
   AND NOT EXISTS (SELECT 1 FROM rule_unchanged_tensor_window x
                   WHERE x.trial = s.trial AND x.tensor = s.tensor AND x.worker = s.worker

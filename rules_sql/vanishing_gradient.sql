@@ -1,21 +1,24 @@
 -- vanishing_gradient [threshold=1e-7]
 -- Tensors of collection `gradients`: a finding per (tensor, worker) with mean(|v|) < threshold.
 -- value = mean(|v|).
-INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
   (NULL, 'vanishing_gradient', 'threshold', '1e-7');
+
+-- The rule's parameters in effect for the batch's trial, one typed column each.
+DROP VIEW IF EXISTS rule_vanishing_gradient_cfg;
+CREATE VIEW rule_vanishing_gradient_cfg AS
+SELECT rule_real(max(value) FILTER (WHERE param = 'threshold')) AS threshold
+FROM rule_params
+WHERE rule = 'vanishing_gradient';
 
 DROP VIEW IF EXISTS rule_vanishing_gradient;
 CREATE VIEW rule_vanishing_gradient AS
-WITH cfg AS (
-  SELECT rule_real((SELECT value FROM rule_param
-                    WHERE rule = 'vanishing_gradient' AND param = 'threshold')) AS threshold
-),
-g AS MATERIALIZED (
+WITH g AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker, tensor_reduce(n.value, 'mean', 1) AS mean_abs
   FROM rule_now n
   WHERE n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'gradients')
 )
 SELECT g.trial, g.step, g.tensor, g.worker, g.mean_abs AS value,
        printf('mean |gradient| %g is below threshold %g', g.mean_abs, cfg.threshold) AS message
-FROM g, cfg
+FROM g, rule_vanishing_gradient_cfg AS cfg
 WHERE g.mean_abs < cfg.threshold;

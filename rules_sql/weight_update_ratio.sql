@@ -10,11 +10,21 @@
 -- non-TRAIN steps are dropped, so once the trial has ended the findings are exactly the
 -- definition's. A batch pairs each considered value with the one before it (the state's or the
 -- batch's); the pairs' ratios are kept until the next batch, for the findings.
-INSERT OR IGNORE INTO rule_params(trial, rule, param, value) VALUES
+INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
   (NULL, 'weight_update_ratio', 'num_steps', 'none'),
   (NULL, 'weight_update_ratio', 'large_threshold', '10'),
   (NULL, 'weight_update_ratio', 'small_threshold', '1e-8'),
   (NULL, 'weight_update_ratio', 'epsilon', '1e-9');
+
+-- The rule's parameters in effect for the batch's trial, one typed column each.
+DROP VIEW IF EXISTS rule_weight_update_ratio_cfg;
+CREATE VIEW rule_weight_update_ratio_cfg AS
+SELECT rule_real(max(value) FILTER (WHERE param = 'num_steps')) AS num_steps,
+       rule_real(max(value) FILTER (WHERE param = 'epsilon')) AS epsilon,
+       rule_real(max(value) FILTER (WHERE param = 'large_threshold')) AS large_threshold,
+       rule_real(max(value) FILTER (WHERE param = 'small_threshold')) AS small_threshold
+FROM rule_params
+WHERE rule = 'weight_update_ratio';
 
 CREATE TABLE IF NOT EXISTS rule_weight_update_ratio_trial (
   trial      TEXT PRIMARY KEY,
@@ -47,11 +57,7 @@ CREATE TABLE IF NOT EXISTS rule_weight_update_ratio_walk (
 DROP VIEW IF EXISTS rule_weight_update_ratio_next;
 DROP VIEW IF EXISTS rule_weight_update_ratio_steps;
 CREATE VIEW rule_weight_update_ratio_steps AS
-WITH cfg AS (
-  SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'weight_update_ratio' AND param = 'num_steps')) AS num_steps,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'weight_update_ratio' AND param = 'epsilon')) AS epsilon
-),
-t AS (
+WITH t AS (
   SELECT ifnull((SELECT train_seen FROM rule_weight_update_ratio_trial WHERE trial = b.trial), 0) AS train_seen,
          EXISTS (SELECT 1 FROM rule_batch WHERE mode = 'TRAIN') AS batch_train
   FROM (SELECT trial FROM rule_batch LIMIT 1) b
@@ -77,7 +83,7 @@ pairs AS MATERIALIZED (  -- the value at the step and at P, when P is near enoug
          CASE WHEN l.p_new THEN (SELECT n.value FROM rule_now n WHERE n.step = l.p_step AND n.tensor = l.tensor AND n.worker = l.worker)
               ELSE (SELECT s.value FROM rule_weight_update_ratio_state s
                     WHERE s.trial = l.trial AND s.tensor = l.tensor AND s.worker = l.worker) END AS p_value
-  FROM l, cfg
+  FROM l, rule_weight_update_ratio_cfg AS cfg
   WHERE l.new AND l.p_step IS NOT NULL AND (cfg.num_steps IS NULL OR l.p_step >= l.step - cfg.num_steps)
 )
 SELECT l.trial, l.tensor, l.worker, l.step, l.p_step,
@@ -87,7 +93,7 @@ SELECT l.trial, l.tensor, l.worker, l.step, l.p_step,
             THEN tensor_diff_norm(p.value, p.p_value) / (tensor_reduce(p.p_value, 'l2') + cfg.epsilon)
        END AS ratio
 FROM l
-CROSS JOIN cfg
+CROSS JOIN rule_weight_update_ratio_cfg AS cfg
 LEFT JOIN pairs p ON p.tensor = l.tensor AND p.worker = l.worker AND p.step = l.step
 WHERE l.new;
 
@@ -123,15 +129,11 @@ END;
 
 DROP VIEW IF EXISTS rule_weight_update_ratio;
 CREATE VIEW rule_weight_update_ratio AS
-WITH cfg AS (
-  SELECT rule_real((SELECT value FROM rule_param WHERE rule = 'weight_update_ratio' AND param = 'large_threshold')) AS large,
-         rule_real((SELECT value FROM rule_param WHERE rule = 'weight_update_ratio' AND param = 'small_threshold')) AS small
-)
 SELECT s.trial, s.step, s.tensor, s.worker, s.ratio AS value,
        printf('update ratio %g since step %d is %s threshold %g', s.ratio, s.p_step,
-              CASE WHEN s.ratio > cfg.large THEN 'above the large' ELSE 'below the small' END,
-              CASE WHEN s.ratio > cfg.large THEN cfg.large ELSE cfg.small END) AS message
+              CASE WHEN s.ratio > cfg.large_threshold THEN 'above the large' ELSE 'below the small' END,
+              CASE WHEN s.ratio > cfg.large_threshold THEN cfg.large_threshold ELSE cfg.small_threshold END) AS message
 FROM rule_batch c
 JOIN rule_weight_update_ratio_walk s ON s.trial = c.trial AND s.step = c.step
-CROSS JOIN cfg
-WHERE s.ratio > cfg.large OR s.ratio < cfg.small;
+CROSS JOIN rule_weight_update_ratio_cfg AS cfg
+WHERE s.ratio > cfg.large_threshold OR s.ratio < cfg.small_threshold;

@@ -40,8 +40,8 @@ std::string in_list(const char* column, const std::vector<std::string>& values) 
 
 std::string rule_list_sql(const std::vector<std::string>& rules) {
   return "SELECT c.rule, d.param, d.value AS \"default\",\n"
-         "       (SELECT p.value FROM rule_params p WHERE p.trial IS NULL AND p.rule = d.rule AND p.param = d.param) AS value,\n"
-         "       (SELECT group_concat(p.trial || '=' || p.value, ', ') FROM rule_params p\n"
+         "       (SELECT p.value FROM rule_param p WHERE p.trial IS NULL AND p.rule = d.rule AND p.param = d.param) AS value,\n"
+         "       (SELECT group_concat(p.trial || '=' || p.value, ', ') FROM rule_param p\n"
          "        WHERE p.trial IS NOT NULL AND p.rule = d.rule AND p.param = d.param) AS per_trial\n"
          "FROM rule_catalog c LEFT JOIN rule_param_default d ON d.rule = c.rule\n"
          "WHERE " + in_list("c.rule", rules) + "\nORDER BY c.source <> 'builtin', c.rule, d.param";
@@ -75,7 +75,7 @@ void add_rules(CLI::App& app) {
   cmd->add_option("--trial", a->trials, "Only this trial (repeatable; default: every trial)");
   cmd->add_option("--rule", a->rules, "Only this rule (repeatable; default: every rule)");
   cmd->add_option("--param", a->params,
-                  "RULE.KEY=VALUE: set a rule parameter (stored in rule_params; for the --trial trials, else for all)");
+                  "RULE.KEY=VALUE: set a rule parameter (stored in rule_param; for the --trial trials, else for all)");
   cmd->add_option("--rule-file", a->rule_files, "A custom rule: an SQL file creating view rule_<name> (repeatable)")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--rerun", a->rerun,

@@ -353,7 +353,7 @@ TEST(RulesCli, ParamChangesAThresholdAndIsStored) {
   sqlite3* h = nullptr;
   sqlite3_open(db.c_str(), &h);
   {
-    Statement q(h, "SELECT value FROM rule_params WHERE trial IS NULL AND rule = 'vanishing_gradient' AND param = 'threshold'");
+    Statement q(h, "SELECT value FROM rule_param WHERE trial IS NULL AND rule = 'vanishing_gradient' AND param = 'threshold'");
     ASSERT_TRUE(q.step());
     EXPECT_EQ(q.text(0), "1e3");
   }
@@ -375,6 +375,42 @@ TEST(RulesCli, ParamChangesAThresholdAndIsStored) {
 }
 
 // A bad parameter value is an error naming it, not a silent non-finding.
+// A database whose rules an older runner installed holds the stored parameters in a table
+// rule_params (and a view rule_param of those in effect): opening it renames the table and keeps
+// its rows, which the rules then use.
+TEST(RulesCli, ParametersStoredInTheOldTableAreKept) {
+  TempDir tmp;
+  std::string db = tmp / "t.db";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  ASSERT_EQ(rules(db, "--rule tree_depth", tmp).status, 0);
+  sqlite3* h = nullptr;
+  sqlite3_open(db.c_str(), &h);
+  for (const char* sql :
+       {"DROP VIEW rule_params", "DROP INDEX rule_param_key", "DROP INDEX rule_param_by_name",
+        "PRAGMA legacy_alter_table = ON", "ALTER TABLE rule_param RENAME TO rule_params",
+        "CREATE UNIQUE INDEX rule_params_key ON rule_params(ifnull(trial, ''), rule, param)",
+        "CREATE INDEX rule_params_by_name ON rule_params(rule, param, trial)",
+        "CREATE VIEW rule_param AS SELECT rule, param, value FROM rule_params WHERE trial IS NULL",
+        "INSERT INTO rule_params VALUES ('pt_bad_init', 'vanishing_gradient', 'threshold', '1e3')"})
+    ASSERT_EQ(sqlite3_exec(h, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql << ": " << sqlite3_errmsg(h);
+  sqlite3_close(h);
+
+  RunResult r = rules(db, "--rule vanishing_gradient", tmp);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(recorded(db, "pt_bad_init")["vanishing_gradient"].size(), 6u * 20u);   // threshold 1e3 in effect
+  sqlite3_open(db.c_str(), &h);
+  {
+    Statement q(h, "SELECT group_concat(type || ' ' || name, ', ') FROM "
+                   "(SELECT type, name FROM sqlite_schema WHERE name LIKE 'rule\\_param%' ESCAPE '\\' ORDER BY name)");
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.text(0), "table rule_param, index rule_param_by_name, table rule_param_default, index rule_param_key, view rule_params");
+    Statement p(h, "SELECT value FROM rule_param WHERE trial = 'pt_bad_init' AND rule = 'vanishing_gradient' AND param = 'threshold'");
+    ASSERT_TRUE(p.step());
+    EXPECT_EQ(p.text(0), "1e3");
+  }
+  sqlite3_close(h);
+}
+
 TEST(RulesCli, NonNumericParameterIsAnError) {
   TempDir tmp;
   std::string db = tmp / "t.db";
@@ -494,10 +530,16 @@ TEST(RulesCli, CustomRulesAreTheViewsTheFileCreated) {
   TempDir tmp;
   const std::string db = tmp / "t.db", file = tmp / "mine.sql";
   ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  // rule_big_loss_cfg, its parameters, is no rule.
   std::ofstream(file) << "-- CREATE VIEW rule_commented_out AS SELECT 1;\n"
+                         "INSERT OR IGNORE INTO rule_param VALUES (NULL, 'big_loss', 'threshold', '10');\n"
+                         "DROP VIEW IF EXISTS rule_big_loss_cfg;\n"
+                         "CREATE VIEW rule_big_loss_cfg AS SELECT rule_real(max(value) FILTER (WHERE param = 'threshold')) "
+                         "AS threshold FROM rule_params WHERE rule = 'big_loss';\n"
                          "CREATE /* mine */ VIEW rule_big_loss AS SELECT trial, step, tensor, worker, "
-                         "tensor_reduce(value, 'mean') AS value, 'loss above 10' AS message FROM rule_now "
-                         "WHERE tensor = 'CrossEntropyLoss_output_0' AND tensor_reduce(value, 'mean') > 10;\n";
+                         "tensor_reduce(value, 'mean') AS value, 'loss above 10' AS message "
+                         "FROM rule_now CROSS JOIN rule_big_loss_cfg AS cfg "
+                         "WHERE tensor = 'CrossEntropyLoss_output_0' AND tensor_reduce(value, 'mean') > cfg.threshold;\n";
   for (int load = 0; load < 2; ++load) {
     RunResult r = rules(db, "--rule-file " + quote(file) + " --rule big_loss --rerun", tmp);
     ASSERT_EQ(r.status, 0) << r.err;
@@ -507,6 +549,7 @@ TEST(RulesCli, CustomRulesAreTheViewsTheFileCreated) {
   EXPECT_GT(got.at("big_loss").size(), 0u);
   RunResult list = rules(db, "--list --csv --rule-file " + quote(file), tmp);
   EXPECT_EQ(list.out.find("commented_out"), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find("big_loss_cfg"), std::string::npos) << list.out;
 }
 
 // A "loss" that holds strings is skipped, not a failure of every later evaluation.
@@ -529,7 +572,7 @@ TEST(RulesCli, BadParametersAreRefusedAndNothingIsStored) {
     sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
     std::set<std::string> rows;
     {
-      Statement q(h, "SELECT ifnull(trial, '*') || '|' || rule || '|' || param || '|' || value FROM rule_params");
+      Statement q(h, "SELECT ifnull(trial, '*') || '|' || rule || '|' || param || '|' || value FROM rule_param");
       while (q.step()) rows.insert(q.text(0));
     }
     sqlite3_close(h);

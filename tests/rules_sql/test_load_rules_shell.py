@@ -78,7 +78,7 @@ def replay_sql(db, trial, params, kinds):
     for p in params:
         rule_key, value = p.split("=", 1)
         rule, key = rule_key.split(".", 1)
-        out.append("INSERT INTO rule_params(trial, rule, param, value) VALUES (%s, %s, %s, %s) "
+        out.append("INSERT INTO rule_param(trial, rule, param, value) VALUES (%s, %s, %s, %s) "
                    "ON CONFLICT (ifnull(trial, ''), rule, param) DO UPDATE SET value = excluded.value;"
                    % (q(trial), q(rule), q(key), q(value)))
 
