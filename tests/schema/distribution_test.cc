@@ -140,7 +140,7 @@ TEST(Distribution, ManyPercentilesTakeSeveralSelectionPassesAndStayExact) {
   }
 }
 
-// Large float32 values are counted on the keys of their bits (schema/distribution.cc,
+// Large float32 values are counted on the keys of their bits (schema/float32_key_counter.h,
 // Float32KeyCounter), the rest on the buckets of their elements as float64: the same elements as
 // float32 and as float64 must give the same distribution, field for field, and the percentiles
 // must be numpy's over the sorted elements.

@@ -1,0 +1,102 @@
+// The selection pass of the distribution kernel: exact order statistics and numpy's percentiles
+// of a value counted by a DistributionCounter (distribution_counter.h), without sorting it. The
+// elements of each bucket holding a wanted rank are gathered into a range of their own (their
+// counts are known) and each rank is selected within its bucket's range (nth_element).
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "schema/distribution_counter.h"
+#include "schema/percentile.h"
+#include "schema/value_blob.h"
+
+namespace trialdb::distribution_kernel {
+
+// Selects the elements at `positions` (ascending, distinct) of [first, last) into place.
+template <class It>
+void multi_select(It first, It last, It base, const int64_t* positions, size_t count) {
+  if (count == 0 || first == last) return;
+  const size_t mid = count / 2;
+  const It nth = base + positions[mid];
+  std::nth_element(first, nth, last);
+  multi_select(first, nth, base, positions, mid);
+  multi_select(nth + 1, last, base, positions + mid + 1, count - mid - 1);
+}
+
+// values[i] = the element of order ranks[i] among the counted value's non-NaN ones (ranks
+// ascending, distinct, at most kMaxWantedBuckets).
+template <DistributionCounter Counter, class Load>
+void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ranks, size_t k, double* values) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  struct Wanted {
+    int64_t begin, end;        // its range of the gathered elements
+    size_t first_rank, ranks;  // which of ranks[] fall in it
+  };
+  std::vector<Wanted> buckets(1);   // ordinal 0: not wanted
+  std::vector<int64_t> positions(k);
+  int64_t below = 0, gathered = 0;
+  size_t i = 0;
+  auto exact = [&](int64_t n, double value) {   // a region whose elements are all `value`
+    for (; i < k && ranks[i] < below + n; ++i) values[i] = value;
+    below += n;
+  };
+  auto bucket = [&](int sign, int64_t s) {
+    const int64_t n = c.at(sign, s);
+    if (i < k && ranks[i] < below + n) {
+      c.want(sign, s, static_cast<uint8_t>(buckets.size()));
+      Wanted w{gathered, gathered + n, i, 0};
+      for (; i < k && ranks[i] < below + n; ++i, ++w.ranks) positions[i] = gathered + ranks[i] - below;
+      buckets.push_back(w);
+      gathered += n;
+    }
+    below += n;
+  };
+  exact(c.inf(1), -kInf);
+  for (int64_t s = c.hi(); s >= c.lo(); --s) bucket(1, s);
+  exact(c.zero(), 0.0);
+  for (int64_t s = c.lo(); s <= c.hi(); ++s) bucket(0, s);
+  exact(c.inf(0), kInf);
+  if (!gathered) return;
+  using Elem = decltype(load(v.data, 0));
+  std::unique_ptr<Elem[]> buffer(new Elem[static_cast<size_t>(gathered)]);
+  int64_t cursor[kMaxWantedBuckets + 1];
+  for (size_t b = 1; b < buckets.size(); ++b) cursor[b] = buckets[b].begin;
+  c.gather(v, load, cursor, buffer.get());
+  c.unwant();
+  Elem* const first = buffer.get();
+  for (size_t b = 1; b < buckets.size(); ++b) {
+    const Wanted& w = buckets[b];
+    multi_select(first + w.begin, first + w.end, first, positions.data() + w.first_rank, w.ranks);
+    for (size_t r = w.first_rank; r < w.first_rank + w.ranks; ++r) values[r] = static_cast<double>(first[positions[r]]);
+  }
+}
+
+// The percentiles ps[0, count) of the counted value: out[i] (NaN when every element is NaN).
+template <DistributionCounter Counter, class Load>
+void percentiles_of(Counter& c, const TensorView& v, Load load, const double* ps, size_t count, double* out) {
+  const int64_t m = v.numel - c.nan();
+  if (m == 0) {
+    std::fill(out, out + count, std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  std::vector<PercentilePosition> at(count);
+  std::vector<int64_t> ranks;
+  for (size_t i = 0; i < count; ++i) {
+    at[i] = percentile_position(m, ps[i]);
+    ranks.push_back(at[i].lower);
+    ranks.push_back(at[i].upper);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::vector<double> values(ranks.size());
+  for (size_t from = 0; from < ranks.size(); from += kMaxWantedBuckets)
+    select_ranks(c, v, load, ranks.data() + from, std::min(kMaxWantedBuckets, ranks.size() - from), values.data() + from);
+  auto value = [&](int64_t rank) { return values[std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin()]; };
+  for (size_t i = 0; i < count; ++i) out[i] = percentile_blend(value(at[i].lower), value(at[i].upper), at[i].gamma);
+}
+
+}  // namespace trialdb::distribution_kernel
