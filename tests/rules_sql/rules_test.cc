@@ -161,6 +161,16 @@ TEST_P(FixtureFindings, EqualGoldenFindingsAndRerunAddsNothing) {
   EXPECT_EQ(count_findings(db), before);
 }
 
+// Ingests fixture `name` into db_path; its complete steps, in order.
+std::vector<int64_t> ingest_fixture(const std::string& name, const std::string& db_path, const TempDir& tmp) {
+  ingest(kFixtures + "/" + name, db_path, name, tmp);
+  std::vector<int64_t> steps;
+  Database db(db_path, trialdb::OpenMode::kExisting);
+  Statement q(db.handle(), "SELECT step FROM steps WHERE complete ORDER BY step");
+  while (q.step()) steps.push_back(q.int64(0));
+  return steps;
+}
+
 // Evaluated in random batches of steps (the runner's last_step moved forward at random cut
 // points, as a growing trial or a crash between batches would split it), every fixture gives
 // its golden findings: state carried between batches is exact.
@@ -168,13 +178,7 @@ TEST_P(FixtureFindings, RandomSplitsGiveTheSameFindings) {
   const std::string name = GetParam();
   TempDir tmp;
   const std::string db_path = tmp / "t.db";
-  ingest(kFixtures + "/" + name, db_path, name, tmp);
-  std::vector<int64_t> steps;
-  {
-    Database db(db_path, trialdb::OpenMode::kExisting);
-    Statement q(db.handle(), "SELECT step FROM steps WHERE complete ORDER BY step");
-    while (q.step()) steps.push_back(q.int64(0));
-  }
+  const std::vector<int64_t> steps = ingest_fixture(name, db_path, tmp);
   ASSERT_FALSE(steps.empty());
   std::vector<std::string> params;
   if (name == "zoo") {
@@ -238,13 +242,7 @@ TEST_P(FixtureFindings, OneBatchStepByStepAndRandomSplitsAgree) {
   const std::string name = GetParam();
   TempDir tmp;
   const std::string db_path = tmp / "t.db";
-  ingest(kFixtures + "/" + name, db_path, name, tmp);
-  std::vector<int64_t> steps;
-  {
-    Database db(db_path, trialdb::OpenMode::kExisting);
-    Statement q(db.handle(), "SELECT step FROM steps WHERE complete ORDER BY step");
-    while (q.step()) steps.push_back(q.int64(0));
-  }
+  const std::vector<int64_t> steps = ingest_fixture(name, db_path, tmp);
   std::remove((db_path + "-wal").c_str());
   // Evaluates a copy of the database in batches ending at the given cut points (indexes into
   // steps; the last batch runs to the end).
