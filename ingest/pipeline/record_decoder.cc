@@ -49,7 +49,7 @@ bool entry_length_valid(const IndexEntry& e) {
 }
 
 DecodedRecord decode_record(const IndexEntry& e, int64_t step, std::string_view span, uint64_t span_offset,
-                            const std::string& event_file, uint64_t max_blob_bytes) {
+                            const std::string& event_file, uint64_t max_blob_bytes, RecordStatistics statistics) {
   DecodedRecord d;
   if (!entry_length_valid(e)) {
     d.invalid_entry = true;
@@ -107,12 +107,14 @@ DecodedRecord decode_record(const IndexEntry& e, int64_t step, std::string_view 
     return d;
   }
   d.numel = tv.numel;
-  // Reductions are offered where smdebug can read the value (parity with its Trial API);
-  // tensor_reduce() answers for the rest.
-  d.has_reductions = t.smdebug_readable && compute_reductions(tv, &d.reductions);
+  if (statistics == RecordStatistics::kCompute) {
+    // Reductions are offered where smdebug can read the value (parity with its Trial API);
+    // tensor_reduce() answers for the rest.
+    d.has_reductions = t.smdebug_readable && compute_reductions(tv, &d.reductions);
 #ifndef TRIALDB_BENCH_WITHOUT_DISTRIBUTIONS   // bench/run's reference build only (bench/CMakeLists.txt)
-  d.has_distribution = compute_distribution(tv, &d.distribution);
+    d.has_distribution = compute_distribution(tv, &d.distribution);
 #endif
+  }
   if (kBlobHeaderFixed + 8 * t.dims.size() + bytes.size() > max_blob_bytes) {
     // SQLite cannot hold it as one value (SQLITE_MAX_LENGTH); keep what describes it.
     d.too_large = true;

@@ -42,8 +42,12 @@ struct DecodedRecord {
 // otherwise it is an error and nothing of it is kept (so an index that points many entries into
 // one record costs one decoded value, not one per entry). Values whose blob would exceed
 // `max_blob_bytes` keep only what describes them.
+// kSkip: the value's reductions and distribution are stored already (ingest --values all adds
+// only the bytes), so they are not computed again.
+enum class RecordStatistics { kCompute, kSkip };
 DecodedRecord decode_record(const IndexEntry& entry, int64_t step, std::string_view span, uint64_t span_offset,
-                            const std::string& event_file, uint64_t max_blob_bytes);
+                            const std::string& event_file, uint64_t max_blob_bytes,
+                            RecordStatistics statistics = RecordStatistics::kCompute);
 
 // Turns a decoded raw value into its blob and releases the decoded bytes. A large tensor's bytes
 // are a view into the span; uncompressed, its blob is built in place: the blob header is written

@@ -86,8 +86,8 @@ size_t add_missing_values(Database& db, TrialSource& source, int64_t trial_id, c
         continue;
       }
       *bytes_read += m.length;
-      DecodedRecord d =
-          decode_record(IndexEntry{m.tensor, m.offset, m.length}, step, *records[i], m.offset, m.event_file, max_blob_bytes);
+      DecodedRecord d = decode_record(IndexEntry{m.tensor, m.offset, m.length}, step, *records[i], m.offset,
+                                      m.event_file, max_blob_bytes, RecordStatistics::kSkip);
       if (d.error.empty() && !d.too_large && !d.invalid_entry)
         encode_record(d, compress, records[i]->data(), 0, false);
       if (!d.error.empty() || d.too_large || d.invalid_entry) {
