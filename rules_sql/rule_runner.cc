@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <cctype>
 #include <fstream>
 #include <map>
@@ -302,32 +303,41 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
       if (options_.queue_deliveries) ledger_->queue_delivery(id);
     }
   };
-  // Evaluates `rule` on the steps [first, last): folds them into its state and records its
-  // findings. A rule that fails is reported and left where it was (its state and findings of
-  // these steps rolled back); the other rules and trials go on. False when it failed.
-  auto evaluate = [&](const std::string& rule, std::vector<StepRow>::const_iterator first,
-                      std::vector<StepRow>::const_iterator last) {
+  // Runs `body` for `rule` in a savepoint. A rule that fails is reported (`where` says on what)
+  // and left where it was, its state and findings rolled back; the other rules and trials go on.
+  // False when it failed.
+  auto guarded = [&](const std::string& rule, const std::function<std::string()>& where,
+                     const std::function<void()>& body) {
     db_.exec("SAVEPOINT rule_batch");
     const size_t found_size = found->size();
     try {
-      fill_batch(first, last);
-      ensure_progress.bind(1, trial).bind(2, rule).run();
-      advance.bind(1, trial).bind(2, rule).bind(3, (last - 1)->step).bind(4, static_cast<int64_t>(last - first)).run();
-      run_rule(rule);
-      mark_evaluated.bind(1, rule).run();
-      clear_batch.run();
+      body();
       db_.exec("RELEASE rule_batch");
       return true;
     } catch (const std::exception& e) {
       db_.exec("ROLLBACK TO rule_batch");
       db_.exec("RELEASE rule_batch");
       found->resize(found_size);
-      const std::string steps = last - first == 1 ? "at step " + std::to_string(first->step)
-                                                  : "on steps " + std::to_string(first->step) + ".." +
-                                                        std::to_string((last - 1)->step);
-      failures_.push_back("rule " + rule + " on trial " + trial + " " + steps + ": " + e.what());
+      failures_.push_back("rule " + rule + " on trial " + trial + where() + ": " + e.what());
       return false;
     }
+  };
+  // Evaluates `rule` on the steps [first, last): folds them into its state and records its
+  // findings.
+  auto evaluate = [&](const std::string& rule, std::vector<StepRow>::const_iterator first,
+                      std::vector<StepRow>::const_iterator last) {
+    const auto steps = [&] {
+      return last - first == 1 ? " at step " + std::to_string(first->step)
+                               : " on steps " + std::to_string(first->step) + ".." + std::to_string((last - 1)->step);
+    };
+    return guarded(rule, steps, [&] {
+      fill_batch(first, last);
+      ensure_progress.bind(1, trial).bind(2, rule).run();
+      advance.bind(1, trial).bind(2, rule).bind(3, (last - 1)->step).bind(4, static_cast<int64_t>(last - first)).run();
+      run_rule(rule);
+      mark_evaluated.bind(1, rule).run();
+      clear_batch.run();
+    });
   };
 
   // One write transaction per trial, begun before the owed steps are read, so a step another
@@ -362,17 +372,11 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     const std::vector<StepRow> at_last{*last};
     for (const std::string& rule : rules_) {
       if (kinds_.at(rule) != kClockKind) continue;
-      db_.exec("SAVEPOINT rule_batch");
-      try {
+      guarded(rule, [] { return std::string(); }, [&] {
         fill_batch(at_last.begin(), at_last.end());
         run_rule(rule);
         clear_batch.run();
-        db_.exec("RELEASE rule_batch");
-      } catch (const std::exception& e) {
-        db_.exec("ROLLBACK TO rule_batch");
-        db_.exec("RELEASE rule_batch");
-        failures_.push_back("rule " + rule + " on trial " + trial + ": " + e.what());
-      }
+      });
     }
   }
   tx.commit();
