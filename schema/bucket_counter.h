@@ -98,6 +98,7 @@ class BucketCounter {
   int64_t lo() const { return lo_; }
   int64_t hi() const { return hi_; }
   int64_t at(int sign, int64_t s) const { return counts_[slot(sign, s)]; }
+  bool extremes(double*, double*) const { return false; }
 
   void want(int sign, int64_t s, uint8_t ordinal) {
     wanted_[slot(sign, s)] = ordinal;

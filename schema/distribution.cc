@@ -1,7 +1,8 @@
-// compute_distribution and compute_percentiles (distribution.h): each value is counted by the
-// counter that suits it (float32_key_counter.h for large float32 values, bucket_counter.h for
-// the rest), then its counts and histogram are read off the counter and its percentiles
-// selected (rank_selection.h).
+// compute_distribution, compute_reductions_and_distribution and compute_percentiles
+// (distribution.h): each value is counted by the counter that suits it (float32_key_counter.h
+// for large float32 values, counted in the reductions' pass where both are wanted;
+// bucket_counter.h for the rest), then its counts and histogram are read off the counter and its
+// percentiles selected (rank_selection.h).
 #include "schema/distribution.h"
 
 #include "schema/bucket_counter.h"
@@ -29,17 +30,27 @@ Float32KeyCounter& thread_key_counter() {
   return counter;
 }
 
+// Whether v is counted by the key counter (else by the bucket counter).
+bool uses_key_counter(const TensorView& v) {
+  return v.dtype == DType::Float32 && v.numel >= Float32KeyCounter::kMinElements &&
+         v.numel <= kMaxDistributionElements;
+}
+
+// How a value comes to with_counted: to be counted, or counted by the thread's key counter
+// already (in the reductions' pass), or declined by it.
+enum class Keys { kCount, kCounted, kDeclined };
+
 // Counts v with the counter that suits it and calls f(counter, load), then clears the counter.
 // False for dtypes without an order and values over kMaxDistributionElements.
 template <class F>
-bool with_counted(const TensorView& v, F&& f) {
+bool with_counted(const TensorView& v, F&& f, Keys keys = Keys::kCount) {
   if (!dtype_is_real(v.dtype) || v.numel > kMaxDistributionElements) return false;
   return distribution_kernel::with_loader(v, [&](auto load) {
-    if (v.dtype == DType::Float32 && v.numel >= Float32KeyCounter::kMinElements) {
-      Float32KeyCounter& keys = thread_key_counter();
-      if (keys.count(v)) {
-        f(keys, load);
-        keys.clear();
+    if (uses_key_counter(v) && keys != Keys::kDeclined) {
+      Float32KeyCounter& counter = thread_key_counter();
+      if (keys == Keys::kCounted || counter.count(v)) {
+        f(counter, load);
+        counter.clear();
         return;
       }
     }
@@ -60,24 +71,40 @@ void for_each_bucket(const Counter& c, F&& f) {
     if (const int64_t n = c.at(0, s)) f(s, n);
 }
 
+// The distribution of the value counted by c.
+template <DistributionCounter Counter, class Load>
+void fill_distribution(Counter& c, const TensorView& v, Load load, Distribution* out) {
+  out->nan = c.nan();
+  out->zero = c.zero();
+  out->pos_inf = c.inf(0);
+  out->neg_inf = c.inf(1);
+  out->negative = out->positive = 0;
+  BucketRunWriter runs;
+  for_each_bucket(c, [&](int64_t bucket, int64_t count) {
+    if (bucket < 0) out->negative += count;
+    if (bucket > 0) out->positive += count;
+    runs.add(bucket, static_cast<uint64_t>(count));
+  });
+  out->histogram = runs.finish();
+  distribution_kernel::percentiles_of(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile);
+}
+
 }  // namespace
 
 bool compute_distribution(const TensorView& v, Distribution* out) {
-  return with_counted(v, [&](auto& c, auto load) {
-    out->nan = c.nan();
-    out->zero = c.zero();
-    out->pos_inf = c.inf(0);
-    out->neg_inf = c.inf(1);
-    out->negative = out->positive = 0;
-    BucketRunWriter runs;
-    for_each_bucket(c, [&](int64_t bucket, int64_t count) {
-      if (bucket < 0) out->negative += count;
-      if (bucket > 0) out->positive += count;
-      runs.add(bucket, static_cast<uint64_t>(count));
-    });
-    out->histogram = runs.finish();
-    distribution_kernel::percentiles_of(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile);
-  });
+  return with_counted(v, [&](auto& c, auto load) { fill_distribution(c, v, load, out); });
+}
+
+bool compute_reductions_and_distribution(const TensorView& v, Reductions* reductions, bool* has_reductions,
+                                         Distribution* out) {
+  Keys keys = Keys::kCount;
+  if (uses_key_counter(v)) {
+    *has_reductions = true;
+    keys = count_keys_with_reductions(v, reductions, &thread_key_counter()) ? Keys::kCounted : Keys::kDeclined;
+  } else {
+    *has_reductions = compute_reductions(v, reductions);
+  }
+  return with_counted(v, [&](auto& c, auto load) { fill_distribution(c, v, load, out); }, keys);
 }
 
 int64_t compute_percentiles(const TensorView& v, const double* ps, size_t count, double* out) {

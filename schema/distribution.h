@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "schema/reductions.h"
 #include "schema/value_blob.h"
 
 namespace trialdb {
@@ -33,6 +34,11 @@ struct Distribution {
 
 // False for dtypes without an order (strings, complex) and values over kMaxDistributionElements.
 bool compute_distribution(const TensorView& v, Distribution* out);
+
+// compute_reductions (reductions.h) and compute_distribution of v, in one pass over a large
+// float32 value. *has_reductions and the return value say which v has.
+bool compute_reductions_and_distribution(const TensorView& v, Reductions* reductions, bool* has_reductions,
+                                         Distribution* out);
 
 // Exact percentiles of v's non-NaN elements (numpy.nanpercentile on them as float64) for each
 // p in ps[0, count), all in one counting and one selection pass. Returns v's number of NaN

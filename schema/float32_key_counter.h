@@ -7,6 +7,11 @@
 // increments of one counter); the classes of elements are read off the keys afterwards. Keys
 // that hold a float32 subnormal, an infinity or a finite value in the infinity's key cannot tell
 // those apart: a value with any is declined and counted by BucketCounter instead.
+//
+// The ingest runs the counting pass inside the reductions' pass (reductions.h), which reads
+// every element anyway. The pass also keeps the extremes, so that the selection need not gather
+// the first and last buckets for p0 and p100; the gathering pass compares each element's key
+// with the few wanted ones in vector registers.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -45,12 +50,27 @@ class Float32KeyCounter {
   // Counts v (float32). False (and nothing kept) when v holds an element of an ambiguous key.
   bool count(const TensorView& v);
 
+  // The counting pass for a caller that reads every element anyway (the reductions' pass,
+  // reductions.h): it increments count_table(q)[bits_key(bits)] for each element, in any of the
+  // kCountTables tables, then calls finish_count with the smallest and largest non-NaN element.
+  // finish_count returns count's result.
+  static constexpr int kCountTables = 2;
+  static constexpr uint32_t kKeyRound = 0xFFFF;
+  static constexpr int kKeyShift = 16;
+  static uint32_t bits_key(uint32_t bits) { return ((bits + kKeyRound) >> kKeyShift) + (bits >> 31); }
+  uint32_t* count_table(int q) { return tables_.data() + q * kTableStride; }
+  bool finish_count(float min, float max);
+
   int64_t zero() const { return zero_; }
   int64_t nan() const { return nan_; }
   int64_t inf(int) const { return 0; }
   int64_t lo() const { return lo_; }
   int64_t hi() const { return hi_; }
   int64_t at(int sign, int64_t s) const { return tables_[key(sign, s)]; }
+  bool extremes(double* lo, double* hi) const {
+    *lo = min_, *hi = max_;
+    return true;
+  }
 
   void want(int sign, int64_t s, uint8_t ordinal) {
     wanted_[key(sign, s)] = ordinal;
@@ -58,6 +78,18 @@ class Float32KeyCounter {
   }
   template <class Load, class Elem>
   void gather(const TensorView& v, Load load, int64_t* cursor, Elem* buffer) {
+    if (wanted_keys_.size() <= kMaxComparedKeys && has_avx2()) {
+      int32_t hits[kBlock];
+      for (int64_t start = 0; start < v.numel; start += kBlock) {
+        const int64_t len = std::min(kBlock, v.numel - start);
+        const int64_t n = list_wanted_keys(v.data, start, len, wanted_keys_.data(), wanted_keys_.size(), hits);
+        for (int64_t h = 0; h < n; ++h) {
+          const int64_t i = start + hits[h];
+          buffer[cursor[wanted_[element_key(v.data, i)]]++] = load(v.data, i);
+        }
+      }
+      return;
+    }
     uint32_t keys[kBlock];
     for (int64_t start = 0; start < v.numel; start += kBlock) {
       const int64_t len = std::min(kBlock, v.numel - start);
@@ -71,9 +103,6 @@ class Float32KeyCounter {
   void clear();
 
  private:
-  static constexpr int kCountTables = 2;
-  static constexpr uint32_t kKeyRound = 0xFFFF;
-  static constexpr int kKeyShift = 16;
   // A key is the magnitude's key plus kNegativeKeys for negative elements. Magnitude keys: 0 for
   // zero, [1, kSmallestNormalKey) for subnormals (and the smallest normal), then the normal
   // buckets up to kInfinityKey (Inf, and magnitudes over 0x7F7F0000), then NaNs up to
@@ -89,19 +118,29 @@ class Float32KeyCounter {
 
   static uint32_t key(int sign, int64_t s) { return static_cast<uint32_t>(s - kKeyToBucket) + (sign ? kNegativeKeys : 0); }
 
+  // Lists the offsets j in [0, len) of the elements start + j of p whose key is one of
+  // keys[0, count) into hits and returns how many (AVX2 only). Eight elements are compared with
+  // every wanted key at once: for the few buckets a selection usually wants, that costs less than
+  // a table lookup per element.
+  static constexpr size_t kMaxComparedKeys = 12;
+  static bool has_avx2();
+  static int64_t list_wanted_keys(const uint8_t* p, int64_t start, int64_t len, const uint32_t* keys, size_t count,
+                                  int32_t* hits);
+
+  static uint32_t element_key(const uint8_t* data, int64_t i) {
+    uint32_t bits;
+    std::memcpy(&bits, data + 4 * i, 4);
+    return bits_key(bits);
+  }
   static void block_keys(const TensorView& v, int64_t start, int64_t len, uint32_t* keys) {
-    const uint8_t* const p = v.data + 4 * start;
-    for (int64_t j = 0; j < len; ++j) {
-      uint32_t bits;
-      std::memcpy(&bits, p + 4 * j, 4);
-      keys[j] = ((bits + kKeyRound) >> kKeyShift) + (bits >> 31);
-    }
+    for (int64_t j = 0; j < len; ++j) keys[j] = element_key(v.data, start + j);
   }
 
   std::vector<uint32_t> tables_;         // kCountTables tables; the first holds the merged counts
   std::vector<uint8_t> wanted_;          // the ordinal of the wanted bucket of a key, 0 for none
   std::vector<uint32_t> wanted_keys_;    // which they are
   int64_t lo_ = 0, hi_ = -1, zero_ = 0, nan_ = 0;
+  float min_ = 0, max_ = 0;             // of the non-NaN elements
 };
 
 static_assert(DistributionCounter<Float32KeyCounter>);

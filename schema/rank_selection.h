@@ -32,6 +32,15 @@ void multi_select(It first, It last, It base, const int64_t* positions, size_t c
 template <DistributionCounter Counter, class Load>
 void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ranks, size_t k, double* values) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
+  // The first and the last non-NaN element are the extremes, where the counter knows them; a
+  // non-zero extreme lies in a bucket, which then need not be gathered for it.
+  if (double lo, hi; k && c.extremes(&lo, &hi)) {
+    if (ranks[k - 1] == v.numel - c.nan() - 1 && hi != 0) values[--k] = hi;
+    if (k && ranks[0] == 0 && lo != 0) {
+      values[0] = lo;
+      ++ranks, ++values, --k;
+    }
+  }
   struct Wanted {
     int64_t begin, end;        // its range of the gathered elements
     size_t first_rank, ranks;  // which of ranks[] fall in it

@@ -1,5 +1,7 @@
 #include "schema/reductions.h"
 
+#include "schema/float32_key_counter.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -81,10 +83,18 @@ double first_zero_of(const uint8_t* p, int64_t n) {
 //   changes, by the XOR of the elements' sign bits (a NaN product stays NaN, and its sign does
 //   not matter). A block of four that breaks this (an Inf after 0, a zero after Inf, a NaN) goes
 //   through the sequential products again.
+// With a key counter (float32 only), each element's key is also counted into it (the
+// distribution's counting pass, float32_key_counter.h), so that one read of the value serves both.
 // Returns where the tail starts.
-template <class T>
+template <class T, bool kCountKeys = false>
 __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_t n, double shift,
-                                                         double shift_abs, Acc* a) {
+                                                         double shift_abs, Acc* a,
+                                                         distribution_kernel::Float32KeyCounter* keys = nullptr) {
+  using distribution_kernel::Float32KeyCounter;
+  static_assert(!kCountKeys || (sizeof(T) == 4 && Float32KeyCounter::kCountTables == 2));
+  uint32_t* const even = kCountKeys ? keys->count_table(0) : nullptr;
+  uint32_t* const odd = kCountKeys ? keys->count_table(1) : nullptr;
+  const __m128i key_round = _mm_set1_epi32(static_cast<int32_t>(Float32KeyCounter::kKeyRound));
   const __m256d vshift = _mm256_set1_pd(shift), vshift_abs = _mm256_set1_pd(shift_abs);
   const __m256d sign = _mm256_set1_pd(-0.0), inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
   __m256d sum = _mm256_setzero_pd(), sabs = sum, ss = sum, d = sum, dd = sum, da = sum, dda = sum;
@@ -99,8 +109,20 @@ __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_
   const int64_t end = n & ~int64_t{3};
   for (int64_t i = 0; i < end; i += 4) {
     __m256d x;
-    if constexpr (sizeof(T) == 4) x = _mm256_cvtps_pd(_mm_loadu_ps(reinterpret_cast<const float*>(p) + i));
-    else x = _mm256_loadu_pd(reinterpret_cast<const double*>(p) + i);
+    if constexpr (sizeof(T) == 4) {
+      const __m128 xf = _mm_loadu_ps(reinterpret_cast<const float*>(p) + i);
+      if constexpr (kCountKeys) {   // Float32KeyCounter::bits_key, four at a time
+        const __m128i bits = _mm_castps_si128(xf);
+        alignas(16) uint32_t k[4];
+        _mm_store_si128(reinterpret_cast<__m128i*>(k),
+                        _mm_add_epi32(_mm_srli_epi32(_mm_add_epi32(bits, key_round), Float32KeyCounter::kKeyShift),
+                                      _mm_srli_epi32(bits, 31)));
+        ++even[k[0]], ++odd[k[1]], ++even[k[2]], ++odd[k[3]];
+      }
+      x = _mm256_cvtps_pd(xf);
+    } else {
+      x = _mm256_loadu_pd(reinterpret_cast<const double*>(p) + i);
+    }
     const __m256d ax = _mm256_andnot_pd(sign, x);
     sum = _mm256_add_pd(sum, x);
     sabs = _mm256_add_pd(sabs, ax);
@@ -169,8 +191,10 @@ bool has_avx2() {
   return yes;
 }
 #else
-template <class T>
-int64_t accumulate_avx2(const uint8_t*, int64_t, double, double, Acc*) { return 0; }
+template <class T, bool kCountKeys = false>
+int64_t accumulate_avx2(const uint8_t*, int64_t, double, double, Acc*, distribution_kernel::Float32KeyCounter* = nullptr) {
+  return 0;
+}
 bool has_avx2() { return false; }
 #endif
 
@@ -180,6 +204,9 @@ void accumulate_real(const uint8_t* p, int64_t n, double shift, double shift_abs
   const int64_t start = has_avx2() ? accumulate_avx2<T>(p, n, shift, shift_abs, a) : 0;
   accumulate(p, n, shift, shift_abs, load_as<T>, a, start);
 }
+// The 18 reductions from the accumulated sums of n elements.
+void finish(const Acc& a, int64_t n, Reductions* out);
+
 }  // namespace
 
 int reduction_index(std::string_view name) {
@@ -218,6 +245,35 @@ bool compute_reductions(const TensorView& v, Reductions* out) {
       break;
     default: return false;
   }
+  finish(a, n, out);
+  return true;
+}
+
+bool count_keys_with_reductions(const TensorView& v, Reductions* out, distribution_kernel::Float32KeyCounter* keys) {
+  if (!has_avx2()) {
+    compute_reductions(v, out);
+    return keys->count(v);
+  }
+  const int64_t n = v.numel;
+  const double shift = element_as_double(v, 0);
+  Acc a;
+  const int64_t tail = accumulate_avx2<float, true>(v.data, n, shift, std::fabs(shift), &a, keys);
+  accumulate(v.data, n, shift, std::fabs(shift), load_as<float>, &a, tail);
+  uint32_t* const t = keys->count_table(0);
+  for (int64_t i = tail; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, v.data + 4 * i, 4);
+    ++t[distribution_kernel::Float32KeyCounter::bits_key(bits)];
+  }
+  // The accumulated extremes pass NaNs over (x < m is false for them), as the counter's do.
+  const bool counted = keys->finish_count(static_cast<float>(a.mn), static_cast<float>(a.mx));
+  finish(a, n, out);
+  return counted;
+}
+
+namespace {
+
+void finish(const Acc& a, int64_t n, Reductions* out) {
   const double nn = static_cast<double>(n);
   double sum = (a.sum[0] + a.sum[1]) + (a.sum[2] + a.sum[3]);
   double sabs = (a.sabs[0] + a.sabs[1]) + (a.sabs[2] + a.sabs[3]);
@@ -255,7 +311,8 @@ bool compute_reductions(const TensorView& v, Reductions* out) {
     // Infinite elements: the shifted variance is NaN (inf - inf), as numpy's is.
     if (!std::isfinite(var)) r[kRedStd] = r[kRedVariance] = std::numeric_limits<double>::quiet_NaN();
   }
-  return true;
 }
+
+}  // namespace
 
 }  // namespace trialdb

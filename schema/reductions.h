@@ -31,4 +31,10 @@ const char* reduction_name(int index);   // index in [0, kRedCount)
 // False for values with no reductions: strings, complex, empty tensors.
 bool compute_reductions(const TensorView& v, Reductions* out);
 
+// compute_reductions of a non-empty float32 value, whose pass also does the counting pass of its
+// distribution (float32_key_counter.h), so that the value is read once for both. Returns
+// Float32KeyCounter::count's result.
+namespace distribution_kernel { class Float32KeyCounter; }
+bool count_keys_with_reductions(const TensorView& v, Reductions* out, distribution_kernel::Float32KeyCounter* keys);
+
 }  // namespace trialdb

@@ -110,9 +110,11 @@ DecodedRecord decode_record(const IndexEntry& e, int64_t step, std::string_view 
   if (statistics == RecordStatistics::kCompute) {
     // Reductions are offered where smdebug can read the value (parity with its Trial API);
     // tensor_reduce() answers for the rest.
-    d.has_reductions = t.smdebug_readable && compute_reductions(tv, &d.reductions);
 #ifndef TRIALDB_BENCH_WITHOUT_DISTRIBUTIONS   // bench/run's reference build only (bench/CMakeLists.txt)
-    d.has_distribution = compute_distribution(tv, &d.distribution);
+    d.has_distribution = compute_reductions_and_distribution(tv, &d.reductions, &d.has_reductions, &d.distribution);
+    d.has_reductions = d.has_reductions && t.smdebug_readable;
+#else
+    d.has_reductions = t.smdebug_readable && compute_reductions(tv, &d.reductions);
 #endif
   }
   if (kBlobHeaderFixed + 8 * t.dims.size() + bytes.size() > max_blob_bytes) {

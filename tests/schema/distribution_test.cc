@@ -172,6 +172,25 @@ void expect_float32_distribution_exact(const std::vector<float>& x, const char* 
   EXPECT_EQ(f32.negative, f64.negative);
   EXPECT_EQ(f32.positive, f64.positive);
   EXPECT_EQ(f32.histogram, f64.histogram);
+  // The ingest's form, counting in the reductions' pass: the same distribution, and the same
+  // reductions bit for bit.
+  Distribution fused;
+  Reductions fused_reductions, reductions;
+  bool has_reductions = false;
+  ASSERT_TRUE(compute_reductions_and_distribution(view_of(x), &fused_reductions, &has_reductions, &fused));
+  ASSERT_TRUE(has_reductions);
+  ASSERT_TRUE(compute_reductions(view_of(x), &reductions));
+  EXPECT_EQ(std::memcmp(fused_reductions.v, reductions.v, sizeof reductions.v), 0);
+  EXPECT_EQ(fused.count(), f32.count());
+  EXPECT_EQ(fused.nan, f32.nan);
+  EXPECT_EQ(fused.pos_inf, f32.pos_inf);
+  EXPECT_EQ(fused.neg_inf, f32.neg_inf);
+  EXPECT_EQ(fused.zero, f32.zero);
+  EXPECT_EQ(fused.negative, f32.negative);
+  EXPECT_EQ(fused.positive, f32.positive);
+  EXPECT_EQ(fused.histogram, f32.histogram);
+  for (int i = 0; i < kDistributionPercentiles; ++i)
+    EXPECT_EQ(std::memcmp(&fused.percentile[i], &f32.percentile[i], sizeof(double)), 0) << kDistributionPercents[i];
   // Counts and buckets from the elements themselves.
   std::vector<double> sorted;
   int64_t nan = 0, zero = 0, negative = 0, positive = 0;
@@ -230,6 +249,11 @@ std::vector<uint32_t> random_normal_float32_bits(size_t n, uint64_t seed) {
 TEST(Distribution, LargeFloat32ValuesEqualTheirFloat64Copies) {
   std::vector<uint32_t> bits = random_normal_float32_bits(kLargeFloat32, 11);
   expect_float32_distribution_exact(float32_from_bits(bits), "normal");
+  // A length the four-wide loops do not divide, whose extremes are in the tail.
+  std::vector<float> tail = float32_from_bits(random_normal_float32_bits(kLargeFloat32 + 3, 13));
+  tail[kLargeFloat32 + 1] = -1.0f;
+  tail[kLargeFloat32 + 2] = 2.0f;
+  expect_float32_distribution_exact(tail, "extremes in the tail");
   // A ReLU output: half +0.0, some -0.0, and elements on bucket edges (a bucket holds its upper
   // edge: 1.0 is in the bucket below 1.0's key), among them powers of two.
   for (size_t i = 0; i < bits.size(); ++i) {
@@ -247,6 +271,25 @@ TEST(Distribution, LargeFloat32ValuesEqualTheirFloat64Copies) {
     for (size_t i = 3; i < with.size(); i += 5) with[i] = nan;
     with[1] = 0x80000000u;   // -0.0 beside them
     expect_float32_distribution_exact(float32_from_bits(with), "NaN payload");
+  }
+}
+
+// A selection wanting few buckets compares keys (Float32KeyCounter::list_wanted_keys), one
+// wanting many looks each key up: both exact, every count of wanted buckets in between.
+TEST(Distribution, LargeFloat32ValuesFewAndManyWantedBuckets) {
+  const std::vector<float> x = float32_from_bits(random_normal_float32_bits(kLargeFloat32, 14));
+  std::vector<double> sorted(x.begin(), x.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (const int count : {1, 3, 4, 5, 8, 9, 12, 13, 40, 301}) {
+    std::vector<double> ps, out(count);
+    for (int i = 0; i < count; ++i) ps.push_back(count == 1 ? 37.5 : 100.0 * i / (count - 1));
+    ASSERT_EQ(compute_percentiles(view_of(x), ps.data(), ps.size(), out.data()), 0);
+    for (int i = 0; i < count; ++i) {
+      const double v = (sorted.size() - 1) * (ps[i] / 100);
+      const size_t lo = static_cast<size_t>(std::floor(v));
+      const double a = sorted[lo], b = sorted[std::min(lo + 1, sorted.size() - 1)], t = v - std::floor(v);
+      EXPECT_EQ(out[i], t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t) << count << " percentiles, p" << ps[i];
+    }
   }
 }
 
