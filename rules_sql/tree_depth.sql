@@ -1,5 +1,7 @@
 -- tree_depth [depth=4, tensor_regex=".*trees/Node"]
--- Finding when max(v) > 0 and log2(max(v)) < depth. value = log2(max(v)).
+-- Finding when max(v) > 0 and log2(max(v)) < depth. value = log2(max(v)). max(v) is the
+-- distribution's p100 (computed at ingest, rule_now_distribution) where v has no NaN, and NaN,
+-- which never fires, where it has.
 INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
   (NULL, 'tree_depth', 'depth', '4'),
   (NULL, 'tree_depth', 'tensor_regex', '.*trees/Node');
@@ -14,9 +16,10 @@ WHERE rule = 'tree_depth';
 DROP VIEW IF EXISTS rule_tree_depth;
 CREATE VIEW rule_tree_depth AS
 WITH x AS MATERIALIZED (
-  SELECT n.trial, n.step, n.tensor, n.worker, tensor_reduce(n.value, 'max') AS top
-  FROM rule_now n, rule_tree_depth_cfg AS cfg
+  SELECT n.trial, n.step, n.tensor, n.worker, n.p100 AS top
+  FROM rule_now_distribution n
   WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'tree_depth')
+    AND n.nan = 0
 )
 SELECT trial, step, tensor, worker, rule_log2(top) AS value,
        printf('tree depth log2(%g) = %g is below %g', top, rule_log2(top), cfg.depth) AS message

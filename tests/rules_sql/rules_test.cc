@@ -8,7 +8,9 @@
 #include <sqlite3.h>
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -21,13 +23,17 @@
 #include <random>
 #include <vector>
 
+#include "ingest/writer/trial_writer.h"
 #include "rules_sql/rule_runner.h"
 #include "schema/database.h"
 #include "tests/common/temp_dir.h"
 
 namespace fs = std::filesystem;
 using trialdb::Database;
+using trialdb::DType;
 using trialdb::Statement;
+using trialdb::TrialMode;
+using trialdb::TrialWriter;
 
 using trialdb::test::TempDir;
 
@@ -370,6 +376,42 @@ TEST(RulesCli, ParamChangesAThresholdAndIsStored) {
   RunResult badtrial = rules(db, "--trial nope", tmp);
   EXPECT_NE(badtrial.status, 0);
   EXPECT_NE(badtrial.err.find("nope"), std::string::npos) << badtrial.err;
+}
+
+// tree_depth reads max(v) off the distribution computed at ingest: its p100 is the largest
+// non-NaN element, while numpy's max of a value holding a NaN is NaN, which never fires.
+TEST(RulesCli, TreeDepthFromTheDistributionNeverFiresOnNaN) {
+  TempDir tmp;
+  const std::string trial = (tmp.path / "trees").string(), db = tmp / "t.db";
+  TrialWriter w(trial);
+  w.write_collections("worker_0", 1, {});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<std::vector<float>> nodes = {{0, 2, 6}, {2, nan, 0}, {0, 100, 3}, {-1, -2}, {}};
+  for (size_t step = 0; step < nodes.size(); ++step) {
+    auto s = w.begin_step(static_cast<int64_t>(step), "worker_0", TrialMode::kTrain, static_cast<int64_t>(step));
+    s->add_tensor("trees/Node", DType::Float32, {static_cast<int64_t>(nodes[step].size())}, nodes[step].data(),
+                  4 * nodes[step].size());
+    const int32_t ints[2] = {1, 3};
+    s->add_tensor("trees/Node_int", DType::Int32, {2}, ints, sizeof ints);
+    s->close();
+  }
+  w.write_end_marker();
+  ingest(trial, db, "trees", tmp);
+  RunResult r = rules(db, "--rule tree_depth --param tree_depth.tensor_regex=trees/Node", tmp);
+  ASSERT_EQ(r.status, 0) << r.err;
+  Findings got = recorded(db, "trees");
+  const std::set<Key> want = {{0, "trees/Node", "worker_0"}, {0, "trees/Node_int", "worker_0"},
+                              {1, "trees/Node_int", "worker_0"}, {2, "trees/Node_int", "worker_0"},
+                              {3, "trees/Node_int", "worker_0"}, {4, "trees/Node_int", "worker_0"}};
+  EXPECT_EQ(got["tree_depth"], want) << diff(got, {{"tree_depth", want}});
+  sqlite3* h = nullptr;
+  sqlite3_open(db.c_str(), &h);
+  {
+    Statement q(h, "SELECT value FROM rule_findings WHERE rule = 'tree_depth' AND step = 0 AND tensor = 'trees/Node'");
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.real(0), std::log2(6.0));
+  }
+  sqlite3_close(h);
 }
 
 // A bad parameter value is an error naming it, not a silent non-finding.
