@@ -414,6 +414,48 @@ TEST(RulesCli, TreeDepthFromTheDistributionNeverFiresOnNaN) {
   sqlite3_close(h);
 }
 
+// The rule definitions read raw values. Where the hook saved reductions beside a raw value, the
+// reductions view holds the hook's (as smdebug's Trial API answers), which a rule must not take
+// for the raw value's.
+TEST(RulesCli, HookSavedReductionsBesideRawValuesAreNotTheRulesInput) {
+  TempDir tmp;
+  const std::string trial = (tmp.path / "hook").string(), db = tmp / "t.db";
+  TrialWriter w(trial);
+  trialdb::CollectionSpec gradients;
+  gradients.name = "gradients";
+  gradients.include_regex = {"^gradient/"};
+  w.write_collections("worker_0", 1, {gradients});
+  const std::vector<float> large(64, 1.0f), tiny(64, 1e-9f);
+  for (int step = 0; step < 3; ++step) {
+    auto s = w.begin_step(step, "worker_0", TrialMode::kTrain, step);
+    // step 0: the raw mean |g| is 1 and the hook says 1e-9 (after the raw value in the file);
+    // step 1 the other way round (before it); step 2 the raw value alone, tiny.
+    const std::vector<float>& raw = step == 0 ? large : tiny;
+    if (step == 1) s->add_reduction("gradient/w", "mean", true, 1.0);
+    s->add_tensor("gradient/w", DType::Float32, {64}, raw.data(), 4 * raw.size());
+    if (step == 0) s->add_reduction("gradient/w", "mean", true, 1e-9);
+    s->close();
+  }
+  w.write_end_marker();
+  ingest(trial, db, "hook", tmp);
+  RunResult r = rules(db, "--rule vanishing_gradient", tmp);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::set<Key> want = {{1, "gradient/w", "worker_0"}, {2, "gradient/w", "worker_0"}};
+  Findings got = recorded(db, "hook");
+  EXPECT_EQ(got["vanishing_gradient"], want) << diff(got, {{"vanishing_gradient", want}});
+  sqlite3* h = nullptr;
+  sqlite3_open(db.c_str(), &h);
+  {
+    Statement q(h, "SELECT step, value FROM reductions WHERE tensor = 'gradient/w' AND reduction = 'mean' AND abs ORDER BY step");
+    const std::vector<std::pair<int64_t, double>> rows_want = {
+        {0, static_cast<double>(1e-9f)}, {1, 1.0}, {2, static_cast<double>(1e-9f)}};
+    std::vector<std::pair<int64_t, double>> rows;
+    while (q.step()) rows.emplace_back(q.int64(0), q.real(1));
+    EXPECT_EQ(rows, rows_want);   // the hook's at steps 0 and 1
+  }
+  sqlite3_close(h);
+}
+
 // A bad parameter value is an error naming it, not a silent non-finding.
 // A database whose rules an older runner installed holds the stored parameters in a table
 // rule_params (and a view rule_param of those in effect): opening it renames the table and keeps
