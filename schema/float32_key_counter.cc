@@ -143,17 +143,17 @@ const LeftPack kLeftPack;
 // Keys compared: kCompared broadcast registers, the list padded with its first key.
 template <size_t kCompared>
 __attribute__((target("avx2"))) int64_t list_avx2(const uint8_t* p, int64_t start, int64_t len, const uint32_t* keys,
-                                                  size_t count, uint32_t round, int shift, int32_t* hits) {
+                                                  size_t count, int32_t* hits) {
   __m256i wanted[kCompared];
   for (size_t k = 0; k < kCompared; ++k) wanted[k] = _mm256_set1_epi32(static_cast<int32_t>(keys[k < count ? k : 0]));
-  const __m256i vround = _mm256_set1_epi32(static_cast<int32_t>(round)), eight = _mm256_set1_epi32(8);
-  const __m128i vshift = _mm_cvtsi32_si128(shift), sign_shift = _mm_cvtsi32_si128(31);
+  const __m256i round = _mm256_set1_epi32(static_cast<int32_t>(Float32KeyCounter::kKeyRound));
+  const __m256i eight = _mm256_set1_epi32(8);
   __m256i offsets = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   int64_t n = 0, j = 0;
   for (; j + 8 <= len; j += 8) {
     const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * (start + j)));
-    const __m256i key = _mm256_add_epi32(_mm256_srl_epi32(_mm256_add_epi32(bits, vround), vshift),
-                                         _mm256_srl_epi32(bits, sign_shift));
+    const __m256i key = _mm256_add_epi32(_mm256_srli_epi32(_mm256_add_epi32(bits, round), Float32KeyCounter::kKeyShift),
+                                         _mm256_srli_epi32(bits, 31));   // bits_key, eight at a time
     __m256i hit = _mm256_cmpeq_epi32(key, wanted[0]);
     for (size_t k = 1; k < kCompared; ++k) hit = _mm256_or_si256(hit, _mm256_cmpeq_epi32(key, wanted[k]));
     const int mask = _mm256_movemask_ps(_mm256_castsi256_ps(hit));
@@ -165,9 +165,8 @@ __attribute__((target("avx2"))) int64_t list_avx2(const uint8_t* p, int64_t star
   for (; j < len; ++j) {
     uint32_t b;
     std::memcpy(&b, p + 4 * (start + j), 4);
-    const uint32_t key = ((b + round) >> shift) + (b >> 31);
     hits[n] = static_cast<int32_t>(j);
-    n += std::find(keys, keys + count, key) != keys + count;
+    n += std::find(keys, keys + count, Float32KeyCounter::bits_key(b)) != keys + count;
   }
   return n;
 }
@@ -182,9 +181,9 @@ bool Float32KeyCounter::has_avx2() {
 int64_t Float32KeyCounter::list_wanted_keys(const uint8_t* p, int64_t start, int64_t len, const uint32_t* keys,
                                             size_t count, int32_t* hits) {
   // The fewest compares that hold the list, in steps of four.
-  if (count <= 4) return list_avx2<4>(p, start, len, keys, count, kKeyRound, kKeyShift, hits);
-  if (count <= 8) return list_avx2<8>(p, start, len, keys, count, kKeyRound, kKeyShift, hits);
-  return list_avx2<kMaxComparedKeys>(p, start, len, keys, count, kKeyRound, kKeyShift, hits);
+  if (count <= 4) return list_avx2<4>(p, start, len, keys, count, hits);
+  if (count <= 8) return list_avx2<8>(p, start, len, keys, count, hits);
+  return list_avx2<kMaxComparedKeys>(p, start, len, keys, count, hits);
 }
 #else
 bool Float32KeyCounter::has_avx2() { return false; }

@@ -1,10 +1,10 @@
 #include "schema/reductions.h"
 
-#include "schema/float32_key_counter.h"
-
 #include <cmath>
 #include <cstring>
 #include <limits>
+
+#include "schema/float32_key_counter.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -204,8 +204,47 @@ void accumulate_real(const uint8_t* p, int64_t n, double shift, double shift_abs
   const int64_t start = has_avx2() ? accumulate_avx2<T>(p, n, shift, shift_abs, a) : 0;
   accumulate(p, n, shift, shift_abs, load_as<T>, a, start);
 }
+
 // The 18 reductions from the accumulated sums of n elements.
-void finish(const Acc& a, int64_t n, Reductions* out);
+void finish(const Acc& a, int64_t n, Reductions* out) {
+  const double nn = static_cast<double>(n);
+  double sum = (a.sum[0] + a.sum[1]) + (a.sum[2] + a.sum[3]);
+  double sabs = (a.sabs[0] + a.sabs[1]) + (a.sabs[2] + a.sabs[3]);
+  double d = (a.d[0] + a.d[1]) + (a.d[2] + a.d[3]);
+  double dd = (a.dd[0] + a.dd[1]) + (a.dd[2] + a.dd[3]);
+  double da = (a.da[0] + a.da[1]) + (a.da[2] + a.da[3]);
+  double dda = (a.dda[0] + a.dda[1]) + (a.dda[2] + a.dda[3]);
+  double var = (dd - d * d / nn) / nn;
+  double var_abs = (dda - da * da / nn) / nn;
+  if (var < 0) var = 0;
+  if (var_abs < 0) var_abs = 0;
+  double sumsq = (a.ss[0] + a.ss[1]) + (a.ss[2] + a.ss[3]);
+  double* r = out->v;
+  r[kRedMin] = a.mn;
+  r[kRedMax] = a.mx;
+  r[kRedMean] = sum / nn;
+  r[kRedProd] = a.prod;
+  r[kRedStd] = std::sqrt(var);
+  r[kRedVariance] = var;
+  r[kRedSum] = sum;
+  r[kRedL1] = sabs;
+  r[kRedL2] = std::sqrt(sumsq);
+  r[kRedCount + kRedMin] = a.mna;
+  r[kRedCount + kRedMax] = a.mxa;
+  r[kRedCount + kRedMean] = sabs / nn;
+  r[kRedCount + kRedProd] = a.proda;
+  r[kRedCount + kRedStd] = std::sqrt(var_abs);
+  r[kRedCount + kRedVariance] = var_abs;
+  r[kRedCount + kRedSum] = sabs;
+  r[kRedCount + kRedL1] = sabs;
+  r[kRedCount + kRedL2] = std::sqrt(sumsq);
+  if (a.nan) {
+    for (double& x : out->v) x = std::numeric_limits<double>::quiet_NaN();
+  } else if (std::isinf(sum) || std::isinf(sabs)) {
+    // Infinite elements: the shifted variance is NaN (inf - inf), as numpy's is.
+    if (!std::isfinite(var)) r[kRedStd] = r[kRedVariance] = std::numeric_limits<double>::quiet_NaN();
+  }
+}
 
 }  // namespace
 
@@ -270,49 +309,5 @@ bool count_keys_with_reductions(const TensorView& v, Reductions* out, distributi
   finish(a, n, out);
   return counted;
 }
-
-namespace {
-
-void finish(const Acc& a, int64_t n, Reductions* out) {
-  const double nn = static_cast<double>(n);
-  double sum = (a.sum[0] + a.sum[1]) + (a.sum[2] + a.sum[3]);
-  double sabs = (a.sabs[0] + a.sabs[1]) + (a.sabs[2] + a.sabs[3]);
-  double d = (a.d[0] + a.d[1]) + (a.d[2] + a.d[3]);
-  double dd = (a.dd[0] + a.dd[1]) + (a.dd[2] + a.dd[3]);
-  double da = (a.da[0] + a.da[1]) + (a.da[2] + a.da[3]);
-  double dda = (a.dda[0] + a.dda[1]) + (a.dda[2] + a.dda[3]);
-  double var = (dd - d * d / nn) / nn;
-  double var_abs = (dda - da * da / nn) / nn;
-  if (var < 0) var = 0;
-  if (var_abs < 0) var_abs = 0;
-  double sumsq = (a.ss[0] + a.ss[1]) + (a.ss[2] + a.ss[3]);
-  double* r = out->v;
-  r[kRedMin] = a.mn;
-  r[kRedMax] = a.mx;
-  r[kRedMean] = sum / nn;
-  r[kRedProd] = a.prod;
-  r[kRedStd] = std::sqrt(var);
-  r[kRedVariance] = var;
-  r[kRedSum] = sum;
-  r[kRedL1] = sabs;
-  r[kRedL2] = std::sqrt(sumsq);
-  r[kRedCount + kRedMin] = a.mna;
-  r[kRedCount + kRedMax] = a.mxa;
-  r[kRedCount + kRedMean] = sabs / nn;
-  r[kRedCount + kRedProd] = a.proda;
-  r[kRedCount + kRedStd] = std::sqrt(var_abs);
-  r[kRedCount + kRedVariance] = var_abs;
-  r[kRedCount + kRedSum] = sabs;
-  r[kRedCount + kRedL1] = sabs;
-  r[kRedCount + kRedL2] = std::sqrt(sumsq);
-  if (a.nan) {
-    for (double& x : out->v) x = std::numeric_limits<double>::quiet_NaN();
-  } else if (std::isinf(sum) || std::isinf(sabs)) {
-    // Infinite elements: the shifted variance is NaN (inf - inf), as numpy's is.
-    if (!std::isfinite(var)) r[kRedStd] = r[kRedVariance] = std::numeric_limits<double>::quiet_NaN();
-  }
-}
-
-}  // namespace
 
 }  // namespace trialdb
