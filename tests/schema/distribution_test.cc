@@ -160,18 +160,23 @@ TensorView view_of(const std::vector<float>& x) {
   return v;
 }
 
+// Counts and histogram equal field for field.
+void expect_same_counts(const Distribution& a, const Distribution& b) {
+  EXPECT_EQ(a.nan, b.nan);
+  EXPECT_EQ(a.pos_inf, b.pos_inf);
+  EXPECT_EQ(a.neg_inf, b.neg_inf);
+  EXPECT_EQ(a.zero, b.zero);
+  EXPECT_EQ(a.negative, b.negative);
+  EXPECT_EQ(a.positive, b.positive);
+  EXPECT_EQ(a.histogram, b.histogram);
+}
+
 void expect_float32_distribution_exact(const std::vector<float>& x, const char* what) {
   SCOPED_TRACE(what);
   Distribution f32, f64;
   ASSERT_TRUE(compute_distribution(view_of(x), &f32));
   ASSERT_TRUE(compute_distribution(view_of(std::vector<double>(x.begin(), x.end())), &f64));
-  EXPECT_EQ(f32.nan, f64.nan);
-  EXPECT_EQ(f32.pos_inf, f64.pos_inf);
-  EXPECT_EQ(f32.neg_inf, f64.neg_inf);
-  EXPECT_EQ(f32.zero, f64.zero);
-  EXPECT_EQ(f32.negative, f64.negative);
-  EXPECT_EQ(f32.positive, f64.positive);
-  EXPECT_EQ(f32.histogram, f64.histogram);
+  expect_same_counts(f32, f64);
   // The ingest's form, counting in the reductions' pass: the same distribution, and the same
   // reductions bit for bit.
   Distribution fused;
@@ -181,14 +186,7 @@ void expect_float32_distribution_exact(const std::vector<float>& x, const char* 
   ASSERT_TRUE(has_reductions);
   ASSERT_TRUE(compute_reductions(view_of(x), &reductions));
   EXPECT_EQ(std::memcmp(fused_reductions.v, reductions.v, sizeof reductions.v), 0);
-  EXPECT_EQ(fused.count(), f32.count());
-  EXPECT_EQ(fused.nan, f32.nan);
-  EXPECT_EQ(fused.pos_inf, f32.pos_inf);
-  EXPECT_EQ(fused.neg_inf, f32.neg_inf);
-  EXPECT_EQ(fused.zero, f32.zero);
-  EXPECT_EQ(fused.negative, f32.negative);
-  EXPECT_EQ(fused.positive, f32.positive);
-  EXPECT_EQ(fused.histogram, f32.histogram);
+  expect_same_counts(fused, f32);
   for (int i = 0; i < kDistributionPercentiles; ++i)
     EXPECT_EQ(std::memcmp(&fused.percentile[i], &f32.percentile[i], sizeof(double)), 0) << kDistributionPercents[i];
   // Counts and buckets from the elements themselves.
