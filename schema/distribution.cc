@@ -99,10 +99,12 @@ bool compute_reductions_and_distribution(const TensorView& v, Reductions* reduct
                                          Distribution* out) {
   Keys keys = Keys::kCount;
   if (uses_key_counter(v)) {
-    *has_reductions = true;
-    keys = count_keys_with_reductions(v, reductions, &thread_key_counter()) ? Keys::kCounted : Keys::kDeclined;
+    Reductions unwanted;
+    *has_reductions = reductions != nullptr;
+    const bool counted = count_keys_with_reductions(v, reductions ? reductions : &unwanted, &thread_key_counter());
+    keys = counted ? Keys::kCounted : Keys::kDeclined;
   } else {
-    *has_reductions = compute_reductions(v, reductions);
+    *has_reductions = reductions && compute_reductions(v, reductions);
   }
   return with_counted(v, [&](auto& c, auto load) { fill_distribution(c, v, load, out); }, keys);
 }

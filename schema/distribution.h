@@ -36,7 +36,8 @@ struct Distribution {
 bool compute_distribution(const TensorView& v, Distribution* out);
 
 // compute_reductions (reductions.h) and compute_distribution of v, in one pass over a large
-// float32 value. *has_reductions and the return value say which v has.
+// float32 value. reductions is null where they are not wanted (a large float32 value's pass
+// computes them all the same). *has_reductions and the return value say which v has.
 bool compute_reductions_and_distribution(const TensorView& v, Reductions* reductions, bool* has_reductions,
                                          Distribution* out);
 

@@ -111,8 +111,8 @@ DecodedRecord decode_record(const IndexEntry& e, int64_t step, std::string_view 
     // Reductions are offered where smdebug can read the value (parity with its Trial API);
     // tensor_reduce() answers for the rest.
 #ifndef TRIALDB_BENCH_WITHOUT_DISTRIBUTIONS   // bench/run's reference build only (bench/CMakeLists.txt)
-    d.has_distribution = compute_reductions_and_distribution(tv, &d.reductions, &d.has_reductions, &d.distribution);
-    d.has_reductions = d.has_reductions && t.smdebug_readable;
+    d.has_distribution = compute_reductions_and_distribution(tv, t.smdebug_readable ? &d.reductions : nullptr,
+                                                             &d.has_reductions, &d.distribution);
 #else
     d.has_reductions = t.smdebug_readable && compute_reductions(tv, &d.reductions);
 #endif
