@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "schema/bucket_grid.h"
@@ -22,13 +23,16 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-TensorView view_of(const std::vector<double>& x) {
+// A one-dimensional float32 or float64 view of x.
+template <class T>
+TensorView view_of(const std::vector<T>& x) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   TensorView v;
-  v.dtype = DType::Float64;
+  v.dtype = std::is_same_v<T, float> ? DType::Float32 : DType::Float64;
   v.ndim = 1;
   v.dims[0] = v.numel = static_cast<int64_t>(x.size());
   v.data = reinterpret_cast<const uint8_t*>(x.data());
-  v.data_bytes = x.size() * sizeof(double);
+  v.data_bytes = x.size() * sizeof(T);
   return v;
 }
 
@@ -110,11 +114,11 @@ TEST(Distribution, CountsAndNumpysPercentilesWithSpecialValues) {
 
 TEST(Distribution, EmptyAllNanAndNonNumericValues) {
   Distribution d;
-  ASSERT_TRUE(compute_distribution(view_of({}), &d));
+  ASSERT_TRUE(compute_distribution(view_of(std::vector<double>{}), &d));
   EXPECT_EQ(d.count(), 0);
   EXPECT_TRUE(std::isnan(d.percentile[5]));
   EXPECT_EQ(d.histogram, "{}");
-  ASSERT_TRUE(compute_distribution(view_of({kNaN, kNaN}), &d));
+  ASSERT_TRUE(compute_distribution(view_of(std::vector<double>{kNaN, kNaN}), &d));
   EXPECT_EQ(d.nan, 2);
   EXPECT_TRUE(std::isnan(d.percentile[0]));
   TensorView s;
@@ -148,16 +152,6 @@ std::vector<float> float32_from_bits(const std::vector<uint32_t>& bits) {
   std::vector<float> x(bits.size());
   std::memcpy(x.data(), bits.data(), bits.size() * 4);
   return x;
-}
-
-TensorView view_of(const std::vector<float>& x) {
-  TensorView v;
-  v.dtype = DType::Float32;
-  v.ndim = 1;
-  v.dims[0] = v.numel = static_cast<int64_t>(x.size());
-  v.data = reinterpret_cast<const uint8_t*>(x.data());
-  v.data_bytes = x.size() * sizeof(float);
-  return v;
 }
 
 // Counts and histogram equal field for field.
