@@ -1,4 +1,4 @@
-"""python/trialdb.py against the views, on ingested fixtures (the built CLI ingests them).
+"""the python/trialdb package against the views, on ingested fixtures (the built CLI ingests them).
 
 usage: trialdb_test.py TRIALDB FIXTURES_DIR EXTENSION"""
 import math
