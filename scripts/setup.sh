@@ -10,7 +10,7 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 PKGS="build-essential cmake pkg-config git time sqlite3 libsqlite3-dev libprotobuf-dev protobuf-compiler
 zlib1g-dev libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libgtest-dev libgmock-dev
-libbenchmark-dev python3 python3-numpy python3-pandas clang libclang-rt-14-dev libcairo2-dev
+libbenchmark-dev python3 python3-numpy python3-pandas python3-protobuf clang libclang-rt-14-dev libcairo2-dev
 thrift-compiler libthrift-dev libboost-dev libzstd-dev"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

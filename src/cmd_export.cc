@@ -10,6 +10,7 @@
 #include "src/commands.h"
 #include "src/open_db.h"
 #include "src/output.h"
+#include "tensorboard/tensorboard_export.h"
 
 namespace trialdb::cli {
 
@@ -17,6 +18,7 @@ namespace {
 
 struct ExportArgs {
   std::string db, out, values = "pointers", ddl, endpoint, region;
+  std::string tensorboard, tensor_regex, reductions = "mean,mean_abs,l2";
   bool path_style = false;
   std::vector<std::string> trials;
 };
@@ -88,6 +90,30 @@ void run_export(const ExportArgs& a) {
   });
 }
 
+// --tensorboard: TensorBoard runs instead of Parquet (tensorboard/tensorboard_export.h).
+void run_tensorboard_export(const ExportArgs& a) {
+  tensorboard::TensorBoardOptions options;
+  options.tensor_regex = a.tensor_regex;
+  options.reductions = tensorboard::parse_reductions(a.reductions);
+  std::unique_ptr<Database> db = open_db(a.db, OpenMode::kReadOnly);
+  reporting_corruption(*db, [&] {
+    if (a.trials.empty()) {
+      options.trials = all_trials(*db);
+    } else {
+      require_trials(*db, a.trials);
+      options.trials = a.trials;
+    }
+    Table t{{"trial", "run", "steps", "events", "file"}, {}, {false, false, true, true, false}};
+    for (const tensorboard::RunReport& r : tensorboard::export_tensorboard(*db, a.tensorboard, options))
+      t.rows.push_back({r.trial, r.run, std::to_string(r.steps), std::to_string(r.events), r.file});
+    if (t.rows.empty()) {
+      std::cout << "nothing new to export\n";
+      return;
+    }
+    print_table(t, Format::kTable, std::cout);
+  });
+}
+
 }  // namespace
 
 void add_export(CLI::App& app) {
@@ -99,9 +125,31 @@ void add_export(CLI::App& app) {
       "which steps each file holds; exporting again writes files for the new steps only.\n"
       "Examples:\n"
       "  trialdb export --db trials.db --out /data/trials_parquet\n"
-      "  trialdb export --ddl athena --db trials.db --out s3://team-bucket/trialdb");
+      "  trialdb export --ddl athena --db trials.db --out s3://team-bucket/trialdb\n"
+      "  trialdb export --db trials.db --tensorboard runs/ && tensorboard --logdir runs/");
   cmd->add_option("--db", a->db, "Database file (with --ddl: optional, its trials listed for Athena)");
-  cmd->add_option("--out", a->out, "Folder or s3://bucket/prefix to write the datasets into (with --ddl: where they are)")->required();
+  CLI::Option* out = cmd->add_option("--out", a->out, "Folder or s3://bucket/prefix to write the datasets into (with --ddl: where they are)");
+  CLI::Option* tensorboard = cmd->add_option(
+      "--tensorboard", a->tensorboard,
+      "Write TensorBoard runs into this folder instead (DIR/<trial>/<mode>/; docs/TENSORBOARD.md)");
+  out->excludes(tensorboard);
+  cmd->add_option("--tensors", a->tensor_regex, "--tensorboard: only tensors matching this regex (Python re.search)")
+      ->needs(tensorboard);
+  cmd->add_option("--reductions", a->reductions,
+                  "--tensorboard: the reductions written as scalars (min, max, mean, prod, std, variance, sum, l1, l2; "
+                  "NAME_abs for |x|)")
+      ->capture_default_str()
+      ->needs(tensorboard)
+      ->check(CLI::Validator(
+          [](std::string& list) -> std::string {
+            try {
+              tensorboard::parse_reductions(list);
+              return {};
+            } catch (const Error& e) {
+              return e.status().cause();
+            }
+          },
+          "REDUCTIONS"));
   cmd->add_option("--trial", a->trials, "Export only this trial (repeatable; default: every trial)");
   cmd->add_option("--values", a->values,
                   "Raw values: none; pointers (value_locations: where each value is in the event files); "
@@ -114,8 +162,13 @@ void add_export(CLI::App& app) {
   cmd->add_option("--ddl", a->ddl, "Print the statements that make this engine read the export, and write nothing")
       ->check(CLI::IsMember({"athena", "trino", "spark", "duckdb"}));
   cmd->callback([a] {
-    if (!a->ddl.empty()) return print_ddl(*a);
+    if (!a->ddl.empty()) {
+      if (a->out.empty()) throw CLI::RequiredError("--out");
+      return print_ddl(*a);
+    }
     if (a->db.empty()) throw CLI::RequiredError("--db");
+    if (!a->tensorboard.empty()) return run_tensorboard_export(*a);
+    if (a->out.empty()) throw CLI::RequiredError("--out or --tensorboard");
     run_export(*a);
   });
 }

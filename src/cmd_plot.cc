@@ -8,7 +8,12 @@
 //                 (src/plot_distribution.cc)
 //   reduction     a reduction (l2, mean, ...) over steps for the tensors matching a regex in
 //                 one or more trials, on one chart with a legend. (src/plot_reduction.cc)
+//   histogram     one step's histogram of a tensor, or several steps overlaid or offset
+//                 (TensorBoard's histograms). (src/plot_distribution.cc)
 //   findings      a timeline of rule findings (view rule_findings), one row per rule.
+//
+// Every chart takes --steps A:B; the line charts --log or --symlog and --max-points (drawing only:
+// each stretch of x keeps its first, last, lowest and highest point); reduction --smooth.
 //
 // These files read the database and shape the data; src/plot/ draws it.
 #include <algorithm>
@@ -26,6 +31,7 @@
 
 #include "schema/database.h"
 #include "schema/py_regex.h"
+#include "ingest/pipeline/selection.h"
 #include "src/commands.h"
 #include "src/output.h"
 #include "src/open_db.h"
@@ -35,6 +41,21 @@
 namespace trialdb::cli {
 
 std::string step_title(const PlotArgs& a) { return a.mode.empty() ? "global step" : a.mode + " step"; }
+
+void check_common_options(PlotArgs& a) {
+  if (!a.steps.empty()) {
+    SelectionSpec range;
+    const Status st = parse_step_range(a.steps, &range);
+    if (!st.is_ok()) throw Error(st);
+    if (range.first_step) a.step_lo = *range.first_step;
+    if (range.end_step) a.step_hi = *range.end_step;
+  }
+  if (a.log_y && a.symlog_y) throw Error(ErrorKind::kUsage, "--log and --symlog: choose one");
+  if (!(a.smooth >= 0 && a.smooth < 1)) throw Error(ErrorKind::kUsage, "--smooth must be at least 0 and below 1");
+  if (a.max_points != 0 && a.max_points < 16) throw Error(ErrorKind::kUsage, "--max-points must be at least 16");
+}
+
+bool in_step_range(const PlotArgs& a, int64_t x) { return x >= a.step_lo && x < a.step_hi; }
 
 std::unique_ptr<PyRegex> compile_or_throw(const std::string& pattern, const char* option) {
   std::unique_ptr<PyRegex> re;
@@ -79,6 +100,7 @@ void plot_findings(const PlotArgs& a) {
     q.reset();
     q.bind(1, trial).bind(2, a.mode);
     while (q.step()) {
+      if (!in_step_range(a, a.mode.empty() ? q.int64(1) : q.int64(2))) continue;
       std::string rule = q.text(0);
       if (rule_re && !rule_re->search(rule)) continue;
       std::string label = (trials.size() > 1 ? trial + ": " : "") + rule + (a.by_tensor ? " · " + q.text(3) : "");
@@ -99,8 +121,8 @@ void plot_findings(const PlotArgs& a) {
       FROM steps WHERE trial = ?1 AND (?2 = '' OR mode = ?2))");
     s.bind(1, trial).bind(2, a.mode);
     if (s.step() && !s.is_null(0)) {
-      lo = std::min(lo, s.real(0));
-      hi = std::max(hi, s.real(1));
+      lo = std::min(lo, std::max(s.real(0), static_cast<double>(a.step_lo)));
+      hi = std::min(std::max(hi, s.real(1)), static_cast<double>(a.step_hi) - 1);
     }
   }
   if (n.empty())
@@ -145,8 +167,13 @@ void add_plot(CLI::App& app) {
       "--tensor '^gradient/.*weight' --reduction l2 --log\n"
       "  trialdb plot --db trials.db --out loss.png reduction --trial pt_bad_init --tensor CrossEntropyLoss_output_0 "
       "--reduction mean --by-mode\n"
+      "  trialdb plot --db trials.db --out loss.png reduction --tensor Loss --reduction mean --smooth 0.9 --steps 100:\n"
+      "  trialdb plot --db trials.db --out h.png histogram --trial pt_bad_init --tensor relu0_output_0 --step 0 --step 20\n"
       "  trialdb plot --db trials.db --out findings.png findings --trial pt_bad_init");
-  cmd->require_subcommand(1);
+  // The chart kind is checked in the callback, so a missing or unknown one is named with the
+  // kinds there are.
+  cmd->require_subcommand(0, 1);
+  cmd->allow_extras();
   cmd->fallthrough();  // --db/--out/--width/... may also come after the chart kind
   cmd->add_option("--db", args->db, "Database file")->required();
   cmd->add_option("--out", args->out, "Image file to write: NAME.png or NAME.svg")->required();
@@ -159,6 +186,15 @@ void add_plot(CLI::App& app) {
   auto add_mode = [&](CLI::App* sub) {
     sub->add_option("--mode", args->mode, "Only steps of this mode; x is then the mode step (default: all, x = global step)")
         ->transform(modes);
+  };
+  auto add_steps = [&](CLI::App* sub) {
+    sub->add_option("--steps", args->steps, "Only steps A <= step < B of the x axis (A:B, A: or :B)");
+  };
+  auto add_y_scale = [&](CLI::App* sub) {
+    sub->add_flag("--log", args->log_y, "Logarithmic y axis (non-positive values left out)");
+    sub->add_flag("--symlog", args->symlog_y, "Symmetric log y axis: log beyond a small threshold, linear through 0");
+    sub->add_option("--max-points", args->max_points,
+                    "Draw at most about N points per line, keeping each stretch's first, last, lowest and highest");
   };
 
   CLI::App* dist = cmd->add_subcommand(
@@ -175,6 +211,7 @@ void add_plot(CLI::App& app) {
   dist->add_flag("--shared-scale", args->shared_scale,
                  "Every panel with the same value bins and one colour scale, so colours compare across trials "
                  "(default: each panel its own range and colour bar)");
+  add_steps(dist);
 
   CLI::App* pct = cmd->add_subcommand(
       "percentiles",
@@ -184,6 +221,24 @@ void add_plot(CLI::App& app) {
   pct->add_option("--tensor", args->tensor, "Tensor name (exact)")->required();
   add_mode(pct);
   pct->add_option("--worker", args->worker, "Only this worker (default: workers merged)");
+  add_steps(pct);
+  add_y_scale(pct);
+
+  CLI::App* hist = cmd->add_subcommand(
+      "histogram",
+      "One step's histogram of a tensor's elements (x = value, y = elements per bin), or several steps "
+      "overlaid (--step repeated) or offset one above the other (--offset), from the histograms computed at "
+      "ingest (TensorBoard's histograms).");
+  hist->add_option("--trial", args->trials, "Trial")->required();
+  hist->add_option("--tensor", args->tensor, "Tensor name (exact)")->required();
+  hist->add_option("--step", args->hist_steps, "A step to draw (repeatable; default: the last step)");
+  add_mode(hist);
+  hist->add_option("--worker", args->worker, "Only this worker (default: workers pooled)");
+  hist->add_option("--bins", args->bins, "Value bins (default 50)");
+  hist->add_option("--range", args->range, "Value range LO HI (default: min to max over the steps drawn)")->expected(2);
+  hist->add_flag("--offset", args->offset, "Each later step drawn above the one before (TensorBoard's offset view)");
+  add_steps(hist);
+  add_y_scale(hist);
 
   CLI::App* red = cmd->add_subcommand(
       "reduction", "A reduction over steps for the tensors matching --tensor, in one or more trials.");
@@ -192,7 +247,10 @@ void add_plot(CLI::App& app) {
   red->add_option("--reduction", args->reduction, "min, max, mean, prod, std, variance, sum, l1 or l2 (default l2)")
       ->check(CLI::IsMember({"min", "max", "mean", "prod", "std", "variance", "sum", "l1", "l2"}));
   red->add_flag("--abs", args->abs, "The reduction of |x|");
-  red->add_flag("--log", args->log_y, "Logarithmic y axis");
+  add_y_scale(red);
+  add_steps(red);
+  red->add_option("--smooth", args->smooth,
+                  "TensorBoard's smoothing (an exponential moving average, 0 <= W < 1; the raw line stays, faint)");
   red->add_option("--mode", args->modes,
                   "Only steps of this mode (repeatable: a line per mode, x = global step; one mode: x = its mode step)")
       ->transform(modes);
@@ -204,10 +262,21 @@ void add_plot(CLI::App& app) {
   fnd->add_option("--rule", args->rule_regex, "Only rules matching this regex");
   fnd->add_flag("--by-tensor", args->by_tensor, "One row per rule and tensor");
   add_mode(fnd);
+  add_steps(fnd);
 
-  cmd->callback([args, dist, pct, red, fnd] {
+  // The kinds inherited fallthrough (their parent options may follow them); plot itself keeps
+  // what no kind took, so an unknown kind reaches the callback, which names the kinds.
+  cmd->fallthrough(false);
+  cmd->callback([cmd, args, dist, pct, hist, red, fnd] {
     try {
+      static const char* const kKinds = "distribution, percentiles, histogram, reduction or findings";
+      if (!cmd->remaining().empty())
+        throw Error(ErrorKind::kUsage, "not a chart kind or option: '" + cmd->remaining().front() + "' (chart kinds: " +
+                                           kKinds + ")");
+      if (cmd->get_subcommands().empty()) throw Error(ErrorKind::kUsage, std::string("give a chart kind: ") + kKinds);
+      check_common_options(*args);
       if (dist->parsed()) plot_distribution(*args);
+      else if (hist->parsed()) plot_histogram(*args);
       else if (pct->parsed()) plot_percentiles(*args);
       else if (red->parsed()) plot_reduction(*args);
       else if (fnd->parsed()) plot_findings(*args);

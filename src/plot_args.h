@@ -1,6 +1,7 @@
 // What `trialdb plot` was asked for, and the pieces its chart kinds share (src/cmd_plot.cc wires
 // the command line; src/plot_reduction.cc and src/plot_distribution.cc draw their charts).
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,7 +33,22 @@ struct PlotArgs {
   // findings
   std::string rule_regex;
   bool by_tensor = false;
+  // every chart: --steps A:B (A <= x < B, x the step the chart's x axis shows)
+  std::string steps;
+  int64_t step_lo = INT64_MIN, step_hi = INT64_MAX;
+  // line charts (reduction, percentiles, histogram)
+  bool symlog_y = false;
+  size_t max_points = 0;   // 0: every point
+  double smooth = 0;       // reduction: TensorBoard's smoothing weight, 0 <= w < 1
+  // histogram
+  std::vector<int64_t> hist_steps;
+  bool offset = false;
 };
+
+// Parses --steps into a.step_lo / a.step_hi and checks the line-chart options; throws a usage
+// Error naming the option.
+void check_common_options(PlotArgs& a);
+bool in_step_range(const PlotArgs& a, int64_t x);
 
 // "global step", or "<MODE> step" when a mode is chosen (x is then the mode step).
 std::string step_title(const PlotArgs& a);
@@ -43,5 +59,6 @@ std::unique_ptr<PyRegex> compile_or_throw(const std::string& pattern, const char
 void plot_reduction(const PlotArgs& a);      // reductions over steps (src/plot_reduction.cc)
 void plot_distribution(const PlotArgs& a);   // heat map of histogram_buckets
 void plot_percentiles(const PlotArgs& a);    // percentile bands of distributions
+void plot_histogram(const PlotArgs& a);      // one step's histogram, or several overlaid
 
 }  // namespace trialdb::cli

@@ -21,19 +21,27 @@
 #include "src/open_db.h"
 #include "src/output.h"
 #include "src/plot/chart.h"
+#include "src/plot/series_ops.h"
 #include "src/plot_args.h"
 
 namespace trialdb::cli {
 
 namespace {
 
-// The rows of one tensor of one trial in a view, with the plot's mode and worker filters.
-constexpr const char* kFilter = " WHERE trial = ?1 AND tensor = ?2 AND (?3 = '' OR mode = ?3) AND (?4 = '' OR worker = ?4)";
+// The rows of one tensor of one trial in a view, with the plot's mode, worker and --steps
+// filters (the step of the x axis: the mode step when a mode is chosen).
+constexpr const char* kFilter =
+    " WHERE trial = ?1 AND tensor = ?2 AND (?3 = '' OR mode = ?3) AND (?4 = '' OR worker = ?4)"
+    " AND (CASE WHEN ?3 = '' THEN step ELSE mode_step END) >= ?5 AND (CASE WHEN ?3 = '' THEN step ELSE mode_step END) < ?6";
+
+void bind_filter(Statement& q, const PlotArgs& a, const std::string& trial) {
+  q.bind(1, trial).bind(2, a.tensor).bind(3, a.mode).bind(4, a.worker).bind(5, a.step_lo).bind(6, a.step_hi);
+}
 
 std::unique_ptr<Statement> filtered(Database& db, const std::string& select_from, const PlotArgs& a,
                                     const std::string& trial) {
   auto q = std::make_unique<Statement>(db.handle(), select_from + kFilter);
-  q->bind(1, trial).bind(2, a.tensor).bind(3, a.mode).bind(4, a.worker);
+  bind_filter(*q, a, trial);
   return q;
 }
 
@@ -158,7 +166,7 @@ PercentileSeries percentile_series(Database& db, const PlotArgs& a, const std::s
   const char* x = a.mode.empty() ? "step" : "mode_step";
   std::string sql = std::string("SELECT ") + x + ", count(*) FROM distributions" + kFilter + " GROUP BY 1";
   Statement counts(db.handle(), sql);
-  counts.bind(1, trial).bind(2, a.tensor).bind(3, a.mode).bind(4, a.worker);
+  bind_filter(counts, a, trial);
   bool merged = false;
   while (counts.step()) merged |= counts.int64(1) > 1;
   std::string select;
@@ -170,13 +178,20 @@ PercentileSeries percentile_series(Database& db, const PlotArgs& a, const std::s
     select = std::string("SELECT ") + x + ", " + kPercentColumns + " FROM distributions";
   }
   Statement q(db.handle(), select + kFilter + (merged ? " GROUP BY 1" : "") + " ORDER BY 1");
-  q.bind(1, trial).bind(2, a.tensor).bind(3, a.mode).bind(4, a.worker);
+  bind_filter(q, a, trial);
   PercentileSeries s;
   while (q.step()) {
     s.x.push_back(static_cast<double>(q.int64(0)));
     for (int i = 0; i < kPercents; ++i) s.p[i].push_back(q.is_null(i + 1) ? NAN : q.real(i + 1));
   }
   return s;
+}
+
+// --log / --symlog of a line chart over these values.
+void set_y_scale(const PlotArgs& a, const std::vector<std::vector<double>>& ys, plot::LineChart* chart) {
+  chart->log_y = a.log_y;
+  chart->symlog_y = a.symlog_y;
+  if (a.symlog_y) chart->symlog_linthresh = plot::symlog_threshold(ys);
 }
 
 }  // namespace
@@ -240,7 +255,8 @@ void plot_percentiles(const PlotArgs& a) {
                                       (a.mode.empty() ? "" : " (" + a.mode + ")")
                                 : a.title;
   chart.x_title = step_title(a);
-  chart.y_title = "value";
+  chart.y_title = std::string("value") + (a.log_y ? " (log scale)" : a.symlog_y ? " (symmetric log scale)" : "");
+  set_y_scale(a, {s.p, s.p + kPercents}, &chart);
   // Outer bands first, lighter: p0-p100, p1-p99, p5-p95, p10-p90, p25-p75.
   // Each band is drawn over the wider ones, so the legend shows the colour their overlap makes.
   const plot::Rgb band{0.16, 0.42, 0.70};
@@ -254,8 +270,88 @@ void plot_percentiles(const PlotArgs& a) {
                                 std::to_string(static_cast<int>(kPercent[kPercents - 1 - i])),
                             swatch, plot::Dash::Solid, plot::LegendEntry::Box});
   }
-  chart.series.push_back({"median", s.x, s.p[5], {0.05, 0.15, 0.35}, plot::Dash::Solid, plot::Marker::Circle});
+  plot::LineSeries median{"median", {}, {}, {0.05, 0.15, 0.35}, plot::Dash::Solid, plot::Marker::Circle};
+  for (size_t i : plot::keep_extremes(s.x, s.p[5], a.max_points ? a.max_points : s.x.size())) {
+    median.x.push_back(s.x[i]);
+    median.y.push_back(s.p[5][i]);
+  }
+  chart.series.push_back(std::move(median));
   chart.legend.push_back({"median", {0.05, 0.15, 0.35}, plot::Dash::Solid, plot::LegendEntry::Line, false, plot::Marker::Circle});
+  plot::render_line_chart(chart, a.out, {a.width, a.height ? a.height : 540, a.height == 0});
+}
+
+void plot_histogram(const PlotArgs& a) {
+  if (a.trials.size() != 1) throw Error(ErrorKind::kUsage, "histogram: give one --trial");
+  if (a.bins < 2 || a.bins > 1000) throw Error(ErrorKind::kUsage, "--bins must be between 2 and 1000");
+  if (a.range.size() == 2 && !(std::isfinite(a.range[0]) && std::isfinite(a.range[1]) && a.range[0] < a.range[1]))
+    throw Error(ErrorKind::kUsage, "--range: LO and HI must be finite numbers, LO below HI");
+  auto db = open_db(a.db, OpenMode::kReadOnly);
+  require_trials(*db, a.trials);
+  const std::string& trial = a.trials[0];
+  TrialBuckets all = trial_buckets(*db, a, trial);
+  if (all.steps.empty())
+    throw Error(ErrorKind::kInvalidInput, "nothing to draw: trial " + trial + ", tensor " + a.tensor + ": " +
+                                              nothing_to_draw(*db, a, trial));
+  // The steps asked for (each must have a histogram), else the last one.
+  TrialBuckets chosen;
+  if (a.hist_steps.empty()) {
+    chosen.steps.insert(*all.steps.rbegin());
+  } else {
+    for (int64_t step : a.hist_steps) {
+      const auto it = all.steps.find(step);
+      if (it == all.steps.end()) {
+        std::vector<std::string> some;
+        for (const auto& [x, b] : all.steps) some.push_back(std::to_string(x));
+        if (some.size() > 12) some.erase(some.begin() + 6, some.end() - 6), some.insert(some.begin() + 6, "...");
+        throw Error(ErrorKind::kInvalidInput, "trial " + trial + ", tensor " + a.tensor + " has no histogram at " +
+                                                  step_title(a) + " " + std::to_string(step) + " (it has " +
+                                                  join(some, ", ") + ")");
+      }
+      chosen.steps.insert(*it);
+    }
+  }
+  chosen.lo = INFINITY;
+  chosen.hi = -INFINITY;
+  for (const auto& [x, buckets] : chosen.steps)
+    for (const auto& [bucket, count] : buckets) {
+      const double blo = bucket_lo(bucket), bhi = bucket_hi(bucket);
+      chosen.lo = std::min(chosen.lo, std::isinf(blo) ? bhi : blo);
+      chosen.hi = std::max(chosen.hi, std::isinf(bhi) ? blo : bhi);
+    }
+  const bool given = a.range.size() == 2;
+  const plot::HeatPanel bins = distribution_panel(*db, a, trial, chosen, given ? a.range[0] : chosen.lo,
+                                                  given ? a.range[1] : chosen.hi);
+  const size_t nbins = bins.y_edges.size() - 1;
+  // Offset: each later step raised by a fifth of the tallest bin, so the curves read as a stack.
+  double tallest = 0;
+  for (double c : bins.counts) tallest = std::max(tallest, c);
+  const double offset = a.offset ? tallest * 0.2 : 0;
+  plot::LineChart chart;
+  chart.title = a.title.empty() ? "histogram of " + a.tensor + " in " + trial +
+                                      (a.mode.empty() ? "" : " (" + a.mode + ")")
+                                : a.title;
+  chart.x_title = "value";
+  chart.y_title = std::string("elements per bin") + (a.offset ? ", each step raised" : "") +
+                  (a.log_y ? " (log scale)" : a.symlog_y ? " (symmetric log scale)" : "");
+  std::vector<std::vector<double>> ys;
+  for (size_t col = 0; col < bins.x.size(); ++col) {
+    plot::LineSeries s;
+    const plot::SeriesStyle style = plot::series_style(static_cast<int>(col));
+    s.label = step_title(a) + " " + plot::format_number(bins.x[col], 10);
+    s.color = style.color;
+    s.marker = style.marker;
+    s.markers = false;
+    // A step-shaped line: each bin's count across the bin's width.
+    for (size_t b = 0; b < nbins; ++b) {
+      const double y = bins.counts[col * nbins + b] + offset * static_cast<double>(col);
+      s.x.insert(s.x.end(), {bins.y_edges[b], bins.y_edges[b + 1]});
+      s.y.insert(s.y.end(), {y, y});
+    }
+    ys.push_back(s.y);
+    chart.legend.push_back({s.label, s.color, plot::Dash::Solid, plot::LegendEntry::Line});
+    chart.series.push_back(std::move(s));
+  }
+  set_y_scale(a, ys, &chart);
   plot::render_line_chart(chart, a.out, {a.width, a.height ? a.height : 540, a.height == 0});
 }
 

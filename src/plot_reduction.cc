@@ -18,6 +18,7 @@
 #include "src/open_db.h"
 #include "src/output.h"
 #include "src/plot/chart.h"
+#include "src/plot/series_ops.h"
 #include "src/plot_args.h"
 
 namespace trialdb::cli {
@@ -100,6 +101,19 @@ std::string no_reduction_hint(Database& db, const PlotArgs& a, const std::vector
   return tensors + " no reductions (not numeric, or saved as shapes only)";
 }
 
+constexpr double kRawAlpha = 0.25;   // the raw line under a smoothed one
+
+// The points of a line to draw: all of them, or --max-points of them keeping the extremes.
+void drawn_points(const PlotArgs& a, const std::vector<double>& x, const std::vector<double>& y, plot::LineSeries* s) {
+  s->x.clear();
+  s->y.clear();
+  const std::vector<size_t> keep = plot::keep_extremes(x, y, a.max_points ? a.max_points : x.size());
+  for (size_t i : keep) {
+    s->x.push_back(x[i]);
+    s->y.push_back(y[i]);
+  }
+}
+
 }  // namespace
 
 void plot_reduction(const PlotArgs& a) {
@@ -134,8 +148,10 @@ void plot_reduction(const PlotArgs& a) {
       if (!mode_filter.empty() && !mode_filter.count(mode)) continue;
       std::string worker = q.text(4);
       if (!a.worker.empty() && worker != a.worker) continue;
+      const int64_t x = one_mode ? q.int64(2) : q.int64(3);
+      if (!in_step_range(a, x)) continue;
       Points& p = series[{ti, tensor, split_modes ? mode : "", worker}];
-      p.x.push_back(static_cast<double>(one_mode ? q.int64(2) : q.int64(3)));
+      p.x.push_back(static_cast<double>(x));
       p.y.push_back(q.is_null(5) ? NAN : q.real(5));
       tensors.insert(tensor);
       workers.insert(worker);
@@ -199,22 +215,38 @@ void plot_reduction(const PlotArgs& a) {
                                       (trials.size() == 1 ? " in " + trials[0] : "") + mode_note
                                 : a.title;
   chart.x_title = one_mode ? a.modes[0] + " step" : "global step";
-  chart.y_title = red + (a.log_y ? " (log scale)" : "");
+  chart.y_title = red + (a.log_y ? " (log scale)" : a.symlog_y ? " (symmetric log scale)" : "") +
+                  (a.smooth > 0 ? ", smoothed " + plot::format_number(a.smooth) : "");
   chart.log_y = a.log_y;
+  chart.symlog_y = a.symlog_y;
+  if (a.symlog_y) {
+    std::vector<std::vector<double>> ys;
+    for (const auto& [key, pts] : series) ys.push_back(pts.y);
+    chart.symlog_linthresh = plot::symlog_threshold(ys);
+  }
   for (auto& [key, pts] : series) {
     const auto& [ti, tensor, mode, worker] = key;
     const int primary = static_cast<int>(
         primary_is_trial ? ti : std::find(tensor_list.begin(), tensor_list.end(), tensor) - tensor_list.begin());
     const plot::SeriesStyle style = plot::series_style(primary);
     plot::LineSeries s;
-    s.x = std::move(pts.x);
-    s.y = std::move(pts.y);
     s.color = style.color;
     s.marker = style.marker;
     s.dash = style.dash;
     if (const std::string group = group_of(ti, mode, worker); !group.empty())
       s.dash = plot::dash_kind(static_cast<int>(std::find(secondary.begin(), secondary.end(), group) - secondary.begin()));
     s.label = tensor + (worker_lines ? " (" + worker + ")" : "");
+    // Smoothed: the raw values faint beneath, as TensorBoard draws them.
+    if (a.smooth > 0) {
+      plot::LineSeries raw = s;
+      raw.alpha = kRawAlpha;
+      raw.markers = false;
+      raw.dash = plot::Dash::Solid;
+      drawn_points(a, pts.x, pts.y, &raw);
+      chart.series.push_back(std::move(raw));
+      pts.y = plot::ema_smooth(pts.y, a.smooth);
+    }
+    drawn_points(a, pts.x, pts.y, &s);
     chart.series.push_back(std::move(s));
   }
   const std::vector<std::string>& primary_labels = primary_is_trial ? trials : tensor_list;

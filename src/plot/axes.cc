@@ -47,18 +47,27 @@ std::vector<Tick> Axes::ticks_for(const AxisSpec& a, double length_px, bool hori
     max_ticks = static_cast<int>(length_px / (font_ * 2.2));
   }
   max_ticks = std::clamp(max_ticks, 2, 12);
+  if (a.symlog) return symlog_ticks(a.lo, a.hi, a.linthresh, max_ticks);
   return a.log ? log_ticks(a.lo, a.hi, max_ticks) : linear_ticks(a.lo, a.hi, max_ticks, a.integer);
 }
 
-double Axes::px(double v) const {
-  double t = x_.log ? (std::log10(v) - std::log10(x_.lo)) / (std::log10(x_.hi) - std::log10(x_.lo))
-                    : range_fraction(v, x_.lo, x_.hi);
-  return plot_.x + t * plot_.w;
+namespace {
+
+double symlog(double v, double linthresh) { return std::copysign(std::log10(1 + std::abs(v) / linthresh), v); }
+
+// Where v lies along the axis, 0 at lo and 1 at hi, in the axis' scale.
+double axis_fraction(const AxisSpec& a, double v) {
+  if (a.log) return (std::log10(v) - std::log10(a.lo)) / (std::log10(a.hi) - std::log10(a.lo));
+  if (a.symlog) return range_fraction(symlog(v, a.linthresh), symlog(a.lo, a.linthresh), symlog(a.hi, a.linthresh));
+  return range_fraction(v, a.lo, a.hi);
 }
 
+}  // namespace
+
+double Axes::px(double v) const { return plot_.x + axis_fraction(x_, v) * plot_.w; }
+
 double Axes::py(double v) const {
-  double t = y_.log ? (std::log10(v) - std::log10(y_.lo)) / (std::log10(y_.hi) - std::log10(y_.lo))
-                    : range_fraction(v, y_.lo, y_.hi);
+  double t = axis_fraction(y_, v);
   if (!y_.categories.empty()) t = 1 - t;  // first category at the top
   return plot_.y + plot_.h - t * plot_.h;
 }

@@ -19,6 +19,8 @@ struct AxisSpec {
   std::string title;
   double lo = 0, hi = 1;
   bool log = false;
+  bool symlog = false;                  // sign(v) * log10(1 + |v| / linthresh): log beyond
+  double linthresh = 1;                 // +-linthresh, linear through zero
   bool integer = false;                 // whole-number ticks only (steps)
   std::vector<std::string> categories;  // non-empty: category i sits at value i (lo/hi ignored)
 };

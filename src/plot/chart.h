@@ -29,6 +29,8 @@ struct LineSeries {
   Rgb color{0, 0, 0};
   Dash dash = Dash::Solid;
   Marker marker = Marker::Circle;  // at the points (at every few points on a long series)
+  double alpha = 1;                // below 1: a faint line (the raw values under a smoothed one)
+  bool markers = true;
 };
 
 // A filled band between two curves over the same x (a range of percentiles), under the lines.
@@ -41,6 +43,8 @@ struct LineBand {
 struct LineChart {
   std::string title, x_title, y_title;
   bool log_y = false;  // non-positive values are left out (and counted in a note)
+  bool symlog_y = false;   // symmetric log: log beyond +-symlog_linthresh, linear through zero
+  double symlog_linthresh = 1;
   std::vector<LineBand> bands;
   std::vector<LineSeries> series;
   std::vector<LegendEntry> legend;

@@ -120,8 +120,8 @@ void render_heatmap(const HeatMap& map, const std::string& path, ImageSize size)
     size_t bins = p.y_edges.size() >= 2 ? p.y_edges.size() - 1 : 0;
     std::vector<double> xe = column_edges(p.x);
     AxisSpec xa{last ? map.x_title : "", xe.empty() || p.x.empty() ? 0 : xe.front(),
-                p.x.empty() ? 1 : xe.back(), false, true, {}};
-    AxisSpec ya{map.y_title, bins ? p.y_edges.front() : 0, bins ? p.y_edges.back() : 1, false, false, {}};
+                p.x.empty() ? 1 : xe.back(), false, false, 1, true, {}};
+    AxisSpec ya{map.y_title, bins ? p.y_edges.front() : 0, bins ? p.y_edges.back() : 1, false, false, 1, false, {}};
     if (ya.hi <= ya.lo) pad_range(&ya.lo, &ya.hi, 0, false);
     const double head = (p.title.empty() && !marks ? 0 : panel_title_h) + (marks ? mark_h : 0);
     Rect area{f * 0.5, y0 + head, bar_x - f * 1.5, each_h - head};

@@ -83,8 +83,8 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
   const double right = legend.height > 0 && !legend.below ? legend.width + f : 0;
   const double below = legend.below ? legend.height + f * 0.5 : 0;
   Rect area{f * 0.5, top, size.width - f * 1.0 - right, size.height - top - f * 0.5 - below};
-  AxisSpec xa{chart.x_title, xlo - xpad, xhi + xpad, false, true, {}};
-  AxisSpec ya{chart.y_title, ylo, yhi, chart.log_y, false, {}};
+  AxisSpec xa{chart.x_title, xlo - xpad, xhi + xpad, false, false, 1, true, {}};
+  AxisSpec ya{chart.y_title, ylo, yhi, chart.log_y, chart.symlog_y, chart.symlog_linthresh, false, {}};
   Axes ax(c, area, xa, ya, f);
   ax.draw_grid();
 
@@ -109,7 +109,7 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
     }
   }
   for (const LineSeries& s : chart.series) {
-    c.set_color(s.color.r, s.color.g, s.color.b);
+    c.set_color(s.color.r, s.color.g, s.color.b, s.alpha);
     cairo_set_line_width(cr, lw);
     set_dash(c, s.dash, lw);
     bool pen_down = false;
@@ -129,6 +129,7 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
     // Markers at every saved step when they are few enough to see (so single points show too),
     // else at about kMarkersPerLine of them, staggered so that lines on top of each other still
     // show each one's marker.
+    if (!s.markers) continue;
     const size_t every = n <= kAllMarkersUpTo ? 1 : (n + kMarkersPerLine - 1) / kMarkersPerLine;
     const size_t first = every == 1 ? 0 : (static_cast<size_t>(&s - chart.series.data()) * 3) % every;
     for (size_t i = first; i < n; i += every) {

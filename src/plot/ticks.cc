@@ -28,6 +28,26 @@ std::string printf_g(double v, int precision) {
 
 }  // namespace
 
+std::vector<Tick> symlog_ticks(double lo, double hi, double linthresh, int max_ticks) {
+  std::vector<double> magnitudes;   // linthresh * 10^k up to the larger end
+  const double reach = std::max(std::abs(lo), std::abs(hi));
+  for (double m = linthresh; m <= reach && magnitudes.size() < 400; m *= 10) magnitudes.push_back(m);
+  std::vector<double> values;
+  for (size_t i = magnitudes.size(); i-- > 0;) values.push_back(-magnitudes[i]);
+  values.push_back(0);
+  values.insert(values.end(), magnitudes.begin(), magnitudes.end());
+  std::vector<double> inside;
+  for (double v : values)
+    if (v >= lo && v <= hi) inside.push_back(v);
+  const size_t every = std::max<size_t>(1, (inside.size() + max_ticks - 1) / std::max(max_ticks, 1));
+  std::vector<Tick> out;
+  const auto zero = std::find(inside.begin(), inside.end(), 0.0);
+  const size_t anchor = zero == inside.end() ? 0 : static_cast<size_t>(zero - inside.begin());
+  for (size_t i = 0; i < inside.size(); ++i)
+    if ((i > anchor ? i - anchor : anchor - i) % every == 0) out.push_back({inside[i], format_number(inside[i])});
+  return out;
+}
+
 std::string format_number(double v, int significant) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";

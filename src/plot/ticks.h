@@ -20,6 +20,10 @@ std::vector<Tick> linear_ticks(double lo, double hi, int max_ticks, bool integer
 // Ticks for a log10 axis over [lo, hi], 0 < lo < hi.
 std::vector<Tick> log_ticks(double lo, double hi, int max_ticks);
 
+// Ticks for a symmetric log axis over [lo, hi]: 0 and +-linthresh * 10^k, every k-th decade
+// when they would be more than max_ticks.
+std::vector<Tick> symlog_ticks(double lo, double hi, double linthresh, int max_ticks);
+
 // A number as a short label: format_number(0.00002) == "2e-5", format_number(1500) == "1500".
 // significant: digits kept (%g precision).
 std::string format_number(double v, int significant = 4);

@@ -23,8 +23,8 @@ void render_timeline(const Timeline& t, const std::string& path, ImageSize size)
   const double below = legend.below ? legend.height + f * 0.5 : 0;
   Rect area{f * 0.5, top, size.width - f - right, size.height - top - f * 0.5 - below};
   std::vector<std::string> rows = t.rows.empty() ? std::vector<std::string>{"(no findings)"} : t.rows;
-  AxisSpec xa{t.x_title, xlo - pad, xhi + pad, false, true, {}};
-  AxisSpec ya{"", 0, 0, false, false, rows};
+  AxisSpec xa{t.x_title, xlo - pad, xhi + pad, false, false, 1, true, {}};
+  AxisSpec ya{"", 0, 0, false, false, 1, false, rows};
   Axes ax(c, area, xa, ya, f);
   ax.draw_grid();
   // Alternate row shading so a marker is easy to follow to its row label.

@@ -496,6 +496,62 @@ empty_chart(["percentiles", "--trial", "pt_bad_init", "--tensor", "relu0_output_
             "it has values in EVAL, TRAIN", "percentiles in a mode without values")
 empty_chart(["findings", "--trial", "pt_bad_init", "--rule", "no_such_rule"], "trialdb rules --db", "findings of no rule")
 
+# --- plot: long runs (smoothing, step ranges, log axes, downsampling, histograms) -----------------
+def path_points(svg_path):
+    """The number of points of each series line in an SVG (its move and line commands)."""
+    text = open(svg_path).read()
+    return [len(re.findall(r"[ML] ", d)) for d in
+            re.findall(r'<path style="[^"]*stroke-linejoin:round[^"]*" d="([^"]*)"', text)]
+
+
+red_svg = os.path.join(WORK, "long.svg")
+train_loss = ["reduction", "--trial", "pt_bad_init", "--tensor", "CrossEntropyLoss_output_0", "--reduction", "mean",
+              "--mode", "TRAIN"]
+p = run("plot", "--db", db, "--out", red_svg, *train_loss)
+full = path_points(red_svg)
+p = run("plot", "--db", db, "--out", red_svg, *train_loss, "--steps", "2:6")
+check(p.returncode == 0 and path_points(red_svg) == [4] and full == [20],
+      "plot --steps 2:6: 4 of the 20 TRAIN points (%s, %s %s)" % (full, path_points(red_svg), p.stderr))
+p = run("plot", "--db", db, "--out", red_svg, *train_loss, "--smooth", "0.8")
+text = open(red_svg).read() if p.returncode == 0 else ""
+check(p.returncode == 0 and path_points(red_svg) == [20, 20] and "stroke-opacity:0.25" in text,
+      "plot --smooth: the raw line faint beneath the smoothed one (%s %s)" % (path_points(red_svg), p.stderr))
+check(any("smoothed 0.8" in t for t in svg_texts(red_svg)), "plot --smooth: the axis says so")
+for bad, why in ((["--smooth", "1"], "--smooth"), (["--log", "--symlog"], "choose one"), (["--steps", "5:2"], "--steps"),
+                 (["--max-points", "3"], "--max-points")):
+    p = run("plot", "--db", db, "--out", red_svg, *train_loss, *bad)
+    check(p.returncode == 2 and why in p.stderr, "plot %s: a usage error naming it (%d %s)" % (bad, p.returncode, p.stderr))
+# --max-points keeps every stretch's extremes: a spike in 400 steps survives 16 points.
+spiky = os.path.join(WORK, "spiky")
+p = run("synth", spiky, "--steps", "400", "--tensors", "1", "--elements", "4")
+run("ingest", spiky, "--db", db, "--name", "spiky", "-q")
+p = run("plot", "--db", db, "--out", red_svg, "reduction", "--trial", "spiky", "--tensor", "weight", "--reduction", "max",
+        "--mode", "TRAIN", "--max-points", "16")
+points = path_points(red_svg) if p.returncode == 0 else []
+check(points and all(0 < n <= 16 for n in points), "plot --max-points 16: at most 16 points a line (%s %s)" % (points, p.stderr))
+# --symlog: ticks through zero and on both sides.
+pct_svg = os.path.join(WORK, "pct_symlog.svg")
+p = run("plot", "--db", db, "--out", pct_svg, "percentiles", "--trial", "pt_bad_init", "--tensor", "gradient/Net_conv0.weight",
+        "--symlog")
+ticks = svg_texts(pct_svg) if p.returncode == 0 else []
+check("0" in ticks and any(t.startswith("-") for t in ticks) and "value (symmetric log scale)" in ticks,
+      "plot percentiles --symlog: ticks on both sides of zero (%s %s)" % (ticks, p.stderr))
+# histogram: one line per step; a step without a histogram is named with those there are.
+hist_svg = os.path.join(WORK, "hist.svg")
+p = run("plot", "--db", db, "--out", hist_svg, "histogram", "--trial", "pt_bad_init", "--tensor", "relu0_output_0",
+        "--step", "0", "--step", "11", "--offset")
+check(p.returncode == 0 and len(path_points(hist_svg)) == 2 and "global step 11" in svg_texts(hist_svg),
+      "plot histogram: a line per step (%s %s)" % (path_points(hist_svg) if p.returncode == 0 else None, p.stderr))
+p = run("plot", "--db", db, "--out", hist_svg, "histogram", "--trial", "pt_bad_init", "--tensor", "relu0_output_0",
+        "--step", "999")
+check(p.returncode == 1 and "no histogram at global step 999" in p.stderr and "23" in p.stderr,
+      "plot histogram: a missing step is named (%s)" % p.stderr)
+# A missing or unknown chart kind names the kinds.
+for args in ([], ["hist"]):
+    p = run("plot", "--db", db, "--out", hist_svg, *args)
+    check(p.returncode == 2 and "distribution, percentiles, histogram, reduction or findings" in p.stderr,
+          "plot %s: names the chart kinds (%d %s)" % (args, p.returncode, p.stderr))
+
 # --- shell ---------------------------------------------------------------------------------------
 p = run("shell", "--db", db, "--", "-csv", "SELECT tensor_numel(value) FROM tensor_values WHERE trial = 'pt_bad_init' "
         "AND tensor = 'Net_fc.weight' AND step = 0")

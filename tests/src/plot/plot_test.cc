@@ -2,6 +2,7 @@
 // size asked for (PNG header, SVG root element), also for empty and degenerate data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -9,8 +10,10 @@
 #include <set>
 #include <tuple>
 #include <string>
+#include <vector>
 
 #include "src/plot/chart.h"
+#include "src/plot/series_ops.h"
 
 namespace trialdb::plot {
 namespace {
@@ -72,6 +75,47 @@ TEST(Ticks, LogTicksAreDecades) {
   auto short_range = log_ticks(0.15, 0.9, 5);  // inside one decade: 1-2-5 ticks
   ASSERT_EQ(short_range.size(), 2u);
   EXPECT_EQ(short_range[0].label, "0.2");
+}
+
+TEST(SeriesOps, SmoothingIsTensorBoardsDebiasedMovingAverage) {
+  // TensorBoard: last = last * w + (1 - w) * y; shown = last / (1 - w^n) over the finite points.
+  const std::vector<double> y = {1, 2, NAN, 4};
+  const std::vector<double> s = ema_smooth(y, 0.5);
+  EXPECT_DOUBLE_EQ(s[0], 1);                           // debiased: the first point is itself
+  EXPECT_DOUBLE_EQ(s[1], (0.25 + 1.0) / 0.75);         // last = 0.5 * 0.5 + 0.5 * 2
+  EXPECT_TRUE(std::isnan(s[2]));                       // a gap stays a gap
+  EXPECT_DOUBLE_EQ(s[3], ((0.25 + 1.0) * 0.5 + 2) / 0.875);
+  EXPECT_EQ(ema_smooth(y, 0)[1], 2);                   // weight 0: the raw values
+}
+
+TEST(SeriesOps, DownsamplingKeepsEveryStretchsExtremes) {
+  std::vector<double> x, y;
+  for (int i = 0; i < 1000; ++i) {
+    x.push_back(i);
+    y.push_back(std::sin(i / 50.0));
+  }
+  y[437] = 100;   // a spike
+  y[611] = -100;
+  const std::vector<size_t> keep = keep_extremes(x, y, 40);
+  EXPECT_LE(keep.size(), 40u);
+  EXPECT_EQ(keep.front(), 0u);
+  EXPECT_EQ(keep.back(), 999u);
+  EXPECT_TRUE(std::is_sorted(keep.begin(), keep.end()));
+  EXPECT_NE(std::find(keep.begin(), keep.end(), 437u), keep.end());
+  EXPECT_NE(std::find(keep.begin(), keep.end(), 611u), keep.end());
+  EXPECT_EQ(keep_extremes(x, y, 1000).size(), 1000u);   // few enough: every point
+}
+
+TEST(Ticks, SymlogTicksAreSymmetricDecadesThroughZero) {
+  const std::vector<Tick> t = symlog_ticks(-0.5, 20, 1e-3, 12);
+  std::set<double> values;
+  for (const Tick& k : t) values.insert(k.value);
+  EXPECT_TRUE(values.count(0));
+  EXPECT_TRUE(values.count(-0.1) && values.count(10) && values.count(1e-3) && values.count(-1e-3));
+  EXPECT_FALSE(values.count(-1));   // outside the range
+  EXPECT_LE(symlog_ticks(-1e6, 1e6, 1e-6, 6).size(), 7u);   // every few decades when they are many
+  EXPECT_DOUBLE_EQ(symlog_threshold({{0, 0.003, -2, 50}}), 1e-3);
+  EXPECT_DOUBLE_EQ(symlog_threshold({{1e-30, 1}}), 1e-6);   // at most 6 decades under the largest
 }
 
 TEST(Render, LineChartPngHasTheRequestedSize) {
