@@ -149,7 +149,7 @@ CREATE TABLE IF NOT EXISTS value_blob (
   data     BLOB NOT NULL
 );
 
--- The distribution of a raw numeric value (schema/distribution.h), computed at ingest: counts of
+-- The distribution of a raw numeric value (kernels/distribution.h), computed at ingest: counts of
 -- its elements by class, numpy's percentiles (nanpercentile, linear; NULL where numpy's is NaN)
 -- and its histogram on the global bucket grid. One-element values whose element is in r_min
 -- (red_src 2) have no row: the views derive theirs from the element.
@@ -166,13 +166,13 @@ CREATE TABLE IF NOT EXISTS value_distribution (
 ) WITHOUT ROWID;
 
 -- Histograms apart from the statistics, so that scans of value_distribution stay small. buckets:
--- {"<first bucket>": [count, ...], ...}, runs of consecutive buckets (schema/bucket_runs.h).
+-- {"<first bucket>": [count, ...], ...}, runs of consecutive buckets (kernels/bucket_runs.h).
 CREATE TABLE IF NOT EXISTS value_histogram (
   histogram_id INTEGER PRIMARY KEY,
   buckets      TEXT NOT NULL
 );
 
--- The bucket grid's octaves (schema/bucket_grid.h), so that plain SQL turns a bucket number into
+-- The bucket grid's octaves (kernels/bucket_grid.h), so that plain SQL turns a bucket number into
 -- its edges: bucket k != 0 has magnitude key |k| - 1, octave key >> 7 and magnitude edges
 -- first + (key & 127) * scale and that + scale. Octave 0 is the float64 subnormals (first 0).
 CREATE TABLE IF NOT EXISTS bucket_octave (
@@ -382,7 +382,7 @@ LEFT JOIN value_distribution d
 WHERE d.tensor_id IS NOT NULL OR v.red_src = 2;
 
 -- Histograms: one row per raw numeric value, its histogram on the global bucket grid
--- (schema/bucket_grid.h) in the compact form it is stored in (schema/bucket_runs.h): a JSON object
+-- (kernels/bucket_grid.h) in the compact form it is stored in (kernels/bucket_runs.h): a JSON object
 -- {"<first bucket>": [count, ...], ...} of runs of consecutive buckets; '{}' without finite
 -- elements. Buckets are numbered in value order: 0 holds the zeros; k > 0 the positive values of
 -- magnitude key k - 1 (octave (k - 1) >> 7, position (k - 1) & 127 in it, see bucket_octave), -k
