@@ -237,6 +237,20 @@ CREATE TABLE IF NOT EXISTS ingest_error (
   at       REAL NOT NULL DEFAULT ((julianday('now') - 2440587.5) * 86400.0)
 );
 
+-- The processes following a trial (`trialdb ingest --follow`), so that `rm` and `rename` refuse
+-- to pull a trial from under its follower (schema/follower_claim.h). A claim outlives a crashed
+-- follower only until it expires: on the follower's own host once its process (pid and start
+-- time) is gone, elsewhere once its heartbeat is older than kClaimExpirySeconds.
+CREATE TABLE IF NOT EXISTS trial_follower (
+  trial_id  INTEGER NOT NULL,
+  host      TEXT NOT NULL,
+  pid       INTEGER NOT NULL,
+  started   INTEGER NOT NULL,              -- the process's start time (clock ticks after boot), 0 if unknown
+  since     REAL NOT NULL,                 -- unix time the claim was taken
+  heartbeat REAL NOT NULL,                 -- unix time the follower last said it is alive
+  PRIMARY KEY (trial_id, host, pid)
+) WITHOUT ROWID;
+
 -- Fixed planner statistics (installed by Database on creation, see database.cc): shaped like a
 -- large trial, so the public views are planned through the indexes (tensor -> value's key,
 -- step -> value_by_step) whatever the data, and no ANALYZE pass over the trial is ever needed.
