@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "schema/compaction.h"
 #include "schema/database.h"
 #include "schema/follower_claim.h"
 #include "schema/trial_edit.h"
@@ -193,6 +194,34 @@ TEST(FollowerClaim, AClaimOnARemovedTrialIsNotHeld) {
   Database db(dir / "t.db");
   HeldClaim claim(db, 7);   // no trial 7
   EXPECT_FALSE(claim.held());
+}
+
+TEST(Compaction, GivesTheSpaceOfARemovedTrialBack) {
+  TempDir dir;
+  Database db(dir / "t.db");
+  add_rule_tables(db);
+  {
+    Transaction tx(db);
+    add_trial(db, 1, "big", 200);   // 200 blobs of 64 KiB
+    add_trial(db, 2, "small");
+    tx.commit();
+  }
+  const std::vector<std::string> small = rows_of(db, 2, "small");
+  {
+    Transaction tx(db);
+    remove_trial(db, "big");
+    tx.commit();
+  }
+  uint64_t last_done = 0, last_total = 0, calls = 0;
+  const CompactionResult r = compact(db, [&](uint64_t done, uint64_t total) {
+    EXPECT_LE(done, total);
+    last_done = done, last_total = total, ++calls;
+  });
+  EXPECT_GT(calls, 0u);
+  EXPECT_EQ(last_done, last_total);
+  EXPECT_GT(r.bytes_before, 200u * kBlobBytes);
+  EXPECT_LT(r.bytes_after, r.bytes_before - 190u * kBlobBytes);
+  EXPECT_EQ(rows_of(db, 2, "small"), small);
 }
 
 }  // namespace
