@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "schema/distribution.h"
-#include "schema/reductions.h"
+#include "kernels/distribution.h"
+#include "kernels/reductions.h"
 #include "schema/value_blob.h"
 #include "sqlext/register.h"
 

@@ -1,7 +1,7 @@
 // An export to an S3 prefix (s3_target.h).
 #include "export/s3_target.h"
 
-#include "ingest/source/s3_upload.h"
+#include "s3/s3_upload.h"
 
 namespace trialdb::exporter {
 

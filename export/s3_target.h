@@ -1,12 +1,12 @@
 // An export to s3://bucket/prefix (target.h): every file an S3 object uploaded as it is written
-// (ingest/source/s3_upload.h: one PUT, or a multipart upload for files over one part), visible
+// (s3/s3_upload.h: one PUT, or a multipart upload for files over one part), visible
 // only once complete; credentials, region and endpoint as for `ingest s3://...` (docs/S3.md).
 #pragma once
 #include <memory>
 #include <string>
 
 #include "export/target.h"
-#include "ingest/source/s3_http.h"
+#include "s3/s3_http.h"
 
 namespace trialdb::exporter {
 

@@ -32,25 +32,6 @@ Finding read_finding(const Statement& q) {
 
 RuleLedger::RuleLedger(Database& db) : db_(db) {}
 
-void RuleLedger::adopt_progress_cursors() {
-  // A rule_progress without the count of evaluated steps: added, and counted once.
-  bool counted = false;
-  {
-    Statement q(db_.handle(), "SELECT 1 FROM pragma_table_info('rule_progress') WHERE name = 'evaluated'");
-    counted = q.step();
-  }
-  if (!counted) db_.exec("ALTER TABLE rule_progress ADD COLUMN evaluated INTEGER NOT NULL DEFAULT 0");
-  db_.exec(
-      "INSERT OR IGNORE INTO rule_evaluated(trial, rule, step) "
-      "SELECT p.trial, p.rule, s.step FROM rule_progress p JOIN steps s ON s.trial = p.trial AND s.complete "
-      "WHERE p.step IS NOT NULL AND s.step <= p.step "
-      "  AND NOT EXISTS (SELECT 1 FROM rule_evaluated e WHERE e.trial = p.trial AND e.rule = p.rule)");
-  if (!counted || sqlite3_changes(db_.handle()) > 0)
-    db_.exec(
-        "UPDATE rule_progress SET evaluated = (SELECT count(*) FROM rule_evaluated e "
-        "                                      WHERE e.trial = rule_progress.trial AND e.rule = rule_progress.rule)");
-}
-
 std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::string& trial,
                                                                    const std::vector<std::string>& rules,
                                                                    std::optional<int64_t> last_step) {

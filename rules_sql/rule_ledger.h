@@ -42,11 +42,6 @@ class RuleLedger {
  public:
   explicit RuleLedger(Database& db);
 
-  // Records as evaluated the complete steps through each rule's rule_progress.step, for
-  // databases whose runner kept only that cursor, and counts them in rule_progress.evaluated
-  // (added to databases whose runner did not count). Idempotent; inside a transaction.
-  void adopt_progress_cursors();
-
   // Per rule, the complete steps of `trial` it has not evaluated, in step order, none after
   // last_step (when given).
   std::map<std::string, std::vector<StepRow>> owed_steps(const std::string& trial, const std::vector<std::string>& rules,

@@ -131,7 +131,6 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
 
 void RuleRunner::install() {
   Transaction tx(db_);
-  rename_parameter_table();
   db_.exec(kBaseSql);
   db_.exec("DELETE FROM rule_param_default WHERE rule IN (SELECT rule FROM rule_catalog WHERE source = 'builtin')");
   db_.exec(kCaptureDefaults);
@@ -147,27 +146,7 @@ void RuleRunner::install() {
 
   }
   db_.exec("DROP TRIGGER temp.rule_param_default_capture");
-  RuleLedger(db_).adopt_progress_cursors();
   tx.commit();
-}
-
-// Databases whose rules were installed by an older runner hold the stored parameters in a table
-// rule_params, the name rules_base.sql now gives the view of the parameters in effect: the table
-// becomes rule_param (with its rows), its indexes go (rules_base.sql creates them under the new
-// names) and the old view rule_param goes first, as its name is taken. Legacy renaming leaves the
-// rule views alone: rules_base.sql and the rule files recreate them.
-void RuleRunner::rename_parameter_table() {
-  const bool old_shape = [&] {
-    Statement q(db_.handle(), "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'rule_params'");
-    return q.step();
-  }();
-  if (!old_shape) return;
-  db_.exec("DROP VIEW IF EXISTS rule_param");
-  db_.exec("PRAGMA legacy_alter_table = ON");
-  db_.exec("ALTER TABLE rule_params RENAME TO rule_param");
-  db_.exec("PRAGMA legacy_alter_table = OFF");
-  db_.exec("DROP INDEX IF EXISTS rule_params_key");
-  db_.exec("DROP INDEX IF EXISTS rule_params_by_name");
 }
 
 void RuleRunner::load_rule_file(const std::string& path) {

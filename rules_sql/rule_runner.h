@@ -87,7 +87,6 @@ class RuleRunner {
 
  private:
   void install();
-  void rename_parameter_table();
   void load_rule_file(const std::string& path);
   // Appends the ids of the findings recorded to *found.
   void evaluate_trial(const std::string& trial, double now, std::vector<int64_t>* found);

@@ -5,6 +5,8 @@
 #include <string>
 #include <thread>
 
+#include "schema/migrations.h"
+
 namespace trialdb {
 
 const char* schema_sql() {
@@ -126,12 +128,18 @@ bool Database::check_trialdb(bool may_be_new) {
                     .at(path_));
   }
   Statement v(db_, "SELECT max(version) FROM schema_version");
-  if (v.step() && !v.is_null(0) && v.int64(0) != kSchemaVersion)
-    throw Error(Status::database("database schema version " + std::to_string(v.int64(0)) + " is " +
-                                 (v.int64(0) > kSchemaVersion ? "newer" : "older") + " than this trialdb's (" +
-                                 std::to_string(kSchemaVersion) + "); ingest the trials into a new database")
-                    .at(path_));
-  return !v.is_null(0);
+  if (!v.step() || v.is_null(0)) return false;
+  const int64_t version = v.int64(0);
+  found_version_ = version;
+  if (version == kSchemaVersion) return true;
+  const std::string is = "database schema version " + std::to_string(version) + " is " +
+                         (version > kSchemaVersion ? "newer" : "older") + " than this trialdb's (" +
+                         std::to_string(kSchemaVersion) + ")";
+  if (!can_upgrade(version))
+    throw Error(Status::database(is + "; ingest the trials into a new database").at(path_));
+  if (mode_ == OpenMode::kReadOnly && !readable_without_upgrade(version))
+    throw Error(Status::database(is + "; a command that writes (e.g. trialdb ingest) upgrades it").at(path_));
+  return true;
 }
 
 void Database::quick_check() {
@@ -177,6 +185,17 @@ void Database::setup() {
   // Checkpointing every 128 MiB rather than SQLite's default 4 MiB keeps fsyncs off the critical
   // path (and WalCheckpointer moves bulk ingests' checkpoints off the writer's thread altogether).
   exec("PRAGMA page_size=4096");
+  // Removing a trial frees its pages without reading them (trial_edit.h): with auto_vacuum
+  // INCREMENTAL, SQLite finds the next page of a blob's overflow chain in its pointer map rather
+  // than on the page itself, so `rm` of a 1 GB trial reads a few hundred pages, not 1 GB
+  // (bench/README.md, "Maintenance"). Only a new file takes the setting; `trialdb compact` gives
+  // it to an older one. Nothing runs incremental_vacuum: freed pages stay on the freelist for
+  // the next ingest, and commits never move pages.
+  exec("PRAGMA auto_vacuum=INCREMENTAL");
+  // Debian builds SQLite with secure_delete on, which overwrites every freed page with zeros:
+  // 1 GB written to remove a 1 GB trial. FAST zeroes only what costs no extra I/O; the bytes of
+  // freed overflow pages stay in the file until reused or `trialdb compact` (README.md).
+  exec("PRAGMA secure_delete=FAST");
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");
   exec("PRAGMA wal_autocheckpoint=" + std::to_string(kWalAutoCheckpointFrames));
@@ -189,11 +208,15 @@ void Database::setup() {
   exec("BEGIN IMMEDIATE");
   try {
     exec(schema_sql());
-    Statement v(db_, "SELECT count(*) FROM schema_version");
-    v.step();
-    if (v.int64(0) == 0) {
+    const bool versioned = [&] {
+      Statement v(db_, "SELECT count(*) FROM schema_version");   // finalized before the DDL below
+      return v.step() && v.int64(0) > 0;
+    }();
+    if (!versioned) {
       exec("INSERT INTO schema_version(version) VALUES (" + std::to_string(kSchemaVersion) + ")");
       install_planner_stats();
+    } else if (found_version_ < kSchemaVersion) {
+      upgrade(*this, found_version_);   // migrations.h
     }
     exec("COMMIT");
     exec("ANALYZE sqlite_schema");   // (re)load the statistics into this connection

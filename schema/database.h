@@ -11,11 +11,14 @@
 
 namespace trialdb {
 
-inline constexpr int kSchemaVersion = 7;   // 2: value.dtype is a code; 3: small blobs in value.data;
+// The shape of every table, the rule runner's included; older versions are upgraded by the steps
+// of schema/migrations.h.
+inline constexpr int kSchemaVersion = 8;   // 2: value.dtype is a code; 3: small blobs in value.data;
                                            // 4: value clustered by (tensor, step, worker);
                                            // 5: value.tensor_step, trial.complete_through;
                                            // 6: value_distribution, value_histogram, bucket_octave;
-                                           // 7: value locations (event_file), partial_file
+                                           // 7: value locations (event_file), partial_file;
+                                           // 8: trial_follower, the rule runner's tables versioned
 
 // How long a connection waits for another one's lock before SQLITE_BUSY.
 inline constexpr int kBusyTimeoutMs = 30000;
@@ -32,7 +35,8 @@ const char* schema_sql();
 
 // How a database is opened. Every mode refuses a file that holds something other than a trialdb
 // database ("not a trialdb database") and a trialdb database of another schema version, before
-// anything in the file is changed.
+// anything in the file is changed, except an older version that migrations.h upgrades: the
+// writing modes upgrade it, and kReadOnly reads it as it is where that is read-compatible.
 enum class OpenMode {
   kCreate,     // read-write; a missing or empty file gets the schema
   kExisting,   // read-write; the file must already hold a trialdb database
@@ -64,14 +68,16 @@ class Database {
  private:
   void setup();   // pragmas, version check, schema; idempotent
   void setup_read_only();
-  // Whether the file holds a trialdb database of this version: false when it holds nothing at
-  // all (and may_be_new), else throws naming what it holds instead.
+  // Whether the file holds a trialdb database of this version (or one migrations.h upgrades, per
+  // mode): false when it holds nothing at all (and may_be_new), else throws naming what it holds
+  // instead.
   bool check_trialdb(bool may_be_new);
   void quick_check();
   void install_planner_stats();
   sqlite3* db_ = nullptr;
   std::string path_;
   OpenMode mode_;
+  int64_t found_version_ = 0;   // schema_version of an existing file
 };
 
 // A prepared statement with typed bind/column helpers; reset() before re-binding. Its errors

@@ -149,7 +149,7 @@ CREATE TABLE IF NOT EXISTS value_blob (
   data     BLOB NOT NULL
 );
 
--- The distribution of a raw numeric value (schema/distribution.h), computed at ingest: counts of
+-- The distribution of a raw numeric value (kernels/distribution.h), computed at ingest: counts of
 -- its elements by class, numpy's percentiles (nanpercentile, linear; NULL where numpy's is NaN)
 -- and its histogram on the global bucket grid. One-element values whose element is in r_min
 -- (red_src 2) have no row: the views derive theirs from the element.
@@ -166,13 +166,13 @@ CREATE TABLE IF NOT EXISTS value_distribution (
 ) WITHOUT ROWID;
 
 -- Histograms apart from the statistics, so that scans of value_distribution stay small. buckets:
--- {"<first bucket>": [count, ...], ...}, runs of consecutive buckets (schema/bucket_runs.h).
+-- {"<first bucket>": [count, ...], ...}, runs of consecutive buckets (kernels/bucket_runs.h).
 CREATE TABLE IF NOT EXISTS value_histogram (
   histogram_id INTEGER PRIMARY KEY,
   buckets      TEXT NOT NULL
 );
 
--- The bucket grid's octaves (schema/bucket_grid.h), so that plain SQL turns a bucket number into
+-- The bucket grid's octaves (kernels/bucket_grid.h), so that plain SQL turns a bucket number into
 -- its edges: bucket k != 0 has magnitude key |k| - 1, octave key >> 7 and magnitude edges
 -- first + (key & 127) * scale and that + scale. Octave 0 is the float64 subnormals (first 0).
 CREATE TABLE IF NOT EXISTS bucket_octave (
@@ -236,6 +236,20 @@ CREATE TABLE IF NOT EXISTS ingest_error (
   message  TEXT NOT NULL,
   at       REAL NOT NULL DEFAULT ((julianday('now') - 2440587.5) * 86400.0)
 );
+
+-- The processes following a trial (`trialdb ingest --follow`), so that `rm` and `rename` refuse
+-- to pull a trial from under its follower (schema/follower_claim.h). A claim outlives a crashed
+-- follower only until it expires: on the follower's own host once its process (pid and start
+-- time) is gone, elsewhere once its heartbeat is older than kClaimExpirySeconds.
+CREATE TABLE IF NOT EXISTS trial_follower (
+  trial_id  INTEGER NOT NULL,
+  host      TEXT NOT NULL,
+  pid       INTEGER NOT NULL,
+  started   INTEGER NOT NULL,              -- the process's start time (clock ticks after boot), 0 if unknown
+  since     REAL NOT NULL,                 -- unix time the claim was taken
+  heartbeat REAL NOT NULL,                 -- unix time the follower last said it is alive
+  PRIMARY KEY (trial_id, host, pid)
+) WITHOUT ROWID;
 
 -- Fixed planner statistics (installed by Database on creation, see database.cc): shaped like a
 -- large trial, so the public views are planned through the indexes (tensor -> value's key,
@@ -382,7 +396,7 @@ LEFT JOIN value_distribution d
 WHERE d.tensor_id IS NOT NULL OR v.red_src = 2;
 
 -- Histograms: one row per raw numeric value, its histogram on the global bucket grid
--- (schema/bucket_grid.h) in the compact form it is stored in (schema/bucket_runs.h): a JSON object
+-- (kernels/bucket_grid.h) in the compact form it is stored in (kernels/bucket_runs.h): a JSON object
 -- {"<first bucket>": [count, ...], ...} of runs of consecutive buckets; '{}' without finite
 -- elements. Buckets are numbered in value order: 0 holds the zeros; k > 0 the positive values of
 -- magnitude key k - 1 (octave (k - 1) >> 7, position (k - 1) & 127 in it, see bucket_octave), -k

@@ -4,7 +4,7 @@
 //   distribution_quantile(lo, hi, count, q)  aggregate over histogram_buckets rows: the quantile
 //                                          q in [0, 1] of the merged buckets, within a bucket's
 //                                          width (< 1%) of the exact one
-// The tensor functions select the order statistics they need (schema/distribution.h) instead of
+// The tensor functions select the order statistics they need (kernels/distribution.h) instead of
 // sorting, so asking for several percentiles costs one pass, not one sort per p. As numpy's
 // percentile (not nanpercentile), a NaN element makes every percentile NULL.
 #include <algorithm>
@@ -14,10 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema/bucket_grid.h"
-#include "schema/distribution.h"
+#include "kernels/bucket_grid.h"
+#include "kernels/distribution.h"
 #include "schema/json_depth.h"
-#include "schema/percentile.h"
+#include "kernels/percentile.h"
 #include "sqlext/json_text.h"
 #include "sqlext/tensor_arg.h"
 

@@ -1,12 +1,12 @@
 // Reductions: tensor_reduce(v, name [, abs]) over all elements, tensor_reduce_axis(v, name, axis)
 // along one axis (a float64 blob), and tensor_argmax(v [, axis]).
 //
-// tensor_reduce answers exactly what schema/reductions.h (and so the `reductions` view) gives
+// tensor_reduce answers exactly what kernels/reductions.h (and so the `reductions` view) gives
 // for the same value, through the single-reduction kernel in reduce_kernel.h.
 #include <cmath>
 #include <limits>
 
-#include "schema/reductions.h"
+#include "kernels/reductions.h"
 #include "sqlext/reduce_kernel.h"
 #include "sqlext/tensor_arg.h"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "schema/histogram_bins.h"
+#include "kernels/histogram_bins.h"
 #include "sqlext/json_text.h"
 #include "sqlext/tensor_arg.h"
 

@@ -1,12 +1,12 @@
 // One reduction of a tensor, fast.
 //
-// schema/reductions.h computes all 18 reductions in one pass, which is what ingest wants but
+// kernels/reductions.h computes all 18 reductions in one pass, which is what ingest wants but
 // wastes ~15 accumulators when a query asks for one. reduce_one computes just the requested
 // reduction with the same four-lane accumulation order as compute_reductions, so finite answers
 // are bit-identical to it; results that come out non-finite (NaN or Inf elements, overflow) are
 // recomputed by compute_reductions itself so its NaN/Inf rules hold exactly.
 #pragma once
-#include "schema/reductions.h"
+#include "kernels/reductions.h"
 #include "schema/value_blob.h"
 
 namespace trialdb::sqlext {

@@ -19,6 +19,7 @@
 #include "ingest/store/write_combining_vfs.h"
 #include "rules_sql/rule_runner.h"
 #include "schema/database.h"
+#include "schema/follower_claim.h"
 #include "schema/status.h"
 #include "src/commands.h"
 #include "src/output.h"
@@ -170,10 +171,21 @@ int run(const IngestArgs& a) {
     runner = std::make_unique<rules::RuleRunner>(db, ro);
   }
   IngestSummary summary(ing.trial_name(), *source);
+  // A followed trial is busy: rm and rename refuse it while this claim is held. The claim is
+  // looked at before every pass, so that nothing is written once the trial is gone anyway
+  // (removed after the claim was taken for expired).
+  std::unique_ptr<HeldClaim> claim;
+  if (a.follow) claim = std::make_unique<HeldClaim>(db, ing.trial_id());
+  auto last_beat = std::chrono::steady_clock::now();
 
   bool had_errors = false;
   auto last_file = std::chrono::steady_clock::now();   // when a pass last ingested a file
   while (true) {
+    if (claim && !claim->held()) {
+      std::cerr << "trialdb ingest: trial " << printable(ing.trial_name())
+                << " was removed or renamed while it was followed; stopping, nothing more is written to it\n";
+      return kExitError;
+    }
     IngestStats s;
     try {
       s = ing.run_once();
@@ -208,6 +220,10 @@ int run(const IngestArgs& a) {
       if (!a.quiet)
         std::cerr << "trialdb ingest: no new file for " << a.idle_timeout << " s and no end marker; stopping (--idle-timeout)\n";
       break;
+    }
+    if (claim && std::chrono::steady_clock::now() - last_beat > std::chrono::duration<double>(kHeartbeatSeconds)) {
+      claim->heartbeat();
+      last_beat = std::chrono::steady_clock::now();
     }
     auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.interval);
     while (!g_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "ingest/writer/trial_writer.h"
-#include "schema/reductions.h"
+#include "kernels/reductions.h"
 #include "src/commands.h"
 #include "src/output.h"
 

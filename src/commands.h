@@ -24,6 +24,7 @@ void add_plot(CLI::App& app);
 void add_shell(CLI::App& app);
 void add_rules(CLI::App& app);
 void add_trial_commands(CLI::App& app);   // rm, rename
+void add_compact(CLI::App& app);
 void add_export(CLI::App& app);
 
 }  // namespace trialdb::cli

@@ -109,6 +109,7 @@ int main(int argc, char** argv) {
   add_shell(app);
   add_rules(app);
   add_trial_commands(app);
+  add_compact(app);
   add_export(app);
   // Command-line errors quote the arguments: shown printable like every other message.
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "schema/bucket_grid.h"
-#include "schema/bucket_runs.h"
-#include "schema/histogram_bins.h"
+#include "kernels/bucket_grid.h"
+#include "kernels/bucket_runs.h"
+#include "kernels/histogram_bins.h"
 #include "sqlext/register.h"
 #include "src/open_db.h"
 #include "src/output.h"

@@ -11,8 +11,8 @@
 
 #include "ingest/format/event_decoder.h"
 #include "ingest/source/mapped_range.h"
-#include "schema/distribution.h"
-#include "schema/reductions.h"
+#include "kernels/distribution.h"
+#include "kernels/reductions.h"
 #include "schema/status.h"
 #include "schema/value_blob.h"
 

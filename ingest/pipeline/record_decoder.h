@@ -11,8 +11,8 @@
 #include "ingest/format/event_decoder.h"
 #include "ingest/format/index_file.h"
 #include "ingest/pipeline/prepared_file.h"
-#include "schema/distribution.h"
-#include "schema/reductions.h"
+#include "kernels/distribution.h"
+#include "kernels/reductions.h"
 
 namespace trialdb {
 
@@ -29,7 +29,7 @@ struct DecodedRecord {
   int64_t numel = 0;
   bool has_reductions = false;
   Reductions reductions;
-  bool has_distribution = false;   // numeric: its distribution (schema/distribution.h)
+  bool has_distribution = false;   // numeric: its distribution (kernels/distribution.h)
   Distribution distribution;
   bool too_large = false;          // over SQLite's length limit: `notice` says so, no blob
   std::string notice;

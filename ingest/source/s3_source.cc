@@ -6,7 +6,7 @@
 #include <limits>
 #include <numeric>
 
-#include "ingest/source/s3_xml.h"
+#include "s3/s3_xml.h"
 
 namespace trialdb {
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "ingest/source/s3_config.h"
-#include "ingest/source/s3_http.h"
+#include "s3/s3_config.h"
+#include "s3/s3_http.h"
 #include "ingest/source/source.h"
 
 namespace trialdb {

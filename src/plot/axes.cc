@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "schema/histogram_bins.h"
+#include "kernels/histogram_bins.h"
 
 namespace trialdb::plot {
 

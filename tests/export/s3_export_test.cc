@@ -10,7 +10,7 @@
 #include "common/file_bytes.h"
 #include "common/run_process.h"
 #include "common/temp_dir.h"
-#include "ingest/source/s3_upload.h"
+#include "s3/s3_upload.h"
 #include "s3rver_suite.h"
 
 namespace trialdb {

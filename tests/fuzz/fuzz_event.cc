@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ingest/format/event_decoder.h"
-#include "schema/reductions.h"
+#include "kernels/reductions.h"
 #include "schema/value_blob.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

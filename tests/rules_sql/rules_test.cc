@@ -457,9 +457,9 @@ TEST(RulesCli, HookSavedReductionsBesideRawValuesAreNotTheRulesInput) {
 }
 
 // A bad parameter value is an error naming it, not a silent non-finding.
-// A database whose rules an older runner installed holds the stored parameters in a table
-// rule_params (and a view rule_param of those in effect): opening it renames the table and keeps
-// its rows, which the rules then use.
+// A database of schema version 7 whose rules an older runner installed holds the stored
+// parameters in a table rule_params (and a view rule_param of those in effect): the upgrade to
+// version 8 (schema/migrations.h) renames the table and keeps its rows, which the rules then use.
 TEST(RulesCli, ParametersStoredInTheOldTableAreKept) {
   TempDir tmp;
   std::string db = tmp / "t.db";
@@ -473,7 +473,8 @@ TEST(RulesCli, ParametersStoredInTheOldTableAreKept) {
         "CREATE UNIQUE INDEX rule_params_key ON rule_params(ifnull(trial, ''), rule, param)",
         "CREATE INDEX rule_params_by_name ON rule_params(rule, param, trial)",
         "CREATE VIEW rule_param AS SELECT rule, param, value FROM rule_params WHERE trial IS NULL",
-        "INSERT INTO rule_params VALUES ('pt_bad_init', 'vanishing_gradient', 'threshold', '1e3')"})
+        "INSERT INTO rule_params VALUES ('pt_bad_init', 'vanishing_gradient', 'threshold', '1e3')",
+        "DROP TABLE trial_follower", "UPDATE schema_version SET version = 7"})
     ASSERT_EQ(sqlite3_exec(h, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql << ": " << sqlite3_errmsg(h);
   sqlite3_close(h);
 

@@ -1,5 +1,5 @@
 // The single-reduction kernel (sqlext/reduce_kernel.h) must give exactly what
-// schema/reductions.h compute_reductions gives, for every dtype, size and reduction,
+// kernels/reductions.h compute_reductions gives, for every dtype, size and reduction,
 // including NaN, Inf and signed zeros; and compute_reductions' min, max and products must be
 // exactly the sequential scan's, which its vector loop reaches by other means.
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
-#include "schema/reductions.h"
+#include "kernels/reductions.h"
 #include "sqlext/reduce_kernel.h"
 
 namespace trialdb::test {

@@ -45,7 +45,7 @@ def decode(blob):
 
 
 def expected_buckets(x):
-    """{(lo, hi): count} of the finite elements, from their float64 bits (schema/bucket_grid.h)."""
+    """{(lo, hi): count} of the finite elements, from their float64 bits (kernels/bucket_grid.h)."""
     x = x[np.isfinite(x)]
     bits = x.view(np.uint64)
     mag = bits & MAG

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "ingest/source/s3_source.h"
-#include "ingest/source/s3_xml.h"
+#include "s3/s3_xml.h"
 #include "scoped_env.h"
 #include "sigv4_check.h"
 #include "stub_http_server.h"

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "ingest/source/s3_config.h"
+#include "s3/s3_config.h"
 
 namespace fs = std::filesystem;
 

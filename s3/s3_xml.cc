@@ -1,11 +1,11 @@
 // A minimal pull reader for S3's XML responses (see s3_xml.h).
-#include "ingest/source/s3_xml.h"
+#include "s3/s3_xml.h"
 
 #include <charconv>
 #include <optional>
 
-#include "ingest/source/source.h"
-#include "ingest/source/trim.h"
+#include "schema/status.h"
+#include "s3/trim.h"
 
 namespace trialdb {
 

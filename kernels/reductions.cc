@@ -1,10 +1,10 @@
-#include "schema/reductions.h"
+#include "kernels/reductions.h"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "schema/float32_key_counter.h"
+#include "kernels/float32_key_counter.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

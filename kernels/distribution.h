@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "schema/reductions.h"
+#include "kernels/reductions.h"
 #include "schema/value_blob.h"
 
 namespace trialdb {

@@ -1,5 +1,5 @@
 // Float32KeyCounter's counting pass and its clearing between values (float32_key_counter.h).
-#include "schema/float32_key_counter.h"
+#include "kernels/float32_key_counter.h"
 
 #include <limits>
 #include <utility>

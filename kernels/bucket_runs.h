@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "schema/bucket_grid.h"
+#include "kernels/bucket_grid.h"
 
 namespace trialdb {
 

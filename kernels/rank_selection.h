@@ -10,8 +10,8 @@
 #include <memory>
 #include <vector>
 
-#include "schema/distribution_counter.h"
-#include "schema/percentile.h"
+#include "kernels/distribution_counter.h"
+#include "kernels/percentile.h"
 #include "schema/value_blob.h"
 
 namespace trialdb::distribution_kernel {

@@ -1,9 +1,9 @@
 // Writing, reading and deleting whole S3 objects (s3_upload.h).
-#include "ingest/source/s3_upload.h"
+#include "s3/s3_upload.h"
 
 #include <openssl/sha.h>
 
-#include "ingest/source/s3_xml.h"
+#include "s3/s3_xml.h"
 
 namespace trialdb {
 

@@ -1,6 +1,6 @@
 // BucketCounter's parts that are not templates: the AVX2 slot computation for float32 and the
 // clearing between values (bucket_counter.h).
-#include "schema/bucket_counter.h"
+#include "kernels/bucket_counter.h"
 
 #include <cstring>
 

@@ -1,8 +1,8 @@
 // The S3 XML reader: ListObjectsV2 pages (keys with entities, pagination fields) and error bodies.
 #include <gtest/gtest.h>
 
-#include "ingest/source/s3_xml.h"
-#include "ingest/source/source.h"
+#include "s3/s3_xml.h"
+#include "schema/status.h"
 
 namespace trialdb {
 namespace {

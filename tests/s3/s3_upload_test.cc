@@ -1,4 +1,4 @@
-// Uploads (ingest/source/s3_upload.h) against a scripted loopback server: a small object is one
+// Uploads (s3/s3_upload.h) against a scripted loopback server: a small object is one
 // signed PUT; a large one a multipart upload whose every request S3 would accept (SigV4 checked
 // with the body's SHA-256), parts in order, completed with their ETags; a transient failure is
 // retried; an upload abandoned before completion is aborted; errors name the object, never the
@@ -9,7 +9,7 @@
 #include <map>
 #include <mutex>
 
-#include "ingest/source/s3_upload.h"
+#include "s3/s3_upload.h"
 #include "scoped_env.h"
 #include "sigv4_check.h"
 #include "stub_http_server.h"

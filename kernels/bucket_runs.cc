@@ -1,4 +1,4 @@
-#include "schema/bucket_runs.h"
+#include "kernels/bucket_runs.h"
 
 #include <charconv>
 

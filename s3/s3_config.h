@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "ingest/source/aws_shared_config.h"
+#include "s3/aws_shared_config.h"
 #include "schema/status.h"
 
 namespace trialdb {

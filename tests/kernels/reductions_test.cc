@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "schema/reductions.h"
+#include "kernels/reductions.h"
 #include "schema/value_blob.h"
 
 using namespace trialdb;

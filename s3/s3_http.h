@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ingest/source/s3_config.h"
+#include "s3/s3_config.h"
 
 namespace trialdb {
 

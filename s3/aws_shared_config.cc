@@ -1,11 +1,11 @@
 // AWS shared configuration files (aws_shared_config.h).
-#include "ingest/source/aws_shared_config.h"
+#include "s3/aws_shared_config.h"
 
 #include <cctype>
 #include <fstream>
 #include <sstream>
 
-#include "ingest/source/trim.h"
+#include "s3/trim.h"
 
 namespace trialdb {
 namespace {

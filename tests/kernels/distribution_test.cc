@@ -1,4 +1,4 @@
-// The distribution kernel (schema/distribution.h), the bucket grid (bucket_grid.h) and the
+// The distribution kernel (kernels/distribution.h), the bucket grid (bucket_grid.h) and the
 // bucket runs' text (bucket_runs.h). Exactness against numpy over real trials is checked by
 // tests/ingest/pipeline/distributions_test.py; here the edge cases, with numpy's answers written
 // out.
@@ -13,9 +13,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "schema/bucket_grid.h"
-#include "schema/bucket_runs.h"
-#include "schema/distribution.h"
+#include "kernels/bucket_grid.h"
+#include "kernels/bucket_runs.h"
+#include "kernels/distribution.h"
 
 namespace trialdb {
 namespace {
@@ -144,7 +144,7 @@ TEST(Distribution, ManyPercentilesTakeSeveralSelectionPassesAndStayExact) {
   }
 }
 
-// Large float32 values are counted on the keys of their bits (schema/float32_key_counter.h,
+// Large float32 values are counted on the keys of their bits (kernels/float32_key_counter.h,
 // Float32KeyCounter), the rest on the buckets of their elements as float64: the same elements as
 // float32 and as float64 must give the same distribution, field for field, and the percentiles
 // must be numpy's over the sorted elements.

@@ -1,5 +1,5 @@
 // Signed, concurrent, retrying S3 requests over libcurl multi (see s3_http.h).
-#include "ingest/source/s3_http.h"
+#include "s3/s3_http.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,8 +11,8 @@
 #include <mutex>
 #include <thread>
 
-#include "ingest/source/s3_xml.h"
-#include "ingest/source/source.h"
+#include "s3/s3_xml.h"
+#include "schema/status.h"
 
 namespace trialdb {
 

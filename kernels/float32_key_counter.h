@@ -18,8 +18,8 @@
 #include <cstring>
 #include <vector>
 
-#include "schema/bucket_grid.h"
-#include "schema/distribution_counter.h"
+#include "kernels/bucket_grid.h"
+#include "kernels/distribution_counter.h"
 #include "schema/value_blob.h"
 
 namespace trialdb::distribution_kernel {

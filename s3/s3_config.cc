@@ -1,10 +1,10 @@
 // S3 URL parsing, configuration resolution and key encoding (see s3_config.h).
-#include "ingest/source/s3_config.h"
+#include "s3/s3_config.h"
 
 #include <cstdlib>
 #include <string_view>
 
-#include "ingest/source/source.h"
+#include "schema/status.h"
 
 namespace trialdb {
 

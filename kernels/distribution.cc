@@ -3,13 +3,13 @@
 // for large float32 values, counted in the reductions' pass where both are wanted;
 // bucket_counter.h for the rest), then its counts and histogram are read off the counter and its
 // percentiles selected (rank_selection.h).
-#include "schema/distribution.h"
+#include "kernels/distribution.h"
 
-#include "schema/bucket_counter.h"
-#include "schema/bucket_runs.h"
-#include "schema/element_loader.h"
-#include "schema/float32_key_counter.h"
-#include "schema/rank_selection.h"
+#include "kernels/bucket_counter.h"
+#include "kernels/bucket_runs.h"
+#include "kernels/element_loader.h"
+#include "kernels/float32_key_counter.h"
+#include "kernels/rank_selection.h"
 
 namespace trialdb {
 

@@ -3,8 +3,8 @@
 
 #include <map>
 
-#include "ingest/source/s3_config.h"
-#include "ingest/source/source.h"
+#include "s3/s3_config.h"
+#include "schema/status.h"
 
 namespace trialdb {
 namespace {

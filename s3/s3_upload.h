@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ingest/source/s3_http.h"
+#include "s3/s3_http.h"
 
 namespace trialdb {
 

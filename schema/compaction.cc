@@ -1,0 +1,73 @@
+#include "schema/compaction.h"
+
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+#include "schema/database.h"
+
+namespace trialdb {
+
+namespace {
+
+// VM instructions between two calls of the progress handler.
+constexpr int kProgressEveryOps = 1000;
+
+uint64_t file_size_or_zero(const std::string& path) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  return ec ? 0 : static_cast<uint64_t>(size);
+}
+
+uint64_t bytes_on_disk(const Database& db) { return file_size_or_zero(db.path()) + file_size_or_zero(db.path() + "-wal"); }
+
+int64_t pragma_int(Database& db, const char* pragma) {
+  Statement q(db.handle(), std::string("PRAGMA ") + pragma);
+  return q.step() ? q.int64(0) : 0;
+}
+
+struct Watch {
+  sqlite3* db;
+  int base_misses;
+  uint64_t total;
+  const std::function<void(uint64_t, uint64_t)>* progress;
+};
+
+// The pages VACUUM has read so far are the connection's page cache misses since it began: it
+// reads every page in use once (the cache is far smaller than a database worth compacting).
+int on_progress(void* arg) {
+  auto* w = static_cast<Watch*>(arg);
+  int misses = 0, highwater = 0;
+  sqlite3_db_status(w->db, SQLITE_DBSTATUS_CACHE_MISS, &misses, &highwater, 0);
+  const uint64_t done = misses > w->base_misses ? static_cast<uint64_t>(misses - w->base_misses) : 0;
+  (*w->progress)(done < w->total ? done : w->total, w->total);
+  return 0;
+}
+
+}  // namespace
+
+CompactionResult compact(Database& db, const std::function<void(uint64_t done, uint64_t total)>& progress) {
+  CompactionResult r;
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  r.bytes_before = bytes_on_disk(db);
+  // A file made before auto_vacuum was set (database.cc) takes it with the rebuild.
+  db.exec("PRAGMA auto_vacuum=INCREMENTAL");
+  const int64_t in_use = pragma_int(db, "page_count") - pragma_int(db, "freelist_count");
+  int misses = 0, highwater = 0;
+  sqlite3_db_status(db.handle(), SQLITE_DBSTATUS_CACHE_MISS, &misses, &highwater, 0);
+  Watch watch{db.handle(), misses, static_cast<uint64_t>(in_use > 0 ? in_use : 0), &progress};
+  sqlite3_progress_handler(db.handle(), kProgressEveryOps, on_progress, &watch);
+  try {
+    db.exec("VACUUM");
+  } catch (...) {
+    sqlite3_progress_handler(db.handle(), 0, nullptr, nullptr);
+    throw;
+  }
+  sqlite3_progress_handler(db.handle(), 0, nullptr, nullptr);
+  progress(watch.total, watch.total);
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  r.bytes_after = bytes_on_disk(db);
+  return r;
+}
+
+}  // namespace trialdb

@@ -1,0 +1,110 @@
+#include "schema/trial_edit.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "schema/database.h"
+#include "schema/follower_claim.h"
+
+namespace trialdb {
+
+namespace {
+
+int64_t trial_id(Database& db, const std::string& name) {
+  Statement q(db.handle(), "SELECT trial_id FROM trial WHERE name = ?1");
+  if (!q.bind(1, name).step()) throw Error(ErrorKind::kUsage, "no trial named '" + name + "'");
+  return q.int64(0);
+}
+
+// Refuses a trial a live follower holds, naming it.
+void refuse_if_followed(Database& db, int64_t id, const std::string& name, const char* what) {
+  const std::vector<FollowerClaim> followers = live_followers(db, id);
+  if (followers.empty()) return;
+  std::string who;
+  for (const FollowerClaim& c : followers) who += (who.empty() ? "" : "; ") + describe(c);
+  throw Error(ErrorKind::kUsage, "cannot " + std::string(what) + " trial '" + name + "': it is being followed (" + who +
+                                     "); stop that ingest first");
+}
+
+std::string quoted_identifier(const std::string& name) {
+  std::string q = "\"";
+  for (char c : name) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+// The tables named rule_* with a column `trial` (the rule runner's and the rules' state).
+std::vector<std::string> tables_naming_trials(Database& db) {
+  std::vector<std::string> tables;
+  Statement q(db.handle(), R"sql(
+    SELECT m.name FROM sqlite_schema m
+    WHERE m.type = 'table' AND m.name LIKE 'rule\_%' ESCAPE '\'
+      AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = 'trial')
+    ORDER BY m.name)sql");
+  while (q.step()) tables.push_back(q.text(0));
+  return tables;
+}
+
+// The tables with a trial_id column, trial itself last.
+std::vector<std::string> tables_by_trial_id(Database& db) {
+  std::vector<std::string> tables;
+  Statement q(db.handle(), R"sql(
+    SELECT m.name FROM sqlite_schema m
+    WHERE m.type = 'table' AND m.name <> 'trial'
+      AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = 'trial_id')
+    ORDER BY m.name)sql");
+  while (q.step()) tables.push_back(q.text(0));
+  tables.push_back("trial");
+  return tables;
+}
+
+}  // namespace
+
+void remove_trial(Database& db, const std::string& name) {
+  const int64_t id = trial_id(db, name);
+  refuse_if_followed(db, id, name, "remove");
+  // What hangs off the trial's values, tensors and collections first: those rows are found
+  // through the rows deleted after them.
+  const char* const hanging[] = {
+      R"sql(DELETE FROM value_blob WHERE value_id IN (
+              SELECT value_id FROM value WHERE trial_id = ?1 AND value_id IS NOT NULL))sql",
+      R"sql(DELETE FROM value_histogram WHERE histogram_id IN (
+              SELECT d.histogram_id FROM value_distribution d JOIN tensor t ON t.tensor_id = d.tensor_id
+              WHERE t.trial_id = ?1))sql",
+      R"sql(DELETE FROM value_distribution WHERE tensor_id IN (SELECT tensor_id FROM tensor WHERE trial_id = ?1))sql",
+      R"sql(DELETE FROM collection_member WHERE collection_id IN (
+              SELECT collection_id FROM collection WHERE trial_id = ?1))sql",
+  };
+  for (const char* sql : hanging) {
+    Statement q(db.handle(), sql);
+    q.bind(1, id).run();
+  }
+  for (const std::string& t : tables_by_trial_id(db)) {
+    Statement q(db.handle(), "DELETE FROM " + quoted_identifier(t) + " WHERE trial_id = ?1");
+    q.bind(1, id).run();
+  }
+  for (const std::string& t : tables_naming_trials(db)) {
+    if (t == "rule_finding") {   // queued deliveries of the trial's findings go with them
+      Statement d(db.handle(),
+                  "DELETE FROM rule_delivery WHERE finding_id IN (SELECT finding_id FROM rule_finding WHERE trial = ?1)");
+      d.bind(1, name).run();
+    }
+    Statement q(db.handle(), "DELETE FROM " + quoted_identifier(t) + " WHERE trial = ?1");
+    q.bind(1, name).run();
+  }
+}
+
+void rename_trial(Database& db, const std::string& from, const std::string& to) {
+  const int64_t id = trial_id(db, from);
+  if (to.empty()) throw Error(ErrorKind::kUsage, "the new name is empty");
+  Statement taken(db.handle(), "SELECT 1 FROM trial WHERE name = ?1");
+  if (taken.bind(1, to).step()) throw Error(ErrorKind::kUsage, "a trial named '" + to + "' exists already");
+  refuse_if_followed(db, id, from, "rename");
+  Statement u(db.handle(), "UPDATE trial SET name = ?1 WHERE trial_id = ?2");
+  u.bind(1, to).bind(2, id).run();
+  for (const std::string& t : tables_naming_trials(db)) {
+    Statement q(db.handle(), "UPDATE " + quoted_identifier(t) + " SET trial = ?1 WHERE trial = ?2");
+    q.bind(1, to).bind(2, from).run();
+  }
+}
+
+}  // namespace trialdb

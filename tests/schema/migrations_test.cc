@@ -1,0 +1,96 @@
+// Schema versions (schema/migrations.h): a version-7 database, with the rule runner's tables in
+// the shapes older runners left, is upgraded by an open for writing (rows kept, shapes as
+// rules_base.sql has them, version 8), read as it is by a read-only open, and versions without
+// a path are refused unchanged.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "schema/database.h"
+#include "schema/migrations.h"
+#include "tests/common/temp_dir.h"
+
+using namespace trialdb;
+using trialdb::test::TempDir;
+
+namespace {
+
+int64_t count(Database& db, const std::string& sql) {
+  Statement q(db.handle(), sql);
+  q.step();
+  return q.int64(0);
+}
+
+// A database as trialdb 7 left it: no trial_follower; the stored parameters in a table
+// rule_params (with the old indexes), rule_progress without its count, no rule_evaluated.
+void make_version_7(const std::string& path) {
+  Database db(path);
+  db.exec("INSERT INTO trial(trial_id, name, path, complete_through) VALUES (1, 't', '/x', 2)");
+  for (int s = 0; s < 4; ++s)
+    db.exec("INSERT INTO step(trial_id, step, mode, mode_step, tensor_step, complete) VALUES (1, " + std::to_string(s) +
+            ", 'TRAIN', " + std::to_string(s) + ", " + std::to_string(s) + ", " + (s <= 2 ? "1" : "0") + ")");
+  db.exec("DROP TABLE trial_follower");
+  db.exec("CREATE TABLE rule_params (trial TEXT, rule TEXT NOT NULL, param TEXT NOT NULL, value TEXT)");
+  db.exec("CREATE UNIQUE INDEX rule_params_key ON rule_params(ifnull(trial, ''), rule, param)");
+  db.exec("INSERT INTO rule_params VALUES (NULL, 'overfit', 'patience', '3')");
+  db.exec("CREATE VIEW rule_param AS SELECT * FROM rule_params");
+  db.exec("CREATE TABLE rule_progress (trial TEXT NOT NULL, rule TEXT NOT NULL, step INTEGER, PRIMARY KEY (trial, rule)) "
+          "WITHOUT ROWID");
+  db.exec("INSERT INTO rule_progress VALUES ('t', 'overfit', 1)");
+  db.exec("UPDATE schema_version SET version = 7");
+}
+
+TEST(Migrations, AnOpenForWritingUpgradesVersion7WithItsRows) {
+  TempDir dir;
+  const std::string path = dir / "v7.db";
+  make_version_7(path);
+  Database db(path, OpenMode::kExisting);
+  EXPECT_EQ(count(db, "SELECT version FROM schema_version"), kSchemaVersion);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'trial_follower'"), 1);
+  // The parameters' table under its name, with its row; the old name and indexes gone.
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'rule_param' AND type = 'table'"), 1);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'rule_params%'"), 0);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM rule_param WHERE rule = 'overfit' AND value = '3'"), 1);
+  // The cursor's complete steps through step 1 became evaluated steps, counted.
+  EXPECT_EQ(count(db, "SELECT count(*) FROM rule_evaluated WHERE trial = 't' AND rule = 'overfit'"), 2);
+  EXPECT_EQ(count(db, "SELECT evaluated FROM rule_progress WHERE trial = 't' AND rule = 'overfit'"), 2);
+}
+
+TEST(Migrations, AReadOnlyOpenReadsVersion7AsItIs) {
+  TempDir dir;
+  const std::string path = dir / "v7.db";
+  make_version_7(path);
+  ASSERT_TRUE(readable_without_upgrade(7));
+  Database db(path, OpenMode::kReadOnly);
+  EXPECT_EQ(count(db, "SELECT version FROM schema_version"), 7);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM steps WHERE complete"), 3);
+}
+
+TEST(Migrations, VersionsWithoutAPathAreRefusedUnchanged) {
+  TempDir dir;
+  for (int64_t version : {kOldestUpgradableVersion - 1, static_cast<int64_t>(kSchemaVersion) + 1}) {
+    const std::string path = dir / ("v" + std::to_string(version) + ".db");
+    {
+      Database db(path);
+      db.exec("UPDATE schema_version SET version = " + std::to_string(version));
+    }
+    for (OpenMode mode : {OpenMode::kCreate, OpenMode::kExisting, OpenMode::kReadOnly}) {
+      try {
+        Database db(path, mode);
+        ADD_FAILURE() << "opened version " << version;
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("schema version " + std::to_string(version)), std::string::npos) << e.what();
+      }
+    }
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    sqlite3_prepare_v2(raw, "SELECT version FROM schema_version", -1, &q, nullptr);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int64(q, 0), version);
+    sqlite3_finalize(q);
+    sqlite3_close(raw);
+  }
+}
+
+}  // namespace
