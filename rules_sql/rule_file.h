@@ -4,8 +4,8 @@
 // built-in rule creates: its view rule_<name>, helper views and state tables (and their indexes)
 // named rule_<name>_*, and fold triggers named rule_<name>_* on rule_progress, whose bodies write
 // only the rule's own tables. An SQLite authorizer refuses everything else while the file runs
-// (writes to other tables, PRAGMA, ATTACH, transaction control, load_extension, temporary
-// objects, triggers on other tables); the views and triggers it created are then compiled under
+// (writes to other tables, ALTER TABLE, PRAGMA, ATTACH, transaction control, load_extension,
+// temporary objects, triggers on other tables); the views and triggers it created are then compiled under
 // the same rules, since SQLite checks a trigger's body only where it fires. A refusal names the
 // file, the statement and what it would have done.
 #pragma once

@@ -51,6 +51,8 @@ TEST(RuleFile, WhatARuleDoesNotCreateIsRefusedAndNothingChanges) {
       {"CREATE VIEW rule_overfit_walk2 AS SELECT 1;\n", "creates or drops view rule_overfit_walk2"},
       {"CREATE VIEW rule_mine_cfg AS SELECT 1;\n", "defines view rule_mine_cfg"},
       {"COMMIT;\n", "controls the transaction"},
+      {"CREATE TABLE rule_mine_state (trial TEXT);\nALTER TABLE rule_mine_state RENAME TO escaped;\n",
+       "statement 2 (ALTER TABLE rule_mine_state RENAME TO escaped;) alters table rule_mine_state"},
       {"CREATE TEMP VIEW rule_mine_t AS SELECT 1;\n", "temporary"},
   };
   for (const auto& [statement, why] : hostile) {
