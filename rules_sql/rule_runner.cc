@@ -416,6 +416,7 @@ void RuleRunner::note_unmatched_selections(const std::string& trial, const std::
 }
 
 void RuleRunner::note_from_rule(const std::string& trial, const std::string& rule) {
+  if (noted_by_rule_.count({trial, rule})) return;   // once per trial and run: the view is not free
   auto it = note_statement_.find(rule);
   if (it == note_statement_.end()) {
     Statement q(db_.handle(), "SELECT 1 FROM sqlite_schema WHERE type = 'view' AND name = ?1");
@@ -427,7 +428,10 @@ void RuleRunner::note_from_rule(const std::string& trial, const std::string& rul
   if (!it->second) return;
   Statement& q = *it->second;
   while (q.step())
-    if (!q.is_null(0)) add_note(trial, rule, q.text(0));
+    if (!q.is_null(0)) {
+      add_note(trial, rule, q.text(0));
+      noted_by_rule_.emplace(trial, rule);
+    }
   q.reset();
 }
 

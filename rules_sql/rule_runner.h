@@ -118,6 +118,7 @@ class RuleRunner {
   std::vector<std::string> notes_;
   std::set<std::pair<std::string, std::string>> looked_at_;   // (trial, rule): selections checked
   std::set<std::string> noted_;                                // notes given
+  std::set<std::pair<std::string, std::string>> noted_by_rule_;   // (trial, rule): its _note view spoke
   std::map<std::string, std::unique_ptr<Statement>> note_statement_;   // per rule: its _note view, if any
 };
 
