@@ -1,18 +1,10 @@
--- all_zero [collection_names, tensor_regex: required; threshold=100]
+-- @rule all_zero batch
+-- @param collection_names list  ""  collections whose tensors are checked (with tensor_regex)
+-- @param tensor_regex     regex ""  tensors checked besides those of collection_names
+-- @param threshold        real  100 percentage of zero elements at which a tensor is a finding
+--
 -- Finding when 100 * (zero elements) / (elements) >= threshold (non-empty v).
 -- value = that percentage. The counts are those computed at ingest (rule_now_distribution).
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'all_zero', 'collection_names', ''),
-  (NULL, 'all_zero', 'tensor_regex', ''),
-  (NULL, 'all_zero', 'threshold', '100');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_all_zero_cfg;
-CREATE VIEW rule_all_zero_cfg AS
-SELECT rule_real(max(value) FILTER (WHERE param = 'threshold')) AS threshold
-FROM rule_params
-WHERE rule = 'all_zero';
-
 DROP VIEW IF EXISTS rule_all_zero;
 CREATE VIEW rule_all_zero AS
 WITH x AS MATERIALIZED (

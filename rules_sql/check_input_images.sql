@@ -1,9 +1,13 @@
--- check_input_images [threshold_mean=0.2, threshold_samples=500,
---   regex=".*hybridsequential0_input_0", channel=1]
+-- @rule check_input_images batch
+-- @param threshold_mean    real    0.2                         a channel mean farther from 0 than this is a finding
+-- @param threshold_samples integer 500                         samples seen before the rule judges
+-- @param regex             regex   .*hybridsequential0_input_0 the input images checked
+-- @param channel           integer 1                           the channel axis
+--
 -- Per matching 4-d tensor, running per-channel sums over all saved steps so far (channel axis
 -- = `channel`); once the running sample count (axis 0) >= threshold_samples, finding when any
 -- channel's running mean has |mean| > threshold_mean. value = the largest |mean|.
--- Values of worker_0.
+-- Values of the primary worker (rule_primary_worker).
 --
 -- State: per tensor the running sample count, elements per channel and per-channel sums (a
 -- step with another number of channels than the step before starts the sums again). A batch
@@ -11,22 +15,6 @@
 -- after each step are kept until the next batch, for the findings.
 -- (JSON is read with json_each and written with group_concat, never with json_extract,
 -- json_array_length or json_group_array: rules_base.sql.)
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'check_input_images', 'threshold_mean', '0.2'),
-  (NULL, 'check_input_images', 'threshold_samples', '500'),
-  (NULL, 'check_input_images', 'regex', '.*hybridsequential0_input_0'),
-  (NULL, 'check_input_images', 'channel', '1');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_check_input_images_cfg;
-CREATE VIEW rule_check_input_images_cfg AS
-SELECT nullif(max(value) FILTER (WHERE param = 'regex'), '') AS regex,
-       CAST(rule_real(max(value) FILTER (WHERE param = 'channel')) AS INTEGER) AS channel,
-       rule_real(max(value) FILTER (WHERE param = 'threshold_mean')) AS threshold_mean,
-       rule_real(max(value) FILTER (WHERE param = 'threshold_samples')) AS threshold_samples
-FROM rule_params
-WHERE rule = 'check_input_images';
-
 CREATE TABLE IF NOT EXISTS rule_check_input_images_state (
   trial    TEXT NOT NULL,
   tensor   TEXT NOT NULL,
@@ -118,7 +106,7 @@ END;
 
 DROP VIEW IF EXISTS rule_check_input_images;
 CREATE VIEW rule_check_input_images AS
-SELECT m.trial, m.step, m.tensor, 'worker_0' AS worker, m.max_mean AS value,
+SELECT m.trial, m.step, m.tensor, (SELECT worker FROM rule_primary_worker) AS worker, m.max_mean AS value,
        printf('a channel''s mean over %d samples is %g (threshold %g)', m.samples, m.max_mean, cfg.threshold_mean) AS message
 FROM rule_batch c
 JOIN rule_check_input_images_walk m ON m.trial = c.trial AND m.step = c.step

@@ -1,35 +1,21 @@
--- class_imbalance [threshold_imbalance=10, threshold_misprediction=0.7, samples=500,
---   argmax=false, labels_regex=".*labels", predictions_regex=".*predictions"]
+-- @rule class_imbalance batch
+-- @param threshold_imbalance     real    10            largest / smallest class count above which the labels are imbalanced
+-- @param threshold_misprediction real    0.7           fraction of a class predicted wrong above which it is a finding
+-- @param samples                 integer 500           labels seen before the rule judges
+-- @param argmax                  boolean false         predictions are scores: take the argmax over their last axis
+-- @param labels_regex            regex   .*labels      the labels tensor (the first matching name)
+-- @param predictions_regex       regex   .*predictions the predictions tensor (the first matching name)
+--
 -- labels = first matching tensor by name, predictions likewise (argmax over the last axis
 -- when argmax). At each step where both are saved with equal element counts, append them to
 -- running totals. Once the totals hold >= samples labels: finding `imbalance` when max/min
 -- class count > threshold_imbalance (classes = label values seen; value = that ratio); finding
 -- `class_<c>` for each class whose fraction of wrong predictions > threshold_misprediction
--- (value = that fraction). Values of worker_0.
+-- (value = that fraction). Values of the primary worker (rule_primary_worker).
 --
 -- State: per class the running count of labels and of wrong predictions. A batch adds the
 -- counts of its steps to them in step order (window sums); the totals after each step that
 -- added are kept until the next batch, for the findings.
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'class_imbalance', 'threshold_imbalance', '10'),
-  (NULL, 'class_imbalance', 'threshold_misprediction', '0.7'),
-  (NULL, 'class_imbalance', 'samples', '500'),
-  (NULL, 'class_imbalance', 'argmax', 'false'),
-  (NULL, 'class_imbalance', 'labels_regex', '.*labels'),
-  (NULL, 'class_imbalance', 'predictions_regex', '.*predictions');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_class_imbalance_cfg;
-CREATE VIEW rule_class_imbalance_cfg AS
-SELECT nullif(max(value) FILTER (WHERE param = 'labels_regex'), '') AS labels_regex,
-       nullif(max(value) FILTER (WHERE param = 'predictions_regex'), '') AS predictions_regex,
-       rule_bool(max(value) FILTER (WHERE param = 'argmax')) AS argmax,
-       rule_real(max(value) FILTER (WHERE param = 'threshold_imbalance')) AS threshold_imbalance,
-       rule_real(max(value) FILTER (WHERE param = 'threshold_misprediction')) AS threshold_misprediction,
-       rule_real(max(value) FILTER (WHERE param = 'samples')) AS samples
-FROM rule_params
-WHERE rule = 'class_imbalance';
-
 CREATE TABLE IF NOT EXISTS rule_class_imbalance_count (
   trial TEXT NOT NULL,
   class REAL NOT NULL,
@@ -48,7 +34,9 @@ CREATE TABLE IF NOT EXISTS rule_class_imbalance_walk (
   PRIMARY KEY (trial, step, class)
 ) WITHOUT ROWID;
 
--- (step, label, prediction, count) at the batch's steps where both tensors are saved and match.
+-- (step, label, prediction, count) at the batch's steps where both tensors are saved and match,
+-- labels and predictions as class indices: a value with a fraction is truncated toward zero
+-- (numpy's astype(int)); `indices` says whether both were class indices already.
 DROP VIEW IF EXISTS rule_class_imbalance_pairs;
 CREATE VIEW rule_class_imbalance_pairs AS
 WITH names AS MATERIALIZED (
@@ -62,12 +50,15 @@ pairs AS MATERIALIZED (
   JOIN rule_now_primary l ON l.tensor = names.labels
   JOIN rule_now_primary p ON p.step = l.step AND p.tensor = names.predictions
 )
-SELECT pairs.trial, pairs.step,
-       (SELECT e.value FROM json_each(j.value) e WHERE e.key = 0) AS label,
-       (SELECT e.value FROM json_each(j.value) e WHERE e.key = 1) AS prediction,
-       (SELECT e.value FROM json_each(j.value) e WHERE e.key = 2) AS n
-FROM pairs, json_each(pairs.pairs) j
-WHERE pairs.pairs IS NOT NULL;
+SELECT trial, step, CAST(label AS INTEGER) AS label, CAST(prediction AS INTEGER) AS prediction, n,
+       label = CAST(label AS INTEGER) AND ifnull(prediction = CAST(prediction AS INTEGER), 1) AS indices,
+       CASE WHEN label <> CAST(label AS INTEGER) THEN label ELSE prediction END AS example
+FROM (SELECT pairs.trial, pairs.step,
+             (SELECT e.value FROM json_each(j.value) e WHERE e.key = 0) AS label,
+             (SELECT e.value FROM json_each(j.value) e WHERE e.key = 1) AS prediction,
+             (SELECT e.value FROM json_each(j.value) e WHERE e.key = 2) AS n
+      FROM pairs, json_each(pairs.pairs) j
+      WHERE pairs.pairs IS NOT NULL);
 
 -- The totals per class after each step of the batch that added to them: the state's plus the
 -- batch's counts through the step, for the classes seen by then.
@@ -123,13 +114,13 @@ WITH k AS (
 tot AS (
   SELECT trial, step, sum(n) AS total, max(n) AS most, min(n) AS least FROM k GROUP BY trial, step
 )
-SELECT tot.trial, tot.step, 'imbalance' AS tensor, 'worker_0' AS worker,
+SELECT tot.trial, tot.step, 'imbalance' AS tensor, (SELECT worker FROM rule_primary_worker) AS worker,
        rule_div(tot.most, tot.least) AS value,
        printf('the largest class has %d labels, the smallest %d', tot.most, tot.least) AS message
 FROM tot, rule_class_imbalance_cfg AS cfg
 WHERE tot.total >= cfg.samples AND rule_div(tot.most, tot.least) > cfg.threshold_imbalance
 UNION ALL
-SELECT k.trial, k.step, 'class_' || rule_number_text(k.class), 'worker_0',
+SELECT k.trial, k.step, 'class_' || rule_number_text(k.class), (SELECT worker FROM rule_primary_worker),
        CAST(k.wrong AS REAL) / k.n,
        printf('%.3g%% of class %s''s %d labels were mispredicted (threshold %.3g%%)', 100.0 * k.wrong / k.n,
               rule_number_text(k.class), k.n, 100 * cfg.threshold_misprediction)
@@ -137,3 +128,16 @@ FROM k
 JOIN tot ON tot.step = k.step
 CROSS JOIN rule_class_imbalance_cfg AS cfg
 WHERE tot.total >= cfg.samples AND CAST(k.wrong AS REAL) / k.n > cfg.threshold_misprediction;
+
+-- A note (the runner prints each once per trial and run): the tensors hold values that are not
+-- class indices.
+DROP VIEW IF EXISTS rule_class_imbalance_note;
+CREATE VIEW rule_class_imbalance_note AS
+SELECT x.trial,
+       printf('the labels or predictions hold values that are not class indices (e.g. %s at step %d), truncated ' ||
+              'toward zero as numpy''s astype(int) does; for per-class scores use --param class_imbalance.argmax=true, ' ||
+              'for probabilities save a thresholded tensor and select it with --param class_imbalance.predictions_regex',
+              rule_number_text(x.example), x.step) AS note
+FROM rule_class_imbalance_pairs x
+WHERE NOT x.indices
+LIMIT 1;

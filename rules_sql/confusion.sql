@@ -1,37 +1,35 @@
--- confusion [category_no=auto, labels="labels", predictions="predictions", min_diag=0.9,
---   max_off_diag=0.1]
+-- @rule confusion batch
+-- @param category_no  integer|auto auto        classes of the matrix (auto: from the values); more adds classes without samples
+-- @param labels       text         labels      the labels tensor (its exact name)
+-- @param predictions  text         predictions the predictions tensor (its exact name)
+-- @param min_diag     real         0.9         a class predicted right less often than this is a finding
+-- @param max_off_diag real         0.1         a class predicted as one other class more often than this is a finding
+--
 -- Per step and worker where both tensors (named exactly) are saved: C[label][prediction]
 -- counts. For each true class i with samples: finding `class_<i>` when C[i][i] / row_i <
 -- min_diag or any C[i][j] / row_i > max_off_diag (j != i). value = C[i][i] / row_i.
 -- (category_no only widens the matrix, which adds classes without samples: no findings.)
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'confusion', 'category_no', 'auto'),
-  (NULL, 'confusion', 'labels', 'labels'),
-  (NULL, 'confusion', 'predictions', 'predictions'),
-  (NULL, 'confusion', 'min_diag', '0.9'),
-  (NULL, 'confusion', 'max_off_diag', '0.1');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_confusion_cfg;
-CREATE VIEW rule_confusion_cfg AS
-SELECT max(value) FILTER (WHERE param = 'labels') AS labels,
-       max(value) FILTER (WHERE param = 'predictions') AS predictions,
-       rule_real(max(value) FILTER (WHERE param = 'min_diag')) AS min_diag,
-       rule_real(max(value) FILTER (WHERE param = 'max_off_diag')) AS max_off_diag
-FROM rule_params
-WHERE rule = 'confusion';
+-- A label or prediction is a class index: a value with a fraction is truncated toward zero
+-- (numpy's astype(int)), and rule_confusion_note says once per trial that the tensors do not
+-- hold class indices (an XGBoost binary:logistic job saves probabilities as predictions).
+-- The batch's (label, prediction, count) cells per step and worker, as the tensors hold them.
+DROP VIEW IF EXISTS rule_confusion_pairs;
+CREATE VIEW rule_confusion_pairs AS
+SELECT l.trial, l.step, l.worker,
+       (SELECT e.value FROM json_each(j.value) e WHERE e.key = 0) AS label,
+       (SELECT e.value FROM json_each(j.value) e WHERE e.key = 1) AS prediction,
+       (SELECT e.value FROM json_each(j.value) e WHERE e.key = 2) AS n
+FROM rule_confusion_cfg AS cfg
+JOIN rule_now l ON l.tensor = cfg.labels
+JOIN rule_now p ON p.step = l.step AND p.tensor = cfg.predictions AND p.worker = l.worker,
+json_each(rule_label_pairs(l.value, p.value, 0)) j;
 
 DROP VIEW IF EXISTS rule_confusion;
 CREATE VIEW rule_confusion AS
-WITH cells AS (
-  SELECT l.trial, l.step, l.worker,
-         (SELECT e.value FROM json_each(j.value) e WHERE e.key = 0) AS i,
-         (SELECT e.value FROM json_each(j.value) e WHERE e.key = 1) AS j,
-         (SELECT e.value FROM json_each(j.value) e WHERE e.key = 2) AS n
-  FROM rule_confusion_cfg AS cfg
-  JOIN rule_now l ON l.tensor = cfg.labels
-  JOIN rule_now p ON p.step = l.step AND p.tensor = cfg.predictions AND p.worker = l.worker,
-  json_each(rule_label_pairs(l.value, p.value, 0)) j
+WITH cells AS (  -- C[i][j]: labels and predictions as class indices
+  SELECT trial, step, worker, CAST(label AS INTEGER) AS i, CAST(prediction AS INTEGER) AS j, sum(n) AS n
+  FROM rule_confusion_pairs
+  GROUP BY trial, step, worker, i, j
 ),
 rows AS (
   SELECT trial, step, worker, i,
@@ -47,3 +45,18 @@ SELECT trial, step, 'class_' || rule_number_text(i) AS tensor, worker,
               rule_number_text(i), 100.0 * diag / total, total, 100 * cfg.min_diag, 100.0 * off / total, 100 * cfg.max_off_diag) AS message
 FROM rows, rule_confusion_cfg AS cfg
 WHERE CAST(diag AS REAL) / total < cfg.min_diag OR CAST(off AS REAL) / total > cfg.max_off_diag;
+
+-- A note (the runner prints each once per trial and run): the tensors hold values that are not
+-- class indices.
+DROP VIEW IF EXISTS rule_confusion_note;
+CREATE VIEW rule_confusion_note AS
+SELECT x.trial,
+       printf('%s holds values that are not class indices (e.g. %s at step %d), truncated toward zero as ' ||
+              'numpy''s astype(int) does; save the predicted class (a thresholded or argmax''ed tensor) ' ||
+              'and name it with --param confusion.predictions=NAME',
+              CASE WHEN x.label <> CAST(x.label AS INTEGER) THEN cfg.labels ELSE cfg.predictions END,
+              rule_number_text(CASE WHEN x.label <> CAST(x.label AS INTEGER) THEN x.label ELSE x.prediction END),
+              x.step) AS note
+FROM rule_confusion_pairs x, rule_confusion_cfg AS cfg
+WHERE x.label <> CAST(x.label AS INTEGER) OR x.prediction <> CAST(x.prediction AS INTEGER)
+LIMIT 1;

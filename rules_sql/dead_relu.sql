@@ -1,21 +1,12 @@
--- dead_relu [tensor_regex=".*relu_output", threshold_inactivity=1.0, threshold_layer=50.0]
+-- @rule dead_relu batch
+-- @param tensor_regex         regex .*relu_output the ReLU outputs checked
+-- @param threshold_inactivity real  1.0           percentage of active batch entries below which a unit is dead
+-- @param threshold_layer      real  50.0          percentage of dead units above which a tensor is a finding
+--
 -- Units: if v has >= 2 dims, axis 0 is the batch and each position of the other axes is a
 -- unit; else v is one unit. activity(unit) = 100 * fraction of its batch entries > 0.
 -- Finding when 100 * (units with activity < threshold_inactivity) / units > threshold_layer.
 -- value = that percentage.
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'dead_relu', 'tensor_regex', '.*relu_output'),
-  (NULL, 'dead_relu', 'threshold_inactivity', '1.0'),
-  (NULL, 'dead_relu', 'threshold_layer', '50.0');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_dead_relu_cfg;
-CREATE VIEW rule_dead_relu_cfg AS
-SELECT rule_real(max(value) FILTER (WHERE param = 'threshold_inactivity')) AS threshold_inactivity,
-       rule_real(max(value) FILTER (WHERE param = 'threshold_layer')) AS threshold_layer
-FROM rule_params
-WHERE rule = 'dead_relu';
-
 DROP VIEW IF EXISTS rule_dead_relu;
 CREATE VIEW rule_dead_relu AS
 WITH x AS MATERIALIZED (

@@ -1,20 +1,10 @@
--- exploding_tensor [collection_names, tensor_regex: default all; only_nan=false]
+-- @rule exploding_tensor batch
+-- @param collection_names list    ""    collections whose tensors are checked (with tensor_regex; both empty: every tensor)
+-- @param tensor_regex     regex   ""    tensors checked besides those of collection_names
+-- @param only_nan         boolean false true: only NaN counts, not +-Inf
+--
 -- Finding when v has a NaN, or (only_nan false) a +-Inf. value = number of such elements,
 -- counted at ingest (rule_now_distribution).
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'exploding_tensor', 'collection_names', ''),
-  (NULL, 'exploding_tensor', 'tensor_regex', ''),
-  (NULL, 'exploding_tensor', 'only_nan', 'false');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_exploding_tensor_cfg;
-CREATE VIEW rule_exploding_tensor_cfg AS
-SELECT nullif(max(value) FILTER (WHERE param = 'collection_names'), '') AS collection_names,
-       nullif(max(value) FILTER (WHERE param = 'tensor_regex'), '') AS tensor_regex,
-       rule_bool(max(value) FILTER (WHERE param = 'only_nan')) AS only_nan
-FROM rule_params
-WHERE rule = 'exploding_tensor';
-
 DROP VIEW IF EXISTS rule_exploding_tensor;
 CREATE VIEW rule_exploding_tensor AS
 WITH x AS MATERIALIZED (

@@ -1,12 +1,18 @@
--- loss_not_decreasing [collection_names, tensor_regex, use_losses_collection=true,
---   num_steps=10, diff_percent=0, mode=none]
+-- @rule loss_not_decreasing batch
+-- @param collection_names      list    ""   collections of losses followed besides the collection losses
+-- @param tensor_regex          regex   ""   losses followed besides the collections
+-- @param use_losses_collection boolean true follow the tensors of the collection losses too
+-- @param num_steps             integer 10   mode steps over which a loss must fall
+-- @param diff_percent          real    0    percentage by which it must fall
+-- @param mode                  mode    none the mode followed (none: EVAL, else TRAIN, else GLOBAL)
+--
 -- Tensors = selection, plus collection `losses` when use_losses_collection. Per tensor, mode
 -- M = the given mode, else the first of EVAL, TRAIN, GLOBAL in which the tensor has values
 -- (GLOBAL: all its steps, numbered by global step). Walk its saved mode steps m ascending;
 -- with `last` = the last checked mode step: check at m when some saved m' <= m - num_steps
 -- exists and (no check yet or m >= last + num_steps); then last = m and P = the largest such
 -- m'. Finding (at m's global step) when loss_P - loss_m <= |loss_P| * diff_percent / 100.
--- value = loss_m. Losses are the mean of worker_0's value.
+-- value = loss_m. Losses are the mean of the primary worker's value.
 --
 -- State: per tensor the mode walked so far, `last`, and the saved (m, loss) from the newest
 -- candidate P on (older ones can never be P again). Without a given mode, a tensor walks the
@@ -15,24 +21,6 @@
 -- trial has ended the findings are exactly the definition's. A batch walks the tensor's losses
 -- of the batch in that mode (a recursive CTE carries `last`); its rows, with what the walk
 -- decided, are kept until the next batch, for the findings.
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'loss_not_decreasing', 'collection_names', ''),
-  (NULL, 'loss_not_decreasing', 'tensor_regex', ''),
-  (NULL, 'loss_not_decreasing', 'use_losses_collection', 'true'),
-  (NULL, 'loss_not_decreasing', 'num_steps', '10'),
-  (NULL, 'loss_not_decreasing', 'diff_percent', '0'),
-  (NULL, 'loss_not_decreasing', 'mode', 'none');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_loss_not_decreasing_cfg;
-CREATE VIEW rule_loss_not_decreasing_cfg AS
-SELECT rule_bool(max(value) FILTER (WHERE param = 'use_losses_collection')) AS use_losses_collection,
-       upper(nullif(nullif(max(value) FILTER (WHERE param = 'mode'), ''), 'none')) AS mode,
-       rule_real(max(value) FILTER (WHERE param = 'num_steps')) AS num_steps,
-       rule_real(max(value) FILTER (WHERE param = 'diff_percent')) AS diff_percent
-FROM rule_params
-WHERE rule = 'loss_not_decreasing';
-
 CREATE TABLE IF NOT EXISTS rule_loss_not_decreasing_state (
   trial   TEXT NOT NULL,
   tensor  TEXT NOT NULL,
@@ -177,7 +165,7 @@ END;
 
 DROP VIEW IF EXISTS rule_loss_not_decreasing;
 CREATE VIEW rule_loss_not_decreasing AS
-SELECT s.trial, s.step, s.tensor, 'worker_0' AS worker, s.loss AS value,
+SELECT s.trial, s.step, s.tensor, (SELECT worker FROM rule_primary_worker) AS worker, s.loss AS value,
        printf('%s loss %g at mode step %d did not decrease from %g at mode step %d',
               s.mode, s.loss, s.m, s.p_loss, s.p_m) AS message
 FROM rule_batch c

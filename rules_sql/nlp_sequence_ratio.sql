@@ -1,20 +1,10 @@
--- nlp_sequence_ratio [tensor_regex=".*embedding0_input_0", token_values="0",
---   token_thresholds_percent="50"]
+-- @rule nlp_sequence_ratio batch
+-- @param tensor_regex             regex     .*embedding0_input_0 the input sequences checked
+-- @param token_values             real_list 0                    the tokens counted (e.g. padding)
+-- @param token_thresholds_percent real_list 50                   per token, the percentage above which a sequence is a finding
+--
 -- Finding when for some k, 100 * count(v == token_k) / size > threshold_k (pairs matched by
 -- position). value = the largest such percentage.
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'nlp_sequence_ratio', 'tensor_regex', '.*embedding0_input_0'),
-  (NULL, 'nlp_sequence_ratio', 'token_values', '0'),
-  (NULL, 'nlp_sequence_ratio', 'token_thresholds_percent', '50');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_nlp_sequence_ratio_cfg;
-CREATE VIEW rule_nlp_sequence_ratio_cfg AS
-SELECT rule_list_json(max(value) FILTER (WHERE param = 'token_values')) AS token_values,
-       rule_list_json(max(value) FILTER (WHERE param = 'token_thresholds_percent')) AS token_thresholds_percent
-FROM rule_params
-WHERE rule = 'nlp_sequence_ratio';
-
 DROP VIEW IF EXISTS rule_nlp_sequence_ratio;
 CREATE VIEW rule_nlp_sequence_ratio AS
 WITH pairs AS (  -- (token, threshold) by position

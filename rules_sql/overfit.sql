@@ -1,33 +1,21 @@
--- overfit [tensor_regex: default collection `losses`; start_step=0, patience=1,
---   ratio_threshold=0.1]
+-- @rule overfit batch
+-- @param tensor_regex    regex   ""  the losses compared (empty: the collection losses)
+-- @param start_step      integer 0   the first step compared
+-- @param patience        integer 1   EVAL steps in a row above the threshold before a finding
+-- @param ratio_threshold real    0.1 relative excess of the EVAL loss over the TRAIN loss that counts
+--
 -- Per tensor, walk its saved steps in global order. A TRAIN block is a maximal run of
 -- consecutive saved TRAIN steps; an EVAL block likewise. At each EVAL step S with
 -- S >= start_step and a TRAIN block before it: train = mean of the latest TRAIN block,
 -- val = mean of the current EVAL block so far (up to S), ratio = (val - train) / train.
 -- A counter of consecutive such EVAL steps with ratio > ratio_threshold (reset to 0
--- otherwise); finding when counter >= patience. value = ratio. Losses: worker_0's mean value;
+-- otherwise); finding when counter >= patience. value = ratio. Losses: the primary worker's mean value;
 -- one that is not a number (a string tensor's, a NaN mean) is not folded in.
 --
 -- State: per tensor the mode of its last saved step, the sum and length of the latest TRAIN
 -- block and of the current EVAL block, and the counter. A batch walks each tensor's losses in
 -- step order from there (a recursive CTE); the states after each of the batch's steps are kept
 -- until the next batch, for the findings.
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'overfit', 'tensor_regex', ''),
-  (NULL, 'overfit', 'start_step', '0'),
-  (NULL, 'overfit', 'patience', '1'),
-  (NULL, 'overfit', 'ratio_threshold', '0.1');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_overfit_cfg;
-CREATE VIEW rule_overfit_cfg AS
-SELECT nullif(max(value) FILTER (WHERE param = 'tensor_regex'), '') AS tensor_regex,
-       rule_real(max(value) FILTER (WHERE param = 'start_step')) AS start_step,
-       rule_real(max(value) FILTER (WHERE param = 'ratio_threshold')) AS ratio_threshold,
-       rule_real(max(value) FILTER (WHERE param = 'patience')) AS patience
-FROM rule_params
-WHERE rule = 'overfit';
-
 CREATE TABLE IF NOT EXISTS rule_overfit_state (
   trial     TEXT NOT NULL,
   tensor    TEXT NOT NULL,
@@ -130,7 +118,7 @@ END;
 
 DROP VIEW IF EXISTS rule_overfit;
 CREATE VIEW rule_overfit AS
-SELECT s.trial, s.step, s.tensor, 'worker_0' AS worker, s.ratio AS value,
+SELECT s.trial, s.step, s.tensor, (SELECT worker FROM rule_primary_worker) AS worker, s.ratio AS value,
        printf('validation loss is %.3g%% above training loss for %d evaluation step(s)',
               100 * s.ratio, s.counter) AS message
 FROM rule_batch c

@@ -1,27 +1,17 @@
--- overtraining [patience_train=5, patience_validation=10, delta=0.1]
+-- @rule overtraining batch
+-- @param patience_train      integer 5   TRAIN losses without improvement before a finding (with patience_validation)
+-- @param patience_validation integer 10  EVAL losses without improvement before a finding (with patience_train)
+-- @param delta               real    0.1 the least fall of a loss below its best that is an improvement
+--
 -- Per tensor of `losses`, separately for TRAIN and EVAL: the first value sets best (counter
 -- 0); a value below best - delta is an improvement (best = value, counter 0), any other adds
 -- 1 to that mode's counter. Finding at a TRAIN or EVAL step when counter(TRAIN) >=
 -- patience_train and counter(EVAL) >= patience_validation (both modes seen).
--- value = counter(EVAL). Losses: worker_0's mean value.
+-- value = counter(EVAL). Losses: the primary worker's mean value.
 --
 -- State: per tensor, best and counter of each mode after the last step evaluated. A batch walks
 -- each tensor's losses in step order from there (a recursive CTE); the states after each of the
 -- batch's steps are kept until the next batch, for the findings.
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'overtraining', 'patience_train', '5'),
-  (NULL, 'overtraining', 'patience_validation', '10'),
-  (NULL, 'overtraining', 'delta', '0.1');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_overtraining_cfg;
-CREATE VIEW rule_overtraining_cfg AS
-SELECT rule_real(max(value) FILTER (WHERE param = 'delta')) AS delta,
-       rule_real(max(value) FILTER (WHERE param = 'patience_train')) AS patience_train,
-       rule_real(max(value) FILTER (WHERE param = 'patience_validation')) AS patience_validation
-FROM rule_params
-WHERE rule = 'overtraining';
-
 CREATE TABLE IF NOT EXISTS rule_overtraining_state (
   trial        TEXT NOT NULL,
   tensor       TEXT NOT NULL,
@@ -101,7 +91,7 @@ END;
 
 DROP VIEW IF EXISTS rule_overtraining;
 CREATE VIEW rule_overtraining AS
-SELECT s.trial, s.step, s.tensor, 'worker_0' AS worker, s.eval_count AS value,
+SELECT s.trial, s.step, s.tensor, (SELECT worker FROM rule_primary_worker) AS worker, s.eval_count AS value,
        printf('no improvement for %d training and %d validation steps', s.train_count, s.eval_count) AS message
 FROM rule_batch c
 JOIN rule_overtraining_walk s ON s.trial = c.trial AND s.step = c.step

@@ -1,7 +1,12 @@
--- poor_weight_initialization [activation_inputs_regex=".*relu_input", threshold=10.0,
---   distribution_range=0.001, patience=5, steps=10]
+-- @rule poor_weight_initialization batch
+-- @param activation_inputs_regex regex   .*relu_input the activation inputs whose variances are compared
+-- @param threshold               real    10.0         largest / smallest activation input variance above which a step is a finding
+-- @param distribution_range      real    0.001        a gradient p95 - p5 below this is a finding
+-- @param patience                integer 5            losses back that the newest loss must be below
+-- @param steps                   integer 10           the first complete steps checked
+--
 -- Only at the first `steps` complete steps. At S, three checks, each a finding with its label
--- as tensor (values of worker_0):
+-- as tensor (values of the primary worker):
 --   activation_variance_ratio: over matching tensors at S, at least two, min var > 0,
 --     max var / min var > threshold. value = that ratio.
 --   gradient_distribution: over `gradients` tensors at S, min of (p95 - p5) <
@@ -12,24 +17,6 @@
 --
 -- State: the number of complete steps seen, and the loss values appended (at most `steps`). A
 -- batch's steps are numbered on from that count, so only its first few are looked at.
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'poor_weight_initialization', 'activation_inputs_regex', '.*relu_input'),
-  (NULL, 'poor_weight_initialization', 'threshold', '10.0'),
-  (NULL, 'poor_weight_initialization', 'distribution_range', '0.001'),
-  (NULL, 'poor_weight_initialization', 'patience', '5'),
-  (NULL, 'poor_weight_initialization', 'steps', '10');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_poor_weight_initialization_cfg;
-CREATE VIEW rule_poor_weight_initialization_cfg AS
-SELECT nullif(max(value) FILTER (WHERE param = 'activation_inputs_regex'), '') AS activation_inputs_regex,
-       rule_real(max(value) FILTER (WHERE param = 'threshold')) AS threshold,
-       rule_real(max(value) FILTER (WHERE param = 'distribution_range')) AS distribution_range,
-       CAST(rule_real(max(value) FILTER (WHERE param = 'patience')) AS INTEGER) AS patience,
-       rule_real(max(value) FILTER (WHERE param = 'steps')) AS steps
-FROM rule_params
-WHERE rule = 'poor_weight_initialization';
-
 CREATE TABLE IF NOT EXISTS rule_poor_weight_initialization_state (
   trial TEXT PRIMARY KEY,
   steps INTEGER NOT NULL           -- complete steps seen, the batch's included
@@ -102,7 +89,7 @@ loss AS (
   CROSS JOIN rule_poor_weight_initialization_cfg AS cfg
   JOIN rule_poor_weight_initialization_loss p ON p.trial = l.trial AND p.k = l.k - cfg.patience
 )
-SELECT c.trial, c.step, 'activation_variance_ratio' AS tensor, 'worker_0' AS worker,
+SELECT c.trial, c.step, 'activation_variance_ratio' AS tensor, (SELECT worker FROM rule_primary_worker) AS worker,
        act.max_var / act.min_var AS value,
        printf('activation variances differ by a factor %g over %d layers', act.max_var / act.min_var, act.n) AS message
 FROM considered c
@@ -110,14 +97,14 @@ JOIN act ON act.step = c.step
 CROSS JOIN rule_poor_weight_initialization_cfg AS cfg
 WHERE act.n >= 2 AND act.min_var > 0 AND act.max_var / act.min_var > cfg.threshold
 UNION ALL
-SELECT c.trial, c.step, 'gradient_distribution', 'worker_0', grad.min_spread,
+SELECT c.trial, c.step, 'gradient_distribution', (SELECT worker FROM rule_primary_worker), grad.min_spread,
        printf('a gradient''s 5th..95th percentile range is only %g', grad.min_spread)
 FROM considered c
 JOIN grad ON grad.step = c.step
 CROSS JOIN rule_poor_weight_initialization_cfg AS cfg
 WHERE grad.min_spread < cfg.distribution_range
 UNION ALL
-SELECT c.trial, c.step, 'loss', 'worker_0', loss.loss,
+SELECT c.trial, c.step, 'loss', (SELECT worker FROM rule_primary_worker), loss.loss,
        printf('loss %g is not below %g of %d loss values before', loss.loss, loss.before, cfg.patience)
 FROM considered c
 JOIN loss ON loss.step = c.step

@@ -7,14 +7,14 @@
 #include <cstdint>
 #include <functional>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <tuple>
 
+#include "rules_sql/rule_file.h"
 #include "rules_sql/rule_settings.h"
 #include "schema/status.h"
 #include "sqlext/register.h"
@@ -25,11 +25,8 @@ namespace {
 
 struct RuleSource {
   const char* name;
-  const char* sql;   // a rule of another kind than 'batch' (rule_catalog) says so itself
+  const char* sql;   // opens with the rule's declaration (rule_declaration.h)
 };
-
-// rule_catalog.kind (rules_base.sql).
-const std::string kStepKind = "step", kClockKind = "clock";
 
 const char* const kBaseSql =
 #include "rules_base.sql.inc"
@@ -39,17 +36,6 @@ const char* const kBaseSql =
 const RuleSource kBuiltins[] = {
 #include "builtin_rules.inc"
 };
-
-// While rule files run: the defaults each inserts (INSERT OR IGNORE INTO rule_param ... trial
-// NULL) are kept in rule_param_default as given, whether or not rule_param already had the row.
-const char* const kCaptureDefaults =
-    "CREATE TEMP TRIGGER rule_param_default_capture BEFORE INSERT ON rule_param WHEN new.trial IS NULL "
-    "BEGIN INSERT OR REPLACE INTO rule_param_default(rule, param, value) VALUES (new.rule, new.param, new.value); END";
-
-// Names of the runner's own objects: a custom rule may not take them.
-const std::set<std::string> kReservedNames = {"now", "now_primary", "now_distribution", "primary_worker", "param", "params", "findings", "finding",
-                                              "batch", "catalog", "progress", "trial_clock", "evaluated", "delivery",
-                                              "rerun", "param_default"};
 
 bool is_identifier(const std::string& s) {
   if (s.empty()) return false;
@@ -69,7 +55,25 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+// Whether the objects of a rule named `a` (rule_a, rule_a_*) could be named like those of `b`.
+bool namespaces_overlap(const std::string& a, const std::string& b) {
+  return a == b || a.rfind(b + "_", 0) == 0 || b.rfind(a + "_", 0) == 0;
+}
+
 }  // namespace
+
+const std::vector<RuleDeclaration>& builtin_declarations() {
+  static const std::vector<RuleDeclaration> declarations = [] {
+    std::vector<RuleDeclaration> v;
+    for (const RuleSource& r : kBuiltins) {
+      v.push_back(parse_declaration(r.sql, std::string("rules_sql/") + r.name + ".sql"));
+      if (v.back().name != r.name)
+        throw Error(ErrorKind::kUsage, std::string("rules_sql/") + r.name + ".sql declares rule " + v.back().name);
+    }
+    return v;
+  }();
+  return declarations;
+}
 
 const std::vector<std::string>& builtin_rule_names() {
   static const std::vector<std::string> names = [] {
@@ -80,19 +84,64 @@ const std::vector<std::string>& builtin_rule_names() {
   return names;
 }
 
+const std::set<std::string>& reserved_names() {
+  static const std::set<std::string> names = [] {
+    static const std::regex kCreate(R"(CREATE\s+(?:UNIQUE\s+)?(?:TABLE|VIEW|INDEX|TRIGGER)\s+(?:IF\s+NOT\s+EXISTS\s+)?rule_(\w+))",
+                                    std::regex::icase);
+    std::set<std::string> v;
+    const std::string base = kBaseSql;
+    for (auto m = std::sregex_iterator(base.begin(), base.end(), kCreate); m != std::sregex_iterator(); ++m)
+      v.insert((*m)[1].str());
+    return v;
+  }();
+  return names;
+}
+
+std::string install_sql() {
+  std::string sql = kBaseSql;
+  const std::vector<RuleDeclaration>& declared = builtin_declarations();
+  for (size_t i = 0; i < declared.size(); ++i)
+    sql += "\n" + declaration_sql(declared[i], "builtin") + "\n" + kBuiltins[i].sql;
+  // Rows for every trial that only repeat a declared default (older runners stored each default
+  // there) say nothing: the declaration is where defaults live.
+  sql += "\nDELETE FROM rule_param\n"
+         "WHERE trial IS NULL\n"
+         "  AND value = (SELECT d.value FROM rule_param_declared d WHERE d.rule = rule_param.rule AND d.param = rule_param.param);\n";
+  return sql;
+}
+
 RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(std::move(options)) {
   if (!options_.clock) options_.clock = system_clock_now;
   if (trialdb_register_sql_functions(db_.handle()) != SQLITE_OK)
     throw Error(Status::database(std::string("cannot register the SQL functions: ") + sqlite3_errmsg(db_.handle())).at(db_.path()));
-  install();
-  ledger_ = std::make_unique<RuleLedger>(db_);
-  for (const std::string& file : options_.rule_files) load_rule_file(file);
-
-  // Trials and rules named on the command line must exist.
+  // Everything that can be checked before writing is: the files, their rules' names, the trials.
+  std::vector<RuleFile> files;
+  for (const std::string& path : options_.rule_files) {
+    files.push_back(read_rule_file(path));
+    const std::string& name = files.back().declaration.name;
+    for (const std::string& reserved : reserved_names())
+      if (namespaces_overlap(name, reserved))
+        throw Error(ErrorKind::kUsage, "--rule-file " + path + ": rule name " + name + " collides with rule_" + reserved +
+                                           ", which the rule runner uses; give the rule another name");
+    for (const std::string& builtin : builtin_rule_names())
+      if (namespaces_overlap(name, builtin))
+        throw Error(ErrorKind::kUsage, "--rule-file " + path + ": rule name " + name + " collides with the built-in rule " +
+                                           builtin + "; give the rule another name");
+    for (size_t i = 0; i + 1 < files.size(); ++i)
+      if (namespaces_overlap(name, files[i].declaration.name))
+        throw Error(ErrorKind::kUsage, "--rule-file " + path + ": rule name " + name + " collides with rule " +
+                                           files[i].declaration.name + " of " + files[i].path);
+  }
   for (const std::string& trial : options_.trials) {
     Statement q(db_.handle(), "SELECT 1 FROM trials WHERE trial = ?1");
     if (!q.bind(1, trial).step()) throw Error(ErrorKind::kUsage, "--trial " + trial + ": no such trial in " + db_.path());
   }
+
+  // One transaction: a bad rule file or parameter leaves the database as it was.
+  Transaction tx(db_);
+  install();
+  ledger_ = std::make_unique<RuleLedger>(db_);
+  for (const RuleFile& file : files) load_rule_file(file);
   std::vector<std::string> all;
   std::map<std::string, std::string> kind;
   {
@@ -112,9 +161,8 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
   }
   for (const std::string& r : rules_) kinds_[r] = kind[r];
   // Parameters are all checked before any is stored; a changed value, and --rerun, leave the
-  // rule to be evaluated again from the start (rule_rerun), in the transaction that stores them.
+  // rule to be evaluated again from the start (rule_rerun).
   const std::vector<RuleSetting> settings = check_settings(db_, options_.params);
-  Transaction tx(db_);
   Statement rerun(db_.handle(), "INSERT OR IGNORE INTO rule_rerun(trial, rule) VALUES (?1, ?2)");
   for (const auto& [trial, rule] : store_settings(db_, settings, options_.trials)) rerun.bind(1, trial).bind(2, rule).run();
   if (options_.rerun) {
@@ -130,93 +178,49 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
 }
 
 void RuleRunner::install() {
-  Transaction tx(db_);
-  db_.exec(kBaseSql);
-  db_.exec("DELETE FROM rule_param_default WHERE rule IN (SELECT rule FROM rule_catalog WHERE source = 'builtin')");
-  db_.exec(kCaptureDefaults);
-  for (const RuleSource& r : kBuiltins) {
-    // 'batch' unless the file declares another kind.
-    Statement q(db_.handle(), "INSERT OR REPLACE INTO rule_catalog(rule, kind, source) VALUES (?1, 'batch', 'builtin')");
-    q.bind(1, r.name).run();
-    try {
-      db_.exec(r.sql);
-    } catch (const std::exception& e) {
-      throw Error(ErrorKind::kUsage, std::string("built-in rule ") + r.name + ": " + e.what());
-    }
-
+  try {
+    db_.exec(install_sql());
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::kUsage, std::string("installing the built-in rules: ") + e.what());
   }
-  db_.exec("DROP TRIGGER temp.rule_param_default_capture");
-  tx.commit();
 }
 
-void RuleRunner::load_rule_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::kUsage, "--rule-file " + path + ": cannot read the file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string sql = buf.str();
-
-  // The rules a file defines are the views named rule_<name> it creates, found by comparing the
-  // schema before and after it ran (a view created anew has a new schema row); a view
-  // rule_<name>_cfg holds a rule's typed parameters and is no rule. The views of an earlier load
-  // of the same file go first, so that it may create them again.
-  auto rule_views = [&] {
-    std::set<std::pair<int64_t, std::string>> views;
-    Statement q(db_.handle(),
-                "SELECT rowid, substr(name, 6) FROM sqlite_schema "
-                "WHERE type = 'view' AND name LIKE 'rule\\_%' ESCAPE '\\' AND name NOT LIKE '%\\_cfg' ESCAPE '\\'");
-    while (q.step()) views.emplace(q.int64(0), q.text(1));
-    return views;
-  };
-  Transaction tx(db_);
+void RuleRunner::load_rule_file(const RuleFile& file) {
+  const std::string& name = file.declaration.name;
+  // Another custom rule whose objects this one's could be named like (rule_a_b of rule a).
   {
-    std::vector<std::string> earlier;
-    Statement q(db_.handle(), "SELECT rule FROM rule_catalog WHERE source = ?1");
-    q.bind(1, path);
+    Statement q(db_.handle(), "SELECT rule, source FROM rule_catalog WHERE source NOT IN ('builtin', ?1) AND rule <> ?2");
+    q.bind(1, file.path).bind(2, name);
+    while (q.step())
+      if (namespaces_overlap(name, q.text(0)))
+        throw Error(ErrorKind::kUsage, "--rule-file " + file.path + ": rule name " + name + " collides with rule " + q.text(0) +
+                                           " of " + q.text(1));
+  }
+  // What an earlier load of this file or of this rule created goes first, so that the file may
+  // create it again: the rules it declared, their views and triggers (state tables stay).
+  std::vector<std::string> earlier{name};
+  {
+    Statement q(db_.handle(), "SELECT rule FROM rule_catalog WHERE source = ?1 AND rule <> ?2");
+    q.bind(1, file.path).bind(2, name);
     while (q.step()) earlier.push_back(q.text(0));
-    for (const std::string& name : earlier)
-      if (is_identifier(name)) db_.exec("DROP VIEW IF EXISTS rule_" + name);
-    Statement forget(db_.handle(), "DELETE FROM rule_catalog WHERE source = ?1");
-    forget.bind(1, path).run();
   }
-  const auto before = rule_views();
-  db_.exec(kCaptureDefaults);
-  try {
-    db_.exec(sql);
-  } catch (const std::exception& e) {
-    throw Error(ErrorKind::kUsage, "--rule-file " + path + ": " + e.what());
-  }
-  db_.exec("DROP TRIGGER temp.rule_param_default_capture");
-  std::vector<std::string> names;
-  for (const auto& view : rule_views()) {
-    if (before.count(view)) continue;
-    const std::string& name = view.second;
-    if (kReservedNames.count(name))
-      throw Error(ErrorKind::kUsage, "--rule-file " + path + ": view rule_" + name + " is reserved by the rule runner");
-    for (const RuleSource& r : kBuiltins)
-      if (name == r.name)
-        throw Error(ErrorKind::kUsage, "--rule-file " + path + ": rule_" + name + " is a built-in rule; give yours another name");
-    names.push_back(name);
-  }
-  if (names.empty())
-    throw Error(ErrorKind::kUsage, "--rule-file " + path +
-                             ": creates no view named rule_<name> (columns trial, step, tensor, worker, value, message)");
-  for (const std::string& name : names) {
-    sqlite3_stmt* probe = nullptr;
-    std::string check = "SELECT trial, step, tensor, worker, value, message FROM rule_" + name + " LIMIT 0";
-    int rc = sqlite3_prepare_v2(db_.handle(), check.c_str(), -1, &probe, nullptr);
-    std::string err = rc == SQLITE_OK ? "" : sqlite3_errmsg(db_.handle());
-    sqlite3_finalize(probe);
-    if (rc != SQLITE_OK)
-      throw Error(ErrorKind::kUsage, "--rule-file " + path + ": view rule_" + name +
-                               " must have the columns trial, step, tensor, worker, value, message: " + err);
-    // 'batch' unless the file declared another kind (INSERT OR REPLACE INTO rule_catalog).
+  for (const std::string& rule : earlier) {
+    if (!is_identifier(rule)) continue;
+    std::vector<std::pair<std::string, std::string>> objects;   // (type, name)
     Statement q(db_.handle(),
-                "INSERT INTO rule_catalog(rule, kind, source) VALUES (?1, 'batch', ?2) "
-                "ON CONFLICT (rule) DO UPDATE SET source = excluded.source");
-    q.bind(1, name).bind(2, path).run();
+                "SELECT type, name FROM sqlite_schema WHERE type IN ('view', 'trigger') "
+                "AND (name = 'rule_' || ?1 OR substr(name, 1, length(?1) + 6) = 'rule_' || ?1 || '_')");
+    q.bind(1, rule);
+    while (q.step()) objects.emplace_back(q.text(0), q.text(1));
+    for (const auto& [type, object] : objects)
+      if (is_identifier(object)) db_.exec((type == "view" ? "DROP VIEW IF EXISTS " : "DROP TRIGGER IF EXISTS ") + object);
+    Statement forget(db_.handle(), "DELETE FROM rule_catalog WHERE rule = ?1");
+    forget.bind(1, rule).run();
+    Statement undeclare(db_.handle(), "DELETE FROM rule_param_declared WHERE rule = ?1");
+    undeclare.bind(1, rule).run();
   }
-  tx.commit();
+  db_.exec(declaration_sql(file.declaration, file.path));
+  run_rule_file(db_, file);
 }
 
 std::vector<Finding> RuleRunner::evaluate_new_steps() {
@@ -250,7 +254,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
       stmt = std::make_unique<Statement>(
           h, "WITH r AS MATERIALIZED (SELECT trial, step, tensor, worker, value, message FROM rule_" + rule + ") "
              "INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, message, found_at) "
-             "SELECT b.trial, ?1, b.step, b.mode, b.mode_step, r.tensor, ifnull(r.worker, 'worker_0'), r.value, r.message, b.now "
+             "SELECT b.trial, ?1, b.step, b.mode, b.mode_step, r.tensor, ifnull(r.worker, (SELECT worker FROM rule_primary_worker)), r.value, r.message, b.now "
              "FROM r JOIN rule_batch b ON b.trial = r.trial AND b.step = r.step");
     }
     return *stmt;
@@ -314,29 +318,48 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
       ensure_progress.bind(1, trial).bind(2, rule).run();
       advance.bind(1, trial).bind(2, rule).bind(3, (last - 1)->step).bind(4, static_cast<int64_t>(last - first)).run();
       run_rule(rule);
+      note_from_rule(trial, rule);
       mark_evaluated.bind(1, rule).run();
       clear_batch.run();
     });
   };
 
   // One write transaction per trial, begun before the owed steps are read, so a step another
-  // runner evaluated meanwhile is not evaluated (folded into a rule's state) twice, and a rule
-  // evaluated again (rule_rerun) has its old findings replaced in one transaction.
+  // runner evaluated meanwhile is not evaluated (folded into a rule's state) twice. A rule to be
+  // evaluated again (rule_rerun) has its old findings and state replaced in a savepoint that holds
+  // the whole new evaluation: when any of it fails, the old findings stay and so does the rerun.
   Transaction tx(db_);
+  std::set<std::string> reruns;
   for (const std::string& rule : ledger_->pending_reruns(trial))
-    if (std::find(rules_.begin(), rules_.end(), rule) != rules_.end()) earlier[rule] = ledger_->reset(trial, rule);
-  std::vector<std::string> step_rules;
-  for (const std::string& rule : rules_)
-    if (kinds_.at(rule) != kClockKind) step_rules.push_back(rule);
-  for (auto& [rule, owed] : ledger_->owed_steps(trial, step_rules, options_.last_step)) {
-    if (owed.empty()) continue;
-    if (noted_.emplace(trial, rule).second)
-      for (std::string& note : unmatched_selections(db_, trial, rule)) notes_.push_back(std::move(note));
+    if (std::find(rules_.begin(), rules_.end(), rule) != rules_.end()) reruns.insert(rule);
+  auto evaluate_owed = [&](const std::string& rule) {
+    if (reruns.count(rule)) earlier[rule] = ledger_->reset(trial, rule);
+    if (kinds_.at(rule) == kClockKind) return true;
+    std::vector<StepRow> owed = std::move(ledger_->owed_steps(trial, {rule}, options_.last_step)[rule]);
+    if (owed.empty()) return true;
+    note_unmatched_selections(trial, rule);
     if (kinds_.at(rule) == kStepKind) {
       for (auto s = owed.begin(); s != owed.end(); ++s)
-        if (!evaluate(rule, s, s + 1)) break;
+        if (!evaluate(rule, s, s + 1)) return false;
+      return true;
+    }
+    return evaluate(rule, owed.begin(), owed.end());
+  };
+  for (const std::string& rule : rules_) {
+    if (!reruns.count(rule)) {
+      evaluate_owed(rule);
+      continue;
+    }
+    db_.exec("SAVEPOINT rule_rerun");
+    const size_t found_size = found->size();
+    if (evaluate_owed(rule)) {
+      db_.exec("RELEASE rule_rerun");
     } else {
-      evaluate(rule, owed.begin(), owed.end());
+      db_.exec("ROLLBACK TO rule_rerun");
+      db_.exec("RELEASE rule_rerun");
+      found->resize(found_size);
+      earlier.erase(rule);
+      failures_.push_back("rule " + rule + " on trial " + trial + ": its findings from before are kept");
     }
   }
 
@@ -359,6 +382,36 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     }
   }
   tx.commit();
+}
+
+void RuleRunner::add_note(const std::string& trial, const std::string& rule, const std::string& text) {
+  std::string note = rule + " on trial " + trial + ": " + text;
+  if (noted_.insert(note).second) notes_.push_back(std::move(note));
+}
+
+void RuleRunner::note_unmatched_selections(const std::string& trial, const std::string& rule) {
+  if (!looked_at_.emplace(trial, rule).second) return;
+  for (const std::string& note : unmatched_selections(db_, trial, rule)) add_note(trial, rule, note);
+}
+
+void RuleRunner::note_from_rule(const std::string& trial, const std::string& rule) {
+  if (noted_by_rule_.count({trial, rule})) return;   // once per trial and run: the view is not free
+  auto it = note_statement_.find(rule);
+  if (it == note_statement_.end()) {
+    Statement q(db_.handle(), "SELECT 1 FROM sqlite_schema WHERE type = 'view' AND name = ?1");
+    std::unique_ptr<Statement> note;
+    if (q.bind(1, "rule_" + rule + "_note").step() && is_identifier(rule))
+      note = std::make_unique<Statement>(db_.handle(), "SELECT note FROM rule_" + rule + "_note");
+    it = note_statement_.emplace(rule, std::move(note)).first;
+  }
+  if (!it->second) return;
+  Statement& q = *it->second;
+  while (q.step())
+    if (!q.is_null(0)) {
+      add_note(trial, rule, q.text(0));
+      noted_by_rule_.emplace(trial, rule);
+    }
+  q.reset();
 }
 
 }  // namespace trialdb::rules

@@ -29,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "rules_sql/rule_declaration.h"
+#include "rules_sql/rule_file.h"
 #include "rules_sql/rule_ledger.h"
 #include "schema/database.h"
 
@@ -53,13 +55,23 @@ struct RuleOptions {
 
 // The built-in rules, in the order of docs/RULES.md.
 const std::vector<std::string>& builtin_rule_names();
+// Their declarations (rule_declaration.h), in the same order.
+const std::vector<RuleDeclaration>& builtin_declarations();
+// The names rule_<name> of the tables, views, indexes and triggers rules_base.sql creates, as
+// <name>: a custom rule's objects (rule_<name>, rule_<name>_*) may not be named like them.
+const std::set<std::string>& reserved_names();
+// The SQL that installs rules_base.sql and the built-in rules (their declarations and views) in
+// a database: what the runner runs on opening one, and what a stock sqlite3 shell runs to
+// evaluate the rules by hand (`trialdb rules --print-sql`).
+std::string install_sql();
 
 class RuleRunner {
  public:
-  // Installs the rule tables and views, registers the SQL functions (sqlext's, the rule_*
-  // helpers included) on db's connection, loads rule files, checks that every named trial and
-  // rule exists, checks and stores params (rule_settings.h). Throws Error naming the bad
-  // argument or file; nothing of a bad --param is stored.
+  // Registers the SQL functions (sqlext's, the rule_* helpers included) on db's connection,
+  // reads the rule files (rule_file.h), checks that every named trial and rule exists, and in
+  // one transaction installs the rule tables and views, loads the rule files and checks and
+  // stores params (rule_settings.h). Throws Error naming the bad argument or file; then nothing
+  // of the call is stored.
   RuleRunner(Database& db, RuleOptions options);
 
   // Evaluates every selected rule on every complete step it has not evaluated, in step order,
@@ -81,13 +93,17 @@ class RuleRunner {
   // its SQL, a value it cannot read) is left at the step before, reported here, and the other
   // rules and trials are evaluated.
   const std::vector<std::string>& failures() const { return failures_; }
-  // Selections that match no tensor (rule_settings.h, unmatched_selections), once per trial and
-  // rule for the rules that evaluated a step in this run.
+  // Notes, each once per trial and run: selections that match no tensor (rule_settings.h,
+  // unmatched_selections) of the rules that evaluated a step, and what a rule's view
+  // rule_<name>_note(trial, note) says about the batches it evaluated.
   const std::vector<std::string>& notes() const { return notes_; }
 
  private:
   void install();
-  void load_rule_file(const std::string& path);
+  void load_rule_file(const RuleFile& file);
+  void add_note(const std::string& trial, const std::string& rule, const std::string& text);
+  void note_unmatched_selections(const std::string& trial, const std::string& rule);
+  void note_from_rule(const std::string& trial, const std::string& rule);   // while its batch is filled
   // Appends the ids of the findings recorded to *found.
   void evaluate_trial(const std::string& trial, double now, std::vector<int64_t>* found);
 
@@ -99,7 +115,10 @@ class RuleRunner {
   std::unique_ptr<RuleLedger> ledger_;
   std::vector<std::string> failures_;
   std::vector<std::string> notes_;
-  std::set<std::pair<std::string, std::string>> noted_;   // (trial, rule) already looked at
+  std::set<std::pair<std::string, std::string>> looked_at_;   // (trial, rule): selections checked
+  std::set<std::string> noted_;                                // notes given
+  std::set<std::pair<std::string, std::string>> noted_by_rule_;   // (trial, rule): its _note view spoke
+  std::map<std::string, std::unique_ptr<Statement>> note_statement_;   // per rule: its _note view, if any
 };
 
 }  // namespace trialdb::rules

@@ -1,79 +1,26 @@
-// Rule parameters (rule_settings.h): RULE.KEY=VALUE parsed, checked by the kind of the default,
+// Rule parameters (rule_settings.h): RULE.KEY=VALUE parsed, checked by the declared type,
 // stored, and the (trial, rule) pairs whose value changed reported.
 #include "rules_sql/rule_settings.h"
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
+#include <string_view>
+#include <tuple>
 
+#include "rules_sql/rule_declaration.h"
 #include "schema/status.h"
 
 namespace trialdb::rules {
 
 namespace {
 
-const char* const kModes[] = {"none", "train", "eval", "predict", "global"};
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  for (size_t comma; (comma = s.find(',', start)) != std::string::npos; start = comma + 1)
-    items.push_back(s.substr(start, comma - start));
-  items.push_back(s.substr(start));
-  return items;
-}
-
-// Whether `helper(value)` (an sqlext rule_* function) accepts the value; its complaint if not.
-bool accepted(Database& db, const char* helper_sql, const std::string& value, std::string* why) {
-  try {
-    Statement q(db.handle(), helper_sql);
-    q.bind(1, value).step();
-    return true;
-  } catch (const Error& e) {
-    *why = e.status().cause();
-    if (const size_t sql = why->find(" (SQL: "); sql != std::string::npos) why->erase(sql);   // the probe is ours
-    return false;
-  }
-}
-
-bool is_number(Database& db, const std::string& value, std::string* why) {
-  return accepted(db, "SELECT rule_real(?1)", value, why);
-}
-
-// The kind a parameter's default shows, and whether `value` is of it (*why says why not).
-bool of_default_kind(Database& db, const std::string& key, const std::string& fallback, const std::string& value,
-                     std::string* why) {
-  std::string ignored;
-  if (key.size() >= 5 && key.compare(key.size() - 5, 5, "regex") == 0)
-    return accepted(db, "SELECT rule_regexp_any(?1, '')", value, why);
-  if (key == "mode") {
-    if (std::find(std::begin(kModes), std::end(kModes), lower(value)) != std::end(kModes)) return true;
-    *why = "'" + value + "' is not a mode (none, TRAIN, EVAL, PREDICT or GLOBAL)";
-    return false;
-  }
-  if (fallback.empty()) return true;   // "none given" defaults: names, lists of names
-  const std::string d = lower(fallback);
-  if (d == "true" || d == "false") return accepted(db, "SELECT rule_bool(?1)", value, why);
-  if (d == "none" || d == "auto") {   // that word, or a number
-    if (lower(value) == d) return true;
-    if (is_number(db, value, why)) return true;
-    *why = "'" + value + "' is neither '" + d + "' nor a number";
-    return false;
-  }
-  if (is_number(db, fallback, &ignored)) return is_number(db, value, why);
-  bool numbers = fallback.find(',') != std::string::npos;
-  for (const std::string& item : split_list(fallback)) numbers = numbers && is_number(db, item, &ignored);
-  if (numbers) {
-    for (const std::string& item : split_list(value))
-      if (!is_number(db, item, why)) return false;
-    return true;
-  }
-  return true;   // text (a trial, tensor or collection name, a list of names)
+// The declaration of rule.param as the database holds it (rule_param_declared), if any.
+std::optional<ParamDeclaration> declared(Database& db, const std::string& rule, const std::string& param) {
+  Statement q(db.handle(), "SELECT type, value, meaning FROM rule_param_declared WHERE rule = ?1 AND param = ?2");
+  if (!q.bind(1, rule).bind(2, param).step()) return std::nullopt;
+  return param_declaration(param, q.text(0), q.text(1), q.text(2));
 }
 
 }  // namespace
@@ -85,27 +32,24 @@ std::vector<RuleSetting> check_settings(Database& db, const std::vector<std::str
     if (dot == std::string::npos || eq == std::string::npos || dot > eq || dot == 0 || eq == dot + 1)
       throw Error(ErrorKind::kUsage, "--param " + text + ": expected RULE.KEY=VALUE");
     RuleSetting s{text.substr(0, dot), text.substr(dot + 1, eq - dot - 1), text.substr(eq + 1), text};
-    Statement source(db.handle(), "SELECT source FROM rule_catalog WHERE rule = ?1");
-    if (!source.bind(1, s.rule).step())
+    Statement rule(db.handle(), "SELECT 1 FROM rule_catalog WHERE rule = ?1");
+    if (!rule.bind(1, s.rule).step())
       throw Error(ErrorKind::kUsage, "--param " + text + ": no such rule '" + s.rule + "'");
-    // Built-in rules' parameters must exist; a custom rule's are checked when its file gives a
-    // default (INSERT INTO rule_param with trial NULL).
-    const bool builtin = source.text(0) == "builtin";
-    Statement any(db.handle(), "SELECT 1 FROM rule_param_default WHERE rule = ?1");
-    if (builtin || any.bind(1, s.rule).step()) {
-      Statement d(db.handle(), "SELECT value FROM rule_param_default WHERE rule = ?1 AND param = ?2");
-      if (!d.bind(1, s.rule).bind(2, s.key).step()) {
-        std::string known;
-        Statement all(db.handle(), "SELECT param FROM rule_param_default WHERE rule = ?1 ORDER BY param");
-        all.bind(1, s.rule);
-        while (all.step()) known += (known.empty() ? "" : ", ") + all.text(0);
-        throw Error(ErrorKind::kUsage, "--param " + text + ": rule " + s.rule + " has no parameter '" + s.key +
-                                           "' (known: " + known + ")");
-      }
-      // The kind is the rule file's default's, not a value stored since.
-      std::string why;
-      if (!of_default_kind(db, s.key, d.is_null(0) ? "" : d.text(0), s.value, &why))
-        throw Error(ErrorKind::kUsage, "--param " + s.rule + "." + s.key + "=" + s.value + ": " + why);
+    const std::optional<ParamDeclaration> p = declared(db, s.rule, s.key);
+    if (!p) {
+      std::string known;
+      Statement all(db.handle(), "SELECT param FROM rule_param_declared WHERE rule = ?1 ORDER BY position");
+      all.bind(1, s.rule);
+      while (all.step()) known += (known.empty() ? "" : ", ") + all.text(0);
+      throw Error(ErrorKind::kUsage, "--param " + text + ": rule " + s.rule + " has no parameter '" + s.key +
+                                         "' (known: " + (known.empty() ? "none" : known) + ")");
+    }
+    std::string why;
+    if (!value_fits(*p, s.value, &why)) throw Error(ErrorKind::kUsage, "--param " + s.rule + "." + s.key + "=" + s.value + ": " + why);
+    if (p->type == ParamType::kTrial) {
+      Statement trial(db.handle(), "SELECT 1 FROM trials WHERE trial = ?1");
+      if (!trial.bind(1, s.value).step())
+        throw Error(ErrorKind::kUsage, "--param " + s.rule + "." + s.key + "=" + s.value + ": no such trial in " + db.path());
     }
     out.push_back(std::move(s));
   }
@@ -114,10 +58,12 @@ std::vector<RuleSetting> check_settings(Database& db, const std::vector<std::str
 
 std::vector<std::pair<std::string, std::string>> store_settings(Database& db, const std::vector<RuleSetting>& settings,
                                                                 const std::vector<std::string>& trials) {
-  // The effective value of a parameter for a trial: its own row, else the default.
+  // The effective value of a parameter for a trial: its own row, else the row for every trial,
+  // else the declared default.
   Statement effective(db.handle(),
                       "SELECT coalesce((SELECT value FROM rule_param WHERE trial = ?1 AND rule = ?2 AND param = ?3),"
-                      "                (SELECT value FROM rule_param WHERE trial IS NULL AND rule = ?2 AND param = ?3))");
+                      "                (SELECT value FROM rule_param WHERE trial IS NULL AND rule = ?2 AND param = ?3),"
+                      "                (SELECT value FROM rule_param_declared WHERE rule = ?2 AND param = ?3))");
   Statement upsert(db.handle(),
                    "INSERT INTO rule_param(trial, rule, param, value) VALUES (?1, ?2, ?3, ?4) "
                    "ON CONFLICT (ifnull(trial, ''), rule, param) DO UPDATE SET value = excluded.value");
@@ -148,27 +94,109 @@ std::vector<std::pair<std::string, std::string>> store_settings(Database& db, co
   return {changed.begin(), changed.end()};
 }
 
+namespace {
+
+// Lower-case runs of letters: "relu0_output_0" -> {relu, output}; ".*relu_output" likewise.
+std::set<std::string> words(const std::string& s) {
+  std::set<std::string> out;
+  std::string w;
+  for (char c : s + " ") {
+    if (std::isalpha(static_cast<unsigned char>(c))) {
+      w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!w.empty()) {
+      out.insert(w);
+      w.clear();
+    }
+  }
+  return out;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A regex that matches `name` exactly where re.search looks (escaped, anchored).
+std::string exact_regex(const std::string& name) {
+  std::string out = "^";
+  for (char c : name) {
+    if (std::string_view("\\.^$|?*+()[]{},").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out + "$";
+}
+
+constexpr size_t kSuggested = 4;   // closest names a note names
+
+// The trial's tensor names closest to `pattern`: those sharing the most words with it, by edit
+// distance to its letters; none when no name shares more than half of its words (a name sharing
+// only "input" with ".*embedding0_input_0" is no suggestion).
+std::vector<std::string> closest_tensors(Database& db, const std::string& trial, const std::string& pattern) {
+  const std::set<std::string> wanted = words(pattern);
+  std::string literal;
+  for (char c : pattern)
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '/') literal += c;
+  std::vector<std::tuple<size_t, size_t, std::string>> scored;   // (-shared words, distance, name)
+  Statement q(db.handle(), "SELECT tensor FROM tensors WHERE trial = ?1");
+  q.bind(1, trial);
+  while (q.step()) {
+    const std::string name = q.text(0);
+    size_t shared = 0;
+    for (const std::string& w : words(name)) shared += wanted.count(w);
+    if (2 * shared > wanted.size()) scored.emplace_back(wanted.size() - shared, edit_distance(literal, name), name);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> names;   // those sharing the most words, the closest first
+  for (size_t i = 0; i < scored.size() && i < kSuggested && std::get<0>(scored[i]) == std::get<0>(scored[0]); ++i)
+    names.push_back(std::get<2>(scored[i]));
+  return names;
+}
+
+// "; closest: 'a', 'b' (select them with --param R.P='^a$,^b$')", or nothing.
+std::string suggestion(Database& db, const std::string& trial, const std::string& rule, const std::string& param,
+                       const std::string& pattern) {
+  const std::vector<std::string> names = closest_tensors(db, trial, pattern);
+  if (names.empty()) return "";
+  std::string listed, regex;
+  for (const std::string& n : names) {
+    listed += (listed.empty() ? "'" : ", '") + n + "'";
+    regex += (regex.empty() ? "" : ",") + exact_regex(n);
+  }
+  return "; the closest names are " + listed + " (select them with --param " + rule + "." + param + "='" + regex + "')";
+}
+
+}  // namespace
+
 std::vector<std::string> unmatched_selections(Database& db, const std::string& trial, const std::string& rule) {
   std::vector<std::pair<std::string, std::string>> regexes;   // (param, value), non-empty
   std::string tensor_regex, collection_names;
   {
     Statement q(db.handle(),
-                "SELECT d.param, coalesce((SELECT value FROM rule_param WHERE trial = ?1 AND rule = ?2 AND param = d.param),"
-                "                         (SELECT value FROM rule_param WHERE trial IS NULL AND rule = ?2 AND param = d.param), '')"
-                " FROM rule_param_default d WHERE d.rule = ?2 ORDER BY d.param");
+                "SELECT d.param, d.type, coalesce((SELECT value FROM rule_param WHERE trial = ?1 AND rule = ?2 AND param = d.param),"
+                "                                 (SELECT value FROM rule_param WHERE trial IS NULL AND rule = ?2 AND param = d.param),"
+                "                                 d.value, '')"
+                " FROM rule_param_declared d WHERE d.rule = ?2 ORDER BY d.position");
     q.bind(1, trial).bind(2, rule);
     while (q.step()) {
-      const std::string param = q.text(0), value = q.text(1);
+      const std::string param = q.text(0), type = q.text(1), value = q.text(2);
       if (param == "tensor_regex") tensor_regex = value;
       else if (param == "collection_names") collection_names = value;
-      else if (!value.empty() && param.size() >= 5 && param.compare(param.size() - 5, 5, "regex") == 0)
-        regexes.emplace_back(param, value);
+      else if (!value.empty() && type == "regex") regexes.emplace_back(param, value);
     }
   }
   Statement total(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1");
   total.bind(1, trial).step();
   const std::string none_of = " of its " + std::to_string(total.int64(0)) + " tensors";
-  const std::string who = rule + " on trial " + trial + ": ";
   std::vector<std::string> notes;
   if (!tensor_regex.empty() || !collection_names.empty()) {
     Statement q(db.handle(),
@@ -180,13 +208,14 @@ std::vector<std::string> unmatched_selections(Database& db, const std::string& t
       std::string what;
       if (!tensor_regex.empty()) what = "tensor_regex '" + tensor_regex + "'";
       if (!collection_names.empty()) what += (what.empty() ? "" : " and ") + std::string("collection_names '") + collection_names + "'";
-      notes.push_back(who + what + (tensor_regex.empty() || collection_names.empty() ? " matches" : " match") + " none" + none_of);
+      notes.push_back(what + (tensor_regex.empty() || collection_names.empty() ? " matches" : " match") + " none" + none_of +
+                      (tensor_regex.empty() ? "" : suggestion(db, trial, rule, "tensor_regex", tensor_regex)));
     }
   }
   for (const auto& [param, value] : regexes) {
     Statement q(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1 AND rule_regexp_any(?2, tensor)");
     q.bind(1, trial).bind(2, value).step();
-    if (q.int64(0) == 0) notes.push_back(who + param + " '" + value + "' matches none" + none_of);
+    if (q.int64(0) == 0) notes.push_back(param + " '" + value + "' matches none" + none_of + suggestion(db, trial, rule, param, value));
   }
   return notes;
 }

@@ -1,9 +1,9 @@
 // Rule parameters given as RULE.KEY=VALUE (`trialdb rules --param`): parsed, checked and stored.
 //
-// A value is checked when it is given, before anything is stored: a parameter of a built-in
-// rule must exist and its value must read as what the rule reads it as, which is the kind of its
-// default (a number, true/false, a comma-separated list of numbers, regular expressions that
-// compile, a mode). A bad value stored would make every later evaluation of the rule fail.
+// A value is checked when it is given, before anything is stored: the parameter must be declared
+// (rule_declaration.h; the declarations are in rule_param_declared) and the value must be of its
+// declared type; a trial-name parameter must name a trial of the database. A bad value stored
+// would make every later evaluation of the rule fail, or evaluate it with something else.
 //
 // Storing reports which (trial, rule) pairs now evaluate with another value than before: their
 // findings belong to the old value, and the runner evaluates those rules again from the start.
@@ -31,8 +31,9 @@ std::vector<std::pair<std::string, std::string>> store_settings(Database& db, co
                                                                 const std::vector<std::string>& trials);
 
 // Notes for the selections of `rule` on `trial` that match no tensor of it, e.g.
-// "dead_relu on trial t: tensor_regex '.*relu_output' matches none of its 108 tensors": the
-// union of tensor_regex and collection_names, and every other *regex parameter on its own.
+// "tensor_regex '.*relu_output' matches none of its 108 tensors; the closest names are
+// 'relu0_output_0', ... (select them with --param dead_relu.tensor_regex='^relu0_output_0$,...')":
+// the union of tensor_regex and collection_names, and every other regex parameter on its own.
 std::vector<std::string> unmatched_selections(Database& db, const std::string& trial, const std::string& rule);
 
 }  // namespace trialdb::rules

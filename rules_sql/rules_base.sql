@@ -2,7 +2,8 @@
 --
 -- A rule is a view rule_<name>(trial, step, tensor, worker, value, message) that yields the
 -- findings of the steps under evaluation, held in rule_batch; it reads its parameters through
--- its one-row view rule_<name>_cfg (a typed column per parameter, pivoted from rule_params).
+-- its one-row view rule_<name>_cfg (a typed column per parameter, pivoted from rule_params), which
+-- the runner makes from the declaration block that opens the rule's file (rule_declaration.h).
 -- The runner (rule_runner.h) evaluates each trial's complete steps that a rule has not
 -- evaluated before (rule_evaluated): per trial and rule it
 --   1. fills rule_batch with those steps: all of them for a rule of kind 'batch' (rule_catalog),
@@ -39,13 +40,17 @@ CREATE TABLE IF NOT EXISTS rule_param (
 CREATE UNIQUE INDEX IF NOT EXISTS rule_param_key ON rule_param(ifnull(trial, ''), rule, param);
 CREATE INDEX IF NOT EXISTS rule_param_by_name ON rule_param(rule, param, trial);
 
--- The built-in rules' parameters as their files define them, refreshed whenever the runner
--- installs the rules: what a parameter given later is checked against (its kind), whatever
--- rule_param holds by then.
-CREATE TABLE IF NOT EXISTS rule_param_default (
-  rule  TEXT NOT NULL,
-  param TEXT NOT NULL,
-  value TEXT,
+-- Every rule's parameters as its declaration block (rule_declaration.h) declares them, written
+-- whenever the runner installs the built-in rules or loads a rule file: the type a value given
+-- later is checked against, the default, and what the parameter means (`trialdb rules --list`).
+DROP TABLE IF EXISTS rule_param_default;   -- what databases made by an older runner held instead
+CREATE TABLE IF NOT EXISTS rule_param_declared (
+  rule     TEXT NOT NULL,
+  param    TEXT NOT NULL,
+  position INTEGER NOT NULL,                 -- in the declaration
+  type     TEXT NOT NULL,                    -- real, integer, boolean, regex, ... (integer|none)
+  value    TEXT NOT NULL,                    -- the default
+  meaning  TEXT NOT NULL,
   PRIMARY KEY (rule, param)
 ) WITHOUT ROWID;
 
@@ -61,8 +66,8 @@ CREATE TABLE IF NOT EXISTS rule_rerun (
 -- The rules a runner evaluates: the built-in ones and the custom ones loaded with --rule-file.
 -- kind 'batch': evaluated over all the steps owed at once (its views yield the findings of every
 -- step in rule_batch); 'step': over one step at a time (a rule whose fold triggers expect one
--- step); 'clock': evaluated on every run at the last complete step (stalled_training). A rule
--- file declares a kind other than 'batch' with INSERT OR REPLACE INTO rule_catalog(rule, kind).
+-- step); 'clock': evaluated on every run at the last complete step (stalled_training). The kind
+-- is the one the rule's declaration block gives.
 CREATE TABLE IF NOT EXISTS rule_catalog (
   rule   TEXT PRIMARY KEY,
   kind   TEXT NOT NULL DEFAULT 'batch',
@@ -137,18 +142,17 @@ CREATE VIEW rule_findings AS
 SELECT trial, rule, step, mode, mode_step, tensor, worker, value, message
 FROM rule_finding;
 
--- Parameters in effect for the batch's trial: its own rows, else the defaults.
+-- Parameters in effect for the batch's trial: its own row, else the row for every trial, else
+-- the declared default.
 DROP VIEW IF EXISTS rule_params;
 CREATE VIEW rule_params AS
-SELECT p.rule, p.param, p.value
-FROM rule_param p
-WHERE p.trial = (SELECT trial FROM rule_batch LIMIT 1)
-UNION ALL
-SELECT p.rule, p.param, p.value
-FROM rule_param p
-WHERE p.trial IS NULL
-  AND NOT EXISTS (SELECT 1 FROM rule_param q
-                  WHERE q.trial = (SELECT trial FROM rule_batch LIMIT 1) AND q.rule = p.rule AND q.param = p.param);
+SELECT d.rule, d.param,
+       coalesce((SELECT p.value FROM rule_param p
+                 WHERE p.rule = d.rule AND p.param = d.param AND p.trial = (SELECT trial FROM rule_batch LIMIT 1)),
+                (SELECT p.value FROM rule_param p
+                 WHERE p.rule = d.rule AND p.param = d.param AND p.trial IS NULL),
+                d.value) AS value
+FROM rule_param_declared d;
 
 -- The raw values of the steps under evaluation, numbered by global step, from the public view
 -- tensor_values: a step is searched by its tensor_step (smdebug's numbering, the mode step for
@@ -184,13 +188,18 @@ WHERE d.trial = b.trial
   AND d.mode = b.mode
   AND d.mode_step = b.mode_step;
 
--- The worker series rules read: worker_0, or on trials without one the first worker by name.
+-- The worker whose series rules read (losses, labels) and whose name findings about a whole step
+-- carry: the worker of the lowest rank, the number its name ends with (smdebug names workers
+-- worker_<rank>), ties and names without a number by name.
 DROP VIEW IF EXISTS rule_primary_worker;
 CREATE VIEW rule_primary_worker AS
-SELECT w.trial, CASE WHEN max(w.worker = 'worker_0') THEN 'worker_0' ELSE min(w.worker) END AS worker
+SELECT w.trial, w.worker
 FROM workers w
 WHERE w.trial = (SELECT trial FROM rule_batch LIMIT 1)
-GROUP BY w.trial;
+ORDER BY substr(w.worker, length(rtrim(w.worker, '0123456789')) + 1) = '',
+         CAST(substr(w.worker, length(rtrim(w.worker, '0123456789')) + 1) AS INTEGER),
+         w.worker
+LIMIT 1;
 
 DROP VIEW IF EXISTS rule_now_primary;
 CREATE VIEW rule_now_primary AS

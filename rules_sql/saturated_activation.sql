@@ -1,28 +1,15 @@
--- saturated_activation [collection_names; tensor_regex=".*tanh_input,.*sigmoid_input";
---   threshold_tanh="-9.4999,9.4999"; threshold_sigmoid="-23,16.99999";
---   threshold_inactivity=1.0, threshold_layer=50.0]
+-- @rule saturated_activation batch
+-- @param collection_names     list      ""                           collections whose tensors are checked (with tensor_regex)
+-- @param tensor_regex         regex     .*tanh_input,.*sigmoid_input the tanh and sigmoid inputs checked
+-- @param threshold_tanh       real_list -9.4999,9.4999               lo,hi: a tanh input entry is active when lo < x < hi
+-- @param threshold_sigmoid    real_list -23,16.99999                 lo,hi: a sigmoid input entry is active when lo < x < hi
+-- @param threshold_inactivity real      1.0                          percentage of active batch entries below which a unit is saturated
+-- @param threshold_layer      real      50.0                         percentage of saturated units above which a tensor is a finding
+--
 -- For a selected tensor whose name contains `tanh` (else `sigmoid`; else skip), units as in
 -- dead_relu; a batch entry is active when lo < x < hi; finding when
 -- 100 * (units with activity < threshold_inactivity) / units > threshold_layer.
 -- value = that percentage.
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'saturated_activation', 'collection_names', ''),
-  (NULL, 'saturated_activation', 'tensor_regex', '.*tanh_input,.*sigmoid_input'),
-  (NULL, 'saturated_activation', 'threshold_tanh', '-9.4999,9.4999'),
-  (NULL, 'saturated_activation', 'threshold_sigmoid', '-23,16.99999'),
-  (NULL, 'saturated_activation', 'threshold_inactivity', '1.0'),
-  (NULL, 'saturated_activation', 'threshold_layer', '50.0');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_saturated_activation_cfg;
-CREATE VIEW rule_saturated_activation_cfg AS
-SELECT max(value) FILTER (WHERE param = 'threshold_tanh') AS threshold_tanh,
-       max(value) FILTER (WHERE param = 'threshold_sigmoid') AS threshold_sigmoid,
-       rule_real(max(value) FILTER (WHERE param = 'threshold_inactivity')) AS threshold_inactivity,
-       rule_real(max(value) FILTER (WHERE param = 'threshold_layer')) AS threshold_layer
-FROM rule_params
-WHERE rule = 'saturated_activation';
-
 DROP VIEW IF EXISTS rule_saturated_activation;
 CREATE VIEW rule_saturated_activation AS
 WITH sel AS (
@@ -34,7 +21,8 @@ WITH sel AS (
 ),
 x AS MATERIALIZED (
   SELECT sel.trial, sel.step, sel.tensor, sel.worker,
-         rule_inactive_units(sel.value, rule_list_item(sel.range, 0), rule_list_item(sel.range, 1),
+         rule_inactive_units(sel.value, (SELECT e.value FROM json_each(sel.range) e WHERE e.key = 0),
+                             (SELECT e.value FROM json_each(sel.range) e WHERE e.key = 1),
                              cfg.threshold_inactivity) AS pct
   FROM sel, rule_saturated_activation_cfg AS cfg
   WHERE sel.range IS NOT NULL

@@ -1,22 +1,12 @@
--- similar_across_runs [other_trial: required; collection_names, tensor_regex: default all]
+-- @rule similar_across_runs batch
+-- @param other_trial      trial "" the trial compared with (required)
+-- @param collection_names list  "" collections whose tensors are compared (with tensor_regex; both empty: every tensor)
+-- @param tensor_regex     regex "" tensors compared besides those of collection_names
+--
 -- Finding per (tensor, worker, S) saved in both trials at the same global step when shapes
 -- differ or not allclose(v_base, v_other, rtol=1e-5, atol=1e-8).
 -- value = ||v_base - v_other|| (NULL when the shapes differ).
 -- other_trial names another trial in the same database; its step S must be complete.
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'similar_across_runs', 'other_trial', ''),
-  (NULL, 'similar_across_runs', 'collection_names', ''),
-  (NULL, 'similar_across_runs', 'tensor_regex', '');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_similar_across_runs_cfg;
-CREATE VIEW rule_similar_across_runs_cfg AS
-SELECT nullif(max(value) FILTER (WHERE param = 'other_trial'), '') AS other_trial,
-       nullif(max(value) FILTER (WHERE param = 'collection_names'), '') AS collection_names,
-       nullif(max(value) FILTER (WHERE param = 'tensor_regex'), '') AS tensor_regex
-FROM rule_params
-WHERE rule = 'similar_across_runs';
-
 -- The other trial's values at the batch's global steps (as rule_now, rules_base.sql, from
 -- tensor_values: searched by the other trial's own number for the step, which differs from the
 -- global step for a GLOBAL-mode step; real_value NULL for strings and complex).

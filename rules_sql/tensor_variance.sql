@@ -1,21 +1,11 @@
--- tensor_variance [collection_names, tensor_regex: required; max_threshold=+inf,
---   min_threshold=-inf]
+-- @rule tensor_variance batch
+-- @param collection_names list        ""   collections whose tensors are checked (with tensor_regex)
+-- @param tensor_regex     regex       ""   tensors checked besides those of collection_names
+-- @param max_threshold    real_or_inf +inf a variance above this is a finding
+-- @param min_threshold    real_or_inf -inf a variance below this is a finding
+--
 -- Finding when var(v) > max_threshold or var(v) < min_threshold (population variance).
 -- value = var(v).
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'tensor_variance', 'collection_names', ''),
-  (NULL, 'tensor_variance', 'tensor_regex', ''),
-  (NULL, 'tensor_variance', 'max_threshold', '+inf'),
-  (NULL, 'tensor_variance', 'min_threshold', '-inf');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_tensor_variance_cfg;
-CREATE VIEW rule_tensor_variance_cfg AS
-SELECT rule_real(max(value) FILTER (WHERE param = 'max_threshold')) AS max_threshold,
-       rule_real(max(value) FILTER (WHERE param = 'min_threshold')) AS min_threshold
-FROM rule_params
-WHERE rule = 'tensor_variance';
-
 DROP VIEW IF EXISTS rule_tensor_variance;
 CREATE VIEW rule_tensor_variance AS
 WITH x AS MATERIALIZED (

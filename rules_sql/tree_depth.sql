@@ -1,18 +1,10 @@
--- tree_depth [depth=4, tensor_regex=".*trees/Node"]
+-- @rule tree_depth batch
+-- @param depth        integer 4            a tree shallower than this is a finding
+-- @param tensor_regex regex   .*trees/Node the tree node tensors
+--
 -- Finding when max(v) > 0 and log2(max(v)) < depth. value = log2(max(v)). max(v) is the
 -- distribution's p100 (computed at ingest, rule_now_distribution) where v has no NaN, and NaN,
 -- which never fires, where it has.
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'tree_depth', 'depth', '4'),
-  (NULL, 'tree_depth', 'tensor_regex', '.*trees/Node');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_tree_depth_cfg;
-CREATE VIEW rule_tree_depth_cfg AS
-SELECT rule_real(max(value) FILTER (WHERE param = 'depth')) AS depth
-FROM rule_params
-WHERE rule = 'tree_depth';
-
 DROP VIEW IF EXISTS rule_tree_depth;
 CREATE VIEW rule_tree_depth AS
 WITH x AS MATERIALIZED (

@@ -1,5 +1,11 @@
--- unchanged_tensor [collection_names, tensor_regex: required; num_steps=3, rtol=1e-5,
---   atol=1e-8, equal_nan=false]
+-- @rule unchanged_tensor batch
+-- @param collection_names list    ""    collections whose tensors are checked (with tensor_regex)
+-- @param tensor_regex     regex   ""    tensors checked besides those of collection_names
+-- @param num_steps        integer 3     saved steps over which a tensor must stay allclose
+-- @param rtol             real    1e-5  relative tolerance of allclose
+-- @param atol             real    1e-8  absolute tolerance of allclose
+-- @param equal_nan        boolean false NaN equals NaN in allclose
+--
 -- At the tensor's k-th saved step S (k >= num_steps), window = its last num_steps saved steps
 -- up to S; finding per worker when allclose(v_X, v_S) for every earlier X in the window
 -- (numpy allclose with rtol, atol, equal_nan). value = num_steps.
@@ -9,24 +15,6 @@
 -- largest element and NaN count (from distributions). A batch appends its values; a pair whose
 -- extremes differ by more than allclose allows (atol + rtol * max|v_S|) is not close without
 -- reading the blobs.
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'unchanged_tensor', 'collection_names', ''),
-  (NULL, 'unchanged_tensor', 'tensor_regex', ''),
-  (NULL, 'unchanged_tensor', 'num_steps', '3'),
-  (NULL, 'unchanged_tensor', 'rtol', '1e-5'),
-  (NULL, 'unchanged_tensor', 'atol', '1e-8'),
-  (NULL, 'unchanged_tensor', 'equal_nan', 'false');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_unchanged_tensor_cfg;
-CREATE VIEW rule_unchanged_tensor_cfg AS
-SELECT CAST(rule_real(max(value) FILTER (WHERE param = 'num_steps')) AS INTEGER) AS num_steps,
-       rule_real(max(value) FILTER (WHERE param = 'rtol')) AS rtol,
-       rule_real(max(value) FILTER (WHERE param = 'atol')) AS atol,
-       rule_bool(max(value) FILTER (WHERE param = 'equal_nan')) AS equal_nan
-FROM rule_params
-WHERE rule = 'unchanged_tensor';
-
 CREATE TABLE IF NOT EXISTS rule_unchanged_tensor_window (
   trial  TEXT NOT NULL,
   tensor TEXT NOT NULL,

@@ -1,16 +1,8 @@
--- vanishing_gradient [threshold=1e-7]
+-- @rule vanishing_gradient batch
+-- @param threshold real 1e-7 a gradient whose mean |v| is below this is vanishing
+--
 -- Tensors of collection `gradients`: a finding per (tensor, worker) with mean(|v|) < threshold.
 -- value = mean(|v|).
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'vanishing_gradient', 'threshold', '1e-7');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_vanishing_gradient_cfg;
-CREATE VIEW rule_vanishing_gradient_cfg AS
-SELECT rule_real(max(value) FILTER (WHERE param = 'threshold')) AS threshold
-FROM rule_params
-WHERE rule = 'vanishing_gradient';
-
 DROP VIEW IF EXISTS rule_vanishing_gradient;
 CREATE VIEW rule_vanishing_gradient AS
 WITH g AS MATERIALIZED (

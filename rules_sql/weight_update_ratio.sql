@@ -1,4 +1,9 @@
--- weight_update_ratio [num_steps=none, large_threshold=10, small_threshold=1e-8, epsilon=1e-9]
+-- @rule weight_update_ratio batch
+-- @param num_steps       integer|none none skip a step whose previous considered step is more than this many steps before it
+-- @param large_threshold real         10   an update ratio above this is a finding
+-- @param small_threshold real         1e-8 an update ratio below this is a finding
+-- @param epsilon         real         1e-9 added to the weight norm the update is divided by
+--
 -- Tensors of `weights`. Steps considered: the TRAIN steps if the trial has any, else all steps.
 -- At such a step S where the tensor is saved, P = the previous considered step where it is
 -- saved (none: skip; num_steps set and P < S - num_steps: skip).
@@ -10,22 +15,6 @@
 -- non-TRAIN steps are dropped, so once the trial has ended the findings are exactly the
 -- definition's. A batch pairs each considered value with the one before it (the state's or the
 -- batch's); the pairs' ratios are kept until the next batch, for the findings.
-INSERT OR IGNORE INTO rule_param(trial, rule, param, value) VALUES
-  (NULL, 'weight_update_ratio', 'num_steps', 'none'),
-  (NULL, 'weight_update_ratio', 'large_threshold', '10'),
-  (NULL, 'weight_update_ratio', 'small_threshold', '1e-8'),
-  (NULL, 'weight_update_ratio', 'epsilon', '1e-9');
-
--- The rule's parameters in effect for the batch's trial, one typed column each.
-DROP VIEW IF EXISTS rule_weight_update_ratio_cfg;
-CREATE VIEW rule_weight_update_ratio_cfg AS
-SELECT rule_real(max(value) FILTER (WHERE param = 'num_steps')) AS num_steps,
-       rule_real(max(value) FILTER (WHERE param = 'epsilon')) AS epsilon,
-       rule_real(max(value) FILTER (WHERE param = 'large_threshold')) AS large_threshold,
-       rule_real(max(value) FILTER (WHERE param = 'small_threshold')) AS small_threshold
-FROM rule_params
-WHERE rule = 'weight_update_ratio';
-
 CREATE TABLE IF NOT EXISTS rule_weight_update_ratio_trial (
   trial      TEXT PRIMARY KEY,
   train_seen INTEGER NOT NULL

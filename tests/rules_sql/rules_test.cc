@@ -27,6 +27,7 @@
 #include "rules_sql/rule_runner.h"
 #include "schema/database.h"
 #include "tests/common/temp_dir.h"
+#include "tests/rules_sql/rules_cli.h"
 
 namespace fs = std::filesystem;
 using trialdb::Database;
@@ -39,105 +40,7 @@ using trialdb::test::TempDir;
 
 namespace {
 
-const std::string kBin = TRIALDB_BIN;
-const std::string kFixtures = TRIALDB_FIXTURES;
-
-using Key = std::tuple<int64_t, std::string, std::string>;   // step, tensor, worker
-using Findings = std::map<std::string, std::set<Key>>;        // per rule
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-struct RunResult {
-  int status = -1;
-  std::string out, err;
-};
-
-// Runs a shell command line; captures stdout and stderr.
-RunResult sh(const std::string& cmd, const TempDir& tmp) {
-  std::string out = tmp / "stdout.txt", err = tmp / "stderr.txt";
-  int rc = std::system((cmd + " >" + quote(out) + " 2>" + quote(err)).c_str());
-  RunResult r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  std::ifstream o(out), e(err);
-  std::stringstream so, se;
-  so << o.rdbuf();
-  se << e.rdbuf();
-  r.out = so.str();
-  r.err = se.str();
-  return r;
-}
-
-void ingest(const std::string& trial_dir, const std::string& db, const std::string& name, const TempDir& tmp) {
-  RunResult r = sh(quote(kBin) + " ingest " + quote(trial_dir) + " --db " + quote(db) + " --name " + quote(name) + " -q", tmp);
-  ASSERT_EQ(r.status, 0) << r.err;
-}
-
-RunResult rules(const std::string& db, const std::string& args, const TempDir& tmp) {
-  return sh(quote(kBin) + " rules --db " + quote(db) + " " + args, tmp);
-}
-
-std::string zoo_params() {
-  std::ifstream in(kFixtures + "/zoo.params");
-  std::string line, args;
-  while (std::getline(in, line))
-    if (!line.empty()) args += " --param " + quote(line);
-  return args;
-}
-
-Findings recorded(const std::string& db_path, const std::string& trial) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  Findings f;
-  {
-    Statement q(db, "SELECT rule, step, tensor, worker FROM rule_findings WHERE trial = ?1 AND rule <> 'stalled_training'");
-    q.bind(1, trial);
-    while (q.step()) f[q.text(0)].insert({q.int64(1), q.text(2), q.text(3)});
-  }
-  sqlite3_close(db);
-  return f;
-}
-
-int64_t count_findings(const std::string& db_path) {
-  sqlite3* db = nullptr;
-  sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  int64_t n = -1;
-  {
-    Statement q(db, "SELECT count(*) FROM rule_findings");
-    if (q.step()) n = q.int64(0);
-  }
-  sqlite3_close(db);
-  return n;
-}
-
-Findings golden(const std::string& file) {
-  std::ifstream in(kFixtures + "/" + file);
-  EXPECT_TRUE(in) << file;
-  nlohmann::json j = nlohmann::json::parse(in);
-  Findings f;
-  for (auto& [rule, list] : j.items())
-    for (auto& e : list) f[rule].insert({e[0].get<int64_t>(), e[1].get<std::string>(), e[2].get<std::string>()});
-  return f;
-}
-
-// A readable difference, rule by rule.
-std::string diff(const Findings& got, const Findings& want) {
-  std::string s;
-  std::set<std::string> names;
-  for (auto& [r, _] : got) names.insert(r);
-  for (auto& [r, _] : want) names.insert(r);
-  for (const auto& r : names) {
-    std::set<Key> g = got.count(r) ? got.at(r) : std::set<Key>{}, w = want.count(r) ? want.at(r) : std::set<Key>{};
-    for (const auto& k : g)
-      if (!w.count(k)) s += r + ": extra [" + std::to_string(std::get<0>(k)) + ", " + std::get<1>(k) + ", " + std::get<2>(k) + "]\n";
-    for (const auto& k : w)
-      if (!g.count(k)) s += r + ": missing [" + std::to_string(std::get<0>(k)) + ", " + std::get<1>(k) + ", " + std::get<2>(k) + "]\n";
-  }
-  return s;
-}
+using namespace trialdb::test::rules_cli;
 
 // ---------------------------------------------------------------------------------------------
 // Every fixture, all rules with default parameters (zoo: zoo.params).
@@ -486,7 +389,7 @@ TEST(RulesCli, ParametersStoredInTheOldTableAreKept) {
     Statement q(h, "SELECT group_concat(type || ' ' || name, ', ') FROM "
                    "(SELECT type, name FROM sqlite_schema WHERE name LIKE 'rule\\_param%' ESCAPE '\\' ORDER BY name)");
     ASSERT_TRUE(q.step());
-    EXPECT_EQ(q.text(0), "table rule_param, index rule_param_by_name, table rule_param_default, index rule_param_key, view rule_params");
+    EXPECT_EQ(q.text(0), "table rule_param, index rule_param_by_name, table rule_param_declared, index rule_param_key, view rule_params");
     Statement p(h, "SELECT value FROM rule_param WHERE trial = 'pt_bad_init' AND rule = 'vanishing_gradient' AND param = 'threshold'");
     ASSERT_TRUE(p.step());
     EXPECT_EQ(p.text(0), "1e3");
@@ -500,7 +403,7 @@ TEST(RulesCli, NonNumericParameterIsAnError) {
   ingest(kFixtures + "/dist2", db, "dist2", tmp);
   RunResult r = rules(db, "--rule vanishing_gradient --param vanishing_gradient.threshold=abc", tmp);
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("'abc' is not a number"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'abc' is not a decimal number"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("vanishing_gradient"), std::string::npos) << r.err;
 }
 
@@ -544,17 +447,34 @@ TEST(RulesCli, ChangedParameterReevaluatesLikeAFreshDatabase) {
   EXPECT_EQ(lines(), 120u);
 }
 
-// --list shows every parameter with its default and values; --summary and --all print what is
-// recorded, not only what is new.
+// --list shows every rule's parameters with type, default and meaning, without a database too;
+// with one also the values in effect; it reads only. --summary and --all print what is recorded,
+// not only what is new.
 TEST(RulesCli, ListSummaryAndAll) {
   TempDir tmp;
   const std::string db = tmp / "t.db";
   ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
-  RunResult list = rules(db, "--list --csv --trial pt_bad_init --param vanishing_gradient.threshold=0.5", tmp);
+  RunResult bare = sh(quote(kBin) + " rules --list --csv", tmp);
+  ASSERT_EQ(bare.status, 0) << bare.err;
+  EXPECT_NE(bare.out.find("vanishing_gradient,batch,threshold,real,1e-7,"), std::string::npos) << bare.out;
+  EXPECT_NE(bare.out.find("stalled_training,clock,threshold,real,1800,"), std::string::npos) << bare.out;
+  EXPECT_NE(bare.out.find("similar_across_runs,batch,other_trial,trial,,"), std::string::npos) << bare.out;
+  ASSERT_EQ(rules(db, "--trial pt_bad_init --rule vanishing_gradient --param vanishing_gradient.threshold=0.5", tmp).status, 0);
+  ASSERT_EQ(rules(db, "--rule dead_relu --param dead_relu.threshold_layer=40", tmp).status, 0);
+  const int64_t before = count_findings(db);
+  RunResult list = rules(db, "--list --json", tmp);
   ASSERT_EQ(list.status, 0) << list.err;
-  EXPECT_NE(list.out.find("vanishing_gradient,threshold,1e-7,1e-7,pt_bad_init=0.5"), std::string::npos) << list.out;
-  EXPECT_NE(list.out.find("dead_relu,tensor_regex,.*relu_output,.*relu_output,"), std::string::npos) << list.out;
-  EXPECT_EQ(count_findings(db), 0);   // --list evaluates nothing
+  std::map<std::string, nlohmann::json> rows;
+  for (const auto& row : nlohmann::json::parse(list.out)) rows[row["rule"].get<std::string>() + "." + row["param"].get<std::string>()] = row;
+  EXPECT_EQ(rows.size(), 75u);   // the built-in rules' parameters
+  EXPECT_EQ(rows["vanishing_gradient.threshold"]["value"], "1e-7");
+  EXPECT_EQ(rows["vanishing_gradient.threshold"]["per_trial"], "pt_bad_init=0.5");
+  EXPECT_EQ(rows["dead_relu.threshold_layer"]["value"], "40");
+  EXPECT_EQ(rows["dead_relu.threshold_layer"]["default"], "50.0");
+  EXPECT_EQ(rows["weight_update_ratio.num_steps"]["type"], "integer|none");
+  EXPECT_FALSE(rows["overfit.patience"]["meaning"].get<std::string>().empty());
+  EXPECT_EQ(count_findings(db), before);   // --list evaluates nothing
+  EXPECT_NE(rules(db, "--list --param vanishing_gradient.threshold=1", tmp).status, 0);   // and stores nothing
   ASSERT_EQ(rules(db, "", tmp).status, 0);
   const int64_t n = count_findings(db);
   ASSERT_GT(n, 0);
@@ -580,7 +500,8 @@ TEST(RulesCli, AFailingRuleDoesNotStopTheOthers) {
   const std::string db = tmp / "t.db", file = tmp / "broken.sql";
   ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
   ingest(kFixtures + "/pt_good_init", db, "pt_good_init", tmp);
-  std::ofstream(file) << "CREATE VIEW rule_broken AS SELECT trial, step, tensor, worker, "
+  std::ofstream(file) << "-- @rule broken batch\n"
+                         "CREATE VIEW rule_broken AS SELECT trial, step, tensor, worker, "
                          "tensor_reduce(value, 'nosuch') AS value, 'x' AS message FROM rule_now;\n";
   RunResult r = rules(db, "--rule-file " + quote(file), tmp);
   EXPECT_EQ(r.status, 1) << r.err;
@@ -601,24 +522,27 @@ TEST(RulesCli, SelectionMatchingNoTensorIsNotedOnce) {
   const std::string note = "note: dead_relu on trial pt_bad_init: tensor_regex '.*relu_output' matches none of its 21 tensors";
   EXPECT_NE(first.err.find(note), std::string::npos) << first.err;
   EXPECT_EQ(first.err.find(note), first.err.rfind(note)) << first.err;   // once, not per step
+  // It names the closest tensors, and the parameter that selects them.
+  EXPECT_NE(first.err.find("; the closest names are 'relu0_output_0', 'relu1_output_0' (select them with "
+                           "--param dead_relu.tensor_regex='^relu0_output_0$,^relu1_output_0$')"),
+            std::string::npos)
+      << first.err;
   EXPECT_EQ(first.err.find("exploding_tensor on"), std::string::npos) << first.err;   // all tensors: nothing to note
   RunResult matching = rules(db, "--rule dead_relu --rerun --param 'dead_relu.tensor_regex=relu\\d_output'", tmp);
   ASSERT_EQ(matching.status, 0) << matching.err;
   EXPECT_EQ(matching.err.find("note:"), std::string::npos) << matching.err;
 }
 
-// A custom rule is what its file created, not what its text mentions: a commented-out view is no
-// rule, a view made with a comment inside CREATE /* */ VIEW is; loading the file again works.
+// A custom rule is the one its file declares, made by the views the file created: a
+// commented-out view is nothing, a view made with a comment inside CREATE /* */ VIEW is the rule;
+// its typed parameters come from the declaration; loading the file again works.
 TEST(RulesCli, CustomRulesAreTheViewsTheFileCreated) {
   TempDir tmp;
   const std::string db = tmp / "t.db", file = tmp / "mine.sql";
   ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
-  // rule_big_loss_cfg, its parameters, is no rule.
-  std::ofstream(file) << "-- CREATE VIEW rule_commented_out AS SELECT 1;\n"
-                         "INSERT OR IGNORE INTO rule_param VALUES (NULL, 'big_loss', 'threshold', '10');\n"
-                         "DROP VIEW IF EXISTS rule_big_loss_cfg;\n"
-                         "CREATE VIEW rule_big_loss_cfg AS SELECT rule_real(max(value) FILTER (WHERE param = 'threshold')) "
-                         "AS threshold FROM rule_params WHERE rule = 'big_loss';\n"
+  std::ofstream(file) << "-- @rule big_loss batch\n"
+                         "-- @param threshold real 10 a mean loss above this is a finding\n"
+                         "-- CREATE VIEW rule_commented_out AS SELECT 1;\n"
                          "CREATE /* mine */ VIEW rule_big_loss AS SELECT trial, step, tensor, worker, "
                          "tensor_reduce(value, 'mean') AS value, 'loss above 10' AS message "
                          "FROM rule_now CROSS JOIN rule_big_loss_cfg AS cfg "
@@ -630,9 +554,14 @@ TEST(RulesCli, CustomRulesAreTheViewsTheFileCreated) {
   const Findings got = recorded(db, "pt_bad_init");
   ASSERT_EQ(got.size(), 1u);
   EXPECT_GT(got.at("big_loss").size(), 0u);
-  RunResult list = rules(db, "--list --csv --rule-file " + quote(file), tmp);
+  RunResult list = rules(db, "--list --csv", tmp);
   EXPECT_EQ(list.out.find("commented_out"), std::string::npos) << list.out;
   EXPECT_EQ(list.out.find("big_loss_cfg"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("big_loss,batch,threshold,real,10,a mean loss above this is a finding,10,"), std::string::npos)
+      << list.out;
+  RunResult bad = rules(db, "--param big_loss.threshold=0x10", tmp);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("big_loss.threshold=0x10"), std::string::npos) << bad.err;
 }
 
 // A "loss" that holds strings is skipped, not a failure of every later evaluation.
@@ -663,12 +592,20 @@ TEST(RulesCli, BadParametersAreRefusedAndNothingIsStored) {
   };
   const std::set<std::string> stored = params();
   const std::pair<const char*, const char*> bad[] = {
-      {"dead_relu.threshold_layer=abc", "not a number"},
-      {"dead_relu.tensor_regex=.*relu(", "bad regular expression"},
-      {"exploding_tensor.only_nan=maybe", "not a boolean"},
-      {"saturated_activation.threshold_tanh=-1,x", "not a number"},
-      {"weight_update_ratio.num_steps=many", "neither 'none' nor a number"},
+      {"dead_relu.threshold_layer=abc", "not a decimal number"},
+      {"overfit.ratio_threshold=nan", "not a decimal number"},
+      {"overfit.ratio_threshold=", "not a decimal number"},
+      {"overfit.ratio_threshold=0x10", "not a decimal number"},
+      {"overfit.ratio_threshold=inf", "not a decimal number"},
+      {"overfit.ratio_threshold=1e999", "not a decimal number"},
+      {"overfit.patience=2.5", "not an integer"},
+      {"dead_relu.tensor_regex=.*relu(", ".*relu("},
+      {"exploding_tensor.only_nan=maybe", "not true or false"},
+      {"exploding_tensor.only_nan=1", "not true or false"},
+      {"saturated_activation.threshold_tanh=-1,x", "'x' is not a decimal number"},
+      {"weight_update_ratio.num_steps=many", "not an integer (a decimal integer, or none)"},
       {"loss_not_decreasing.mode=TRAINING", "not a mode"},
+      {"similar_across_runs.other_trial=dist", "no such trial"},
   };
   for (const auto& [setting, why] : bad) {
     RunResult r = rules(db, "--param vanishing_gradient.threshold=5 --param " + quote(setting), tmp);
@@ -677,10 +614,10 @@ TEST(RulesCli, BadParametersAreRefusedAndNothingIsStored) {
     EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
     EXPECT_EQ(params(), stored) << setting;   // the good one before it was not stored either
   }
-  // The kinds come from the rule files, not from what was stored since: a bool given as 1 does
-  // not make 'true' a bad value afterwards.
-  ASSERT_EQ(rules(db, "--param exploding_tensor.only_nan=1", tmp).status, 0);
-  EXPECT_EQ(rules(db, "--param exploding_tensor.only_nan=true --param weight_update_ratio.num_steps=3", tmp).status, 0);
+  // The types are the declarations', not what was stored since.
+  ASSERT_EQ(rules(db, "--param exploding_tensor.only_nan=True --param tensor_variance.max_threshold=inf", tmp).status, 0);
+  EXPECT_EQ(rules(db, "--param exploding_tensor.only_nan=false --param weight_update_ratio.num_steps=3 "
+                      "--param similar_across_runs.other_trial=dist2", tmp).status, 0);
 }
 
 // SageMaker Debugger's example custom rule (mean |gradient| above a threshold), written in SQL as
@@ -696,11 +633,11 @@ TEST(RulesCli, CustomRuleFileRunsLikeABuiltInRule) {
     std::stringstream text;
     text << doc.rdbuf();
     const std::string md = text.str();
-    const size_t start = md.find("```sql\n-- rule_custom_gradient:");
+    const size_t start = md.find("```sql\n-- @rule custom_gradient ");
     ASSERT_NE(start, std::string::npos);
     const size_t body = start + 7, end = md.find("```", body);
     std::string sql = md.substr(body, end - body);
-    EXPECT_LE(std::count(sql.begin(), sql.end(), '\n'), 9) << sql;   // a comment line + at most 8 of SQL
+    EXPECT_LE(std::count(sql.begin(), sql.end(), '\n'), 9) << sql;   // the declaration + at most 7 lines of SQL
     for (size_t at; (at = sql.find("custom_gradient")) != std::string::npos;) sql.replace(at, 15, "large_gradient");
     std::ofstream(rule) << sql;
   }
@@ -728,16 +665,16 @@ TEST(RulesCli, CustomRuleFileRunsLikeABuiltInRule) {
   EXPECT_EQ(again.status, 0) << again.err;
 
   std::string broken = tmp / "broken.sql";
-  std::ofstream(broken) << "CREATE VIEW rule_broken AS SELECT 1 AS trial;";
+  std::ofstream(broken) << "-- @rule broken batch\nCREATE VIEW rule_broken AS SELECT 1 AS trial;";
   RunResult b = rules(db, "--rule-file " + quote(broken), tmp);
   EXPECT_NE(b.status, 0);
   EXPECT_NE(b.err.find("broken.sql"), std::string::npos) << b.err;
   EXPECT_NE(b.err.find("columns"), std::string::npos) << b.err;
   std::string none = tmp / "none.sql";
-  std::ofstream(none) << "SELECT 1;";
+  std::ofstream(none) << "-- @rule none_made batch\nSELECT 1;";
   RunResult n = rules(db, "--rule-file " + quote(none), tmp);
   EXPECT_NE(n.status, 0);
-  EXPECT_NE(n.err.find("creates no view named rule_"), std::string::npos) << n.err;
+  EXPECT_NE(n.err.find("creates no view rule_none_made"), std::string::npos) << n.err;
 }
 
 TEST(RulesCli, OnFindingRunsOncePerNewFindingWithItsEnvironment) {

@@ -1,7 +1,7 @@
 """The rule views outside the CLI: with only build/lib/trialdb.so loaded and PRAGMA
 trusted_schema=OFF (SQLite then refuses, in a view or trigger, every function not registered
 SQLITE_INNOCUOUS), the stock sqlite3 shell and /usr/bin/python3's sqlite3 each install the rule
-SQL (rules_sql/*.sql), evaluate it as the runner does (docs/RULES.md, "How a rule is
+SQL (`trialdb rules --print-sql`: rules_base.sql and rules_sql/*.sql with their declarations), evaluate it as the runner does (docs/RULES.md, "How a rule is
 evaluated": a batch of all steps, or one step at a time) and must record exactly the findings `trialdb rules` records, values and
 messages included. Cases: zoo (zoo.params: most rules find something), core_dtypes (string,
 complex, NaN and Inf values), pt_bad_init against pt_good_init (similar_across_runs).
@@ -31,12 +31,15 @@ atexit.register(shutil.rmtree, tmp, ignore_errors=True)
 UNTRUSTED = "PRAGMA trusted_schema = OFF;\n"
 CLOCK_RULES = {"stalled_training"}   # evaluated against the wall clock, not step by step
 
-# The rule SQL as the runner installs it: rules_base.sql, then one file per rule.
-base = open(os.path.join(a.rules_dir, "rules_base.sql")).read()
+# The rule SQL as the runner installs it (rules_base.sql, then each rule's declaration and file),
+# as `trialdb rules --print-sql` prints it.
 rule_files = sorted(p for p in glob.glob(os.path.join(a.rules_dir, "*.sql")) if not p.endswith("rules_base.sql"))
 rules = [os.path.basename(p)[:-4] for p in rule_files]
 c.eq(len(rules), 20, "rules_sql holds the 20 built-in rules")
-install_sql = base + "\n" + "\n".join(open(p).read() for p in rule_files) + "\n"
+printed = subprocess.run([a.cli, "rules", "--print-sql"], capture_output=True, text=True, timeout=60)
+c.eq(printed.returncode, 0, "trialdb rules --print-sql (%s)" % printed.stderr.strip())
+install_sql = printed.stdout + "\n"
+c.true(all(("CREATE VIEW rule_%s AS" % r) in install_sql for r in rules), "--print-sql holds every rule's view")
 step_rules = sorted(r for r in rules if r not in CLOCK_RULES)
 
 # The pragma bites in both hosts: a view calling a function that is not SQLITE_INNOCUOUS fails.
@@ -92,7 +95,7 @@ def replay_sql(db, trial, params, kinds):
         out.append("UPDATE rule_progress SET step = %d WHERE trial = %s AND rule = %s;" % (batch[-1][0], q(trial), q(rule)))
         out.append("INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, "
                    "message, found_at) SELECT b.trial, %s, b.step, b.mode, b.mode_step, r.tensor, "
-                   "ifnull(r.worker, 'worker_0'), r.value, r.message, b.now "
+                   "ifnull(r.worker, (SELECT worker FROM rule_primary_worker)), r.value, r.message, b.now "
                    "FROM rule_%s r JOIN rule_batch b ON b.trial = r.trial AND b.step = r.step;" % (q(rule), rule))
 
     for rule in step_rules:

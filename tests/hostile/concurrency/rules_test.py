@@ -27,7 +27,7 @@ LATE_STEP = 40
 # Every tensor is a finding at every step: many findings, from a built-in rule.
 FIRE_ALWAYS = ["--param", "tensor_variance.tensor_regex=.*", "--param", "tensor_variance.min_threshold=1e9"]
 # A custom rule with one finding per evaluated step: which steps were evaluated, exactly.
-EVERY_STEP_RULE = """
+EVERY_STEP_RULE = """-- @rule every_step batch
 DROP VIEW IF EXISTS rule_every_step;
 CREATE VIEW rule_every_step AS
 SELECT trial, step, 'step' AS tensor, min(worker) AS worker, NULL AS value, 'evaluated' AS message
