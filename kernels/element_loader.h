@@ -1,6 +1,10 @@
-// The element loader of a value's dtype for the distribution kernel: a function (data, i) ->
-// the i-th element as a number. It returns float for the dtypes a float holds exactly, so the
-// elements the selection gathers take no more room than the value, and double for the others.
+// The elements of a value, by its dtype, written once: the loader of each real dtype, and
+// visit_real, which calls a function with the loader of a dtype so that loops over elements are
+// instantiated per dtype with no per-element dispatch. Every kernel and SQL function reads the
+// elements of a real value through these.
+//
+// A loader L has L::load(p, i), element i of the data at p as double, and L::as<Out>(p, i), the
+// same as Out; L::kExactInFloat says whether a float holds every element exactly.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -8,40 +12,82 @@
 
 #include "schema/value_blob.h"
 
-namespace trialdb::distribution_kernel {
+namespace trialdb {
 
-// Calls f with the loader of v's dtype; false (f not called) for dtypes without an order.
+template <class T>
+struct LoadAs {
+  static constexpr bool kExactInFloat = sizeof(T) <= 2 || std::is_same_v<T, float>;
+  template <class Out>
+  static Out as(const uint8_t* p, int64_t i) {
+    T x;
+    std::memcpy(&x, p + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+    return static_cast<Out>(x);
+  }
+  static double load(const uint8_t* p, int64_t i) { return as<double>(p, i); }
+};
+struct LoadBool {
+  static constexpr bool kExactInFloat = true;
+  template <class Out>
+  static Out as(const uint8_t* p, int64_t i) { return p[i] ? Out(1) : Out(0); }
+  static double load(const uint8_t* p, int64_t i) { return as<double>(p, i); }
+};
+struct LoadHalf {
+  static constexpr bool kExactInFloat = true;
+  template <class Out>
+  static Out as(const uint8_t* p, int64_t i) {
+    uint16_t h;
+    std::memcpy(&h, p + 2 * i, 2);
+    return static_cast<Out>(half_to_float(h));
+  }
+  static double load(const uint8_t* p, int64_t i) { return as<double>(p, i); }
+};
+struct LoadBFloat16 {
+  static constexpr bool kExactInFloat = true;
+  template <class Out>
+  static Out as(const uint8_t* p, int64_t i) {
+    uint16_t h;
+    std::memcpy(&h, p + 2 * i, 2);
+    return static_cast<Out>(bfloat16_to_float(h));
+  }
+  static double load(const uint8_t* p, int64_t i) { return as<double>(p, i); }
+};
+
+// Calls f with the loader of a real dtype; false (f not called) for strings and complex.
 template <class F>
-bool with_loader(const TensorView& v, F&& f) {
-  auto as = [](auto t) {
-    using T = decltype(t);
-    return [](const uint8_t* p, int64_t i) {
-      T x;
-      std::memcpy(&x, p + i * sizeof(T), sizeof(T));
-      if constexpr (sizeof(T) <= 2 || std::is_same_v<T, float>) return static_cast<float>(x);
-      else return static_cast<double>(x);
-    };
-  };
-  switch (v.dtype) {
-    case DType::Bool: f([](const uint8_t* p, int64_t i) { return p[i] ? 1.0f : 0.0f; }); return true;
-    case DType::Int8: f(as(int8_t{})); return true;
-    case DType::UInt8: f(as(uint8_t{})); return true;
-    case DType::Int16: f(as(int16_t{})); return true;
-    case DType::UInt16: f(as(uint16_t{})); return true;
-    case DType::Int32: f(as(int32_t{})); return true;
-    case DType::UInt32: f(as(uint32_t{})); return true;
-    case DType::Int64: f(as(int64_t{})); return true;
-    case DType::UInt64: f(as(uint64_t{})); return true;
-    case DType::Float32: f(as(float{})); return true;
-    case DType::Float64: f(as(double{})); return true;
-    case DType::Float16:
-      f([](const uint8_t* p, int64_t i) { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return half_to_float(h); });
-      return true;
-    case DType::BFloat16:
-      f([](const uint8_t* p, int64_t i) { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return bfloat16_to_float(h); });
-      return true;
+bool visit_real(DType t, F&& f) {
+  switch (t) {
+    case DType::Bool: f(LoadBool{}); return true;
+    case DType::Int8: f(LoadAs<int8_t>{}); return true;
+    case DType::UInt8: f(LoadAs<uint8_t>{}); return true;
+    case DType::Int16: f(LoadAs<int16_t>{}); return true;
+    case DType::UInt16: f(LoadAs<uint16_t>{}); return true;
+    case DType::Int32: f(LoadAs<int32_t>{}); return true;
+    case DType::UInt32: f(LoadAs<uint32_t>{}); return true;
+    case DType::Int64: f(LoadAs<int64_t>{}); return true;
+    case DType::UInt64: f(LoadAs<uint64_t>{}); return true;
+    case DType::Float16: f(LoadHalf{}); return true;
+    case DType::BFloat16: f(LoadBFloat16{}); return true;
+    case DType::Float32: f(LoadAs<float>{}); return true;
+    case DType::Float64: f(LoadAs<double>{}); return true;
     default: return false;
   }
+}
+
+}  // namespace trialdb
+
+namespace trialdb::distribution_kernel {
+
+// The element loader of a value's dtype for the distribution kernel: a function (data, i) ->
+// the i-th element as a number, float for the dtypes a float holds exactly (so the elements the
+// selection gathers take no more room than the value), double for the others. False (f not
+// called) for dtypes without an order.
+template <class F>
+bool with_loader(const TensorView& v, F&& f) {
+  return visit_real(v.dtype, [&](auto loader) {
+    using L = decltype(loader);
+    using Out = std::conditional_t<L::kExactInFloat, float, double>;
+    f([](const uint8_t* p, int64_t i) { return L::template as<Out>(p, i); });
+  });
 }
 
 }  // namespace trialdb::distribution_kernel

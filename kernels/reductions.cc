@@ -3,8 +3,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
+#include "kernels/element_loader.h"
 #include "kernels/float32_key_counter.h"
+#include "kernels/reduction_lanes.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -13,19 +16,21 @@
 namespace trialdb {
 
 namespace {
+namespace lanes = reduction_lanes;
 constexpr const char* kNames[kRedCount] = {"min", "max", "mean", "prod", "std", "variance", "sum", "l1", "l2"};
 
-// Accumulators for one pass. Four lanes for the sums so the loop is not one long dependency chain.
+// Accumulators for one pass, the sums in the lanes of reduction_lanes.h.
 struct Acc {
-  double sum[4] = {}, sabs[4] = {}, ss[4] = {}, d[4] = {}, dd[4] = {}, da[4] = {}, dda[4] = {};
+  double sum[lanes::kLanes] = {}, sabs[lanes::kLanes] = {}, ss[lanes::kLanes] = {}, d[lanes::kLanes] = {},
+         dd[lanes::kLanes] = {}, da[lanes::kLanes] = {}, dda[lanes::kLanes] = {};
   double mn = std::numeric_limits<double>::infinity(), mx = -std::numeric_limits<double>::infinity();
   double mna = std::numeric_limits<double>::infinity(), mxa = 0;
   double prod = 1, proda = 1;
   int64_t nan = 0;
 };
 
-// One element into lane l. The same statements, in the same order, for every element: sqlext's
-// single-reduction kernels reproduce these sums bit for bit.
+// One element into lane l. The same statements, in the same order, for every element: reduce_one
+// (reduce_one.h), adding in the same lanes, reproduces these sums bit for bit.
 inline void add(Acc* a, int l, double x, double shift, double shift_abs) {
   double ax = std::fabs(x);
   a->sum[l] += x;
@@ -45,20 +50,11 @@ inline void add(Acc* a, int l, double x, double shift, double shift_abs) {
   a->nan += (x != x);
 }
 
-// Elements [start, n): start is where a vector loop left off (0 without one).
-template <class Load>
-void accumulate(const uint8_t* p, int64_t n, double shift, double shift_abs, Load load, Acc* a, int64_t start = 0) {
-  int64_t i = start;
-  for (; i + 4 <= n; i += 4)
-    for (int l = 0; l < 4; ++l) add(a, l, load(p, i + l), shift, shift_abs);
-  for (; i < n; ++i) add(a, 0, load(p, i), shift, shift_abs);
-}
-
-template <class T>
-double load_as(const uint8_t* p, int64_t i) {
-  T x;
-  std::memcpy(&x, p + i * sizeof(T), sizeof(T));
-  return static_cast<double>(x);
+// Elements [start, n), read by a loader of element_loader.h: start is where a vector loop left
+// off (0 without one).
+template <class Loader>
+void accumulate(const uint8_t* p, int64_t n, double shift, double shift_abs, Acc* a, int64_t start = 0) {
+  lanes::for_each<Loader>(p, n, [&](int l, double x) { add(a, l, x, shift, shift_abs); }, start);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -66,7 +62,7 @@ double load_as(const uint8_t* p, int64_t i) {
 template <class T>
 double first_zero_of(const uint8_t* p, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
-    if (const double x = load_as<T>(p, i); x == 0) return x;
+    if (const double x = LoadAs<T>::load(p, i); x == 0) return x;
   return 0;
 }
 
@@ -202,23 +198,17 @@ bool has_avx2() { return false; }
 template <class T>
 void accumulate_real(const uint8_t* p, int64_t n, double shift, double shift_abs, Acc* a) {
   const int64_t start = has_avx2() ? accumulate_avx2<T>(p, n, shift, shift_abs, a) : 0;
-  accumulate(p, n, shift, shift_abs, load_as<T>, a, start);
+  accumulate<LoadAs<T>>(p, n, shift, shift_abs, a, start);
 }
 
 // The 18 reductions from the accumulated sums of n elements.
 void finish(const Acc& a, int64_t n, Reductions* out) {
   const double nn = static_cast<double>(n);
-  double sum = (a.sum[0] + a.sum[1]) + (a.sum[2] + a.sum[3]);
-  double sabs = (a.sabs[0] + a.sabs[1]) + (a.sabs[2] + a.sabs[3]);
-  double d = (a.d[0] + a.d[1]) + (a.d[2] + a.d[3]);
-  double dd = (a.dd[0] + a.dd[1]) + (a.dd[2] + a.dd[3]);
-  double da = (a.da[0] + a.da[1]) + (a.da[2] + a.da[3]);
-  double dda = (a.dda[0] + a.dda[1]) + (a.dda[2] + a.dda[3]);
-  double var = (dd - d * d / nn) / nn;
-  double var_abs = (dda - da * da / nn) / nn;
-  if (var < 0) var = 0;
-  if (var_abs < 0) var_abs = 0;
-  double sumsq = (a.ss[0] + a.ss[1]) + (a.ss[2] + a.ss[3]);
+  const double sum = lanes::total(a.sum);
+  const double sabs = lanes::total(a.sabs);
+  const double var = lanes::shifted_variance(lanes::total(a.d), lanes::total(a.dd), nn);
+  const double var_abs = lanes::shifted_variance(lanes::total(a.da), lanes::total(a.dda), nn);
+  const double sumsq = lanes::total(a.ss);
   double* r = out->v;
   r[kRedMin] = a.mn;
   r[kRedMax] = a.mx;
@@ -262,28 +252,13 @@ bool compute_reductions(const TensorView& v, Reductions* out) {
   const double shift = element_as_double(v, 0);
   const double shift_abs = std::fabs(shift);
   Acc a;
-  switch (v.dtype) {
-    case DType::Bool: accumulate(v.data, n, shift, shift_abs, [](const uint8_t* p, int64_t i) { return p[i] ? 1.0 : 0.0; }, &a); break;
-    case DType::Int8: accumulate(v.data, n, shift, shift_abs, load_as<int8_t>, &a); break;
-    case DType::UInt8: accumulate(v.data, n, shift, shift_abs, load_as<uint8_t>, &a); break;
-    case DType::Int16: accumulate(v.data, n, shift, shift_abs, load_as<int16_t>, &a); break;
-    case DType::UInt16: accumulate(v.data, n, shift, shift_abs, load_as<uint16_t>, &a); break;
-    case DType::Int32: accumulate(v.data, n, shift, shift_abs, load_as<int32_t>, &a); break;
-    case DType::UInt32: accumulate(v.data, n, shift, shift_abs, load_as<uint32_t>, &a); break;
-    case DType::Int64: accumulate(v.data, n, shift, shift_abs, load_as<int64_t>, &a); break;
-    case DType::UInt64: accumulate(v.data, n, shift, shift_abs, load_as<uint64_t>, &a); break;
-    case DType::Float32: accumulate_real<float>(v.data, n, shift, shift_abs, &a); break;
-    case DType::Float64: accumulate_real<double>(v.data, n, shift, shift_abs, &a); break;
-    case DType::Float16:
-      accumulate(v.data, n, shift, shift_abs, [](const uint8_t* p, int64_t i) {
-        uint16_t h; std::memcpy(&h, p + 2 * i, 2); return static_cast<double>(half_to_float(h)); }, &a);
-      break;
-    case DType::BFloat16:
-      accumulate(v.data, n, shift, shift_abs, [](const uint8_t* p, int64_t i) {
-        uint16_t h; std::memcpy(&h, p + 2 * i, 2); return static_cast<double>(bfloat16_to_float(h)); }, &a);
-      break;
-    default: return false;
-  }
+  const bool real = visit_real(v.dtype, [&](auto loader) {
+    using Loader = decltype(loader);
+    if constexpr (std::is_same_v<Loader, LoadAs<float>>) accumulate_real<float>(v.data, n, shift, shift_abs, &a);
+    else if constexpr (std::is_same_v<Loader, LoadAs<double>>) accumulate_real<double>(v.data, n, shift, shift_abs, &a);
+    else accumulate<Loader>(v.data, n, shift, shift_abs, &a);
+  });
+  if (!real) return false;
   finish(a, n, out);
   return true;
 }
@@ -297,7 +272,7 @@ bool count_keys_with_reductions(const TensorView& v, Reductions* out, distributi
   const double shift = element_as_double(v, 0);
   Acc a;
   const int64_t tail = accumulate_avx2<float, true>(v.data, n, shift, std::fabs(shift), &a, keys);
-  accumulate(v.data, n, shift, std::fabs(shift), load_as<float>, &a, tail);
+  accumulate<LoadAs<float>>(v.data, n, shift, std::fabs(shift), &a, tail);
   uint32_t* const t = keys->count_table(0);
   for (int64_t i = tail; i < n; ++i) {
     uint32_t bits;

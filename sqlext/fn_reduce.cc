@@ -2,12 +2,12 @@
 // along one axis (a float64 blob), and tensor_argmax(v [, axis]).
 //
 // tensor_reduce answers exactly what kernels/reductions.h (and so the `reductions` view) gives
-// for the same value, through the single-reduction kernel in reduce_kernel.h.
+// for the same value, through the single-reduction kernel in kernels/reduce_one.h.
 #include <cmath>
 #include <limits>
 
 #include "kernels/reductions.h"
-#include "sqlext/reduce_kernel.h"
+#include "kernels/reduce_one.h"
 #include "sqlext/tensor_arg.h"
 
 namespace trialdb::sqlext {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/element_loader.h"
 #include "schema/value_blob.h"
 #include "sqlext/sqlite_api.h"
 
@@ -83,55 +84,6 @@ void guarded(sqlite3_context* ctx, const char* fn, Body&& body) {
     sqlite3_result_error_nomem(ctx);
   } catch (const std::exception& e) {
     result_errorf(ctx, "%s: %s", fn, e.what());
-  }
-}
-
-// Typed element loaders: load(p, i) returns element i as double. visit_real calls f with the
-// loader matching a real dtype, so the hot loops are instantiated per dtype with no per-element
-// dispatch.
-template <class T>
-struct LoadAs {
-  static double load(const uint8_t* p, int64_t i) {
-    T x;
-    std::memcpy(&x, p + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-    return static_cast<double>(x);
-  }
-};
-struct LoadBool {
-  static double load(const uint8_t* p, int64_t i) { return p[i] ? 1.0 : 0.0; }
-};
-struct LoadHalf {
-  static double load(const uint8_t* p, int64_t i) {
-    uint16_t h;
-    std::memcpy(&h, p + 2 * i, 2);
-    return half_to_float(h);
-  }
-};
-struct LoadBFloat16 {
-  static double load(const uint8_t* p, int64_t i) {
-    uint16_t h;
-    std::memcpy(&h, p + 2 * i, 2);
-    return bfloat16_to_float(h);
-  }
-};
-
-template <class F>
-bool visit_real(DType t, F&& f) {
-  switch (t) {
-    case DType::Bool: f(LoadBool{}); return true;
-    case DType::Int8: f(LoadAs<int8_t>{}); return true;
-    case DType::UInt8: f(LoadAs<uint8_t>{}); return true;
-    case DType::Int16: f(LoadAs<int16_t>{}); return true;
-    case DType::UInt16: f(LoadAs<uint16_t>{}); return true;
-    case DType::Int32: f(LoadAs<int32_t>{}); return true;
-    case DType::UInt32: f(LoadAs<uint32_t>{}); return true;
-    case DType::Int64: f(LoadAs<int64_t>{}); return true;
-    case DType::UInt64: f(LoadAs<uint64_t>{}); return true;
-    case DType::Float16: f(LoadHalf{}); return true;
-    case DType::BFloat16: f(LoadBFloat16{}); return true;
-    case DType::Float32: f(LoadAs<float>{}); return true;
-    case DType::Float64: f(LoadAs<double>{}); return true;
-    default: return false;
   }
 }
 

@@ -1,48 +1,40 @@
-#include "sqlext/reduce_kernel.h"
+#include "kernels/reduce_one.h"
 
 #include <cmath>
 #include <limits>
 
-#include "sqlext/tensor_arg.h"
+#include "kernels/element_loader.h"
+#include "kernels/reduction_lanes.h"
 
-namespace trialdb::sqlext {
+namespace trialdb {
 
 namespace {
 
+namespace lanes = reduction_lanes;
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Lane-parallel sum of f(x) in compute_reductions' order: lane l takes elements 4k + l of the
-// whole blocks, lane 0 takes the tail, then (l0 + l1) + (l2 + l3).
+// Sum of f(x) in the lane order.
 template <class Loader, class F>
 double lane_sum(const uint8_t* p, int64_t n, F f) {
-  double acc[4] = {0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4)
-    for (int l = 0; l < 4; ++l) acc[l] += f(Loader::load(p, i + l));
-  for (; i < n; ++i) acc[0] += f(Loader::load(p, i));
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  double acc[lanes::kLanes] = {};
+  lanes::for_each<Loader>(p, n, [&](int l, double x) { acc[l] += f(x); });
+  return lanes::total(acc);
 }
 
-// Min or max of f(x); *bad becomes non-zero (NaN) when an element is NaN or Inf, in which case
-// the caller defers to compute_reductions.
+// Min or max of f(x); *bad becomes true when an element is NaN or Inf, in which case the caller
+// defers to compute_reductions.
 template <class Loader, bool kMax, class F>
 double lane_extreme(const uint8_t* p, int64_t n, F f, double init, bool* bad) {
-  double m[4] = {init, init, init, init}, chk[4] = {0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4)
-    for (int l = 0; l < 4; ++l) {
-      double x = f(Loader::load(p, i + l));
-      m[l] = kMax ? (x > m[l] ? x : m[l]) : (x < m[l] ? x : m[l]);
-      chk[l] += x - x;  // NaN exactly when x is NaN or infinite
-    }
-  for (; i < n; ++i) {
-    double x = f(Loader::load(p, i));
-    m[0] = kMax ? (x > m[0] ? x : m[0]) : (x < m[0] ? x : m[0]);
-    chk[0] += x - x;
-  }
+  double m[lanes::kLanes] = {init, init, init, init}, chk[lanes::kLanes] = {};
+  lanes::for_each<Loader>(p, n, [&](int l, double v) {
+    const double x = f(v);
+    m[l] = kMax ? (x > m[l] ? x : m[l]) : (x < m[l] ? x : m[l]);
+    chk[l] += x - x;   // NaN exactly when x is NaN or infinite
+  });
   *bad = (chk[0] + chk[1] + chk[2] + chk[3]) != 0;
   double r = m[0];
-  for (int l = 1; l < 4; ++l) r = kMax ? (m[l] > r ? m[l] : r) : (m[l] < r ? m[l] : r);
+  for (int l = 1; l < lanes::kLanes; ++l) r = kMax ? (m[l] > r ? m[l] : r) : (m[l] < r ? m[l] : r);
   // The sequential scan keeps the first element equal to the extreme; that only shows for
   // zeros (0.0 vs -0.0), so take the sign of the first zero.
   if (r == 0)
@@ -87,25 +79,13 @@ double kernel(const uint8_t* p, int64_t n, int index, bool* fallback) {
     case kRedVariance: {
       double shift = Loader::load(p, 0);
       if (use_abs) shift = std::fabs(shift);
-      double d[4] = {0, 0, 0, 0}, dd[4] = {0, 0, 0, 0};
-      int64_t i = 0;
-      for (; i + 4 <= n; i += 4)
-        for (int l = 0; l < 4; ++l) {
-          double x = Loader::load(p, i + l);
-          double dx = (use_abs ? std::fabs(x) : x) - shift;
-          d[l] += dx;
-          dd[l] += dx * dx;
-        }
-      for (; i < n; ++i) {
-        double x = Loader::load(p, i);
-        double dx = (use_abs ? std::fabs(x) : x) - shift;
-        d[0] += dx;
-        dd[0] += dx * dx;
-      }
-      double ds = (d[0] + d[1]) + (d[2] + d[3]);
-      double dds = (dd[0] + dd[1]) + (dd[2] + dd[3]);
-      double var = (dds - ds * ds / nn) / nn;
-      if (var < 0) var = 0;
+      double d[lanes::kLanes] = {}, dd[lanes::kLanes] = {};
+      lanes::for_each<Loader>(p, n, [&](int l, double x) {
+        const double dx = (use_abs ? std::fabs(x) : x) - shift;
+        d[l] += dx;
+        dd[l] += dx * dx;
+      });
+      const double var = lanes::shifted_variance(lanes::total(d), lanes::total(dd), nn);
       return red == kRedStd ? std::sqrt(var) : var;
     }
   }
@@ -129,4 +109,4 @@ bool reduce_one(const TensorView& v, int index, double* out) {
   return true;
 }
 
-}  // namespace trialdb::sqlext
+}  // namespace trialdb

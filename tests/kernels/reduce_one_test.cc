@@ -1,4 +1,4 @@
-// The single-reduction kernel (sqlext/reduce_kernel.h) must give exactly what
+// The single-reduction kernel (kernels/reduce_one.h) must give exactly what
 // kernels/reductions.h compute_reductions gives, for every dtype, size and reduction,
 // including NaN, Inf and signed zeros; and compute_reductions' min, max and products must be
 // exactly the sequential scan's, which its vector loop reaches by other means.
@@ -8,7 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "kernels/reductions.h"
-#include "sqlext/reduce_kernel.h"
+#include "kernels/reduce_one.h"
 
 namespace trialdb::test {
 namespace {
@@ -72,7 +72,7 @@ TEST(ReduceKernel, BitIdenticalToComputeReductions) {
         ASSERT_TRUE(compute_reductions(v, &all));
         for (int r = 0; r < kAllReductions; ++r) {
           double got;
-          ASSERT_TRUE(sqlext::reduce_one(v, r, &got));
+          ASSERT_TRUE(reduce_one(v, r, &got));
           EXPECT_TRUE(same(got, all.v[r])) << dtype_name(t) << " n=" << n << " mode=" << mode << " reduction "
                                            << reduction_name(r % kRedCount) << (r >= kRedCount ? " abs" : "")
                                            << ": " << got << " vs " << all.v[r];
@@ -170,12 +170,12 @@ TEST(ReduceKernel, NoReductionsForStringsComplexEmpty) {
   double r;
   v.dtype = DType::Float32;
   v.numel = 0;
-  EXPECT_FALSE(sqlext::reduce_one(v, kRedSum, &r));
+  EXPECT_FALSE(reduce_one(v, kRedSum, &r));
   v.dtype = DType::String;
   v.numel = 1;
-  EXPECT_FALSE(sqlext::reduce_one(v, kRedSum, &r));
+  EXPECT_FALSE(reduce_one(v, kRedSum, &r));
   v.dtype = DType::Complex64;
-  EXPECT_FALSE(sqlext::reduce_one(v, kRedSum, &r));
+  EXPECT_FALSE(reduce_one(v, kRedSum, &r));
 }
 
 }  // namespace
