@@ -56,7 +56,7 @@ DUCKDB_SCRIPT = os.path.join(HERE, "..", "duckdb", "duckdb_rows.js")
 
 # Seeds that failed, run in CI before the default one: (seed, operations, what it found).
 REGRESSION_SEEDS = [
-    (1, 60, "(a) op 21: `ingest --follow --rules` missed worker_1's file of step 3, which landed "
+    (1, 40, "(a) op 21: `ingest --follow --rules` missed worker_1's file of step 3, which landed "
             "after steps 4 and 5 completed (the listing started after the last complete step); "
             "(c) op 13 on: `export --values none` after `--values inline` keeps tensor_values "
             "and value_locations; after rename/rm the old partitions stay"),
