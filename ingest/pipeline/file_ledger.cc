@@ -100,14 +100,15 @@ void FileLedger::reload_waiting() {
   while (w.step()) waiting_.insert(w.text(0));
 }
 
-std::string FileLedger::list_start_after() {
+std::string FileLedger::list_start_after(int expected_workers) {
   Statement q(db_.handle(),
               "SELECT max(f.path) FROM ingested_file f WHERE f.trial_id = ?1 AND f.path GLOB ?2 AND f.path < "
               "(SELECT coalesce(min(printf('index/%09d/%012d', s.step / 1000, s.step)), 'index/~') FROM step s "
-              "WHERE s.trial_id = ?1 AND s.complete = 0) "
+              "WHERE s.trial_id = ?1 AND (s.complete = 0 OR (SELECT count(*) FROM step_worker w "
+              "                                              WHERE w.trial_id = ?1 AND w.step = s.step) < ?3)) "
               "AND f.path < (SELECT coalesce(min(path), 'index/~') FROM waiting_file w WHERE w.trial_id = ?1) "
               "AND f.path < (SELECT coalesce(min(path), 'index/~') FROM partial_file p WHERE p.trial_id = ?1)");
-  q.bind(1, trial_id_).bind(2, kLayoutGlob);
+  q.bind(1, trial_id_).bind(2, kLayoutGlob).bind(3, expected_workers);
   if (q.step() && !q.is_null(0)) return q.text(0);
   return "";
 }

@@ -55,10 +55,10 @@ class FileLedger {
   // gone, or a folder readable again and now listed file by file. forget_waiting drops one.
   std::vector<std::string> unlisted(const std::set<std::string>& listed, const std::string& start_after) const;
   void forget_waiting(const std::string& path);
-  // Where a listing of index/ may start: index files of complete steps are final, so a repeated
-  // listing starts after the last of them, and before any file left waiting or partial ("" for
-  // all).
-  std::string list_start_after();
+  // Where a listing of index/ may start: index files of complete steps that every expected
+  // worker wrote are final, so a repeated listing starts after the last of them, and before any
+  // file left waiting or partial ("" for all).
+  std::string list_start_after(int expected_workers);
 
  private:
   Database& db_;

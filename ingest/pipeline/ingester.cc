@@ -75,8 +75,14 @@ void Ingester::record_retry(const Status& e, IngestStats* stats) {
 // ingest is reported: a path the source could not offer (a folder it could not list, a FIFO, a
 // dangling symlink), a .json whose name is not <step>_<worker>.json, or one outside the folder of
 // its step (index/<step / 1000>/), which also leaves every (step, worker) one path.
-std::vector<PendingFile> Ingester::list_pending(IngestStats* stats) {
-  const std::string start_after = ledger_->list_start_after();
+//
+// The first pass of a run, and every pass once training has ended, list all of index/: a file
+// may land after later steps completed (a step written late by a worker of its own, or a whole
+// step late), below where a repeated listing starts. The passes between (--follow) start there.
+std::vector<PendingFile> Ingester::list_pending(IngestStats* stats, bool ended) {
+  const std::string start_after =
+      listed_whole_ && !ended ? ledger_->list_start_after(catalog_->expected_workers()) : std::string();
+  listed_whole_ = true;
   std::vector<PendingFile> pending;
   std::vector<Status> permanent, retry;
   std::vector<std::string> skipped;   // index files of steps the selection leaves out
@@ -177,7 +183,7 @@ IngestStats Ingester::run_once() {
   selection_ = std::make_unique<Selection>(opt_.selection, *catalog_);
   if (opt_.add_missing_values) stats.values_added = add_missing_values(&stats);
 
-  std::vector<PendingFile> pending = list_pending(&stats);
+  std::vector<PendingFile> pending = list_pending(&stats, ended);
 
   // Preparing: a window of futures ahead of the writer, bounded by the read-ahead budget.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

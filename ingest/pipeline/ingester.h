@@ -92,7 +92,7 @@ class Ingester {
   const std::string& trial_name() const;
 
  private:
-  std::vector<PendingFile> list_pending(IngestStats* stats);
+  std::vector<PendingFile> list_pending(IngestStats* stats, bool ended);
   void write_file(PreparedFile& f, IngestStats* stats);
   size_t add_missing_values(IngestStats* stats);
   void record_error(const Status& e, IngestStats* stats);
@@ -108,6 +108,7 @@ class Ingester {
   std::unique_ptr<ValueWriter> writer_;
   std::unique_ptr<Selection> selection_;   // of the pass: collections may have grown
   std::set<std::string> retries_reported_;
+  bool listed_whole_ = false;   // a pass of this Ingester listed all of index/
 };
 
 // The trial name used when none is given: the last path component of the location.

@@ -14,7 +14,7 @@ double now_unix() {
 StepCompletion::StepCompletion(Database& db, int64_t trial_id)
     : db_(db),
       trial_id_(trial_id),
-      step_mode_(db.handle(), "SELECT mode, mode_step, tensor_step FROM step WHERE trial_id = ? AND step = ?"),
+      step_mode_(db.handle(), "SELECT mode, mode_step, tensor_step, complete FROM step WHERE trial_id = ? AND step = ?"),
       insert_step_(db.handle(),
                    "INSERT INTO step(trial_id, step, mode, mode_step, tensor_step) VALUES (?, ?, ?, ?, ?) "
                    "ON CONFLICT DO NOTHING"),
@@ -48,7 +48,10 @@ int64_t StepCompletion::record_step(const PreparedFile& f) {
       .run();
   if (sqlite3_changes(db_.handle()) == 0) {   // another worker wrote the step first: its numbering holds
     step_mode_.bind(1, trial_id_).bind(2, f.file.step);
-    if (step_mode_.step()) tensor_step = step_mode_.int64(2);
+    if (step_mode_.step()) {
+      tensor_step = step_mode_.int64(2);
+      if (step_mode_.int64(3) != 0 && (!revised_ || f.file.step < *revised_)) revised_ = f.file.step;
+    }
     step_mode_.reset();
   }
   return tensor_step;
@@ -101,11 +104,25 @@ int64_t StepCompletion::complete(int expected_workers, bool ended) {
     for (const auto& [step, unused] : touched_) {
       if (step > before) break;
       late.bind(1, now).bind(2, trial_id_).bind(3, step).run();
+      if (sqlite3_changes(db_.handle()) > 0 && (!revised_ || step < *revised_)) revised_ = step;
       completed += sqlite3_changes(db_.handle());
     }
   }
+  if (revised_) revise_rules_from(*revised_);
   touched_.clear();
+  revised_.reset();
   return completed;
+}
+
+void StepCompletion::revise_rules_from(int64_t from_step) {
+  // rules_sql/rules_base.sql's tables exist once rules were evaluated on the database.
+  Statement has_rules(db_.handle(), "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'rule_evaluated'");
+  if (!has_rules.step()) return;
+  Statement q(db_.handle(),
+              "INSERT OR IGNORE INTO rule_rerun(trial, rule) "
+              "SELECT DISTINCT e.trial, e.rule FROM rule_evaluated e JOIN trial t ON t.name = e.trial "
+              "WHERE t.trial_id = ?1 AND e.step >= ?2");
+  q.bind(1, trial_id_).bind(2, from_step).run();
 }
 
 }  // namespace trialdb

@@ -5,9 +5,16 @@
 // training has ended (docs/FORMAT.md). Complete steps are therefore a prefix of the steps, kept as
 // the trial's complete_through; the views show a value once its step is under that mark, so a
 // reader never sees half a step.
+//
+// A step can change after it became complete: a worker's file that arrived late, or the values
+// a wider selection adds. Rules fold steps in order into carried state, so every rule that
+// evaluated that step or a later one is left to be evaluated again from the first step
+// (rule_rerun, rules_sql/rules_base.sql), in the transaction that changes the step: its findings
+// and state then equal those of one evaluation of the trial as it is.
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "ingest/pipeline/prepared_file.h"
@@ -30,15 +37,20 @@ class StepCompletion {
   void record_step_worker(int64_t step, int64_t worker_id);
 
   // Raises complete_through as far as the steps touched in this transaction (or the end of
-  // training) allow, marks the steps under it complete, and forgets the touched steps. Returns
-  // how many steps became complete. Inside the caller's transaction.
+  // training) allow, marks the steps under it complete, leaves the rules that evaluated a step
+  // changed after it was complete (or later ones) to be evaluated again, and forgets the touched
+  // steps. Returns how many steps became complete. Inside the caller's transaction.
   int64_t complete(int expected_workers, bool ended);
   bool touched_any() const { return !touched_.empty(); }
 
  private:
   Database& db_;
   int64_t trial_id_;
+  // Rules that evaluated from_step or a later step are evaluated again from the first step.
+  void revise_rules_from(int64_t from_step);
+
   std::map<int64_t, bool> touched_;   // steps written in the open transaction
+  std::optional<int64_t> revised_;    // the first step written in it that was complete already
   Statement step_mode_, insert_step_, insert_step_worker_;
 };
 

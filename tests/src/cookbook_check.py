@@ -1,11 +1,18 @@
 #!/usr/bin/python3
-"""Runs every query of docs/COOKBOOK.md and checks its output is the one the doc shows.
+"""Runs every query of docs/COOKBOOK.md and checks its output is the one the doc shows; then runs
+every recipe of COOKBOOK.md and SCALE.md on a team's jobs and checks it is right on each of them.
 
 The doc is machine-checkable: each ```sql block is followed by a ```text block holding what
 `trialdb shell` prints for it in `.mode table`. The database is built the way the doc says, by
 ingesting the fixtures pt_bad_init and pt_good_init.
 
-usage: cookbook_check.py TRIALDB FIXTURES_DIR COOKBOOK.md WORK_DIR [--update]
+The team (team_recipes.py): jobs as real ones are, one ending with an EVAL step, one with two
+workers, one ingested with a selection. Each recipe answers for every job what it answers for
+that job alone (a recipe that compares a job with the others' last step, or drops a job, fails);
+SCALE.md's "every job" recipes list every job; and SCALE.md's recipes answer the same in DuckDB
+over the export as in SQLite.
+
+usage: cookbook_check.py TRIALDB FIXTURES_DIR COOKBOOK.md WORK_DIR [--update] [--scale SCALE.md]
 --update rewrites the text blocks with the current output (then review the diff).
 """
 import os
@@ -14,6 +21,9 @@ import shlex
 import struct
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import team_recipes  # noqa: E402
 
 BLOCK = re.compile(r"```sql\n(.*?)```\n\n```text\n(.*?)```", re.S)
 
@@ -106,6 +116,10 @@ def main():
         open(doc_path, "w").write("".join(out))
         print("updated %s (%d queries)" % (doc_path, len(blocks)))
     print("%d queries, %d failed" % (len(blocks), failures))
+    if "--scale" in sys.argv and not update:
+        scale_doc = open(sys.argv[sys.argv.index("--scale") + 1]).read()
+        failures += team_recipes.check(trialdb, fixtures, os.path.join(work, "team"),
+                                       [m.group(1) for m in blocks], scale_doc)
     return 1 if failures else 0
 
 

@@ -175,6 +175,57 @@ TEST(Ingester, StepCompletesOnlyWhenEveryWorkerWroteIt) {
   EXPECT_GT(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 8 AND worker = 'worker_1'"), 0);
 }
 
+// A worker's file that lands after later steps completed (its step complete already, as a
+// later one is) is read by the next pass of a follower, which otherwise lists only what follows
+// the last complete step's files.
+TEST(Ingester, AWorkersFileLandingAfterLaterStepsCompletedIsReadByTheNextPass) {
+  TempDir tmp;
+  fs::path trial = copy_fixture("dist2", tmp.path);
+  fs::remove(trial / "training_job_end.ts");
+  fs::path late = trial / "index/000000000/000000000004_worker_1.json";
+  fs::rename(late, tmp.path / "late.json");
+  Database db((tmp.path / "t.db").string());
+  LocalSource src(trial.string());
+  Ingester follower(db, src, IngestOptions{});
+  follower.run_once();
+  follower.run_once();
+  EXPECT_EQ(scalar(db, "SELECT complete FROM steps WHERE step = 4"), 1);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 4 AND worker = 'worker_1'"), 0);
+  fs::rename(tmp.path / "late.json", late);
+  follower.run_once();
+  EXPECT_GT(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 4 AND worker = 'worker_1'"), 0);
+  std::ofstream(trial / "training_job_end.ts") << "1";
+  follower.run_once();
+  Database ref((tmp.path / "ref.db").string());
+  ingest(ref, trial);
+  EXPECT_EQ(dump_views(db), dump_views(ref));
+}
+
+// A whole step that lands after later ones (one worker: nothing says it is missing) is read by
+// the next run, and by the pass that sees training end.
+TEST(Ingester, AStepLandingAfterLaterStepsIsReadByTheNextRun) {
+  TempDir tmp;
+  fs::path trial = copy_fixture("pt_bad_init", tmp.path);
+  fs::remove(trial / "training_job_end.ts");
+  const fs::path index = trial / "index/000000000/000000000005_worker_0.json";
+  fs::rename(index, tmp.path / "late.json");
+  Database db((tmp.path / "t.db").string());
+  {
+    LocalSource src(trial.string());
+    Ingester follower(db, src, IngestOptions{});
+    follower.run_once();
+    follower.run_once();
+  }
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM steps WHERE step = 5"), 0);
+  fs::rename(tmp.path / "late.json", index);
+  ingest(db, trial);
+  EXPECT_EQ(scalar(db, "SELECT complete FROM steps WHERE step = 5"), 1);
+  EXPECT_GT(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 5"), 0);
+  Database ref((tmp.path / "ref.db").string());
+  ingest(ref, trial);
+  EXPECT_EQ(dump_views(db), dump_views(ref));
+}
+
 // Complete steps are a prefix (docs/FORMAT.md: a step is complete once a later one is), kept as
 // the trial's complete_through; what the value views show and what steps.complete says agree
 // with it at every point: while a worker lags, once it caught up, and once training ended.
