@@ -1,7 +1,7 @@
 // regexp(pattern, text): Python re.search semantics on PCRE2 (schema/py_regex.h), so
 // `text REGEXP pattern` in SQL matches collections the way smdebug's include_regex does.
-// The compiled pattern is cached on the statement (aux_cache.h), so a constant pattern compiles
-// once per statement, not once per row. A search past PCRE2's limits throws (PyRegex::search),
+// The compiled pattern is cached (aux_cache.h), so a pattern compiles once per connection, not
+// once per row. A search past PCRE2's limits throws (PyRegex::search),
 // which guarded() turns into an SQL error naming the pattern: never a silent 0.
 #include <memory>
 
@@ -16,8 +16,8 @@ namespace {
 void regexp_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
   guarded(ctx, "regexp", [&] {
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
-    std::unique_ptr<PyRegex> uncached;
-    const PyRegex* re = cached_compiled<PyRegex>(ctx, argv, 0, "regexp", PyRegex::compile, &uncached);
+    std::shared_ptr<const PyRegex> hold;
+    const PyRegex* re = cached_compiled<PyRegex>(ctx, argv, 0, "regexp", PyRegex::compile, &hold);
     if (!re) return;
     const char* s = reinterpret_cast<const char*>(sqlite3_value_text(argv[1]));
     if (!s) return sqlite3_result_error_nomem(ctx);
@@ -28,7 +28,8 @@ void regexp_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
 }  // namespace
 
 int register_regexp_function(sqlite3* db) {
-  return sqlite3_create_function_v2(db, "regexp", 2, kScalarFlags, nullptr, regexp_fn, nullptr, nullptr, nullptr);
+  return sqlite3_create_function_v2(db, "regexp", 2, kScalarFlags, CompiledCache<PyRegex>::create(), regexp_fn,
+                                    nullptr, nullptr, CompiledCache<PyRegex>::destroy);
 }
 
 }  // namespace trialdb::sqlext

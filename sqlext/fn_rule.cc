@@ -12,6 +12,7 @@
 //   rule_in_list(text, csv)          1 when text equals one of the (trimmed) items, else 0
 //   rule_regexp_any(csv, subject)    1 when any pattern matches (Python re.search), else 0 (also
 //                                    for NULL); the compiled list is cached as regexp's pattern is
+//                                    (once per connection, also when the list is a column)
 //   rule_inactive_units(v, lo, hi, threshold)
 //                                    percent of units whose activity (percent of batch entries
 //                                    with lo < x < hi; a NULL bound is unbounded) is < threshold.
@@ -210,8 +211,8 @@ void regexp_any_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   guarded(ctx, fn, [&] {
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL)
       return sqlite3_result_int(ctx, 0);
-    std::unique_ptr<PatternList> uncached;
-    const PatternList* list = cached_compiled<PatternList>(ctx, argv, 0, fn, PatternList::compile, &uncached);
+    std::shared_ptr<const PatternList> hold;
+    const PatternList* list = cached_compiled<PatternList>(ctx, argv, 0, fn, PatternList::compile, &hold);
     if (!list) return;
     std::string_view subject = value_text(argv[1]);
     for (const auto& re : list->patterns)
@@ -361,7 +362,6 @@ int register_rule_functions(sqlite3* db) {
       {"rule_list_json", 1, list_json_fn},
       {"rule_list_item", 2, list_item_fn},
       {"rule_in_list", 2, in_list_fn},
-      {"rule_regexp_any", 2, regexp_any_fn},
       {"rule_inactive_units", 4, inactive_units_fn},
       {"rule_label_pairs", 3, label_pairs_fn},
       {"rule_channel_sums", 2, channel_sums_fn},
@@ -373,7 +373,8 @@ int register_rule_functions(sqlite3* db) {
     int rc = sqlite3_create_function_v2(db, f.name, f.nargs, kScalarFlags, nullptr, f.fn, nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) return rc;
   }
-  return SQLITE_OK;
+  return sqlite3_create_function_v2(db, "rule_regexp_any", 2, kScalarFlags, CompiledCache<PatternList>::create(),
+                                    regexp_any_fn, nullptr, nullptr, CompiledCache<PatternList>::destroy);
 }
 
 }  // namespace trialdb::sqlext

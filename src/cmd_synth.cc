@@ -23,6 +23,8 @@
 #include "kernels/reductions.h"
 #include "src/commands.h"
 #include "src/output.h"
+#include "src/synth_profile.h"
+#include "src/synth_values.h"
 
 namespace trialdb::cli {
 
@@ -39,93 +41,18 @@ struct SynthArgs {
   int64_t eval_every = 10;
   bool checksums = false;
   bool reductions_only = false;
+  std::string profile;
 };
 
 enum Kind { kWeight = 0, kBias, kActivation, kGradWeight, kGradBias, kKinds };
 
-// xorshift64*: fast, deterministic, good enough for synthetic values.
-struct Rng {
-  uint64_t s;
-  explicit Rng(uint64_t seed) : s(seed ? seed : 0x9E3779B97F4A7C15ull) {}
-  uint64_t next() {
-    s ^= s >> 12;
-    s ^= s << 25;
-    s ^= s >> 27;
-    return s * 0x2545F4914F6CDD1Dull;
-  }
-  float uniform_pm1() { return static_cast<float>(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }  // [-1, 1)
-};
-
-uint64_t mix(uint64_t a, uint64_t b) {
-  uint64_t z = a * 0x9E3779B97F4A7C15ull + b + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-uint16_t float_to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t mag = x & 0x7FFFFFFFu;
-  if (mag >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | (mag > 0x7F800000u ? 0x200u : 0));
-  if (mag >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);   // overflow to inf
-  if (mag < 0x38800000u) {                                                  // subnormal or zero
-    float a;
-    std::memcpy(&a, &mag, 4);
-    return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(a * 16777216.0f)));
-  }
-  uint32_t h = ((mag - 0x38000000u) >> 13);
-  uint32_t rest = mag & 0x1FFFu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;                   // round to nearest even
-  return static_cast<uint16_t>(sign | h);
-}
-
-uint16_t float_to_bfloat16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  x += 0x7FFFu + ((x >> 16) & 1);   // round to nearest even (no NaNs here)
-  return static_cast<uint16_t>(x >> 16);
-}
-
-// Fills buf with n values v(i) = scale * U(-1,1) (+ relu) converted to dtype.
+// Fills buf with n values v(i) = scale * U(-1,1) (+ relu) converted to dtype (integers x1000).
 void fill(std::vector<uint8_t>* buf, DType dtype, int64_t n, Rng rng, float scale, bool relu) {
-  buf->resize(static_cast<size_t>(n) * dtype_size(dtype));
-  uint8_t* p = buf->data();
-  for (int64_t i = 0; i < n; ++i) {
+  fill_values(buf, dtype, n, 1000.0f, [&] {
     float v = rng.uniform_pm1();
     if (relu && v < 0) v = 0;
-    v *= scale;
-    switch (dtype) {
-      case DType::Float32: std::memcpy(p + 4 * i, &v, 4); break;
-      case DType::Float64: {
-        double d = v;
-        std::memcpy(p + 8 * i, &d, 8);
-        break;
-      }
-      case DType::Float16: {
-        uint16_t h = float_to_half(v);
-        std::memcpy(p + 2 * i, &h, 2);
-        break;
-      }
-      case DType::BFloat16: {
-        uint16_t h = float_to_bfloat16(v);
-        std::memcpy(p + 2 * i, &h, 2);
-        break;
-      }
-      case DType::Int32: {
-        int32_t k = static_cast<int32_t>(std::lrint(v * 1000.0f));
-        std::memcpy(p + 4 * i, &k, 4);
-        break;
-      }
-      case DType::Int64: {
-        int64_t k = std::llrint(v * 1000.0f);
-        std::memcpy(p + 8 * i, &k, 8);
-        break;
-      }
-      default: break;
-    }
-  }
+    return v * scale;
+  });
 }
 
 struct TensorSpec {
@@ -295,20 +222,31 @@ void add_synth(CLI::App& app) {
       "synth", "Write a synthetic smdebug trial (weights, biases, activations, gradients, a loss; TRAIN and EVAL "
                "steps; collections; end marker), deterministic for a seed");
   cmd->add_option("OUT", args->out, "New trial folder to write")->required();
-  cmd->add_option("--steps", args->steps, "Global steps")->capture_default_str();
-  cmd->add_option("--tensors", args->tensors, "Tensors of --elements values each (plus one scalar loss; every weight and bias gets its gradient, which may add one or two)")
+  CLI::Option* steps = cmd->add_option("--steps", args->steps, "Global steps")->capture_default_str();
+  CLI::Option* tensors = cmd->add_option("--tensors", args->tensors, "Tensors of --elements values each (plus one scalar loss; every weight and bias gets its gradient, which may add one or two)")
       ->capture_default_str();
-  cmd->add_option("--elements", args->elements, "Elements per tensor (1 = scalars)")->capture_default_str();
-  cmd->add_option("--workers", args->workers, "Workers, each writing every step")->capture_default_str();
-  cmd->add_option("--dtype", args->dtype, "float32, float64, float16, bfloat16, int32 or int64")
+  CLI::Option* elements = cmd->add_option("--elements", args->elements, "Elements per tensor (1 = scalars)")->capture_default_str();
+  CLI::Option* workers = cmd->add_option("--workers", args->workers, "Workers, each writing every step")->capture_default_str();
+  CLI::Option* dtype = cmd->add_option("--dtype", args->dtype, "float32, float64, float16, bfloat16, int32 or int64")
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed; the same seed writes the same bytes")->capture_default_str();
-  cmd->add_option("--eval-every", args->eval_every, "Every Nth global step is EVAL (0 = TRAIN only)")
+  CLI::Option* eval_every = cmd->add_option("--eval-every", args->eval_every, "Every Nth global step is EVAL (0 = TRAIN only)")
       ->capture_default_str();
   cmd->add_flag("--checksums", args->checksums, "Footers are real data CRCs (smdebug write_checksum)");
-  cmd->add_flag("--reductions-only", args->reductions_only,
+  CLI::Option* reductions_only = cmd->add_flag("--reductions-only", args->reductions_only,
                 "Save the 18 reductions and the shape of each tensor instead of its values");
-  cmd->callback([args] { exit_code() = run_synth(*args); });
+  cmd->add_option("--profile", args->profile,
+                  "A shape profile (bench/profiles/*.json): write a trial of its tensors, dtypes, shapes, modes, "
+                  "collections and value character instead")
+      ->excludes(steps, tensors, elements, workers, dtype, eval_every, reductions_only);
+  cmd->footer(
+      "Examples:\n"
+      "  trialdb synth /tmp/t --steps 100 --tensors 20 --elements 4096\n"
+      "  trialdb synth /tmp/cnn --profile bench/profiles/cnn_1000_steps.json");
+  cmd->callback([args] {
+    exit_code() = args->profile.empty() ? run_synth(*args)
+                                        : synth_from_profile(args->profile, args->out, args->seed, args->checksums);
+  });
 }
 
 }  // namespace trialdb::cli

@@ -2,6 +2,11 @@
 // views rely on (numpy percentile, counting +-Inf as 'inf', allclose with NaN and Inf).
 #include "sql_test_util.h"
 
+#include <memory>
+#include <string>
+
+#include "sqlext/compiled_cache.h"
+
 namespace trialdb::test {
 namespace {
 
@@ -35,6 +40,33 @@ TEST_F(RuleFn, ListsMatchTrimmedItemsAndPatterns) {
                    "SELECT count(*) FROM s WHERE rule_regexp_any('^w[0-9]$, ^w5', 'w' || i)"),
             "10");   // w1..w9, w50
   EXPECT_EQ(c.rows("WITH l(p) AS (VALUES ('^a'), ('^b'), ('^a, ^b')) SELECT rule_regexp_any(p, 'b') FROM l"), "0\n1\n1");
+}
+
+// A pattern list read from a column (a rule's parameter joined into its query) is not a constant
+// of the statement, so SQLite drops its auxdata after every row: the connection's cache, keyed by
+// the text, keeps it compiled. Twenty lists cycling through the rows (more than the cache holds)
+// each match their own subject only.
+TEST_F(RuleFn, PatternListsFromAColumnMatchByTheirOwnText) {
+  const std::string rows = "WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < 199), "
+                           "p(i, list) AS (SELECT i, '^w' || (i % 20) || '$, ^x' FROM s) ";
+  EXPECT_EQ(c.rows(rows + "SELECT sum(rule_regexp_any(list, 'w' || (i % 20))) FROM p"), "200");
+  EXPECT_EQ(c.rows(rows + "SELECT sum(rule_regexp_any(list, 'w' || ((i + 1) % 20))) FROM p"), "0");
+  EXPECT_EQ(c.rows(rows + "SELECT sum(regexp('^w' || (i % 20) || '$', 'w' || (i % 20))) FROM s"), "200");
+}
+
+TEST(CompiledCache, KeepsTheLastTextsCompiledMostRecentlyUsedFirst) {
+  using Cache = sqlext::CompiledCache<std::string>;
+  Cache cache;
+  auto a = std::make_shared<const std::string>("a");
+  cache.insert("a", a);
+  EXPECT_EQ(cache.find("a"), a);   // the same object: compiled once
+  EXPECT_EQ(cache.find("b"), nullptr);
+  for (size_t i = 1; i < Cache::kCapacity; ++i) cache.insert("t" + std::to_string(i), std::make_shared<const std::string>());
+  EXPECT_EQ(cache.find("a"), a);   // full, and "a" used again: "t1" is now the least recent
+  cache.insert("new", std::make_shared<const std::string>());
+  EXPECT_EQ(cache.find("t1"), nullptr);
+  EXPECT_EQ(cache.find("a"), a);
+  EXPECT_NE(cache.find("t2"), nullptr);
 }
 
 TEST_F(RuleFn, InactiveUnitsTreatAxisZeroAsTheBatch) {

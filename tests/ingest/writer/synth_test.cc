@@ -297,5 +297,97 @@ TEST(SynthRoundTrip, ReductionsOnlyTrialHasShapesAndSavedReductions) {
   EXPECT_EQ(mx, amx);
 }
 
+// ---- synth --profile ----
+
+const char* const kSmallProfile = R"({
+ "steps_per_mode": {"TRAIN": 4, "EVAL": 2},
+ "tensors": [
+  {"name": "CrossEntropyLoss_output_0", "dtype": "float32", "shape": [1], "values_saved": 6,
+   "modes": ["TRAIN", "EVAL"], "collections": ["losses"], "mean_zero_fraction": 0.0, "mean_p50": 2.0, "mean_range": 0.0},
+  {"name": "gradient/fc.weight", "dtype": "float32", "shape": [10, 20], "values_saved": 4, "modes": ["TRAIN"],
+   "collections": ["gradients"], "mean_zero_fraction": 0.0, "mean_p50": 0.0, "mean_range": 0.002},
+  {"name": "relu_output_0", "dtype": "float64", "shape": [4, 50], "values_saved": 6, "modes": ["TRAIN", "EVAL"],
+   "collections": ["default"], "mean_zero_fraction": 0.5, "mean_p50": 0.0, "mean_range": 4.0},
+  {"name": "labels", "dtype": "int64", "shape": [7], "values_saved": 2, "modes": ["TRAIN", "EVAL"],
+   "collections": ["labels", "extra"]},
+  {"name": "trees/Feature", "dtype": "string", "shape": [3], "values_saved": 6, "modes": ["TRAIN", "EVAL"],
+   "collections": ["trees", "extra"]}
+ ]
+})";
+
+TEST(SynthProfile, WritesTheProfilesTensorsModesAndValueCharacter) {
+  TempDir dir;
+  const fs::path profile = dir.path / "profile.json", trial = dir.path / "p";
+  std::ofstream(profile) << kSmallProfile;
+  const std::string db_path = (dir.path / "p.db").string();
+  ASSERT_EQ(run("synth --profile " + profile.string() + " " + trial.string()), 0);
+  ASSERT_EQ(run("ingest " + trial.string() + " --db " + db_path), 0);
+  Db db(db_path);
+
+  // 4 TRAIN and 2 EVAL steps interleaved evenly.
+  std::string modes;
+  db.each("SELECT mode FROM steps ORDER BY step", [&](sqlite3_stmt* st) { modes += db.text(st, 0) + " "; });
+  EXPECT_EQ(modes, "TRAIN EVAL TRAIN TRAIN EVAL TRAIN ");
+
+  // Each tensor as often as the profile says, in its modes, with its dtype and shape.
+  std::map<std::string, std::string> saved;
+  db.each("SELECT tensor, group_concat(step || mode, ' '), min(dtype), min(replace(shape, ' ', '')) "
+          "FROM (SELECT * FROM tensor_values ORDER BY step) GROUP BY tensor",
+          [&](sqlite3_stmt* st) { saved[db.text(st, 0)] = db.text(st, 1) + " " + db.text(st, 2) + " " + db.text(st, 3); });
+  EXPECT_EQ(saved["CrossEntropyLoss_output_0"], "0TRAIN 1EVAL 2TRAIN 3TRAIN 4EVAL 5TRAIN float32 [1]");
+  EXPECT_EQ(saved["gradient/fc.weight"], "0TRAIN 2TRAIN 3TRAIN 5TRAIN float32 [10,20]");
+  EXPECT_EQ(saved["relu_output_0"], "0TRAIN 1EVAL 2TRAIN 3TRAIN 4EVAL 5TRAIN float64 [4,50]");
+  EXPECT_EQ(saved["labels"], "0TRAIN 3TRAIN int64 [7]");
+  EXPECT_EQ(saved["trees/Feature"], "0TRAIN 1EVAL 2TRAIN 3TRAIN 4EVAL 5TRAIN string [3]");
+  EXPECT_EQ(saved.size(), 5u);
+
+  std::map<std::string, std::set<std::string>> members;
+  db.each("SELECT collection, tensor FROM collections",
+          [&](sqlite3_stmt* st) { members[db.text(st, 0)].insert(db.text(st, 1)); });
+  EXPECT_EQ(members["extra"], (std::set<std::string>{"labels", "trees/Feature"}));
+  EXPECT_EQ(members["gradients"], (std::set<std::string>{"gradient/fc.weight"}));
+
+  // The value character: the ReLU output half zeros and otherwise in (0, 4]; the gradient within
+  // its range around 0; the loss within 5% of its median.
+  db.each("SELECT sum(zero) * 1.0 / sum(count), min(p0), max(p100) FROM distributions WHERE tensor = 'relu_output_0'",
+          [&](sqlite3_stmt* st) {
+            EXPECT_NEAR(sqlite3_column_double(st, 0), 0.5, 0.1);
+            EXPECT_EQ(sqlite3_column_double(st, 1), 0.0);
+            EXPECT_LE(sqlite3_column_double(st, 2), 4.0);
+            EXPECT_GT(sqlite3_column_double(st, 2), 3.0);
+          });
+  db.each("SELECT min(p0), max(p100), sum(zero) FROM distributions WHERE tensor = 'gradient/fc.weight'",
+          [&](sqlite3_stmt* st) {
+            EXPECT_GE(sqlite3_column_double(st, 0), -0.001);
+            EXPECT_LT(sqlite3_column_double(st, 0), -0.0009);
+            EXPECT_LE(sqlite3_column_double(st, 1), 0.001);
+            EXPECT_EQ(sqlite3_column_int(st, 2), 0);
+          });
+  db.each("SELECT min(value), max(value), count(DISTINCT value) FROM reductions "
+          "WHERE tensor = 'CrossEntropyLoss_output_0' AND reduction = 'mean' AND abs = 0",
+          [&](sqlite3_stmt* st) {
+            EXPECT_GE(sqlite3_column_double(st, 0), 1.9);
+            EXPECT_LE(sqlite3_column_double(st, 1), 2.1);
+            EXPECT_GT(sqlite3_column_int(st, 2), 1);
+          });
+
+  // Deterministic for a seed.
+  const fs::path again = dir.path / "again";
+  ASSERT_EQ(run("synth --profile " + profile.string() + " " + again.string()), 0);
+  EXPECT_EQ(read_file(trial / event_file_name(3, "worker_0")), read_file(again / event_file_name(3, "worker_0")));
+}
+
+TEST(SynthProfile, ABadProfileWritesNothing) {
+  TempDir dir;
+  const fs::path profile = dir.path / "bad.json", out = dir.path / "out";
+  std::ofstream(profile) << R"({"steps_per_mode": {"TRAIN": 2}, "tensors": [{"name": "x", "dtype": "complex64",
+    "shape": [2], "values_saved": 2, "modes": ["TRAIN"], "collections": []}]})";
+  EXPECT_EQ(run("synth --profile " + profile.string() + " " + out.string()), 1);
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(run("synth --profile " + (dir.path / "missing.json").string() + " " + out.string()), 1);
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(run("synth --profile " + profile.string() + " --steps 3 " + out.string()), 2);   // exclusive options
+}
+
 }  // namespace
 }  // namespace trialdb
