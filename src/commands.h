@@ -25,5 +25,6 @@ void add_shell(CLI::App& app);
 void add_rules(CLI::App& app);
 void add_trial_commands(CLI::App& app);   // rm, rename
 void add_export(CLI::App& app);
+void add_serve(CLI::App& app);
 
 }  // namespace trialdb::cli
