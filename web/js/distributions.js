@@ -27,7 +27,7 @@ export async function refreshDistributionChoices() {
   const before = $('di-tensor').value;
   fill($('di-tensor'), names, true);
   if (!before) {   // a first choice: a weight or gradient rather than a scalar, when there is one
-    const guess = names.find((n) => /weight|gradient|output/i.test(n));
+    const guess = names.find((n) => /weight/i.test(n)) || names.find((n) => /gradient|relu|output/i.test(n));
     if (guess) $('di-tensor').value = guess;
   }
 }
@@ -72,6 +72,7 @@ export async function drawDistribution(live = false) {
 async function drawHistograms() {
   const el = $('di-histogram');
   const trial = $('di-trial').value, tensor = $('di-tensor').value;
+  if (!trial || !tensor || !distributions.steps.length) return;
   const answer = await get('/api/histogram', { trial, tensor, worker: $('di-worker').value, step: distributions.steps });
   let lo = Infinity, hi = -Infinity;
   for (const h of answer.histograms)

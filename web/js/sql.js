@@ -91,7 +91,7 @@ export function sqliteCommand(q) {
 }
 
 export function initSql() {
-  $('sql-text').value = "SELECT trial, tensor, step, value\nFROM reductions\nWHERE reduction = 'mean' AND abs = 0 AND tensor REGEXP 'loss'\nORDER BY trial, tensor, step";
+  $('sql-text').value = "SELECT trial, tensor, step, value\nFROM reductions\nWHERE reduction = 'mean' AND abs = 0 AND tensor LIKE '%loss%'\nORDER BY trial, tensor, step";
   $('sql-run').addEventListener('click', run);
   $('sql-text').addEventListener('keydown', (e) => { if (e.key === 'Enter' && e.ctrlKey) run(); });
   $('sql-copy').addEventListener('click', async () => {
