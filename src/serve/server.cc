@@ -157,6 +157,11 @@ void run_server(const ServeOptions& o) {
   const std::set<std::string> hosts = loopback_hosts(o.host, port);
   const bool check_host = is_loopback(o.host);
   svr.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+    // No compression: cpp-httplib compresses at brotli's or gzip's highest level, which for a
+    // 2 MB chart costs seconds of CPU, far more than sending it. The library decides from the
+    // request's Accept-Encoding and offers no switch, so the header is dropped (the request is
+    // the server's own object; the handler only gets a const view of it).
+    const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
     if (check_host && !hosts.count(req.get_header_value("Host"))) {
       send_json(res, {{"error", "unexpected Host header"}}, kForbidden);
       return httplib::Server::HandlerResponse::Handled;

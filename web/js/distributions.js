@@ -9,7 +9,8 @@ const $ = (id) => document.getElementById(id);
 const kHistogramBins = 60;
 const kMaxSteps = 6;
 
-export const distributions = { steps: [], drawn: '' };
+// gen: the latest drawing asked for; an older one still waiting for the server draws nothing.
+export const distributions = { steps: [], drawn: '', gen: 0 };
 
 function fill(select, values, keep) {
   const current = keep ? select.value : '';
@@ -33,6 +34,7 @@ export async function refreshDistributionChoices() {
 }
 
 export async function drawDistribution(live = false) {
+  const gen = ++distributions.gen;
   const el = $('di-chart');
   const trial = $('di-trial').value, tensor = $('di-tensor').value;
   if (!trial || !tensor) {
@@ -40,6 +42,7 @@ export async function drawDistribution(live = false) {
     return;
   }
   const d = await get('/api/distribution', { trial, tensor, worker: $('di-worker').value });
+  if (gen !== distributions.gen) return;
   fill($('di-worker'), d.workers, true);
   if ($('di-worker').value !== d.worker && d.workers.includes(d.worker)) $('di-worker').value = d.worker;
   const key = JSON.stringify([d.steps.length, trial, tensor, d.worker, distributions.steps]);
@@ -73,7 +76,9 @@ async function drawHistograms() {
   const el = $('di-histogram');
   const trial = $('di-trial').value, tensor = $('di-tensor').value;
   if (!trial || !tensor || !distributions.steps.length) return;
+  const gen = distributions.gen;
   const answer = await get('/api/histogram', { trial, tensor, worker: $('di-worker').value, step: distributions.steps });
+  if (gen !== distributions.gen) return;
   let lo = Infinity, hi = -Infinity;
   for (const h of answer.histograms)
     for (let i = 0; i < h.lo.length; i++) { lo = Math.min(lo, num(h.lo[i])); hi = Math.max(hi, num(h.hi[i])); }
@@ -96,7 +101,12 @@ async function drawHistograms() {
 }
 
 export function initDistributions() {
-  $('di-trial').addEventListener('change', async () => { $('di-tensor').value = ''; await refreshDistributionChoices(); drawDistribution(); });
+  $('di-trial').addEventListener('change', async () => {
+    $('di-tensor').value = '';
+    $('di-worker').replaceChildren();   // the new trial's first worker, unless one is chosen
+    await refreshDistributionChoices();
+    drawDistribution();
+  });
   $('di-tensor').addEventListener('change', () => { distributions.steps = []; drawDistribution(); });
   $('di-worker').addEventListener('change', () => drawDistribution());
 }

@@ -8,7 +8,8 @@ import { chosenTrials } from './trials.js';
 const $ = (id) => document.getElementById(id);
 
 // What the view shows; range: [from, to] steps or null for all; marker: a step to mark.
-export const scalars = { tensor: '', collection: '', range: null, marker: null, chart: null, drawn: '' };
+// gen: the latest drawing asked for; an older one still waiting for the server draws nothing.
+export const scalars = { range: null, marker: null, chart: null, drawn: '', gen: 0 };
 
 function modes() {
   const m = [];
@@ -37,6 +38,7 @@ function keepMode(mode) {
 
 // Fetches and draws the chart; `live` redraws only when the answer changed.
 export async function drawScalars(live = false) {
+  const gen = ++scalars.gen;
   const el = $('sc-chart');
   const sel = selection();
   if (!sel.trial.length) {
@@ -46,6 +48,7 @@ export async function drawScalars(live = false) {
   }
   const points = Math.max(200, Math.min(4000, 2 * Math.floor(el.getBoundingClientRect().width || 1000)));
   const answer = await get('/api/scalars', { ...sel, points, smoothing: $('sc-smoothing').value });
+  if (gen !== scalars.gen) return;
   const lines = answer.lines.filter((l) => keepMode(l.mode));
   const multiTrial = new Set(lines.map((l) => l.trial)).size > 1 || sel.trial.length > 1;
   const drawn = lines.map((l) => ({

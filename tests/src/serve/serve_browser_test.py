@@ -249,6 +249,9 @@ def check_hostile_names_are_text(page):
     assert HOSTILE_TRIAL in page.text("trial-list")
     assert page.js("return document.querySelectorAll('img').length") == 0
     assert page.js("return window.__pwned === undefined"), "a name ran as HTML"
+    page.after_redraw(lambda: page.js(
+        "const t = document.getElementById('sc-tensor'); t.value = ''; const c = document.getElementById('sc-collection');"
+        "c.value = 'losses'; c.dispatchEvent(new Event('change'))"))
 
 
 def check_views(page, server, shots):
@@ -359,6 +362,7 @@ def check_live_follow(page, db):
     os.makedirs(live)
     shutil.copytree(os.path.join(source, "collections"), os.path.join(live, "collections"))
     steps = sorted(os.listdir(os.path.join(source, "events")))
+    base_points = int(re.search(r"(\d+) points", page.text("sc-summary")).group(1))
     follow = subprocess.Popen([TRIALDB, "ingest", live, "--db", db, "--name", "live_run", "--follow"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -378,6 +382,11 @@ def check_live_follow(page, db):
                 committed = time.monotonic()
                 wait_for("the page to show step %s" % step, lambda: page_steps(page, "live_run") == i + 1, timeout=2.0)
                 seen.append(time.monotonic() - committed)
+                # The open chart too: live_run's loss lines (TRAIN and EVAL), a point per complete step.
+                wait_for("the chart to show live_run's step %s" % step,
+                         lambda: page.js("return [...document.querySelectorAll('#sc-chart .u-legend .u-label')]"
+                                         ".some(e => e.textContent.startsWith('live_run'))") and
+                         ("%d points" % (base_points + i + 1)) in page.text("sc-summary"), timeout=2.0)
         shutil.copyfile(os.path.join(source, "training_job_end.ts"), os.path.join(live, "training_job_end.ts"))
         assert follow.wait(timeout=60) == 0
         ended = time.monotonic()
