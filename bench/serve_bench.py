@@ -50,7 +50,7 @@ def main():
         server = subprocess.Popen([trialdb, "serve", "--db", db, "--port", "0"], stdout=subprocess.PIPE, text=True)
         try:
             url = server.stdout.readline().split()[2]
-            measure(url)
+            measure(url, server.pid)
         finally:
             server.terminate()
             server.wait()
@@ -58,7 +58,15 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
-def measure(url):
+def server_cpu_ms(pid):
+    """The server's user + system CPU time so far: on a loaded machine the wall time of a request
+    is mostly waiting for a core."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def measure(url, pid):
     # The first 40 tensors, by name (synth adds gradients to the tensors asked for).
     with urllib.request.urlopen(url + "api/tensors") as r:
         names = [t["tensor"] for t in json.load(r)["tensors"]][:LINES]
@@ -70,16 +78,19 @@ def measure(url):
     first_ms = (time.perf_counter() - started) * 1000
     lines = body.count(b'"tensor"')
     assert lines == LINES, "the chart has %d lines, not %d" % (lines, LINES)
-    json_ms = []
+    json_ms, cpu_before = [], server_cpu_ms(pid)
     for _ in range(ROUNDS):
         started = time.perf_counter()
         with urllib.request.urlopen(query) as r:
             r.read()
         json_ms.append((time.perf_counter() - started) * 1000)
+    cpu_ms = (server_cpu_ms(pid) - cpu_before) / ROUNDS
+    print("load average %.1f" % os.getloadavg()[0])
     print("RESULT JSON of a %d-line chart of %d steps, first request (every line read through the reductions view)"
           "|%.0f ms|(info)||||" % (LINES, STEPS, first_ms))
     report("JSON of a %d-line chart of %d steps (%d KB), from the server, lines cached" % (LINES, STEPS, len(body) // 1024),
            statistics.median(json_ms), JSON_TARGET_MS)
+    report("JSON of the same chart, lines cached: the server's CPU time", cpu_ms, JSON_TARGET_MS, "mean")
 
     options = webdriver.ChromeOptions()
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,760"):
@@ -127,9 +138,9 @@ def wait(fn, timeout=30):
         time.sleep(0.01)
 
 
-def report(what, ms, target):
-    print("RESULT %s, median of %d|%.0f ms|target %d ms|%.2f|<= 1.00|%s" % (
-        what, ROUNDS, ms, target, ms / target, "yes" if ms <= target else "NO"))
+def report(what, ms, target, how="median"):
+    print("RESULT %s, %s of %d|%.0f ms|target %d ms|%.2f|<= 1.00|%s" % (
+        what, how, ROUNDS, ms, target, ms / target, "yes" if ms <= target else "NO"))
 
 
 if __name__ == "__main__":
