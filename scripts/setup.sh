@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency from Debian packages (and s3rver and DuckDB from npm,
-# for the S3 and export tests), then configures and builds trialdb into ./build. Safe to run again.
+# Installs every build and test dependency from Debian packages (uPlot from npm for trialdb serve's
+# charts, s3rver and DuckDB from npm for the S3 and export tests), then configures and builds
+# trialdb into ./build. Safe to run again.
 # Arguments are passed to cmake's configure step: the benchmarks are off unless asked for
 # (scripts/setup.sh -DTRIALDB_BENCH=ON; bench/run builds its own Release tree with them), and
 # scripts/test.sh adds -DTRIALDB_WERROR=ON.
@@ -12,6 +13,8 @@ PKGS="build-essential cmake pkg-config git time sqlite3 libsqlite3-dev libprotob
 zlib1g-dev libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libcli11-dev libpcre2-dev libgtest-dev libgmock-dev
 libbenchmark-dev python3 python3-numpy python3-pandas python3-protobuf clang libclang-rt-14-dev libcairo2-dev
 thrift-compiler libthrift-dev libboost-dev libzstd-dev"
+PKGS="$PKGS libcpp-httplib-dev"                          # product: trialdb serve's HTTP server
+PKGS="$PKGS chromium chromium-driver python3-selenium"   # test: trialdb serve in a real browser
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 # Node.js runs s3rver; a machine may already have its own node/npm (Debian's npm would conflict).
@@ -28,6 +31,10 @@ fi
 # and the Parquet writer write (tests/duckdb/package.json).
 if [ -f tests/duckdb/package.json ] && [ ! -d tests/duckdb/node_modules/@duckdb/node-api ]; then
   (cd tests/duckdb && npm install --no-audit --no-fund --silent) || echo "warning: DuckDB not installed; the export tests will fail" >&2
+fi
+# product: uPlot (web/package.json), trialdb serve's charts, embedded into the binary at build time.
+if [ ! -f web/node_modules/uplot/dist/uPlot.iife.min.js ]; then
+  (cd web && npm install --no-audit --no-fund --silent)
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} -DTRIALDB_BENCH=OFF "$@" >/dev/null
 cmake --build build -j"$(nproc)"

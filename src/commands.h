@@ -26,5 +26,6 @@ void add_rules(CLI::App& app);
 void add_trial_commands(CLI::App& app);   // rm, rename
 void add_compact(CLI::App& app);
 void add_export(CLI::App& app);
+void add_serve(CLI::App& app);
 
 }  // namespace trialdb::cli

@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
   add_trial_commands(app);
   add_compact(app);
   add_export(app);
+  add_serve(app);
   // Command-line errors quote the arguments: shown printable like every other message.
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {
     std::string help = a->get_help_ptr() ? "Run with " + a->get_help_ptr()->get_name() + " for more information.\n" : "";
