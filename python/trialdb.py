@@ -16,6 +16,7 @@ extension when it is found, for the tensor_* SQL functions.
 import os
 import sqlite3
 import struct
+import urllib.parse
 import zlib
 
 __all__ = ["open", "decode", "Trial"]
@@ -42,7 +43,9 @@ def open(path, extension=None, read_only=True):
     loaded when found (extension=, $TRIALDB_EXTENSION, or build/lib/trialdb beside this file)."""
     if not os.path.exists(path):
         raise FileNotFoundError("no trialdb database at %s" % path)
-    uri = "file:%s%s" % (path, "?mode=ro" if read_only else "")
+    # A file: URI: the path percent-encoded, so that '#', '?' and '%' in a file name are part of
+    # the name and not a fragment, a query or an escape (runs#1.db is not runs).
+    uri = "file:%s%s" % (urllib.parse.quote(os.path.abspath(path)), "?mode=ro" if read_only else "")
     con = sqlite3.connect(uri, uri=True)
     ext = extension or _extension_path()
     if ext and hasattr(con, "enable_load_extension"):
