@@ -10,6 +10,8 @@
 #include "src/on_finding.h"
 #include "src/open_db.h"
 #include "src/output.h"
+#include "src/sql_file.h"
+#include "src/timeout_option.h"
 
 namespace trialdb::cli {
 
@@ -20,6 +22,8 @@ struct RulesArgs {
   std::vector<std::string> trials, rules, params, rule_files;
   bool json = false, csv = false, exit_code = false, rerun = false, list = false, summary = false, all = false;
   std::string on_finding;
+  double timeout = kDefaultRuleTimeout;
+  double on_finding_timeout = kDefaultOnFindingTimeout;
 };
 
 
@@ -94,7 +98,17 @@ void add_rules(CLI::App& app) {
                   "ran is retried by the next run with --on-finding), with TRIALDB_TRIAL, TRIALDB_RULE, TRIALDB_STEP, "
                   "TRIALDB_MODE, TRIALDB_MODE_STEP, TRIALDB_TENSOR, TRIALDB_WORKER, TRIALDB_VALUE, "
                   "TRIALDB_MESSAGE, TRIALDB_DB set");
+  add_timeout_option(cmd, &a->timeout,
+                     "Seconds a rule may take on one batch of steps; past it the rule is stopped and reported, "
+                     "exit 1 (default " + format_real(kDefaultRuleTimeout) + "; 0: no limit)");
+  add_timeout_option(cmd, &a->on_finding_timeout,
+                     "Seconds an --on-finding command may run before it is killed and reported (default " +
+                         format_real(kDefaultOnFindingTimeout) + "; 0: no limit)",
+                     "--on-finding-timeout");
   cmd->callback([a] {
+    // Arguments before the database is opened for writing: a bad one changes nothing.
+    if (a->json && a->csv) throw Error(ErrorKind::kUsage, "--json and --csv: choose one");
+    for (const std::string& f : a->rule_files) read_sql_file(f, "--rule-file");
     std::unique_ptr<Database> db = open_db(a->db, OpenMode::kExisting);
     rules::RuleOptions options;
     options.trials = a->trials;
@@ -103,7 +117,7 @@ void add_rules(CLI::App& app) {
     options.rerun = a->rerun;
     options.rule_files = a->rule_files;
     options.queue_deliveries = !a->on_finding.empty();
-    if (a->json && a->csv) throw Error(ErrorKind::kUsage, "--json and --csv: choose one");
+    options.time_limit = a->timeout;
     const Format format = a->json ? Format::kJson : a->csv ? Format::kCsv : Format::kTable;
     if (a->list) {
       // The runner installs the rules (and their defaults) and stores --param values first.
@@ -134,7 +148,8 @@ void add_rules(CLI::App& app) {
     if (!a->json) std::cerr << counted(found.size(), "new finding") << "\n";
 
     std::set<int64_t> failed_ids;
-    const bool failed = !a->on_finding.empty() && !deliver_findings(runner, a->on_finding, a->db, "rules", &failed_ids);
+    const bool failed = !a->on_finding.empty() && !deliver_findings(runner, a->on_finding, a->db, "rules", a->on_finding_timeout,
+                                                                     &failed_ids);
     if (!runner.failures().empty()) exit_code() = kExitError;
     else if (a->exit_code && !found.empty()) exit_code() = kExitFindings;
     else if (failed) exit_code() = kExitPartial;

@@ -86,10 +86,10 @@ void remove_trial(const TrialArgs& a) {
 }
 
 void rename_trial(const TrialArgs& a) {
+  if (a.to.empty()) throw Error(ErrorKind::kUsage, "--to: the new name is empty");
   auto db = open_db(a.db, OpenMode::kExisting);
   Transaction tx(*db);
   const int64_t id = trial_id(*db, a.trial);
-  if (a.to.empty()) throw Error(ErrorKind::kUsage, "--to: the new name is empty");
   Statement taken(db->handle(), "SELECT 1 FROM trial WHERE name = ?1");
   if (taken.bind(1, a.to).step()) throw Error(ErrorKind::kUsage, "--to: a trial named '" + a.to + "' exists already");
   Statement u(db->handle(), "UPDATE trial SET name = ?1 WHERE trial_id = ?2");
