@@ -201,20 +201,22 @@ void Database::check_file_size() {
     hold.step();
     std::error_code ec;
     const auto wal_bytes = std::filesystem::file_size(path_ + "-wal", ec);
-    if (ec || wal_bytes == 0) {
+    // Header and size through SQLite's own file handle: opening the file a second time and
+    // closing it would drop this process's POSIX locks on it (and so corrupt it under others).
+    sqlite3_file* file = nullptr;
+    if ((ec || wal_bytes == 0) && sqlite3_file_control(db_, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK &&
+        file && file->pMethods) {
       unsigned char h[kHeaderBytes];
-      std::FILE* f = std::fopen(path_.c_str(), "rb");
-      const size_t got = f ? std::fread(h, 1, sizeof h, f) : 0;
-      if (f) std::fclose(f);
-      const uint64_t file_bytes = std::filesystem::file_size(path_, ec);
+      sqlite3_int64 file_bytes = 0;
       auto be32 = [&](size_t at) {
         return uint32_t{h[at]} << 24 | uint32_t{h[at + 1]} << 16 | uint32_t{h[at + 2]} << 8 | uint32_t{h[at + 3]};
       };
-      if (got == kHeaderBytes && !ec) {
+      if (file->pMethods->xFileSize(file, &file_bytes) == SQLITE_OK && file_bytes >= static_cast<sqlite3_int64>(kHeaderBytes) &&
+          file->pMethods->xRead(file, h, kHeaderBytes, 0) == SQLITE_OK) {
         const uint32_t raw_page_size = uint32_t{h[kPageSizeAt]} << 8 | h[kPageSizeAt + 1];
         const uint64_t page_size = raw_page_size == 1 ? kLargestPageSize : raw_page_size;
         const uint64_t pages = be32(kPageCountAt);
-        if (pages > 0 && be32(kChangeCounterAt) == be32(kValidForAt) && file_bytes < pages * page_size)
+        if (pages > 0 && be32(kChangeCounterAt) == be32(kValidForAt) && static_cast<uint64_t>(file_bytes) < pages * page_size)
           throw corruption_error(path_, "the file has " + std::to_string(file_bytes) + " bytes, its header says " +
                                             std::to_string(pages) + " pages of " + std::to_string(page_size) +
                                             " bytes: it was cut short");
