@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 #include <cctype>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <regex>
@@ -47,6 +49,17 @@ bool is_identifier(const std::string& s) {
 double system_clock_now() {
   using namespace std::chrono;
   return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+// Thrown out of a rule's evaluation whose statement was interrupted (the time limit): SQLite has
+// rolled back the whole transaction, so nothing after it may run in it.
+struct TransactionRolledBack {};
+
+// How a rule's time limit is named in its failure: "60 s per rule and batch of steps".
+std::string time_limit_text(double seconds) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g s per rule and batch of steps", seconds);
+  return text;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -231,11 +244,19 @@ std::vector<Finding> RuleRunner::evaluate_new_steps() {
     while (q.step()) trials.push_back(q.text(0));
   }
   std::vector<int64_t> found;
-  for (const std::string& trial : trials) evaluate_trial(trial, now, &found);
+  for (const std::string& trial : trials) {
+    // A rule stopped at its time limit took the trial's transaction with it: once more without it.
+    for (size_t stopped = stopped_.size();; stopped = stopped_.size()) {
+      const size_t found_before = found.size();
+      evaluate_trial(trial, now, &found);
+      if (stopped_.size() == stopped) break;
+      found.resize(found_before);
+    }
+  }
   return ledger_->findings(found);
 }
 
-void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vector<int64_t>* found) {
+void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vector<int64_t>* found) try {
   sqlite3* h = db_.handle();
   Statement clear_batch(h, "DELETE FROM rule_batch");
   Statement add_to_batch(h,
@@ -294,10 +315,18 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     db_.exec("SAVEPOINT rule_batch");
     const size_t found_size = found->size();
     try {
-      body();
+      {
+        const Database::TimeLimit limit(db_, options_.time_limit, time_limit_text(options_.time_limit));
+        body();
+      }
       db_.exec("RELEASE rule_batch");
       return true;
     } catch (const std::exception& e) {
+      if (sqlite3_get_autocommit(h)) {   // interrupted at the time limit: the transaction is gone
+        stopped_.emplace(trial, rule);
+        failures_.push_back("rule " + rule + " on trial " + trial + where() + ": " + e.what());
+        throw TransactionRolledBack{};
+      }
       db_.exec("ROLLBACK TO rule_batch");
       db_.exec("RELEASE rule_batch");
       found->resize(found_size);
@@ -333,6 +362,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
   for (const std::string& rule : ledger_->pending_reruns(trial))
     if (std::find(rules_.begin(), rules_.end(), rule) != rules_.end()) reruns.insert(rule);
   auto evaluate_owed = [&](const std::string& rule) {
+    if (stopped_.count({trial, rule})) return true;   // past its time limit in this run: left as it was
     if (reruns.count(rule)) earlier[rule] = ledger_->reset(trial, rule);
     if (kinds_.at(rule) == kClockKind) return true;
     std::vector<StepRow> owed = std::move(ledger_->owed_steps(trial, {rule}, options_.last_step)[rule]);
@@ -373,7 +403,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     clock.bind(1, trial).bind(2, last->step).bind(3, now).run();
     const std::vector<StepRow> at_last{*last};
     for (const std::string& rule : rules_) {
-      if (kinds_.at(rule) != kClockKind) continue;
+      if (kinds_.at(rule) != kClockKind || stopped(rule)) continue;
       guarded(rule, [] { return std::string(); }, [&] {
         fill_batch(at_last.begin(), at_last.end());
         run_rule(rule);
@@ -382,6 +412,8 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     }
   }
   tx.commit();
+} catch (const TransactionRolledBack&) {
+  // evaluate_new_steps evaluates the trial again without the stopped rule.
 }
 
 void RuleRunner::add_note(const std::string& trial, const std::string& rule, const std::string& text) {

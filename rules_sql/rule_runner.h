@@ -51,6 +51,9 @@ struct RuleOptions {
   // Queue every finding recorded for delivery (rule_delivery), in the transaction that records
   // it: for an --on-finding command, which confirms each with confirm_delivery().
   bool queue_deliveries = false;
+  // Seconds one rule may take on one batch of steps before it is stopped and reported as failed
+  // (Database::set_time_limit; the other rules go on); 0: no limit.
+  double time_limit = 0;
 };
 
 // The built-in rules, in the order of docs/RULES.md.
@@ -114,6 +117,9 @@ class RuleRunner {
   std::map<std::string, std::unique_ptr<Statement>> record_;   // per rule: INSERT its findings
   std::unique_ptr<RuleLedger> ledger_;
   std::vector<std::string> failures_;
+  // (trial, rule) stopped at the time limit in this run: an interrupted statement rolls back the
+  // trial's whole transaction (SQLite's rule), so the trial is evaluated again without them.
+  std::set<std::pair<std::string, std::string>> stopped_;
   std::vector<std::string> notes_;
   std::set<std::pair<std::string, std::string>> looked_at_;   // (trial, rule): selections checked
   std::set<std::string> noted_;                                // notes given

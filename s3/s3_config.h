@@ -29,6 +29,10 @@ struct S3Options {
   std::chrono::milliseconds retry_cap{5000};  // longest single backoff
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds request_timeout{120000};  // whole request, including the body
+  // A request that moves no byte either way for this long is abandoned (and retried): a server
+  // that stops answering mid-request. Whole seconds (libcurl's low-speed time), at least 1;
+  // libcurl averages the speed over its last ~5 seconds, so a stall is seen that much later.
+  std::chrono::milliseconds idle_timeout{20000};
   int list_page_size = 1000;  // ListObjectsV2 max-keys
 };
 

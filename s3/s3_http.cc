@@ -262,6 +262,10 @@ void S3Http::start(Lane& lane, Transfer& t) {
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.tuning.connect_timeout.count()));
   curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.tuning.request_timeout.count()));
+  // Idle: under 1 byte a second (sent or received) for idle_timeout.
+  curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
+                   std::max<long>(1, static_cast<long>((config_.tuning.idle_timeout.count() + 999) / 1000)));
   // gzip'd XML listings, if the server offers (decoded within body_limit). A range is of the
   // object's stored bytes, so ranged GETs take them as sent: no decoding.
   if (!t.request->range) curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");

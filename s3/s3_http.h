@@ -10,6 +10,10 @@
 // perform() borrows a "lane" (a multi handle with its own warm connections) from a pool, so
 // concurrent callers never share curl handles yet connections are reused across calls.
 //
+// Every request has a connect timeout, an idle timeout (no byte moved either way for a while: a
+// server that stopped answering) and a timeout for the whole; a request is tried at most
+// max_attempts times (s3_config.h), so no call waits without bound.
+//
 // Retried: connection failures and timeouts, HTTP 5xx, 429, and S3's throttling / RequestTimeout
 // codes. Everything else (403, 404, 416 ...) is returned to the caller, which knows what it means.
 #pragma once

@@ -94,7 +94,10 @@ void S3ObjectUpload::upload_part() {
   const std::string query = "partNumber=" + std::to_string(etags_.size() + 1) +
                             "&uploadId=" + s3_uri_encode(upload_id_, false);
   const S3Response r = send("PUT", query, buffer_, "UploadPart");
-  if (r.etag.empty()) throw Error(ErrorKind::kIo, "S3 UploadPart " + object_name(bucket_, key_) + ": no ETag in the answer");
+  // Without its ETag a part cannot be named in CompleteMultipartUpload ("" quoted is none either).
+  if (r.etag.empty() || r.etag == "\"\"")
+    throw Error(ErrorKind::kIo, "S3 UploadPart " + std::to_string(etags_.size() + 1) + " of " + object_name(bucket_, key_) +
+                                    ": no ETag in the answer; the part cannot be committed, so the object was not stored");
   etags_.push_back(r.etag);
   buffer_.clear();
 }
@@ -108,7 +111,13 @@ void S3ObjectUpload::complete() {
     for (size_t i = 0; i < etags_.size(); ++i)
       xml += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + etags_[i] + "</ETag></Part>";
     xml += "</CompleteMultipartUpload>";
-    send("POST", "uploadId=" + s3_uri_encode(upload_id_, false), xml, "CompleteMultipartUpload");
+    // S3 may answer 200 and put an error in the body (send() refuses <Error>); only a
+    // CompleteMultipartUploadResult says the object exists.
+    const S3Response r = send("POST", "uploadId=" + s3_uri_encode(upload_id_, false), xml, "CompleteMultipartUpload");
+    if (xml_root_name(r.body) != "CompleteMultipartUploadResult")
+      throw Error(ErrorKind::kIo, "S3 CompleteMultipartUpload " + object_name(bucket_, key_) + ": HTTP " +
+                                      std::to_string(r.status) + " without a CompleteMultipartUploadResult in the "
+                                      "answer; the object was not stored");
   }
   done_ = true;
   buffer_.clear();

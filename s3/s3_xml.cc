@@ -235,6 +235,18 @@ S3ListPage parse_list_objects_v2(std::string_view xml) {
   return page;
 }
 
+std::string xml_root_name(std::string_view xml) {
+  std::string root;
+  try {
+    walk(xml, [&](const std::vector<std::string_view>& path, const std::string&) {
+      if (path.size() == 1) root = std::string(path.front());
+    });
+  } catch (const XmlError&) {
+    return "";
+  }
+  return root;
+}
+
 S3ErrorBody parse_s3_error(std::string_view xml) {
   S3ErrorBody err;
   try {

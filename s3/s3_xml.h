@@ -33,6 +33,10 @@ struct S3ErrorBody {
 // Best effort: never throws; empty fields when the body is not an S3 error document.
 S3ErrorBody parse_s3_error(std::string_view xml);
 
+// The name of the root element of a well-formed XML document (namespace prefix dropped), or ""
+// when the text is no such document. Never throws.
+std::string xml_root_name(std::string_view xml);
+
 // Replaces the five predefined entities and numeric character references (&#N; &#xH;, written
 // out as UTF-8). Throws Error (kIo) on an unknown or unterminated entity.
 std::string xml_unescape(std::string_view text);

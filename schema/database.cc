@@ -1,9 +1,13 @@
 #include "schema/database.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "schema/migrations.h"
 
@@ -26,6 +30,33 @@ Error corruption_error(const std::string& path, const std::string& detail, int s
 }
 
 namespace {
+
+// Database::set_time_limit: the deadline of each connection that has one. Looked up by the
+// progress handler (through a pointer to its entry, which the map keeps in place) and by the
+// errors of interrupted statements, which know only the connection.
+struct TimeLimitState {
+  std::chrono::steady_clock::time_point deadline;
+  std::string what;
+};
+std::mutex g_time_limits_mutex;
+std::unordered_map<sqlite3*, TimeLimitState> g_time_limits;
+// VM instructions between two looks at the clock: a few microseconds of work.
+constexpr int kProgressInstructions = 1000;
+
+int past_deadline(void* state) {
+  return std::chrono::steady_clock::now() >= static_cast<const TimeLimitState*>(state)->deadline ? 1 : 0;
+}
+
+// "stopped: it ran past the time limit (<what>)" when db's statement was interrupted by its time
+// limit, else "".
+std::string time_limit_message(sqlite3* db) {
+  if (!db || (sqlite3_extended_errcode(db) & 0xff) != SQLITE_INTERRUPT) return "";
+  std::lock_guard<std::mutex> lock(g_time_limits_mutex);
+  const auto it = g_time_limits.find(db);
+  if (it == g_time_limits.end() || std::chrono::steady_clock::now() < it->second.deadline) return "";
+  return "stopped: it ran past the time limit (" + it->second.what + ")";
+}
+
 // The database a connection has open, for messages: its file, or ":memory:".
 std::string db_name(sqlite3* db) {
   const char* f = db ? sqlite3_db_filename(db, "main") : nullptr;
@@ -55,6 +86,7 @@ std::string abbreviate_sql(std::string_view sql) {
 // is said to be one, whatever the statement.
 Error sql_error(sqlite3* db, std::string_view sql, const std::string& what) {
   std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+  if (std::string limit = time_limit_message(db); !limit.empty()) msg = std::move(limit);
   if (db && is_corruption(sqlite3_extended_errcode(db)))
     return corruption_error(db_name(db), msg, sqlite3_extended_errcode(db));
   std::string cause = (what.empty() ? "" : what + ": ") + msg + " (SQL: " + abbreviate_sql(sql) + ")";
@@ -112,20 +144,34 @@ Database::Database(const std::string& path, OpenMode mode, const char* vfs) : pa
 }
 
 bool Database::check_trialdb(bool may_be_new) {
-  bool has_version = false;
   int64_t objects = 0;
+  bool has_version = false, has_tables = false;
   {
-    Statement q(db_, "SELECT count(*), ifnull(max(type = 'table' AND name = 'schema_version'), 0) FROM sqlite_master");
+    // trialdb's tables, for databases created before trialdb set its application_id.
+    Statement q(db_, "SELECT count(*), ifnull(max(type = 'table' AND name = 'schema_version'), 0), "
+                     "ifnull(sum(type = 'table' AND name IN ('trial', 'step', 'tensor', 'value')), 0) = 4 "
+                     "FROM sqlite_master");
     if (q.step()) {
       objects = q.int64(0);
       has_version = q.int64(1) != 0;
+      has_tables = q.int64(2) != 0;
     }
   }
-  if (!has_version) {
-    if (may_be_new && objects == 0) return false;
-    throw Error(Status::database("not a trialdb database: ingest a trial first" +
-                                 std::string(objects ? " (it holds other tables; use a new file)" : ""))
-                    .at(path_));
+  int64_t application_id = 0;
+  {
+    Statement q(db_, "PRAGMA application_id");
+    if (q.step()) application_id = q.int64(0);
+  }
+  if ((application_id == 0 || application_id == kApplicationId) && objects == 0 && may_be_new) return false;
+  const bool ours = application_id == kApplicationId ? has_version : application_id == 0 && has_version && has_tables;
+  if (!ours) {
+    std::string what = objects == 0 ? "" : " (it holds other tables; use a new file)";
+    if (application_id != 0 && application_id != kApplicationId) {
+      char id[16];
+      std::snprintf(id, sizeof id, "0x%08x", static_cast<unsigned>(application_id));
+      what = std::string(" (its application_id ") + id + " is another program's; use a new file)";
+    }
+    throw Error(Status::database("not a trialdb database: ingest a trial first" + what).at(path_));
   }
   Statement v(db_, "SELECT max(version) FROM schema_version");
   if (!v.step() || v.is_null(0)) return false;
@@ -149,6 +195,49 @@ void Database::quick_check() {
   if (verdict != "ok") throw corruption_error(path_, "quick_check: " + verdict);
 }
 
+void Database::check_file_size() {
+  // SQLite takes the page count from the header when the header says it is current (its change
+  // counter equals its version-valid-for number), and reads a page past the end of a truncated
+  // file as zeros: a wrong answer, not an error. Checked inside a read transaction, and only while
+  // the WAL is empty, so that no writer or checkpoint is changing the file meanwhile.
+  constexpr size_t kHeaderBytes = 100;
+  constexpr size_t kPageSizeAt = 16, kChangeCounterAt = 24, kPageCountAt = 28, kValidForAt = 92;
+  constexpr uint32_t kLargestPageSize = 65536;   // stored as 1
+  exec("BEGIN");
+  try {
+    Statement hold(db_, "SELECT count(*) FROM sqlite_master");
+    hold.step();
+    std::error_code ec;
+    const auto wal_bytes = std::filesystem::file_size(path_ + "-wal", ec);
+    // Header and size through SQLite's own file handle: opening the file a second time and
+    // closing it would drop this process's POSIX locks on it (and so corrupt it under others).
+    sqlite3_file* file = nullptr;
+    if ((ec || wal_bytes == 0) && sqlite3_file_control(db_, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK &&
+        file && file->pMethods) {
+      unsigned char h[kHeaderBytes];
+      sqlite3_int64 file_bytes = 0;
+      auto be32 = [&](size_t at) {
+        return uint32_t{h[at]} << 24 | uint32_t{h[at + 1]} << 16 | uint32_t{h[at + 2]} << 8 | uint32_t{h[at + 3]};
+      };
+      if (file->pMethods->xFileSize(file, &file_bytes) == SQLITE_OK && file_bytes >= static_cast<sqlite3_int64>(kHeaderBytes) &&
+          file->pMethods->xRead(file, h, kHeaderBytes, 0) == SQLITE_OK) {
+        const uint32_t raw_page_size = uint32_t{h[kPageSizeAt]} << 8 | h[kPageSizeAt + 1];
+        const uint64_t page_size = raw_page_size == 1 ? kLargestPageSize : raw_page_size;
+        const uint64_t pages = be32(kPageCountAt);
+        if (pages > 0 && be32(kChangeCounterAt) == be32(kValidForAt) && static_cast<uint64_t>(file_bytes) < pages * page_size)
+          throw corruption_error(path_, "the file has " + std::to_string(file_bytes) + " bytes, its header says " +
+                                            std::to_string(pages) + " pages of " + std::to_string(page_size) +
+                                            " bytes: it was cut short");
+      }
+    }
+    hold.reset();
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
 void Database::setup_read_only() {
   // Defensive: the few ways SQL could still alter a file outside of ordinary writes (the
   // writable_schema pragma, shadow tables) are off, like every write on a read-only connection.
@@ -156,6 +245,7 @@ void Database::setup_read_only() {
   try {
     exec("PRAGMA cache_size=-32768");
     check_trialdb(false);
+    check_file_size();
   } catch (const Error& e) {
     // A WAL database is read through its -shm file; when nobody has it open the file is gone,
     // and a reader who may not create it in the folder cannot read the database at all.
@@ -172,11 +262,15 @@ void Database::setup_read_only() {
 
 void Database::setup() {
   // Checks before the first pragma that may write (journal_mode): a file that is not ours, or of
-  // another version, is refused unchanged. The ingest (kCreate), which writes the most, also
-  // refuses a corrupt file; quick_check reads every page, so other opens rely on SQLite reporting
-  // the damage a query meets (is_corruption).
+  // another version, is refused unchanged, and so is a damaged one (quick_check reads every page
+  // once: bench/README.md, "Opening for writing", measures it against the commands' own work).
+  // Opens that only read rely on the size check and on SQLite reporting the damage a query
+  // meets (is_corruption).
   const bool exists = check_trialdb(mode_ == OpenMode::kCreate);
-  if (exists && mode_ == OpenMode::kCreate) quick_check();
+  if (exists) {
+    check_file_size();
+    quick_check();
+  }
   // Page size: SQLite keeps a row whose payload fits in a page inside the page, so rows a little
   // over half a page each waste the rest of one. 4 KiB pages confine that waste to blobs of
   // 2-4 KiB; larger pages move it to common gradient sizes (16 KiB pages: 8 KiB blobs of
@@ -218,6 +312,7 @@ void Database::setup() {
     } else if (found_version_ < kSchemaVersion) {
       upgrade(*this, found_version_);   // migrations.h
     }
+    exec("PRAGMA application_id=" + std::to_string(kApplicationId));   // also on databases older than it
     exec("COMMIT");
     exec("ANALYZE sqlite_schema");   // (re)load the statistics into this connection
   } catch (...) {
@@ -252,6 +347,7 @@ void Database::install_planner_stats() {
       {"bucket_octave", "bucket_octave_by_first", "2047 1"},
       {"ingested_file", "ingested_file", "1000000 100000 1"},
       {"ingest_error", nullptr, "100"},
+      {"ingest_error", "ingest_error_key", "100 10 2 1"},
   };
   Statement ins(db_, "INSERT INTO sqlite_stat1(tbl, idx, stat) VALUES (?, ?, ?)");
   for (const auto& row : kStats) {
@@ -262,13 +358,39 @@ void Database::install_planner_stats() {
   }
 }
 
-Database::~Database() { sqlite3_close_v2(db_); }
+Database::~Database() {
+  set_time_limit(0, "");
+  sqlite3_close_v2(db_);
+}
+
+void Database::set_time_limit(double seconds, const std::string& what) {
+  if (!db_) return;
+  std::lock_guard<std::mutex> lock(g_time_limits_mutex);
+  if (!(seconds > 0)) {
+    if (g_time_limits.erase(db_)) sqlite3_progress_handler(db_, 0, nullptr, nullptr);
+    return;
+  }
+  TimeLimitState& state = g_time_limits[db_];
+  // Past a century is no limit; it also keeps the addition below from overflowing.
+  const double capped = std::min(seconds, 100.0 * 365 * 24 * 3600);
+  state.deadline = std::chrono::steady_clock::now() +
+                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(capped));
+  state.what = what;
+  sqlite3_progress_handler(db_, kProgressInstructions, past_deadline, &state);
+}
+
+bool Database::time_limit_reached() const {
+  std::lock_guard<std::mutex> lock(g_time_limits_mutex);
+  const auto it = g_time_limits.find(db_);
+  return it != g_time_limits.end() && std::chrono::steady_clock::now() >= it->second.deadline;
+}
 
 void Database::exec(std::string_view sql) {
   std::string s(sql);
   char* err = nullptr;
   if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
     std::string msg = err ? err : sqlite3_errmsg(db_);
+    if (std::string limit = time_limit_message(db_); !limit.empty()) msg = std::move(limit);
     int code = sqlite3_extended_errcode(db_);
     sqlite3_free(err);
     if (is_corruption(code)) throw corruption_error(path_, msg, code);

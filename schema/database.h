@@ -20,6 +20,10 @@ inline constexpr int kSchemaVersion = 8;   // 2: value.dtype is a code; 3: small
                                            // 7: value locations (event_file), partial_file;
                                            // 8: trial_follower, the rule runner's tables versioned
 
+// PRAGMA application_id of a trialdb database (the bytes "trdb"): how a file is recognised as
+// trialdb's, rather than another program's that happens to have a table of the same name.
+inline constexpr int32_t kApplicationId = 0x74726462;
+
 // How long a connection waits for another one's lock before SQLITE_BUSY.
 inline constexpr int kBusyTimeoutMs = 30000;
 
@@ -34,9 +38,13 @@ const char* schema_sql();
 // schema version this binary does not know). A Statement's errors also quote its SQL.
 
 // How a database is opened. Every mode refuses a file that holds something other than a trialdb
-// database ("not a trialdb database") and a trialdb database of another schema version, before
-// anything in the file is changed, except an older version that migrations.h upgrades: the
-// writing modes upgrade it, and kReadOnly reads it as it is where that is read-compatible.
+// database ("not a trialdb database": its application_id is not kApplicationId, or, for files
+// written before trialdb set one, it lacks trialdb's tables) and a trialdb database of another
+// schema version, before anything in the file is changed, except an older version that
+// migrations.h upgrades: the writing modes upgrade it, and kReadOnly reads it as it is where that
+// is read-compatible. Every mode refuses a file shorter than its header says (truncated), which
+// SQLite would read as zeros; the writing modes also run PRAGMA quick_check first, so nothing is
+// ever written into a damaged database.
 enum class OpenMode {
   kCreate,     // read-write; a missing or empty file gets the schema
   kExisting,   // read-write; the file must already hold a trialdb database
@@ -51,8 +59,9 @@ Error corruption_error(const std::string& path, const std::string& detail, int s
 // Owns a connection opened with WAL, a busy timeout and the schema applied.
 class Database {
  public:
-  // Opens and, in the writing modes, applies the schema; kCreate first checks an existing file
-  // (PRAGMA quick_check: the ingest never writes into a corrupt database); throws Error (kDatabase) naming the file. `vfs`
+  // Opens and, in the writing modes, applies the schema after checking an existing file (PRAGMA
+  // quick_check: nothing is written into a corrupt database); throws Error (kDatabase) naming the
+  // file. `vfs`
   // names a registered SQLite VFS (nullptr: the default one); the ingester passes its
   // write-combining shim.
   explicit Database(const std::string& path, OpenMode mode = OpenMode::kCreate, const char* vfs = nullptr);
@@ -65,6 +74,24 @@ class Database {
   void exec(std::string_view sql);
   int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
+  // A time limit on this connection: once `seconds` have passed from now, the statement running
+  // and every later one stop with SQLITE_INTERRUPT (SQLite's progress handler), and their errors
+  // say the time limit `what` (e.g. "--timeout 60") was reached. seconds <= 0 lifts the limit.
+  void set_time_limit(double seconds, const std::string& what);
+  bool time_limit_reached() const;
+
+  // set_time_limit for the lifetime of the object (lifted again at its end).
+  class TimeLimit {
+   public:
+    TimeLimit(Database& db, double seconds, const std::string& what) : db_(db) { db_.set_time_limit(seconds, what); }
+    ~TimeLimit() { db_.set_time_limit(0, ""); }
+    TimeLimit(const TimeLimit&) = delete;
+    TimeLimit& operator=(const TimeLimit&) = delete;
+
+   private:
+    Database& db_;
+  };
+
  private:
   void setup();   // pragmas, version check, schema; idempotent
   void setup_read_only();
@@ -73,6 +100,7 @@ class Database {
   // instead.
   bool check_trialdb(bool may_be_new);
   void quick_check();
+  void check_file_size();
   void install_planner_stats();
   sqlite3* db_ = nullptr;
   std::string path_;

@@ -5,16 +5,23 @@
 #include <pcre2.h>
 
 #include <new>
+#include <string>
 
 namespace trialdb {
 
 namespace {
 
-// PCRE2's own match limit; set explicitly because a build may configure another. The depth and
-// heap limits bound the interpreter's backtracking memory (the JIT uses its stack instead).
+// PCRE2's own match limit; set explicitly because a build may configure another. It bounds the
+// work of one search (a pattern that backtracks catastrophically), whichever engine runs it.
 constexpr uint32_t kMatchLimit = 10'000'000;
-constexpr uint32_t kDepthLimit = 1'000'000;
-constexpr uint32_t kHeapLimitKiB = 64 * 1024;
+// How deep a search may nest: the JIT on a machine stack of its own (PCRE2's default, 32 KiB, is
+// exhausted by `(a|a)*$` on 10,001 characters, which Python's re matches), the interpreter in
+// frames on the heap. A search that still runs out is retried on the next engine down, so
+// only the match limit, or these maxima, ever end one with an error.
+constexpr size_t kJitStackStartBytes = 32 * 1024;
+constexpr size_t kJitStackMaxBytes = 64 * 1024 * 1024;
+constexpr uint32_t kDepthLimit = 100'000'000;
+constexpr uint32_t kHeapLimitKiB = 256 * 1024;
 // How much of the subject an error quotes.
 constexpr size_t kQuotedSubjectBytes = 80;
 
@@ -25,6 +32,16 @@ const char* limit_name(int rc) {
     case PCRE2_ERROR_HEAPLIMIT: return "heap limit";
     case PCRE2_ERROR_JIT_STACKLIMIT: return "JIT stack limit";
     default: return nullptr;
+  }
+}
+
+// The limit a search hit, as its error states it.
+std::string limit_value(int rc) {
+  switch (rc) {
+    case PCRE2_ERROR_MATCHLIMIT: return std::to_string(kMatchLimit) + " backtracking steps";
+    case PCRE2_ERROR_DEPTHLIMIT: return "depth " + std::to_string(kDepthLimit);
+    case PCRE2_ERROR_HEAPLIMIT: return std::to_string(kHeapLimitKiB / 1024) + " MiB of backtracking memory";
+    default: return std::to_string(kJitStackMaxBytes >> 20) + " MiB of JIT stack";
   }
 }
 
@@ -80,17 +97,49 @@ PyRegex::~PyRegex() {
   pcre2_code_free(static_cast<pcre2_code*>(code_));
 }
 
+namespace {
+
+// The match context of deep searches on this thread: the same limits as a pattern's own, and a
+// JIT stack up to kJitStackMaxBytes (address space reserved once per thread, used as needed).
+pcre2_match_context* deep_context() {
+  struct Deep {
+    pcre2_jit_stack* stack = pcre2_jit_stack_create(kJitStackStartBytes, kJitStackMaxBytes, nullptr);
+    pcre2_match_context* context = pcre2_match_context_create(nullptr);
+    Deep() {
+      if (!context) throw std::bad_alloc();
+      pcre2_set_match_limit(context, kMatchLimit);
+      pcre2_set_depth_limit(context, kDepthLimit);
+      pcre2_set_heap_limit(context, kHeapLimitKiB);
+      if (stack) pcre2_jit_stack_assign(context, nullptr, stack);
+    }
+    ~Deep() {
+      pcre2_match_context_free(context);
+      pcre2_jit_stack_free(stack);
+    }
+  };
+  thread_local Deep deep;
+  return deep.context;
+}
+
+}  // namespace
+
 bool PyRegex::search(std::string_view subject) const {
-  int rc = pcre2_match(static_cast<pcre2_code*>(code_), reinterpret_cast<PCRE2_SPTR>(subject.data()),
-                       subject.size(), 0, 0, static_cast<pcre2_match_data*>(match_data_),
-                       static_cast<pcre2_match_context*>(context_));
+  auto* code = static_cast<pcre2_code*>(code_);
+  auto* match_data = static_cast<pcre2_match_data*>(match_data_);
+  const auto* text = reinterpret_cast<PCRE2_SPTR>(subject.data());
+  int rc = pcre2_match(code, text, subject.size(), 0, 0, match_data, static_cast<pcre2_match_context*>(context_));
+  // The JIT's default stack is small: the same search on a large one, then on the interpreter,
+  // whose frames live on the heap.
+  if (rc == PCRE2_ERROR_JIT_STACKLIMIT) rc = pcre2_match(code, text, subject.size(), 0, 0, match_data, deep_context());
+  if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
+    rc = pcre2_match(code, text, subject.size(), 0, PCRE2_NO_JIT, match_data, deep_context());
   if (rc >= 0) return true;
   if (rc == PCRE2_ERROR_NOMATCH) return false;
   std::string quoted(subject.substr(0, kQuotedSubjectBytes));
   if (subject.size() > kQuotedSubjectBytes) quoted += "...";
   std::string why;
   if (const char* limit = limit_name(rc)) {
-    why = std::string("hit PCRE2's ") + limit + " (it backtracks too much; simplify it)";
+    why = std::string("hit PCRE2's ") + limit + " (" + limit_value(rc) + "; it backtracks too much, simplify it)";
   } else {
     PCRE2_UCHAR buf[256];
     pcre2_get_error_message(rc, buf, sizeof buf);

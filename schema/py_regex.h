@@ -4,8 +4,9 @@
 // nor RE2 support; PCRE2 does, and its syntax is a superset of Python's for what trials use.
 // The few spellings that differ are translated (`\Z` -> `\z`). Matching is unanchored (search).
 // A search runs under explicit match, depth and heap limits, the same in every build, so a
-// pattern that backtracks catastrophically fails with an error naming it rather than running for
-// hours or answering "no match".
+// pattern that backtracks catastrophically fails with an error naming it and the limit rather
+// than running for hours or answering "no match". A search that nests deeply (`(a|a)*$` on a long
+// name) is no such pattern: it is retried with a larger JIT stack, then on the interpreter.
 #pragma once
 #include <memory>
 #include <string>

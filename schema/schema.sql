@@ -236,6 +236,9 @@ CREATE TABLE IF NOT EXISTS ingest_error (
   message  TEXT NOT NULL,
   at       REAL NOT NULL DEFAULT ((julianday('now') - 2440587.5) * 86400.0)
 );
+-- An error is recorded once per trial, file and message (a file read again reports it again):
+-- the ingest looks each up here, so that N errors cost O(N log N), not O(N^2).
+CREATE INDEX IF NOT EXISTS ingest_error_key ON ingest_error(trial_id, file, message);
 
 -- The processes following a trial (`trialdb ingest --follow`), so that `rm` and `rename` refuse
 -- to pull a trial from under its follower (schema/follower_claim.h). A claim outlives a crashed

@@ -13,35 +13,70 @@ namespace trialdb::sqlext {
 
 namespace {
 
-// Which of the bins (edges ascending) holds x: bin k holds edges[k] <= x < edges[k + 1], the last
-// bin also hi; -1 outside [lo, hi] or NaN. The bin is estimated by one multiplication (numpy's own
-// estimate; for a range wider than a double holds, by range_fraction), then corrected to the edges.
+// The arithmetic numpy bins in: the values' own dtype for float32 and float16 (the edges are
+// cast to it; the subtraction from the first edge and the scaling to a bin number are rounded
+// there), float64 for everything else. Each operation is done in float64 and rounded once to the
+// dtype, which gives the dtype's own correctly rounded result (float64 has more than twice the
+// precision).
+class BinArithmetic {
+ public:
+  enum Kind { kFloat64, kFloat32, kFloat16 };
+  explicit BinArithmetic(Kind kind) : kind_(kind) {}
+  double operator()(double x) const {
+    if (kind_ == kFloat16) return static_cast<double>(half_to_float(double_to_half(x)));
+    return kind_ == kFloat32 ? static_cast<double>(static_cast<float>(x)) : x;
+  }
+  bool narrow() const { return kind_ != kFloat64; }
+  // The arithmetic of an array in this one with a float64 scalar, by numpy's value-based casting:
+  // float16 widens to float32 when the scalar is past float16's range (a norm above 65504).
+  BinArithmetic with_scalar(double scalar) const {
+    constexpr double kHalfMax = 65504;
+    return kind_ == kFloat16 && !(std::fabs(scalar) <= kHalfMax) ? BinArithmetic(kFloat32) : *this;
+  }
+
+ private:
+  Kind kind_;
+};
+
+// Which of the bins holds x, as numpy.histogram finds it for equal bins: the bin estimated as
+// (x - first) * norm, truncated (x = last in the last bin), then moved down once when x is below
+// its lower edge and up once when x is on or past its upper edge (except from the last bin).
+// numpy corrects once, not until x is inside: on values a few ulps apart, where neighbouring edges
+// round to the same number, the once-corrected bin is numpy's answer. -1 outside [lo, hi] or
+// NaN. A range wider than a double holds has no finite norm (numpy's edges are NaN there): its
+// bin is estimated by range_fraction and corrected to the edges.
 class Binner {
  public:
-  Binner(const std::vector<double>& edges, double lo, double hi)
-      : e_(edges.data()), bins_(static_cast<int64_t>(edges.size()) - 1), lo_(lo), hi_(hi),
-        norm_(static_cast<double>(bins_) / (hi - lo)), finite_width_(std::isfinite(hi - lo) && std::isfinite(norm_)) {}
+  // first and last: the range as numpy holds it (before rounding to the dtype); edges: in the
+  // dtype; width: last - first as numpy computes it for its norm.
+  Binner(const std::vector<double>& edges, double first, double width, BinArithmetic round)
+      : e_(edges.data()), bins_(static_cast<int64_t>(edges.size()) - 1), subtract_(round.with_scalar(first)),
+        lo_(subtract_(first)), hi_(edges.back()), norm_(static_cast<double>(bins_) / width),
+        scale_(subtract_.with_scalar(norm_)), finite_width_(std::isfinite(width) && std::isfinite(norm_) && width > 0) {}
 
   int64_t bin(double x) const {
     if (!(x >= lo_ && x <= hi_)) return -1;
-    int64_t k;
-    if (finite_width_) {
-      const double b = (x - lo_) * norm_;
-      k = b < static_cast<double>(bins_) ? static_cast<int64_t>(b) : bins_ - 1;
-    } else {
-      k = clamped_bin(range_fraction(x, lo_, hi_), bins_).value_or(0);
-    }
-    while (k > 0 && x < e_[k]) --k;
-    while (k < bins_ - 1 && x >= e_[k + 1]) ++k;
+    if (!finite_width_) return corrected(x, clamped_bin(range_fraction(x, lo_, hi_), bins_).value_or(0));
+    const double b = scale_(subtract_(x - lo_) * scale_(norm_));
+    int64_t k = !(b > 0) ? 0 : b >= static_cast<double>(bins_) ? bins_ - 1 : static_cast<int64_t>(b);
+    if (k > 0 && x < e_[k]) --k;
+    if (k < bins_ - 1 && x >= e_[k + 1]) ++k;
     return k;
   }
   double lo() const { return lo_; }
   double hi() const { return hi_; }
 
  private:
+  int64_t corrected(double x, int64_t k) const {
+    while (k > 0 && x < e_[k]) --k;
+    while (k < bins_ - 1 && x >= e_[k + 1]) ++k;
+    return k;
+  }
   const double* e_;
   int64_t bins_;
+  BinArithmetic subtract_;   // x - first
   double lo_, hi_, norm_;
+  BinArithmetic scale_;      // (x - first) * norm
   bool finite_width_;
 };
 
@@ -98,12 +133,12 @@ void histogram_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     // numpy computes the edges in the values' own dtype for float32 and float16 and compares
     // there; in float64 for everything else.
     const bool f32 = v.dtype == DType::Float32, f16 = v.dtype == DType::Float16;
-    auto round_edge = [f32, f16](double e) {
-      if (f16) return static_cast<double>(half_to_float(double_to_half(e)));
-      return f32 ? static_cast<double>(static_cast<float>(e)) : e;
-    };
+    const BinArithmetic round(f32 ? BinArithmetic::kFloat32 : f16 ? BinArithmetic::kFloat16 : BinArithmetic::kFloat64);
+    // The range as numpy holds it: given, Python floats (float64); else the values' minimum and
+    // maximum, scalars of their dtype, so that widening an empty range by 0.5 rounds there.
     double lo, hi;
-    if (argc == 4) {
+    const bool given = argc == 4;
+    if (given) {
       if (!get_double(ctx, argv, 2, fn, "lo", &lo) || !get_double(ctx, argv, 3, fn, "hi", &hi)) return;
       if (lo > hi) return result_errorf(ctx, "%s: lo (%g) must not exceed hi (%g)", fn, lo, hi);
       if (!std::isfinite(lo) || !std::isfinite(hi)) return result_errorf(ctx, "%s: the range [%g, %g] is not finite", fn, lo, hi);
@@ -123,20 +158,28 @@ void histogram_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
       if (nan || !std::isfinite(lo) || !std::isfinite(hi))
         return result_errorf(ctx, "%s: the value range is not finite (NaN or Inf elements); give lo and hi", fn);
     }
-    lo = round_edge(lo), hi = round_edge(hi);
-    if (lo == hi) lo = round_edge(lo - 0.5), hi = round_edge(hi + 0.5);
-    // numpy.linspace(lo, hi, bins + 1): i * step + lo, the last edge exactly hi. A range wider
-    // than a double holds (hi - lo overflows) has no such step: its edges are interpolated.
+    // numpy.linspace(lo, hi, bins + 1) in float64, the last edge exactly hi, then cast to the
+    // dtype: i * step + lo, or i / bins * width when the step underflows to 0. A range wider than
+    // a double holds (hi - lo overflows) has no such step: its edges are interpolated. An empty
+    // range is widened by 0.5 each way, in float64 too.
+    const bool widened = lo == hi;
+    if (widened) lo -= 0.5, hi += 0.5;
+    const double width = hi - lo;
+    const double step = width / static_cast<double>(bins);
     std::vector<double> edges(static_cast<size_t>(bins) + 1);
-    double step = (hi - lo) / static_cast<double>(bins);
-    for (int64_t i = 0; i <= bins; ++i)
-      edges[i] = round_edge(std::isfinite(step) ? static_cast<double>(i) * step + lo : bin_edge(lo, hi, i, bins));
-    edges[bins] = hi;
+    for (int64_t i = 0; i < bins; ++i) {
+      const double at = static_cast<double>(i);
+      double e;
+      if (!std::isfinite(width)) e = bin_edge(lo, hi, i, bins);
+      else if (step == 0) e = at / static_cast<double>(bins) * width + lo;
+      else e = at * step + lo;
+      edges[i] = round(e);
+    }
+    edges[bins] = round(hi);
     std::vector<int64_t> counts(static_cast<size_t>(bins), 0);
-    // The bin found by one multiplication (numpy's own estimate; or, for a range wider than a
-    // double holds, by range_fraction), then corrected to the edges: bin k holds
-    // edges[k] <= x < edges[k + 1], the last bin also hi.
-    const Binner binner(edges, lo, hi);
+    // numpy's norm: bins over the width of its range, subtracted in the values' dtype when the
+    // range is their minimum and maximum (scalars of that dtype), else in float64.
+    const Binner binner(edges, lo, given || widened ? width : round(hi - lo), round);
     if (v.dtype == DType::Float32 && v.numel >= kPrefixTableMinElements && bins <= kPrefixTableMaxBins) {
       count_float32_by_prefix(binner, v, counts.data());
     } else {
@@ -148,7 +191,7 @@ void histogram_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     std::string out = "{\"edges\":[";
     for (int64_t i = 0; i <= bins; ++i) {
       if (i) out.push_back(',');
-      if (f32 || f16) append_json_float(&out, static_cast<float>(edges[i]));
+      if (round.narrow()) append_json_float(&out, static_cast<float>(edges[i]));
       else append_json_double(&out, edges[i]);
     }
     out += "],\"counts\":[";

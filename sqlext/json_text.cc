@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "schema/utf8.h"
+
 namespace trialdb::sqlext {
 
 void append_json_double(std::string* out, double x) {
@@ -23,7 +25,20 @@ void append_json_float(std::string* out, float x) {
 void append_json_string(std::string* out, std::string_view s) {
   static const char kHex[] = "0123456789abcdef";
   out->push_back('"');
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      // Text must be UTF-8 (Python's sqlite3 cannot fetch anything else): each byte that starts
+      // no character becomes U+FFFD.
+      const size_t n = utf8_sequence_length(s, i);
+      if (n == 0) {
+        out->append(kUtf8Replacement);
+      } else {
+        out->append(s.substr(i, n));
+        i += n - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"': out->append("\\\""); break;
       case '\\': out->append("\\\\"); break;

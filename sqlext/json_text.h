@@ -16,7 +16,7 @@ void append_json_double(std::string* out, double x);
 // As above, but shortest in float32 precision (for float32/float16/bfloat16 values), so 0.1f
 // prints as 0.1 and still reads back as the same float32.
 void append_json_float(std::string* out, float x);
-// A JSON string literal.
+// A JSON string literal; a byte that is not UTF-8 becomes U+FFFD, so the text is always UTF-8.
 void append_json_string(std::string* out, std::string_view s);
 // Element i of any dtype: integers exactly, bool as true/false, complex as [re, im], strings
 // as JSON strings (for strings use StringCursor instead: elements are variable length).

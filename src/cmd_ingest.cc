@@ -10,22 +10,27 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
-#include <system_error>
+#include <optional>
 #include <set>
+#include <system_error>
 #include <thread>
 
+#include "ingest/format/collections_file.h"
 #include "ingest/pipeline/ingester.h"
 #include "ingest/source/source.h"
 #include "ingest/store/write_combining_vfs.h"
 #include "rules_sql/rule_runner.h"
 #include "schema/database.h"
 #include "schema/follower_claim.h"
+#include "schema/py_regex.h"
 #include "schema/status.h"
 #include "src/commands.h"
 #include "src/output.h"
 #include "src/on_finding.h"
 #include "src/open_db.h"
 #include "src/progress.h"
+#include "src/sql_file.h"
+#include "src/timeout_option.h"
 
 namespace trialdb::cli {
 
@@ -54,6 +59,8 @@ struct IngestArgs {
   bool strict = false, compress = false, follow = false, rules = false, quiet = false, wal = false, exit_code = false;
   double interval = 0.2;
   double idle_timeout = 0;   // --follow: seconds without a new file before giving up (0: never)
+  double rule_timeout = kDefaultRuleTimeout;
+  double on_finding_timeout = kDefaultOnFindingTimeout;
   int threads = 0;
   // The selection and what is stored of raw values (ingest/pipeline/selection.h).
   std::string steps, tensors, values;
@@ -76,17 +83,67 @@ void print_findings(const std::vector<rules::Finding>& fs) {
               << printable(f.message) << std::endl;
 }
 
-// --steps, --tensors, --collections and --values into the ingest's options.
+// --steps, --tensors, --collections and --values into the ingest's options; a malformed range
+// or pattern throws (kUsage), before the database is created or opened.
 void set_selection(const IngestArgs& a, IngestOptions* opt) {
   if (!a.steps.empty())
     if (Status st = parse_step_range(a.steps, &opt->selection); !st.is_ok()) throw Error(st);
+  if (!a.tensors.empty()) {
+    std::unique_ptr<PyRegex> compiled;
+    if (Status st = PyRegex::compile(a.tensors, &compiled); !st.is_ok()) throw Error(Status::usage("--tensors: " + st.cause()));
+  }
   opt->selection.tensor_regex = a.tensors;
   opt->selection.collections = a.collections;
   opt->store_values = a.values != "none";
   opt->add_missing_values = a.values == "all";
 }
 
+// --collections: every name must be a collection the trial defines, checked before the database is
+// created or written (else the ingest would create the trial and then refuse the selection): in
+// its collections files, or else among the collections the database keeps of it (definitions only
+// grow, so a file removed since still counts). Throws Error (kUsage) naming the unknown ones.
+void check_collections(TrialSource& source, const IngestArgs& a, const std::string& trial) {
+  std::set<std::string> defined;
+  for (const SourceFile& f : source.list("collections/")) {
+    if (!f.problem.is_ok() || !is_collections_path(f.path)) continue;
+    std::optional<std::string> text;
+    try {
+      text = read_at_most(source, f.path, kMaxCollectionsFileBytes);
+    } catch (const Error&) {
+      continue;   // the ingest reports an unreadable file as always
+    }
+    CollectionsFile parsed;
+    if (text && parse_collections_json(*text, &parsed).is_ok())
+      for (const CollectionDef& c : parsed.collections) defined.insert(c.name);
+  }
+  std::error_code ec;
+  const bool db_exists = std::filesystem::is_regular_file(a.db, ec) && std::filesystem::file_size(a.db, ec) > 0;
+  std::vector<std::string> unknown;
+  for (const std::string& name : a.collections)
+    if (!defined.count(name)) unknown.push_back(name);
+  if (!unknown.empty() && db_exists) {
+    auto db = open_db(a.db, OpenMode::kReadOnly);
+    Statement q(db->handle(), "SELECT c.name FROM collection c JOIN trial t ON t.trial_id = c.trial_id WHERE t.name = ?1");
+    q.bind(1, trial);
+    while (q.step()) defined.insert(q.text(0));
+    std::erase_if(unknown, [&](const std::string& name) { return defined.count(name) > 0; });
+  }
+  if (unknown.empty()) return;
+  throw Error(Status::usage("--collections: the trial defines no collection '" + join(unknown, "', '") +
+                            "' (collections: " + (defined.empty() ? "none" : join({defined.begin(), defined.end()}, ", ")) +
+                            ")")
+                  .at(source.root()));
+}
+
 int run(const IngestArgs& a) {
+  // Every argument is checked before anything is opened: a failing command changes nothing.
+  IngestOptions opt;
+  opt.name = a.name;
+  opt.strict = a.strict;
+  opt.compress = a.compress;
+  opt.threads = a.threads;
+  set_selection(a, &opt);
+  for (const std::string& f : a.rule_files) read_sql_file(f, "--rule-file");
   // Something other than a folder (a file) will never become a trial folder, not even for --follow.
   std::error_code ec;
   if (!is_s3_location(a.path) && std::filesystem::exists(a.path, ec) && !std::filesystem::is_directory(a.path, ec))
@@ -126,15 +183,11 @@ int run(const IngestArgs& a) {
     const Status layout = check_trial_layout(*source);
     if (layout.kind() == ErrorKind::kUsage) throw Error(layout);
     if (!layout.is_ok()) std::cerr << "trialdb ingest: warning: " << printable(layout.to_string()) << "\n";
+    // (--follow waits for collections files as for everything else.)
+    if (!a.collections.empty()) check_collections(*source, a, a.name.empty() ? default_trial_name(source->root()) : a.name);
   }
   std::unique_ptr<Database> opened = open_db(a.db, OpenMode::kCreate, write_combining_vfs_name());
   Database& db = *opened;
-  IngestOptions opt;
-  opt.name = a.name;
-  opt.strict = a.strict;
-  opt.compress = a.compress;
-  opt.threads = a.threads;
-  set_selection(a, &opt);
   // A one-shot ingest loads through a rollback journal when it has the database to itself;
   // --follow keeps WAL, so the queries made while a job trains never wait.
   opt.bulk_load = !a.follow && !a.wal;
@@ -157,7 +210,8 @@ int run(const IngestArgs& a) {
       std::cerr << "trialdb ingest: " << printable(runner->failures()[i]) << "\n";
     reported_failures = runner->failures().size();
     if (!a.on_finding.empty())
-      deliveries_failed |= !deliver_findings(*runner, a.on_finding, a.db, "ingest", &failed_deliveries);
+      deliveries_failed |= !deliver_findings(*runner, a.on_finding, a.db, "ingest", a.on_finding_timeout,
+                                                 &failed_deliveries);
   };
   if (a.rules) opt.on_steps_completed = evaluate;
   Ingester ing(db, *source, opt);
@@ -168,6 +222,7 @@ int run(const IngestArgs& a) {
     ro.rules = a.rule_names;
     ro.rule_files = a.rule_files;
     ro.queue_deliveries = !a.on_finding.empty();
+    ro.time_limit = a.rule_timeout;
     runner = std::make_unique<rules::RuleRunner>(db, ro);
   }
   IngestSummary summary(ing.trial_name(), *source);
@@ -288,6 +343,16 @@ void add_ingest(CLI::App& app) {
       ->needs(follow_flag);
   cmd->add_option("--on-finding", a->on_finding,
                   "With --rules: shell command run per new finding, at least once (see trialdb rules --help)")
+      ->needs(rules_flag);
+  add_timeout_option(cmd, &a->rule_timeout,
+                     "With --rules: seconds a rule may take on one batch of steps; past it the rule is stopped and "
+                     "reported (default " + format_real(kDefaultRuleTimeout) + "; 0: no limit)",
+                     "--rule-timeout")
+      ->needs(rules_flag);
+  add_timeout_option(cmd, &a->on_finding_timeout,
+                     "With --on-finding: seconds the command may run before it is killed and reported; following "
+                     "goes on (default " + format_real(kDefaultOnFindingTimeout) + "; 0: no limit)",
+                     "--on-finding-timeout")
       ->needs(rules_flag);
   cmd->add_option("--endpoint", a->endpoint, "S3-compatible endpoint URL (else AWS_ENDPOINT_URL)");
   cmd->add_option("--region", a->region, "S3 region (else AWS_REGION / AWS_DEFAULT_REGION)");

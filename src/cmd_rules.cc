@@ -11,6 +11,8 @@
 #include "src/on_finding.h"
 #include "src/open_db.h"
 #include "src/output.h"
+#include "src/sql_file.h"
+#include "src/timeout_option.h"
 
 namespace trialdb::cli {
 
@@ -22,6 +24,8 @@ struct RulesArgs {
   bool json = false, csv = false, exit_code = false, rerun = false, list = false, summary = false, all = false,
        print_sql = false;
   std::string on_finding;
+  double timeout = kDefaultRuleTimeout;
+  double on_finding_timeout = kDefaultOnFindingTimeout;
 };
 
 
@@ -138,8 +142,17 @@ void add_rules(CLI::App& app) {
                   "ran is retried by the next run with --on-finding), with TRIALDB_TRIAL, TRIALDB_RULE, TRIALDB_STEP, "
                   "TRIALDB_MODE, TRIALDB_MODE_STEP, TRIALDB_TENSOR, TRIALDB_WORKER, TRIALDB_VALUE, "
                   "TRIALDB_MESSAGE, TRIALDB_DB set");
+  add_timeout_option(cmd, &a->timeout,
+                     "Seconds a rule may take on one batch of steps; past it the rule is stopped and reported, "
+                     "exit 1 (default " + format_real(kDefaultRuleTimeout) + "; 0: no limit)");
+  add_timeout_option(cmd, &a->on_finding_timeout,
+                     "Seconds an --on-finding command may run before it is killed and reported (default " +
+                         format_real(kDefaultOnFindingTimeout) + "; 0: no limit)",
+                     "--on-finding-timeout");
   cmd->callback([a] {
+    // Arguments before the database is opened for writing: a bad one changes nothing.
     if (a->json && a->csv) throw Error(ErrorKind::kUsage, "--json and --csv: choose one");
+    for (const std::string& f : a->rule_files) read_sql_file(f, "--rule-file");
     const Format format = a->json ? Format::kJson : a->csv ? Format::kCsv : Format::kTable;
     if (a->print_sql) {
       std::cout << rules::install_sql();
@@ -161,6 +174,7 @@ void add_rules(CLI::App& app) {
     options.rerun = a->rerun;
     options.rule_files = a->rule_files;
     options.queue_deliveries = !a->on_finding.empty();
+    options.time_limit = a->timeout;
     rules::RuleRunner runner(*db, options);
     std::vector<rules::Finding> found = runner.evaluate_new_steps();
     for (const std::string& failure : runner.failures()) std::cerr << "trialdb rules: " << printable(failure) << "\n";
@@ -184,7 +198,8 @@ void add_rules(CLI::App& app) {
     if (!a->json) std::cerr << counted(found.size(), "new finding") << "\n";
 
     std::set<int64_t> failed_ids;
-    const bool failed = !a->on_finding.empty() && !deliver_findings(runner, a->on_finding, a->db, "rules", &failed_ids);
+    const bool failed = !a->on_finding.empty() && !deliver_findings(runner, a->on_finding, a->db, "rules", a->on_finding_timeout,
+                                                                     &failed_ids);
     if (!runner.failures().empty()) exit_code() = kExitError;
     else if (a->exit_code && !found.empty()) exit_code() = kExitFindings;
     else if (failed) exit_code() = kExitPartial;

@@ -3,15 +3,15 @@
 // read-only connection would still allow to write elsewhere or to alter the file's schema
 // (ATTACH, VACUUM INTO, PRAGMA writable_schema).
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "schema/database.h"
 #include "sqlext/register.h"
 #include "src/commands.h"
 #include "src/open_db.h"
 #include "src/output.h"
+#include "src/sql_file.h"
+#include "src/timeout_option.h"
 
 namespace trialdb::cli {
 
@@ -20,22 +20,15 @@ struct SqlArgs {
   std::string db, query, file;
   bool csv = false, json = false, write = false;
   int precision = 0;
+  double timeout = 0;   // seconds; 0: none
 };
 
-// The SQL to run: the argument, standard input for "-", or --file.
+// The SQL to run: the argument, standard input for "-", or --file (each bounded: sql_file.h).
 std::string query_text(const SqlArgs& a) {
   if (!a.file.empty() && !a.query.empty()) throw Error(ErrorKind::kUsage, "give the SQL as an argument or --file, not both");
   if (a.query.empty() && a.file.empty()) throw Error(ErrorKind::kUsage, "give the SQL: an argument, - for standard input, or --file");
   if (a.query != "-" && a.file.empty()) return a.query;
-  std::stringstream text;
-  if (a.query == "-") {
-    text << std::cin.rdbuf();
-  } else {
-    std::ifstream in(a.file, std::ios::binary);
-    if (!in) throw Error(Status::io("cannot read the SQL file").at(a.file));
-    text << in.rdbuf();
-  }
-  return text.str();
+  return a.query == "-" ? read_sql_file("-", "sql -") : read_sql_file(a.file, "--file");
 }
 
 // sqlite3_set_authorizer's callback for read-only queries. VACUUM INTO writes its copy through
@@ -73,14 +66,21 @@ void add_sql(CLI::App& app) {
                   "Significant digits of real numbers (default: the shortest text that reads back as the same number)")
       ->check(CLI::Range(1, 17));
   cmd->add_flag("--write", a->write, "Allow statements that change the database (and ATTACH, VACUUM INTO)");
+  add_timeout_option(cmd, &a->timeout, "Stop the SQL after this many seconds, exit 1 (default: no limit)");
   cmd->callback([a] {
+    const std::string sql = query_text(*a);   // before the database is opened: a bad argument changes nothing
     std::unique_ptr<Database> db = open_db(a->db, a->write ? OpenMode::kExisting : OpenMode::kReadOnly);
     trialdb_register_sql_functions(db->handle());   // the rule_* helpers too: rule views can be queried
     if (!a->write) sqlite3_set_authorizer(db->handle(), read_only_authorizer, nullptr);
-    const std::string sql = query_text(*a);
     if (a->precision) set_real_digits(a->precision);
+    const Database::TimeLimit limit(*db, a->timeout, "--timeout " + format_real(a->timeout) + " s");
     reporting_corruption(*db, [&] {
-      print_query(db->handle(), sql, a->json ? Format::kJson : a->csv ? Format::kCsv : Format::kTable, std::cout);
+      try {
+        print_query(db->handle(), sql, a->json ? Format::kJson : a->csv ? Format::kCsv : Format::kTable, std::cout);
+      } catch (const Error& e) {
+        if (!db->time_limit_reached()) throw;
+        throw Error(Status::database("the SQL ran past --timeout " + format_real(a->timeout) + " s; stopped").at(a->db));
+      }
     });
   });
 }

@@ -1,5 +1,8 @@
 // trialdb: SageMaker Debugger trials as an SQLite analytical store. The command line front end.
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -48,6 +51,21 @@ size_t distance(const std::string& a, const std::string& b) {
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   return d[a.size()][b.size()];
+}
+
+// Output that could not be written is a failure: a full disk or a closed pipe behind stdout (or
+// stderr) turns the command's exit code into kExitError, with a message where one can be written.
+int checked_output(int code) {
+  std::cout.flush();
+  const bool out_failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  const int out_errno = errno;
+  std::cerr.flush();
+  const bool err_failed = !std::cerr || std::ferror(stderr);
+  if (out_failed) {
+    std::cerr << "trialdb: cannot write the output to standard output: " << std::strerror(out_errno) << "\n";
+    return trialdb::cli::kExitError;
+  }
+  return err_failed ? trialdb::cli::kExitError : code;
 }
 
 // "; did you mean 'x'?" for the nearest candidate close enough to be a typo, else "".
@@ -136,7 +154,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << prefix << printable(e.what()) << "\n";
-    return kExitError;
+    return checked_output(kExitError);
   }
-  return exit_code();
+  return checked_output(exit_code());
 }

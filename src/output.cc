@@ -7,9 +7,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 #include "schema/status.h"
+#include "schema/utf8.h"
 
 namespace trialdb::cli {
 
@@ -23,6 +26,24 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
   std::string out;
   for (size_t i = 0; i < parts.size(); i++) out += (i ? sep : "") + parts[i];
   return out;
+}
+
+std::vector<std::string> json_keys(const std::vector<std::string>& names) {
+  const std::set<std::string> columns(names.begin(), names.end());
+  std::set<std::string> used;
+  std::map<std::string, int> last_suffix;   // per repeated name: the suffix it last took
+  std::vector<std::string> keys;
+  for (const std::string& name : names) {
+    std::string key = name;
+    if (used.count(key)) {
+      int& n = last_suffix.try_emplace(name, 1).first->second;
+      do key = name + "_" + std::to_string(++n);
+      while (columns.count(key) || used.count(key));
+    }
+    used.insert(key);
+    keys.push_back(std::move(key));
+  }
+  return keys;
 }
 
 std::string counted(uint64_t n, const std::string& singular, const std::string& plural) {
@@ -61,24 +82,6 @@ void append_hex_byte(std::string* out, const char* prefix, unsigned char c) {
   *out += kHexDigits[c & 15];
 }
 
-// The length of the well-formed UTF-8 sequence starting at s[i] (2 to 4 bytes, RFC 3629: no
-// overlong forms, surrogates or code points past U+10FFFF), or 0.
-size_t utf8_sequence(std::string_view s, size_t i) {
-  auto byte = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
-  auto cont = [&](size_t k) { return (byte(k) & 0xC0) == 0x80; };
-  const unsigned c = byte(0);
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-    return byte(1) >= lo && byte(1) <= hi && cont(2) ? 3 : 0;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-    return byte(1) >= lo && byte(1) <= hi && cont(2) && cont(3) ? 4 : 0;
-  }
-  return 0;
-}
-
 // A numeric cell's text as JSON: the number, or json_number's strings for inf/nan spellings.
 nlohmann::ordered_json numeric_cell(const std::string& text) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(text, nullptr, false);
@@ -102,7 +105,7 @@ std::string printable(std::string_view text) {
     } else if (c < 0x80) {
       out += static_cast<char>(c);
       ++i;
-    } else if (size_t n = utf8_sequence(text, i); n == 0) {
+    } else if (size_t n = utf8_sequence_length(text, i); n == 0) {
       append_hex_byte(&out, "\\x", c);
       ++i;
     } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) {
@@ -172,14 +175,15 @@ void print_table(const Table& t, Format format, std::ostream& out) {
     return;
   }
   if (format == Format::kJson) {
+    const std::vector<std::string> keys = json_keys(t.columns);
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const auto& r : t.rows) {
       nlohmann::ordered_json o = nlohmann::ordered_json::object();
       for (size_t c = 0; c < nc; ++c) {
         bool num = c < t.numeric.size() && t.numeric[c];
-        if (r[c] == kNullCell) o[t.columns[c]] = nullptr;
-        else if (num) o[t.columns[c]] = numeric_cell(r[c]);
-        else o[t.columns[c]] = r[c];
+        if (r[c] == kNullCell) o[keys[c]] = nullptr;
+        else if (num) o[keys[c]] = numeric_cell(r[c]);
+        else o[keys[c]] = r[c];
       }
       arr.push_back(std::move(o));
     }

@@ -20,9 +20,13 @@ enum class Format { kTable, kCsv, kJson };
 // Runs every statement in sql; the last one's rows are printed (src/query_output.cc): CSV and JSON
 // as they come, in constant memory, the table once every row is in (for its widths). Throws
 // Error with SQLite's message on failure. Blobs print as <blob N bytes> (table), hex (CSV) or
-// base64 (JSON). JSON is an array of objects whose keys are the columns in SELECT order, a
-// repeated name suffixed _2, _3, ...
+// base64 (JSON). JSON is an array of objects whose keys are the columns in SELECT order (json_keys).
 void print_query(sqlite3* db, const std::string& sql, Format format, std::ostream& out);
+
+// The JSON keys of columns named `names`: each name, a repeated one suffixed _2, _3, ... with
+// the first number that makes a key no column is named and no other key is (SELECT 1 AS a,
+// 2 AS a_2, 3 AS a: a, a_2, a_3), so no two columns ever share a key.
+std::vector<std::string> json_keys(const std::vector<std::string>& names);
 
 // How every command prints a REAL: the shortest text that reads back as the same double, or
 // with `digits` significant digits once set (--precision).

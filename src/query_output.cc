@@ -3,7 +3,6 @@
 // prepares to nothing (whitespace and comments).
 #include <sqlite3.h>
 
-#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -43,6 +42,12 @@ std::string hex(const unsigned char* p, size_t n) {
 
 [[noreturn]] void sql_error(sqlite3* db) { throw Error(Status::database(std::string("SQL error: ") + sqlite3_errmsg(db))); }
 
+// A streamed result stops at the first row that could not be written (a full disk behind
+// stdout), rather than running the whole query into a failed stream.
+void check_written(const std::ostream& out) {
+  if (!out) throw Error(Status::io("cannot write the rows to the output (disk full, or the reader went away?)"));
+}
+
 // Whether nothing but whitespace and comments follows.
 bool nothing_follows(sqlite3* db, const char* tail) {
   sqlite3_stmt* next = nullptr;
@@ -52,16 +57,11 @@ bool nothing_follows(sqlite3* db, const char* tail) {
   return empty;   // a statement that does not prepare yet (it needs an earlier one) still follows
 }
 
-// The JSON keys of the columns: their names in order, a repeated name suffixed _2, _3, ...
-std::vector<std::string> json_keys(sqlite3_stmt* st) {
-  std::vector<std::string> keys;
-  std::map<std::string, int> seen;
-  for (int c = 0; c < sqlite3_column_count(st); ++c) {
-    std::string name = sqlite3_column_name(st, c);
-    if (const int n = ++seen[name]; n > 1) name += "_" + std::to_string(n);
-    keys.push_back(name);
-  }
-  return keys;
+// The JSON keys of the statement's columns (json_keys in output.h).
+std::vector<std::string> column_keys(sqlite3_stmt* st) {
+  std::vector<std::string> names;
+  for (int c = 0; c < sqlite3_column_count(st); ++c) names.push_back(sqlite3_column_name(st, c));
+  return json_keys(names);
 }
 
 nlohmann::ordered_json json_cell(sqlite3_stmt* st, int c) {
@@ -102,7 +102,7 @@ void print_rows(sqlite3* db, sqlite3_stmt* st, Format format, std::ostream& out)
   const int nc = sqlite3_column_count(st);
   int rc;
   if (format == Format::kJson) {
-    const std::vector<std::string> keys = json_keys(st);
+    const std::vector<std::string> keys = column_keys(st);
     out << "[";
     bool first = true;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -111,6 +111,7 @@ void print_rows(sqlite3* db, sqlite3_stmt* st, Format format, std::ostream& out)
       std::string text = json_text(row);
       for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; at += 3) text.replace(at, 1, "\n  ");
       out << (first ? "\n  " : ",\n  ") << text;
+      check_written(out);
       first = false;
     }
     if (rc != SQLITE_DONE) sql_error(db);
@@ -127,6 +128,7 @@ void print_rows(sqlite3* db, sqlite3_stmt* st, Format format, std::ostream& out)
         out << (c ? "," : "") << (cell == kNullCell ? "" : csv_cell(cell));
       }
       out << "\n";
+      check_written(out);
     }
     if (rc != SQLITE_DONE) sql_error(db);
     return;

@@ -2,6 +2,7 @@
 // by explicit name or Python regex. One file per worker; their count is the expected number of
 // workers (or _meta.num_workers when larger).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,9 @@ struct CollectionsFile {
 // kInvalidInput (saying what is wrong) when the file is not a usable collections file; the
 // caller adds the file name (Status::at).
 Status parse_collections_json(std::string_view text, CollectionsFile* out);
+
+// A collections file larger than this is an error, never read whole (smdebug's are kilobytes).
+inline constexpr uint64_t kMaxCollectionsFileBytes = 64u << 20;
 
 // smdebug finds collection files anywhere below collections/ by this suffix.
 bool is_collections_path(std::string_view path);

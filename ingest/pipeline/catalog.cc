@@ -12,11 +12,6 @@
 
 namespace trialdb {
 
-namespace {
-// A collections file larger than this is an error, never read whole (smdebug's are kilobytes).
-constexpr uint64_t kMaxCollectionsFileBytes = 64u << 20;
-}  // namespace
-
 Catalog::Catalog(Database& db, std::string name, std::string root) : db_(db), name_(std::move(name)) {
   {
     // The name's check and its claim in one transaction: of two ingests of different folders

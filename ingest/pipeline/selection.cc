@@ -61,14 +61,23 @@ bool Selection::selects_tensor(const std::string& name) const {
   return it->second;
 }
 
-// --tensors or --collections: either selects a tensor.
+// --tensors or --collections: either selects a tensor. A --tensors search past PCRE2's limits
+// fails the ingest (the user's pattern cannot decide: neither selecting nor leaving out the
+// tensor would be what was asked); a collection's include_regex past them is recorded as an
+// ingest error by the catalog, and the tensor is not a member.
 bool Selection::matches(const std::string& name) const {
+  if (regex_) {
+    try {
+      if (regex_->search(name)) return true;
+    } catch (const Error& e) {
+      throw Error(Status::usage("--tensors: " + e.status().cause()));
+    }
+  }
+  if (member_names_.count(name)) return true;
   try {
-    if (regex_ && regex_->search(name)) return true;
-    if (member_names_.count(name)) return true;
     for (const auto& re : member_regexes_)
       if (re->search(name)) return true;
-  } catch (const Error&) {   // past the match limits: not selected
+  } catch (const Error&) {
   }
   return false;
 }

@@ -8,9 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <vector>
+
+#include "schema/utf8.h"
 
 namespace trialdb::plot {
 
@@ -35,6 +38,13 @@ Canvas::Canvas(const std::string& path, int width, int height)
   if (width < 100 || height < 100 || width > 20000 || height > 20000)
     throw Error(ErrorKind::kInvalidInput, "image size " + std::to_string(width) + "x" + std::to_string(height) +
                                               " is out of range (100 to 20000 pixels a side)");
+  // Something other than a regular file (a FIFO that nobody reads, a device) is refused before
+  // opening it, which would wait for a reader for ever.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw Error(ErrorKind::kIo, "cannot write " + path + ": it exists and is not a regular file (a FIFO, a device or "
+                                "a folder); give a new or a regular file");
   // cairo reports an unwritable file only when it finally writes; find out now instead.
   FILE* probe = std::fopen(path.c_str(), "wb");
   if (!probe) throw Error(ErrorKind::kIo, "cannot write " + path + ": " + std::strerror(errno));
@@ -126,16 +136,26 @@ void Canvas::text(double x, double y, const std::string& s, double size, HAlign 
 
 namespace {
 
+// Text as XML character data: markup characters as entities, and what XML 1.0 has no character
+// for (C0 controls but tab, newline and return; bytes that are not UTF-8) as U+FFFD, so any name
+// makes a well-formed SVG.
 std::string xml_escaped(const std::string& s) {
   std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char ch = static_cast<unsigned char>(s[i]);
+    const size_t n = utf8_sequence_length(s, i);
+    if (n == 0) {
+      out += kUtf8Replacement;
+      ++i;
+      continue;
     }
+    if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') out += kUtf8Replacement;
+    else if (ch == '&') out += "&amp;";
+    else if (ch == '<') out += "&lt;";
+    else if (ch == '>') out += "&gt;";
+    else if (ch == '"') out += "&quot;";
+    else out.append(s, i, n);
+    i += n;
   }
   return out;
 }

@@ -94,5 +94,20 @@ with tempfile.TemporaryDirectory() as tmp:
     except KeyError as e:
         check("pt_bad_init" in str(e), "unknown trial lists the trials: %s" % e)
 
+# A file name with '#', '?' or '%' is that file, not the database its URI-decoded prefix names
+# (runs#1.db, runs?x=1.db and run%73 are not runs).
+with tempfile.TemporaryDirectory() as tmp:
+    subprocess.run([TRIALDB, "ingest", os.path.join(FIXTURES, "pt_bad_init"), "--db", os.path.join(tmp, "runs"),
+                    "--name", "decoy", "-q"], check=True)
+    for name in ("runs#1.db", "runs?x=1.db", "run%73", "runs%20x"):
+        path = os.path.join(tmp, name)
+        subprocess.run([TRIALDB, "ingest", os.path.join(FIXTURES, "core_dtypes"), "--db", path, "--name", name, "-q"],
+                       check=True)
+        try:
+            trials = [r[0] for r in trialdb.open(path, extension=EXTENSION).execute("SELECT trial FROM trials")]
+        except sqlite3.Error as e:
+            trials = ["error: %s" % e]
+        check(trials == [name], "open(%r) opens that file: trials %r" % (name, trials))
+
 print("%d failures" % len(failures) if failures else "ok")
 sys.exit(1 if failures else 0)

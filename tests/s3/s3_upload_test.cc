@@ -31,6 +31,11 @@ struct UploadS3 {
   std::map<std::string, std::string> objects;
   std::map<int, std::string> parts;
   int fail_first_part_puts = 0;
+  // Hostile answers: CompleteMultipartUpload's (status and body), a part's ETag header, a hang.
+  int complete_status = 200;
+  std::string complete_body = "<CompleteMultipartUploadResult></CompleteMultipartUploadResult>";
+  bool part_without_etag = false, part_with_empty_etag = false;
+  bool hang_parts = false;
 
   StubReply operator()(const StubRequest& r) {
     std::lock_guard<std::mutex> lock(mu);
@@ -42,14 +47,18 @@ struct UploadS3 {
     if (r.method == "PUT" && query.rfind("partNumber=", 0) == 0) {
       if (fail_first_part_puts > 0 && --fail_first_part_puts >= 0) return {503, "<Error><Code>SlowDown</Code></Error>", {}};
       const int n = std::stoi(query.substr(11));
+      if (hang_parts) return StubReply{200, "", {}, 0, true};
       parts[n] = r.body;
+      if (part_without_etag) return {200, "", {}};
+      if (part_with_empty_etag) return {200, "", {{"ETag", "\"\""}}};
       return {200, "", {{"ETag", "\"etag-" + std::to_string(n) + "\""}}};
     }
     if (r.method == "POST" && query.rfind("uploadId=", 0) == 0) {
       std::string whole;
       for (const auto& [n, bytes] : parts) whole += bytes;
-      objects[key] = whole;
-      return {200, "<CompleteMultipartUploadResult></CompleteMultipartUploadResult>", {}};
+      if (complete_status == 200 && complete_body.find("CompleteMultipartUploadResult") != std::string::npos)
+        objects[key] = whole;
+      return {complete_status, complete_body, {}};
     }
     if (r.method == "DELETE") return {204, "", {}};
     if (r.method == "PUT") {
@@ -145,6 +154,71 @@ TEST_F(S3UploadTest, AnUploadAbandonedBeforeCompletionIsAborted) {
   EXPECT_EQ(reqs.back().method, "DELETE");
   EXPECT_EQ(reqs.back().target, "/bkt/half?uploadId=up%2F1%2Bx");
   expect_signed(server);
+}
+
+// What a multipart upload of `n` bytes to key "m" throws ("" when it completes).
+std::string upload_error(S3Http& http, const S3Config& cfg, size_t n) {
+  try {
+    S3ObjectUpload up(http, cfg, "bkt", "m", kPart);
+    up.write(pattern(n));
+    up.complete();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(S3UploadTest, CompleteMultipartUploadAnswered200WithAnErrorIsAnError) {
+  // Real S3 sends 200 at once, whitespace while it works, then the outcome: here an error.
+  for (const std::string& body :
+       {std::string("\n  \n<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>InternalError</Code>"
+                    "<Message>We encountered an internal error. Please try again.</Message></Error>"),
+        std::string(""), std::string("   "), std::string("<Unexpected/>")}) {
+    UploadS3 s3;
+    s3.complete_body = body;
+    StubHttpServer server(std::ref(s3));
+    const S3Config cfg = config(server);
+    S3Http http(cfg);
+    const std::string what = upload_error(http, cfg, 2 * kPart + 1);
+    EXPECT_NE(what.find("CompleteMultipartUpload"), std::string::npos) << "body " << body << ": " << what;
+    EXPECT_NE(what.find("s3://bkt/m"), std::string::npos) << what;
+    EXPECT_EQ(s3.objects.count("m"), 0u);
+  }
+}
+
+TEST_F(S3UploadTest, APartAnsweredWithoutAnETagIsAnError) {
+  for (const bool empty : {false, true}) {
+    UploadS3 s3;
+    (empty ? s3.part_with_empty_etag : s3.part_without_etag) = true;
+    StubHttpServer server(std::ref(s3));
+    const S3Config cfg = config(server);
+    S3Http http(cfg);
+    const std::string what = upload_error(http, cfg, 2 * kPart + 1);
+    EXPECT_NE(what.find("no ETag"), std::string::npos) << what;
+    for (const StubRequest& r : server.requests())
+      EXPECT_FALSE(r.method == "POST" && r.target.find("uploadId=") != std::string::npos) << "completed without ETags";
+  }
+}
+
+TEST_F(S3UploadTest, AServerThatStopsAnsweringIsLeftAfterTheIdleTimeout) {
+  UploadS3 s3;
+  s3.hang_parts = true;
+  StubHttpServer server(std::ref(s3));
+  S3Options o;
+  o.endpoint = server.endpoint();
+  o.retry_base = std::chrono::milliseconds(5);
+  o.retry_cap = std::chrono::milliseconds(20);
+  o.max_attempts = 2;
+  o.request_timeout = std::chrono::milliseconds(120000);   // the idle timeout must end it, not this
+  o.idle_timeout = std::chrono::milliseconds(1000);
+  const S3Config cfg = resolve_s3_config(o);
+  S3Http http(cfg);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string what = upload_error(http, cfg, 2 * kPart + 1);
+  const auto elapsed = std::chrono::steady_clock::now() - t0;
+  EXPECT_NE(what.find("gave up after 2 attempts"), std::string::npos) << what;
+  EXPECT_NE(what.find("UploadPart"), std::string::npos) << what;
+  EXPECT_LT(elapsed, std::chrono::seconds(20));
 }
 
 TEST_F(S3UploadTest, RefusedUploadsNameTheObjectNeverTheSecret) {

@@ -3,6 +3,7 @@ the extension loaded into /usr/bin/python3's sqlite3. Blobs are built and decode
 as docs/BLOB_FORMAT.md describes."""
 import json
 import math
+import sqlite3
 import struct
 import sys
 
@@ -168,4 +169,55 @@ c.eq(one("SELECT tensor_percentiles(?, '[5, 95]')", enc(x)), "[null,null]", "NaN
 c.eq(one("SELECT tensor_reduce(?, 'mean')", enc(x)), None, "NaN mean is NULL")
 c.eq(one("SELECT tensor_argmax(?)", enc(x)), int(np.argmax(x)), "argmax with NaN")
 c.eq(one("SELECT tensor_count(?, 'nan')", enc(x)), 1, "count nan")
+
+
+# Values a few ulps apart, where neighbouring edges round to one number: numpy corrects its bin
+# estimate once (numpy/lib/histograms.py), in the values' own dtype for float32 and float16, and
+# tensor_histogram and tensor_percentile must answer exactly as numpy does. 3,000 random cases.
+def ulp_case(k):
+    dtype = ["float64", "float32", "float16"][k % 3]
+    scale = float(rng.choice([1.0, -1.0, 0.1, -3.0, 1e-3, 1234.5])) * 10.0 ** float(rng.integers(-3, 4))
+    if dtype == "float16":
+        scale = float(np.clip(scale, -6e4, 6e4)) or 1.0
+    x = np.full(int(rng.integers(1, 12)), scale, dtype=dtype)
+    for i in range(x.size):
+        for _ in range(int(rng.integers(0, 4))):
+            x[i] = np.nextafter(x[i], np.array(np.inf, dtype=dtype))
+    return x
+
+
+mismatched = {"histogram": [], "histogram range": [], "percentile": []}
+for k in range(3000):
+    x = ulp_case(k)
+    b = enc(x)
+    bins = int(rng.integers(1, 21))
+    h = json.loads(one("SELECT tensor_histogram(?, ?)", b, bins))
+    counts, edges = np.histogram(x, bins=bins)
+    if h["counts"] != counts.tolist() or not np.array_equal(np.array(h["edges"], dtype=edges.dtype), edges):
+        mismatched["histogram"].append((x.dtype.name, x.tolist(), bins, h, counts.tolist(), edges.tolist()))
+    lo, hi = float(x.min()), float(x.max()) * (1 + float(rng.integers(0, 2)) * 2.0 ** -52)
+    if lo < hi:
+        h = json.loads(one("SELECT tensor_histogram(?, ?, ?, ?)", b, bins, lo, hi))
+        counts, edges = np.histogram(x, bins=bins, range=(lo, hi))
+        if h["counts"] != counts.tolist() or not np.array_equal(np.array(h["edges"], dtype=edges.dtype), edges):
+            mismatched["histogram range"].append((x.dtype.name, x.tolist(), bins, lo, hi, h, counts.tolist()))
+    p = float(rng.choice([0, 100, float(rng.uniform(0, 100)), 50, 12.5]))
+    want = float(np.percentile(x.astype(np.float64), p))
+    got = one("SELECT tensor_percentile(?, ?)", b, p)
+    if got != want:
+        mismatched["percentile"].append((x.dtype.name, x.tolist(), p, got, want))
+for what, cases in mismatched.items():
+    c.true(not cases, "%s of values a few ulps apart: %d of 3000 differ from numpy, e.g. %r"
+           % (what, len(cases), cases[:2]))
+
+# tensor_json is UTF-8 text whatever bytes a string tensor holds (Python's sqlite3 fetches it);
+# each byte that starts no character is U+FFFD (here as Python's decode(errors="replace") gives).
+elements = [b"ok", b"bad \xff\xfe end", b"\xc3\xa9t\xc3", b"\xed\xa0\x80"]
+blob = bytes([0xB1, 15, 1, 0]) + struct.pack("<q", len(elements)) + b"".join(
+    struct.pack("<I", len(e)) + e for e in elements)
+try:
+    text = one("SELECT tensor_json(?)", blob)
+    c.eq(json.loads(text), [e.decode("utf-8", "replace") for e in elements], "tensor_json of invalid UTF-8")
+except sqlite3.Error as e:
+    c.true(False, "tensor_json of invalid UTF-8 cannot be fetched: %s" % e)
 c.done()

@@ -13,6 +13,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+from xml.etree import ElementTree
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reliability"))
 import common  # noqa: E402
@@ -184,6 +185,25 @@ def test_json(db, zero):
     assert all(isinstance(r["ratio_b_a"], float) for r in rows if r["step_a"] != ZERO_STEP), rows
 
 
+def test_json_keys(db):
+    """sql --json never merges two columns: a repeated name's suffix never collides with a real one."""
+    rc, out, err = run("sql", "--db", db, "--json", "SELECT 1 AS a, 2 AS a_2, 3 AS a, 4 AS a_3, 5 AS a")
+    assert rc == 0, err
+    rows = strict_json("sql", out)
+    assert len(rows) == 1 and sorted(rows[0].values()) == [1, 2, 3, 4, 5], rows
+    assert list(rows[0])[:2] == ["a", "a_2"] and rows[0]["a_3"] == 4, rows
+
+
+def test_svg(tmp, db):
+    """The SVG of a chart whose tensor name holds markup and control characters is well-formed XML."""
+    out = os.path.join(tmp, "hostile.svg")
+    rc, _, err = run("plot", "--db", db, "--out", out, "reduction", "--trial", "t", "--tensor", "_fc0")
+    assert rc == 0, err
+    root = ElementTree.parse(out).getroot()   # raises on XML that is not well-formed
+    texts = "".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
+    assert "_fc0" in texts and "\ufffd" in texts, texts
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="trialdb_hostile_names_")
     try:
@@ -191,6 +211,8 @@ def main():
         db = test_ingest(tmp, trial, base)
         test_tables_and_messages(tmp, db)
         test_json(db, zero)
+        test_json_keys(db)
+        test_svg(tmp, db)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("ok")

@@ -1,7 +1,8 @@
 """A regular expression past PCRE2's match limit (issue 17, F17) is an error naming the pattern,
 never "no match": in SQL's regexp(), in a collection's include_regex (an ingest_errors row naming
 the collection and the pattern; the rest is ingested) and in the --tensor filters of compare and
-plot.
+plot; and past it only when Python's re could not answer either (a deep search is retried with a
+larger JIT stack, then on the interpreter). --tensors past the limit fails the ingest.
 
 Usage: regex_limit_test.py TRIALDB"""
 import glob
@@ -69,10 +70,29 @@ def test_queries(db):
     r = common.run([TRIALDB, "plot", "--db", db, "--out", os.path.join(os.path.dirname(db), "r.png"), "reduction",
                     "--tensor", RUNAWAY])
     assert r.rc == 1 and RUNAWAY in r.err and "limit" in r.err, r
+    # Deep but not catastrophic: Python's re matches `(a|a)*$` on 10,001 characters; so does
+    # regexp() (a larger JIT stack, then the interpreter), and on a million.
+    for n in (10001, 1000000):
+        r = common.run([TRIALDB, "sql", "--db", db, "--csv",
+                        f"SELECT regexp('(a|a)*$', replace(hex(zeroblob({n})), '00', 'a')) AS deep, "
+                        f"regexp('^(a|a)*b$', replace(hex(zeroblob({n})), '00', 'a') || 'b') AS anchored"])
+        assert r.rc == 0 and r.out.split() == ["deep,anchored", "1,1"], (n, r)
     # A pattern that finishes still answers both ways.
     r = common.run([TRIALDB, "sql", "--db", db, "--csv",
                     r"SELECT tensor FROM tensors WHERE tensor REGEXP '^(?!gradient).*weight' ORDER BY 1"])
     assert r.rc == 0 and r.out.split() == ["tensor", "Net_fc0.weight"], r
+
+
+def test_ingest_selection(tmp, trial):
+    """--tensors past the limit is an error naming the pattern, never a selection of nothing."""
+    db = os.path.join(tmp, "sel.db")
+    r = common.ingest(TRIALDB, trial, db, name="t", extra=["--tensors", RUNAWAY])
+    assert r.rc == 1 and RUNAWAY in r.err and "limit" in r.err and "--tensors" in r.err, r
+    # A pattern that finishes selects as Python's re does.
+    r = common.ingest(TRIALDB, trial, db, name="deep", extra=["--tensors", r"^(.)*_output_0$"])
+    assert r.rc == 0, r
+    r = common.run([TRIALDB, "sql", "--db", db, "--csv", "SELECT tensor FROM tensors WHERE trial = 'deep' ORDER BY 1"])
+    assert r.rc == 0 and r.out.split()[1:] == MATCHING, r
 
 
 def main():
@@ -83,6 +103,7 @@ def main():
                        stdout=subprocess.DEVNULL)
         clean = test_collection(tmp, trial)
         test_queries(clean)
+        test_ingest_selection(tmp, trial)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("ok")

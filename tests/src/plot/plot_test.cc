@@ -1,6 +1,8 @@
 // The chart library: tick placement and labels, and that each chart writes a valid image of the
 // size asked for (PNG header, SVG root element), also for empty and degenerate data.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -198,6 +200,26 @@ TEST(Render, SvgTextStaysText) {
   EXPECT_NE(svg.find(">global step</text>"), std::string::npos);
   EXPECT_EQ(svg.find("glyph"), std::string::npos);
   EXPECT_LT(svg.find("<text"), svg.rfind("</svg>"));
+}
+
+TEST(Render, SvgOfAnyNameIsWellFormed) {
+  LineChart c;
+  // ESC and BEL, which XML 1.0 has no character for, become U+FFFD; DEL, which it has, stays
+  // (cairo itself refuses bytes that are not UTF-8, and noncharacters).
+  c.title = "t\x1b]0;x\x07 <b>&amp; \x7f end";
+  c.series.push_back({"a", {0, 1}, {1, 2}, palette(0), Dash::Solid});
+  render_line_chart(c, "names.svg", {500, 300});
+  const std::string svg = slurp("names.svg");
+  EXPECT_EQ(svg.find_first_of("\x1b\x07"), std::string::npos);
+  EXPECT_NE(svg.find("t\xef\xbf\xbd]0;x\xef\xbf\xbd &lt;b&gt;&amp;amp; \x7f end</text>"), std::string::npos);
+}
+
+TEST(Render, ASpecialFileIsRefusedNotOpened) {
+  // Opening a FIFO nobody reads would wait for ever.
+  ASSERT_EQ(mkfifo("chart_fifo.svg", 0600), 0);
+  LineChart c;
+  EXPECT_THROW(render_line_chart(c, "chart_fifo.svg", {300, 200}), Error);
+  unlink("chart_fifo.svg");
 }
 
 TEST(Render, LegendBelowANarrowChartGrowsTheImage) {
