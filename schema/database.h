@@ -11,11 +11,13 @@
 
 namespace trialdb {
 
-inline constexpr int kSchemaVersion = 7;   // 2: value.dtype is a code; 3: small blobs in value.data;
+inline constexpr int kSchemaVersion = 8;   // 2: value.dtype is a code; 3: small blobs in value.data;
                                            // 4: value clustered by (tensor, step, worker);
                                            // 5: value.tensor_step, trial.complete_through;
                                            // 6: value_distribution, value_histogram, bucket_octave;
-                                           // 7: value locations (event_file), partial_file
+                                           // 7: value locations (event_file), partial_file;
+                                           // 8: database_identity, trial.uid and change_seq,
+                                           //    step.change_seq
 
 // How long a connection waits for another one's lock before SQLITE_BUSY.
 inline constexpr int kBusyTimeoutMs = 30000;
