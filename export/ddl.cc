@@ -1,6 +1,9 @@
 // Engine DDL for an export (ddl.h).
 #include "export/ddl.h"
 
+#include "export/manifest.h"
+#include "schema/status.h"
+
 namespace trialdb::exporter {
 
 namespace {
@@ -50,6 +53,20 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
+// Athena's projection puts a trial's name into the location template as it is, and its enum is
+// one comma-separated string: a name with a comma, or one whose folder name is escaped, would
+// give a wrong partition list or a wrong location. Such a name is refused.
+void require_athena_names(const std::vector<std::string>& trials) {
+  for (const std::string& trial : trials) {
+    const bool escaped = partition_folder(trial) != std::string(kPartitionColumn) + "=" + trial;
+    if (escaped || trial.find(',') != std::string::npos)
+      throw Error(ErrorKind::kUsage,
+                  "trial '" + trial + "': Athena's partition projection cannot name it (" +
+                      (escaped ? "its folder name is escaped" : "a comma separates the projection's values") +
+                      "); rename it (trialdb rename) or use --ddl trino or spark, which read the folder names");
+  }
+}
+
 std::string athena(const PublicTable& t, const std::string& root, const std::vector<std::string>& trials) {
   const std::string where = root + "/" + t.name + "/";
   std::string projection =
@@ -89,6 +106,7 @@ std::string duckdb(const PublicTable& t, const std::string& root) {
 std::string engine_ddl(Engine engine, const std::string& location, ValuesExport values,
                        const std::vector<std::string>& trials) {
   std::string out;
+  if (engine == Engine::kAthena) require_athena_names(trials);
   if (engine == Engine::kTrino) out += "CREATE SCHEMA IF NOT EXISTS trialdb;\n\n";
   for (const PublicTable& t : public_tables()) {
     if (!wanted(t, values)) continue;

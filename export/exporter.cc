@@ -1,7 +1,13 @@
 // Exporting trials to Parquet datasets (exporter.h).
 #include "export/exporter.h"
 
-#include <limits>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <set>
 
 #include "export/manifest.h"
 #include "export/table_file.h"
@@ -10,99 +16,296 @@ namespace trialdb::exporter {
 
 namespace {
 
-// The trial's visibility frontier: every value of a global step up to it is in the public views
-// and no later value is (the largest integer once the trial ended).
-int64_t complete_through(Database& db, const std::string& trial) {
-  Statement q(db.handle(), "SELECT complete_through FROM trial WHERE name = ?1");
+// Counts the export's changes to the target for kKillAfterEnv.
+class KillPoint {
+ public:
+  KillPoint() {
+    if (const char* n = std::getenv(kKillAfterEnv)) left_ = std::atoll(n);
+  }
+  void changed() {
+    if (left_ > 0 && --left_ == 0) ::raise(SIGKILL);
+  }
+
+ private:
+  long long left_ = 0;
+};
+
+struct DatabaseIdentity {
+  std::string uid, path;
+};
+
+DatabaseIdentity database_identity(Database& db) {
+  Statement q(db.handle(), "SELECT uid FROM database_identity");
+  if (!q.step()) throw Error(ErrorKind::kDatabase, "the database has no identity (database_identity is empty)", db.path());
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(db.path(), ec);
+  return {q.text(0), ec ? db.path() : absolute.lexically_normal().string()};
+}
+
+// What the export needs of a trial, read in the export's snapshot.
+struct TrialRow {
+  int64_t id = 0;
+  std::string uid;
+  int64_t change_seq = 0;
+  int64_t complete_through = -1;   // the visibility frontier: rows of later steps are not in the views
+};
+
+TrialRow trial_row(Database& db, const std::string& trial) {
+  Statement q(db.handle(), "SELECT trial_id, uid, change_seq, complete_through FROM trial WHERE name = ?1");
   q.bind(1, trial);
   if (!q.step()) throw Error(ErrorKind::kInvalidInput, "no trial named '" + trial + "'", db.path());
-  return q.int64(0);
+  return {q.int64(0), q.text(1), q.int64(2), q.int64(3)};
 }
 
-Manifest read_manifest(ExportTarget& target, const std::string& trial) {
-  const std::string path = manifest_path(trial);
-  if (std::optional<std::string> text = target.read(path)) return Manifest::parse(*text, trial, target.describe(path));
-  Manifest m;
-  m.trial = trial;
-  return m;
-}
-
-void write_manifest(ExportTarget& target, const Manifest& manifest) {
-  const std::unique_ptr<OutputFile> out = target.create(manifest_path(manifest.trial));
-  out->write(manifest.to_json());
-  out->commit();
+// The global steps whose values changed after `since` (trial.change_seq), in order.
+std::vector<int64_t> changed_steps(Database& db, int64_t trial_id, int64_t since) {
+  Statement q(db.handle(), "SELECT step FROM step WHERE trial_id = ?1 AND change_seq > ?2 ORDER BY step");
+  q.bind(1, trial_id).bind(2, since);
+  std::vector<int64_t> steps;
+  while (q.step()) steps.push_back(q.int64(0));
+  return steps;
 }
 
 bool same_content(const ExportedFile& a, const WrittenFile& b) {
   return a.rows == b.rows && a.bytes == b.bytes && a.crc32 == b.crc32;
 }
 
+ExportedFile exported(const std::string& path, const WrittenFile& w, int64_t after, int64_t through) {
+  return {path, w.rows, w.bytes, w.crc32, after, through};
+}
+
 class TrialExport {
  public:
-  TrialExport(Database& db, ExportTarget& target, const ExportOptions& options, const std::string& trial)
-      : db_(db), target_(target), options_(options), trial_(trial), manifest_(read_manifest(target, trial)),
-        through_(complete_through(db, trial)) {}
+  TrialExport(Database& db, ExportTarget& target, const ExportOptions& options, const DatabaseIdentity& identity,
+              KillPoint& kill, const std::string& trial)
+      : db_(db), target_(target), options_(options), identity_(identity), kill_(kill), trial_(trial),
+        row_(trial_row(db, trial)) {}
 
   void run(std::vector<TableReport>& reports) {
+    read_old();
+    next_.trial = trial_;
+    next_.trial_uid = row_.uid;
+    next_.database_uid = identity_.uid;
+    next_.database_path = identity_.path;
+    next_.change_seq = row_.change_seq;
+    changed_ = changed_steps(db_, row_.id, same_job_ ? old_.change_seq : -1);
     for (const PublicTable& table : public_tables()) {
       if (!wanted(table, options_.values)) continue;
-      TableReport report{trial_, table.name};
+      reports_.push_back(TableReport{trial_, table.name});
       if (table.global_step.empty())
-        export_replaced(table, report);
+        plan_replaced(table);
       else
-        export_new_steps(table, report);
-      reports.push_back(report);
+        plan_steps(table);
     }
-    write_manifest(target_, manifest_);
-    for (const std::string& path : superseded_) target_.remove(path);
+    // What no table will list: files of tables no longer exported, files a killed export left.
+    std::set<std::string> superseded = old_paths();
+    for (const auto& [name, s] : next_.tables)
+      for (const ExportedFile& f : s.files) superseded.erase(f.path);
+    for (const StepWork& w : steps_work_) superseded.erase(w.file.path);
+    const bool files_change = !pending_.empty() || !steps_work_.empty() || !superseded.empty();
+    if (files_change) {
+      write_intent(superseded);
+      for (Pending& p : pending_) commit(p.file, p.report, *p.out);
+      for (const StepWork& w : steps_work_) write_range(w);
+      for (const std::string& path : superseded) remove(path);
+    }
+    if (files_change || !has_old_ || next_.to_json() != old_.to_json()) write_manifest(next_);
+    reports.insert(reports.end(), reports_.begin(), reports_.end());
   }
 
  private:
-  // A table that grows by step: the steps after the last export, through the frontier.
-  void export_new_steps(const PublicTable& table, TableReport& report) {
-    TableState& state = manifest_.tables[table.name];
-    const bool first = state.files.empty();
-    const int64_t after = state.through_step.value_or(std::numeric_limits<int64_t>::min());
-    if (!first && after >= through_) return;
-    const std::string path = part_path(table.name, trial_, state.next_part);
-    const std::unique_ptr<OutputFile> out = target_.create(path);
-    const WrittenFile file = write_table_file(db_, table, trial_, StepRange{after, through_}, *out, options_.writer);
-    state.through_step = through_;
-    // The first export writes a file even without rows, so the dataset exists with its schema.
-    if (file.rows == 0 && !first) return;
-    out->commit();
-    record(state, path, file, report);
+  // A file of a table replaced whole, written and waiting for its commit.
+  struct Pending {
+    std::unique_ptr<OutputFile> out;
+    ExportedFile file;
+    size_t report;
+  };
+  // A step range to write: an existing file's (rewritten in place) or a new one.
+  struct StepWork {
+    const PublicTable* table;
+    size_t report;
+    ExportedFile file;   // its path and range
+    bool first;          // the table's first file: written even without rows
+  };
+
+  void read_old() {
+    const std::string path = manifest_path(trial_);
+    const std::optional<std::string> text = target_.read(path);
+    if (!text) return;
+    old_ = Manifest::parse(*text, trial_, target_.describe(path));
+    has_old_ = true;
+    if (old_.database_uid != identity_.uid && !options_.replace)
+      throw Error(ErrorKind::kUsage,
+                  "trial '" + trial_ + "' of " + identity_.path + " is exported here already by another database, " +
+                      old_.database_path + " (identity " + old_.database_uid +
+                      "); pass --replace to replace it, or ingest the job under another --name",
+                  target_.describe(path));
+    same_job_ = old_.database_uid == identity_.uid && old_.trial_uid == row_.uid;
+    dirty_.insert(old_.pending.begin(), old_.pending.end());
   }
 
-  // A table replaced whole: a new file when its content differs from the last one written.
-  void export_replaced(const PublicTable& table, TableReport& report) {
-    TableState& state = manifest_.tables[table.name];
-    const std::string path = part_path(table.name, trial_, state.next_part);
-    const std::unique_ptr<OutputFile> out = target_.create(path);
+  // Every file the old manifest knows of, and those an unfinished export may have written.
+  std::set<std::string> old_paths() const {
+    std::set<std::string> paths(old_.pending.begin(), old_.pending.end());
+    for (const auto& [name, s] : old_.tables)
+      for (const ExportedFile& f : s.files) paths.insert(f.path);
+    return paths;
+  }
+
+  bool changed_within(int64_t after, int64_t through) const {
+    const auto it = std::upper_bound(changed_.begin(), changed_.end(), after);
+    return it != changed_.end() && *it <= through;
+  }
+
+  // A table replaced whole: written now, committed when its content differs from the file's.
+  void plan_replaced(const PublicTable& table) {
+    const size_t report = reports_.size() - 1;
+    const auto old = old_.tables.find(table.name);
+    const bool had = old != old_.tables.end() && old->second.files.size() == 1;
+    TableState& state = next_.tables[table.name];
+    if (had) state = old->second;
+    const std::string path = had ? state.files[0].path : part_path(table.name, trial_, 0);
+    std::unique_ptr<OutputFile> out = target_.create(path);
     const WrittenFile file = write_table_file(db_, table, trial_, std::nullopt, *out, options_.writer);
-    if (!state.files.empty() && same_content(state.files.back(), file)) return;
-    out->commit();
-    for (const ExportedFile& old : state.files) superseded_.push_back(old.path);
-    state.files.clear();
-    record(state, path, file, report);
+    if (had && same_job_ && !dirty_.count(path) && same_content(state.files[0], file)) return;
+    state.files = {exported(path, file, kBeforeAllSteps, kBeforeAllSteps)};
+    state.next_part = std::max<int64_t>(state.next_part, 1);
+    pending_.push_back({std::move(out), state.files[0], report});
   }
 
-  void record(TableState& state, const std::string& path, const WrittenFile& file, TableReport& report) {
-    state.files.push_back({path, file.rows, file.bytes, file.crc32, file.first_step, file.last_step});
-    ++state.next_part;
-    ++report.files_written;
-    report.rows += file.rows;
-    report.bytes += file.bytes;
+  // A table that grows by step: its ranges with a changed or newly visible step rewritten (all
+  // of them for another job), and the steps after the last range in a new one.
+  void plan_steps(const PublicTable& table) {
+    const size_t report = reports_.size() - 1;
+    TableState& state = next_.tables[table.name];
+    if (const auto old = old_.tables.find(table.name); old != old_.tables.end()) state = old->second;
+    const int64_t visible_after = state.through_step;   // steps in (visible_after, frontier] appeared
+    for (const ExportedFile& f : state.files) {
+      const bool appeared = f.through_step > visible_after && f.after_step < row_.complete_through;
+      if (!same_job_ || dirty_.count(f.path) || appeared || changed_within(f.after_step, f.through_step))
+        steps_work_.push_back({&table, report, f, false});
+    }
+    const int64_t last = state.files.empty() ? kBeforeAllSteps : state.files.back().through_step;
+    const bool grown = row_.complete_through > state.through_step;
+    if (row_.complete_through > last &&
+        (state.files.empty() || grown || !same_job_ || changed_within(last, row_.complete_through))) {
+      ExportedFile f;
+      f.path = part_path(table.name, trial_, state.next_part);
+      f.after_step = last;
+      f.through_step = row_.complete_through;
+      steps_work_.push_back({&table, report, f, state.files.empty()});
+    }
+    state.through_step = row_.complete_through;
+  }
+
+  // The manifest as it was, plus every file this export may write or remove, under this
+  // database's and trial's identity (-1: a killed export leaves every step to rewrite when the
+  // job changed).
+  void write_intent(const std::set<std::string>& superseded) {
+    Manifest intent = old_;
+    intent.trial = trial_;
+    intent.trial_uid = row_.uid;
+    intent.database_uid = identity_.uid;
+    intent.database_path = identity_.path;
+    if (!same_job_) intent.change_seq = -1;
+    std::set<std::string> paths(dirty_.begin(), dirty_.end());
+    paths.insert(superseded.begin(), superseded.end());
+    for (const Pending& p : pending_) paths.insert(p.file.path);
+    for (const StepWork& w : steps_work_) paths.insert(w.file.path);
+    intent.pending.assign(paths.begin(), paths.end());
+    write_manifest(intent);
+  }
+
+  void write_range(const StepWork& w) {
+    const std::unique_ptr<OutputFile> out = target_.create(w.file.path);
+    const WrittenFile file = write_table_file(db_, *w.table, trial_, StepRange{w.file.after_step, w.file.through_step},
+                                              *out, options_.writer);
+    TableState& state = next_.tables[w.table->name];
+    const auto at = std::find_if(state.files.begin(), state.files.end(),
+                                 [&](const ExportedFile& f) { return f.path == w.file.path; });
+    const bool rewrite = at != state.files.end();
+    // A new range without rows needs no file: the next one starts where the last file ends. (A
+    // killed export may have left one of its name.)
+    if (!rewrite && file.rows == 0 && !w.first) {
+      if (dirty_.count(w.file.path)) remove(w.file.path);
+      return;
+    }
+    const ExportedFile done = exported(w.file.path, file, w.file.after_step, w.file.through_step);
+    commit(done, w.report, *out);
+    if (rewrite) {
+      *at = done;
+    } else {
+      state.files.push_back(done);
+      ++state.next_part;
+    }
+  }
+
+  void commit(const ExportedFile& file, size_t report, OutputFile& out) {
+    out.commit();
+    kill_.changed();
+    TableReport& r = reports_[report];
+    ++r.files_written;
+    r.rows += file.rows;
+    r.bytes += file.bytes;
+  }
+
+  void remove(const std::string& path) {
+    target_.remove(path);
+    kill_.changed();
+  }
+
+  void write_manifest(const Manifest& manifest) {
+    const std::unique_ptr<OutputFile> out = target_.create(manifest_path(trial_));
+    out->write(manifest.to_json());
+    out->commit();
+    kill_.changed();
   }
 
   Database& db_;
   ExportTarget& target_;
   const ExportOptions& options_;
+  const DatabaseIdentity& identity_;
+  KillPoint& kill_;
   const std::string& trial_;
-  Manifest manifest_;
-  int64_t through_;
-  std::vector<std::string> superseded_;   // removed once the manifest no longer lists them
+  const TrialRow row_;
+  Manifest old_, next_;
+  bool has_old_ = false, same_job_ = false;
+  std::set<std::string> dirty_;   // files an unfinished export may have written: always rewritten
+  std::vector<int64_t> changed_;
+  std::vector<TableReport> reports_;
+  std::vector<Pending> pending_;
+  std::vector<StepWork> steps_work_;
 };
+
+// The partitions this database exported of trials it no longer has (removed or renamed):
+// their files, then their manifest. Manifests of other databases are left alone.
+std::vector<std::string> remove_gone_trials(Database& db, ExportTarget& target, const DatabaseIdentity& identity,
+                                            KillPoint& kill) {
+  std::set<std::string> current;
+  for (Statement q(db.handle(), "SELECT name FROM trial"); q.step();) current.insert(manifest_path(q.text(0)));
+  std::vector<std::string> removed;
+  std::vector<std::string> names = target.list(kManifestFolder);
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    const std::string path = std::string(kManifestFolder) + "/" + name;
+    if (name.empty() || name[0] == '.' || current.count(path)) continue;   // '.': a manifest being written
+    const std::optional<std::string> text = target.read(path);
+    if (!text) continue;
+    const Manifest m = Manifest::parse_at(*text, path, target.describe(path));
+    if (m.database_uid != identity.uid) continue;
+    std::set<std::string> files(m.pending.begin(), m.pending.end());
+    for (const auto& [table, s] : m.tables)
+      for (const ExportedFile& f : s.files) files.insert(f.path);
+    for (const std::string& file : files) {
+      target.remove(file);
+      kill.changed();
+    }
+    target.remove(path);   // last: a removal killed half-way is finished by the next export
+    kill.changed();
+    removed.push_back(m.trial);
+  }
+  return removed;
+}
 
 // A read transaction for the whole export: every file of one export sees one state.
 class ReadSnapshot {
@@ -123,11 +326,15 @@ class ReadSnapshot {
 
 }  // namespace
 
-std::vector<TableReport> export_trials(Database& db, ExportTarget& target, const ExportOptions& options) {
-  std::vector<TableReport> reports;
+ExportReport export_trials(Database& db, ExportTarget& target, const ExportOptions& options) {
+  ExportReport report;
   ReadSnapshot snapshot(db);
-  for (const std::string& trial : options.trials) TrialExport(db, target, options, trial).run(reports);
-  return reports;
+  KillPoint kill;
+  const DatabaseIdentity identity = database_identity(db);
+  for (const std::string& trial : options.trials)
+    TrialExport(db, target, options, identity, kill, trial).run(report.tables);
+  report.removed_trials = remove_gone_trials(db, target, identity, kill);
+  return report;
 }
 
 }  // namespace trialdb::exporter

@@ -2,12 +2,21 @@
 // view (public_tables.h), at `<table>/trial=<name>/part-<n>.parquet` under a target folder or S3
 // prefix, with a manifest per trial (manifest.h).
 //
-// Incremental: a table that grows by step gets a file of the steps completed since the last
-// export (none when there are none); a table replaced whole gets a new file only when its
-// content changed, and the file it replaces is removed after the manifest no longer lists it.
+// An export makes the dataset equal, table by table and row by row, to a fresh export of the
+// database, whatever happened since the last one: it compares each manifest with the database
+// (the trial's identity, and the steps whose values changed since, from step.change_seq).
+// Changed step ranges are rewritten in place, newly visible steps get a new file, tables
+// replaced whole get a new file when their content changed, and the partitions of trials that
+// are no longer in the database (removed, renamed) are removed. A trial exported by another
+// database is refused unless `replace`.
+//
+// Every file appears whole and replaces the one of its name in one step, and step ranges never
+// overlap, so a reader listing the dataset at any moment (an export running, or killed) sees
+// every step of every table once, from the old export or from the new one (docs/SCALE.md).
 // Every row is read in one read transaction, so the files of one export agree with each other.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +30,7 @@ namespace trialdb::exporter {
 struct ExportOptions {
   std::vector<std::string> trials;   // those to export, all of them existing
   ValuesExport values = ValuesExport::kPointers;
+  bool replace = false;              // take over trials another database exported
   parquet::WriterOptions writer;
 };
 
@@ -32,7 +42,18 @@ struct TableReport {
   uint64_t bytes = 0;    // their size
 };
 
-// Throws Error: kIo for the target, kInvalidInput for a manifest that is not one, kDatabase.
-std::vector<TableReport> export_trials(Database& db, ExportTarget& target, const ExportOptions& options);
+struct ExportReport {
+  std::vector<TableReport> tables;
+  std::vector<std::string> removed_trials;   // partitions of trials no longer in the database
+};
+
+// Throws Error: kIo for the target, kInvalidInput for a manifest that is not one (or lists a
+// path outside its partition), kUsage for a trial another database exported, kDatabase.
+ExportReport export_trials(Database& db, ExportTarget& target, const ExportOptions& options);
+
+// For tests of interrupted exports: with TRIALDB_EXPORT_KILL_AFTER=N in the environment, the
+// process kills itself (SIGKILL) right after its Nth change to the target (a file committed or
+// removed, a manifest written).
+inline constexpr const char* kKillAfterEnv = "TRIALDB_EXPORT_KILL_AFTER";
 
 }  // namespace trialdb::exporter

@@ -68,6 +68,12 @@ const std::vector<PublicTable>& public_tables() {
   return tables;
 }
 
+const PublicTable* find_public_table(const std::string& name) {
+  for (const PublicTable& t : public_tables())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
 bool wanted(const PublicTable& table, ValuesExport values) {
   return static_cast<int>(values) >= static_cast<int>(table.needs);
 }

@@ -30,6 +30,8 @@ struct PublicTable {
 };
 
 const std::vector<PublicTable>& public_tables();
+// The table of that name, or nullptr.
+const PublicTable* find_public_table(const std::string& name);
 
 // Whether `--values` includes the table.
 bool wanted(const PublicTable& table, ValuesExport values);

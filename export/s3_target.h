@@ -1,11 +1,12 @@
 // An export to s3://bucket/prefix (target.h): every file an S3 object uploaded as it is written
 // (s3/s3_upload.h: one PUT, or a multipart upload for files over one part), visible
-// only once complete; credentials, region and endpoint as for `ingest s3://...` (docs/S3.md).
+// only once complete (a PUT over an existing key replaces it in one step); credentials, region and endpoint as for `ingest s3://...` (docs/S3.md).
 #pragma once
 #include <memory>
 #include <string>
 
 #include "export/target.h"
+#include "ingest/source/s3_source.h"
 #include "s3/s3_http.h"
 
 namespace trialdb::exporter {
@@ -17,6 +18,7 @@ class S3Target : public ExportTarget {
   std::unique_ptr<OutputFile> create(const std::string& path) override;
   std::optional<std::string> read(const std::string& path) override;
   void remove(const std::string& path) override;
+  std::vector<std::string> list(const std::string& folder) override;
   std::string describe(const std::string& path) const override;
 
  private:
@@ -24,6 +26,7 @@ class S3Target : public ExportTarget {
   S3Location location_;
   S3Config config_;
   std::unique_ptr<S3Http> http_;
+  S3Source lister_;   // ListObjectsV2 of the same prefix
 };
 
 }  // namespace trialdb::exporter

@@ -64,8 +64,25 @@ void upgrade_7(Database& db) {
                        WHERE e.trial = rule_progress.trial AND e.rule = rule_progress.rule))sql");
 }
 
+// 8 -> 9: the identities and change record the export reconciles against (schema.sql): the
+// database's identity (schema.sql inserts it), a random uid per trial (ALTER TABLE cannot add a
+// column whose default is random: the catalog gives every new trial its uid), and change_seq on
+// trial and step, 0 for what was written before.
+void upgrade_8(Database& db) {
+  db.exec("CREATE TABLE IF NOT EXISTS database_identity (uid TEXT NOT NULL)");
+  db.exec("INSERT INTO database_identity(uid) SELECT lower(hex(randomblob(16))) "
+          "WHERE NOT EXISTS (SELECT 1 FROM database_identity)");
+  if (!has_column(db, "trial", "uid")) {
+    db.exec("ALTER TABLE trial ADD COLUMN uid TEXT NOT NULL DEFAULT ''");
+    db.exec("UPDATE trial SET uid = lower(hex(randomblob(16)))");
+  }
+  if (!has_column(db, "trial", "change_seq")) db.exec("ALTER TABLE trial ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0");
+  if (!has_column(db, "step", "change_seq")) db.exec("ALTER TABLE step ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0");
+}
+
 constexpr Migration kMigrations[] = {
     {7, true, upgrade_7},
+    {8, true, upgrade_8},   // the views read none of it; export needs it (a writing command upgrades)
 };
 
 static_assert(kMigrations[std::size(kMigrations) - 1].from + 1 == kSchemaVersion,

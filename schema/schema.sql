@@ -14,6 +14,14 @@ CREATE TABLE IF NOT EXISTS schema_version (
   version INTEGER NOT NULL
 );
 
+-- This database's identity, made when the file is created: an export records it beside every
+-- trial it writes, so two databases exporting into one folder never take each other's trials.
+CREATE TABLE IF NOT EXISTS database_identity (
+  uid TEXT NOT NULL
+);
+INSERT INTO database_identity(uid)
+SELECT lower(hex(randomblob(16))) WHERE NOT EXISTS (SELECT 1 FROM database_identity);
+
 CREATE TABLE IF NOT EXISTS trial (
   trial_id         INTEGER PRIMARY KEY,
   name             TEXT NOT NULL UNIQUE,
@@ -22,7 +30,12 @@ CREATE TABLE IF NOT EXISTS trial (
   ended            INTEGER NOT NULL DEFAULT 0,  -- training_job_end.ts seen
   -- Every global step <= this is complete (-1: none yet; the largest integer once ended). The
   -- value views compare a value's global step with it instead of looking up its step row.
-  complete_through INTEGER NOT NULL DEFAULT -1
+  complete_through INTEGER NOT NULL DEFAULT -1,
+  -- The trial's identity: a job removed and another ingested under its name is another trial.
+  uid              TEXT NOT NULL DEFAULT (lower(hex(randomblob(16)))),
+  -- Counts the writes that changed a step's values (step.change_seq): an export records it and
+  -- next time rewrites the steps changed since.
+  change_seq       INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE IF NOT EXISTS worker (
@@ -43,6 +56,7 @@ CREATE TABLE IF NOT EXISTS step (
   tensor_step  INTEGER NOT NULL,
   complete     INTEGER NOT NULL DEFAULT 0,
   completed_at REAL,                       -- unix time the step became complete
+  change_seq   INTEGER NOT NULL DEFAULT 0, -- trial.change_seq of the last write of its values
   PRIMARY KEY (trial_id, step)
 ) WITHOUT ROWID;
 

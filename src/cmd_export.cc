@@ -19,7 +19,7 @@ namespace {
 struct ExportArgs {
   std::string db, out, values = "pointers", ddl, endpoint, region;
   std::string tensorboard, tensor_regex, reductions = "mean,mean_abs,l2";
-  bool path_style = false;
+  bool path_style = false, replace = false;
   std::vector<std::string> trials;
 };
 
@@ -49,10 +49,13 @@ void print_ddl(const ExportArgs& a) {
   std::cout << exporter::engine_ddl(kEngines.at(a.ddl), location, kValuesChoices.at(a.values), trials);
 }
 
-// One row per table of a trial that got files.
-void print_reports(const std::vector<exporter::TableReport>& reports) {
+// One row per table of a trial that got files, then the trials whose partitions were removed.
+void print_reports(const exporter::ExportReport& report) {
+  for (const std::string& trial : report.removed_trials)
+    std::cerr << "trialdb export: removed the partitions of trial " << printable(trial)
+              << ", which is no longer in the database\n";
   Table t{{"trial", "table", "files", "rows", "bytes"}, {}, {false, false, true, true, true}};
-  for (const exporter::TableReport& r : reports)
+  for (const exporter::TableReport& r : report.tables)
     if (r.files_written)
       t.rows.push_back({r.trial, r.table, std::to_string(r.files_written), std::to_string(r.rows), std::to_string(r.bytes)});
   if (t.rows.empty()) {
@@ -75,6 +78,7 @@ void run_export(const ExportArgs& a) {
   reporting_corruption(*db, [&] {
     exporter::ExportOptions options;
     options.values = kValuesChoices.at(a.values);
+    options.replace = a.replace;
     if (a.trials.empty()) {
       options.trials = all_trials(*db);
     } else {
@@ -158,6 +162,8 @@ void add_export(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--endpoint", a->endpoint, "S3-compatible endpoint URL (else AWS_ENDPOINT_URL)");
   cmd->add_option("--region", a->region, "S3 region (else AWS_REGION / AWS_DEFAULT_REGION)");
+  cmd->add_flag("--replace", a->replace,
+                "Replace trials of the same name that another database exported into this folder");
   cmd->add_flag("--path-style", a->path_style, "S3 path-style addressing (automatic with --endpoint)");
   cmd->add_option("--ddl", a->ddl, "Print the statements that make this engine read the export, and write nothing")
       ->check(CLI::IsMember({"athena", "trino", "spark", "duckdb"}));

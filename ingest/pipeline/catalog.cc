@@ -17,7 +17,7 @@ Catalog::Catalog(Database& db, std::string name, std::string root) : db_(db), na
     // The name's check and its claim in one transaction: of two ingests of different folders
     // under one new name, the second finds the first's path and is refused.
     Transaction tx(db_);
-    Statement ins(db_.handle(), "INSERT INTO trial(name, path) VALUES (?, ?) ON CONFLICT(name) DO NOTHING");
+    Statement ins(db_.handle(), "INSERT INTO trial(name, path, uid) VALUES (?, ?, lower(hex(randomblob(16)))) ON CONFLICT(name) DO NOTHING");
     ins.bind(1, name_).bind(2, root).run();
     Statement q(db_.handle(), "SELECT trial_id, path FROM trial WHERE name = ?");
     q.bind(1, name_);

@@ -18,7 +18,11 @@ StepCompletion::StepCompletion(Database& db, int64_t trial_id)
       insert_step_(db.handle(),
                    "INSERT INTO step(trial_id, step, mode, mode_step, tensor_step) VALUES (?, ?, ?, ?, ?) "
                    "ON CONFLICT DO NOTHING"),
-      insert_step_worker_(db.handle(), "INSERT OR IGNORE INTO step_worker(trial_id, step, worker_id) VALUES (?, ?, ?)") {}
+      insert_step_worker_(db.handle(), "INSERT OR IGNORE INTO step_worker(trial_id, step, worker_id) VALUES (?, ?, ?)"),
+      next_change_(db.handle(), "UPDATE trial SET change_seq = change_seq + 1 WHERE trial_id = ?1"),
+      stamp_step_(db.handle(),
+                  "UPDATE step SET change_seq = (SELECT change_seq FROM trial WHERE trial_id = ?1) "
+                  "WHERE trial_id = ?1 AND step = ?2") {}
 
 void StepCompletion::check_mode(PreparedFile& f) {
   step_mode_.bind(1, trial_id_).bind(2, f.file.step);
@@ -60,6 +64,12 @@ int64_t StepCompletion::record_step(const PreparedFile& f) {
 void StepCompletion::record_step_worker(int64_t step, int64_t worker_id) {
   insert_step_worker_.bind(1, trial_id_).bind(2, step).bind(3, worker_id).run();
   touched_[step] = true;
+  record_values_changed(step);
+}
+
+void StepCompletion::record_values_changed(int64_t step) {
+  next_change_.bind(1, trial_id_).run();
+  stamp_step_.bind(1, trial_id_).bind(2, step).run();
 }
 
 int64_t StepCompletion::complete(int expected_workers, bool ended) {

@@ -35,6 +35,9 @@ class StepCompletion {
   int64_t record_step(const PreparedFile& f);
   // Records that worker_id wrote the step, and that this transaction touched it.
   void record_step_worker(int64_t step, int64_t worker_id);
+  // Records that the step's values changed (step.change_seq takes the trial's next change_seq),
+  // so the next export rewrites it. Inside the transaction that writes them.
+  void record_values_changed(int64_t step);
 
   // Raises complete_through as far as the steps touched in this transaction (or the end of
   // training) allow, marks the steps under it complete, leaves the rules that evaluated a step
@@ -51,7 +54,7 @@ class StepCompletion {
 
   std::map<int64_t, bool> touched_;   // steps written in the open transaction
   std::optional<int64_t> revised_;    // the first step written in it that was complete already
-  Statement step_mode_, insert_step_, insert_step_worker_;
+  Statement step_mode_, insert_step_, insert_step_worker_, next_change_, stamp_step_;
 };
 
 }  // namespace trialdb

@@ -1,10 +1,12 @@
 // Adding the bytes of values stored without them (value_backfill.h).
 #include "ingest/pipeline/value_backfill.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "ingest/pipeline/record_decoder.h"
+#include "ingest/pipeline/step_completion.h"
 #include "ingest/pipeline/value_writer.h"
 
 namespace trialdb {
@@ -37,6 +39,7 @@ size_t add_missing_values(Database& db, TrialSource& source, int64_t trial_id, c
   Statement set_apart(db.handle(), std::string("UPDATE value SET data = NULL, value_id = ?1 ") + kKey);
   Statement insert_blob(db.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)");
   Statement max_value_id(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob");
+  StepCompletion steps(db, trial_id);   // the steps whose values got their bytes changed
   const uint64_t max_blob_bytes = static_cast<uint64_t>(sqlite3_limit(db.handle(), SQLITE_LIMIT_LENGTH, -1));
   MissingValue last{-1, 0, 0, 0, {}, {}, 0, 0};
   size_t added = 0;
@@ -72,6 +75,7 @@ size_t add_missing_values(Database& db, TrialSource& source, int64_t trial_id, c
     for (const auto& m : batch) ranges.push_back({m.event_file, m.offset, m.length});
     std::vector<std::optional<std::string>> records = source.read_ranges(ranges);
     Transaction tx(db);
+    std::set<int64_t> changed_steps;
     int64_t next_value_id = 1;
     if (max_value_id.step()) next_value_id = max_value_id.int64(0) + 1;
     max_value_id.reset();
@@ -103,8 +107,10 @@ size_t add_missing_values(Database& db, TrialSource& source, int64_t trial_id, c
         set.bind_blob_static(1, blob.data(), blob.size());
       }
       set.bind(2, m.tensor_id).bind(3, m.tensor_step).bind(4, m.step_offset).bind(5, m.worker_id).run();
+      changed_steps.insert(step);
       ++added;
     }
+    for (const int64_t step : changed_steps) steps.record_values_changed(step);
     tx.commit();
   }
   return added;

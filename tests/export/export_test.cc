@@ -14,6 +14,7 @@
 #include "common/run_process.h"
 #include "common/temp_dir.h"
 #include "duckdb_query.h"
+#include "export_steps.h"
 #include "export/ddl.h"
 #include "export/public_tables.h"
 #include "schema/database.h"
@@ -27,11 +28,8 @@ using test::Row;
 
 const std::string kFixtures = std::string(TRIALDB_TEST_DATA_DIR) + "/fixtures";
 
-int trialdb(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {TRIALDB_BIN};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return test::run_process(argv);
-}
+using test::files_under;
+using test::trialdb;
 
 // A SQLite cell in duckdb_rows.js's canonical form, read as the column's export type.
 Cell sqlite_cell(sqlite3_stmt* s, int col, parquet::ColumnType type) {
@@ -217,32 +215,11 @@ TEST_F(ExportFixtures, ATeamWideQueryAnswersTheSameInDuckDb) {
   }
 }
 
-std::set<std::string> files_under(const std::string& dir) {
-  std::set<std::string> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) files.insert(fs::relative(e.path(), dir).string());
-  return files;
-}
-
-// Copies the synthetic trial's collections and the events and index files of steps < `steps`,
-// without the end marker: a job still training.
-void copy_steps(const std::string& from, const std::string& to, int steps) {
-  for (const auto& e : fs::recursive_directory_iterator(from)) {
-    if (!e.is_regular_file()) continue;
-    const std::string rel = fs::relative(e.path(), from).string();
-    const std::string name = e.path().filename().string();
-    if (name == "training_job_end.ts") continue;
-    if (rel.rfind("collections", 0) != 0 && std::stoi(name.substr(0, 12)) >= steps) continue;
-    fs::create_directories(fs::path(to) / fs::path(rel).parent_path());
-    fs::copy_file(e.path(), fs::path(to) / rel, fs::copy_options::overwrite_existing);
-  }
-}
-
 TEST_F(ExportFixtures, AGrownTrialGetsFilesForItsNewStepsOnly) {
   test::TempDir dir("trialdb_export_grow");
   const std::string full = dir / "full", job = dir / "job", db = dir / "t.db", out = dir / "out";
   ASSERT_EQ(trialdb({"synth", full, "--steps", "8", "--tensors", "3", "--elements", "50"}), 0);
-  copy_steps(full, job, 3);
+  test::copy_trial(full, job, [](int64_t step, const std::string&) { return step < 3; }, false);
   ASSERT_EQ(trialdb({"ingest", job, "--db", db}), 0);
   ASSERT_EQ(trialdb({"export", "--db", db, "--out", out}), 0);
   expect_tables_equal(db, out, ValuesExport::kPointers);
@@ -252,8 +229,7 @@ TEST_F(ExportFixtures, AGrownTrialGetsFilesForItsNewStepsOnly) {
   ASSERT_EQ(trialdb({"export", "--db", db, "--out", out}), 0);
   EXPECT_EQ(files_under(out), first);
 
-  copy_steps(full, job, 100);
-  std::ofstream(fs::path(job) / "training_job_end.ts").flush();
+  test::copy_trial(full, job, [](int64_t, const std::string&) { return true; });
   ASSERT_EQ(trialdb({"ingest", job, "--db", db}), 0);
   ASSERT_EQ(trialdb({"export", "--db", db, "--out", out}), 0);
   expect_tables_equal(db, out, ValuesExport::kPointers);
@@ -268,9 +244,9 @@ TEST_F(ExportFixtures, AGrownTrialGetsFilesForItsNewStepsOnly) {
                                           out + "/" + p1 + "')"});
     EXPECT_LT(std::stoll(*steps[0][0]), std::stoll(*steps[0][1])) << table;
   }
-  // A table replaced whole keeps one file.
-  EXPECT_FALSE(second.count("trials/trial=job/part-0.parquet"));
-  EXPECT_TRUE(second.count("trials/trial=job/part-1.parquet"));
+  // A table replaced whole keeps one file, replaced in place.
+  EXPECT_TRUE(second.count("trials/trial=job/part-0.parquet"));
+  EXPECT_FALSE(second.count("trials/trial=job/part-1.parquet"));
 }
 
 // The engines DuckDB cannot stand in for: every exported view is a table with all its columns,
