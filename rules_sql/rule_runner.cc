@@ -403,7 +403,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     clock.bind(1, trial).bind(2, last->step).bind(3, now).run();
     const std::vector<StepRow> at_last{*last};
     for (const std::string& rule : rules_) {
-      if (kinds_.at(rule) != kClockKind || stopped(rule)) continue;
+      if (kinds_.at(rule) != kClockKind || stopped_.count({trial, rule})) continue;
       guarded(rule, [] { return std::string(); }, [&] {
         fill_batch(at_last.begin(), at_last.end());
         run_rule(rule);
