@@ -284,8 +284,13 @@ void Database::setup() {
   // than on the page itself, so `rm` of a 1 GB trial reads a few hundred pages, not 1 GB
   // (bench/README.md, "Maintenance"). Only a new file takes the setting; `trialdb compact` gives
   // it to an older one. Nothing runs incremental_vacuum: freed pages stay on the freelist for
-  // the next ingest, and commits never move pages.
-  exec("PRAGMA auto_vacuum=INCREMENTAL");
+  // the next ingest, and commits never move pages. Set on an empty file only: setting it on a
+  // database (even to its own value) dirties page 1, and every open would change the file.
+  const bool empty_file = [&] {
+    Statement pages(db_, "PRAGMA page_count");
+    return pages.step() && pages.int64(0) == 0;
+  }();
+  if (empty_file) exec("PRAGMA auto_vacuum=INCREMENTAL");
   // Debian builds SQLite with secure_delete on, which overwrites every freed page with zeros:
   // 1 GB written to remove a 1 GB trial. FAST zeroes only what costs no extra I/O; the bytes of
   // freed overflow pages stay in the file until reused or `trialdb compact` (README.md).
@@ -312,7 +317,13 @@ void Database::setup() {
     } else if (found_version_ < kSchemaVersion) {
       upgrade(*this, found_version_);   // migrations.h
     }
-    exec("PRAGMA application_id=" + std::to_string(kApplicationId));   // also on databases older than it
+    // Also on databases older than it; written only when it differs, as a write of page 1 changes
+    // the file's bytes even when nothing else changed.
+    const bool marked = [&] {
+      Statement id(db_, "PRAGMA application_id");
+      return id.step() && id.int64(0) == kApplicationId;
+    }();
+    if (!marked) exec("PRAGMA application_id=" + std::to_string(kApplicationId));
     exec("COMMIT");
     exec("ANALYZE sqlite_schema");   // (re)load the statistics into this connection
   } catch (...) {

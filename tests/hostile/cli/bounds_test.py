@@ -59,6 +59,7 @@ try:
     # A custom rule that never ends is stopped at rules --timeout and reported by name; the
     # other rules are evaluated.
     forever = write(os.path.join(tmp, "forever.sql"),
+                    "-- @rule forever batch\n"
                     "CREATE VIEW rule_forever AS\n"
                     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)\n"
                     "SELECT b.trial, b.step, 'x' AS tensor, 'worker_0' AS worker, (SELECT count(*) FROM c) AS value,\n"
