@@ -77,6 +77,7 @@ try:
     # An --on-finding command that never returns is killed at --on-finding-timeout, reported,
     # and the command goes on (exit 4: a delivery failed).
     once = write(os.path.join(tmp, "once.sql"),
+                 "-- @rule once batch\n"
                  "CREATE VIEW rule_once AS\n"
                  "SELECT trial, step, 'x' AS tensor, 'worker_0' AS worker, 1.0 AS value, 'once' AS message\n"
                  "FROM rule_batch WHERE step = 0;\n")
