@@ -13,18 +13,14 @@ constexpr double kSymlogDecades = 6;
 }  // namespace
 
 std::vector<double> ema_smooth(const std::vector<double>& y, double weight) {
-  std::vector<double> out(y.size());
-  double last = 0;
-  int64_t folded = 0;
-  for (size_t i = 0; i < y.size(); ++i) {
-    if (!std::isfinite(y[i])) {
-      out[i] = y[i];
-      continue;
-    }
-    last = last * weight + (1 - weight) * y[i];
-    ++folded;
-    const double debias = weight == 1 ? 1 : 1 - std::pow(weight, static_cast<double>(folded));
-    out[i] = last / debias;
+  std::vector<double> out(y);
+  if (weight <= 0) return out;
+  double last = 0, weight_power = 1;   // weight^n after n finite points
+  for (double& v : out) {
+    if (!std::isfinite(v)) continue;
+    last = last * weight + (1 - weight) * v;
+    weight_power *= weight;
+    v = last / (1 - weight_power);
   }
   return out;
 }

@@ -1,21 +1,14 @@
 // series.h
 #include "src/serve/series.h"
 
+#include "src/plot/series_ops.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace trialdb::serve {
 
-void smooth(std::vector<double>* values, double weight) {
-  if (weight <= 0) return;
-  double last = 0, debias = 1;
-  for (double& v : *values) {
-    if (!std::isfinite(v)) continue;
-    last = last * weight + (1 - weight) * v;
-    debias *= weight;
-    v = last / (1 - debias);
-  }
-}
+void smooth(std::vector<double>* values, double weight) { *values = plot::ema_smooth(*values, weight); }
 
 Series downsample(const Series& s, size_t max_points) {
   const size_t n = s.steps.size();
