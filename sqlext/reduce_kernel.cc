@@ -1,3 +1,15 @@
+// The single-reduction kernel behind tensor_reduce (reduce_kernel.h): one pass computing only the
+// reduction asked for, with compute_reductions' four-lane accumulation order, so its finite
+// answers are bit-identical to the `reductions` view's; non-finite ones are recomputed by
+// compute_reductions itself.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT tensor_reduce(v, 'sum'), tensor_reduce(v, 'max', 1), tensor_reduce(v, 'variance')
+//      ...>   FROM (SELECT tensor_from_json('[1, -5, 3, 2, 4]', 'float32') AS v);
+//   5.0|5.0|10.0
+//   sqlite> SELECT tensor_reduce(tensor_from_json('[1, NaN]'), 'max') IS NULL,
+//      ...>        tensor_reduce(tensor_from_json('[1, Infinity]'), 'max');
+//   1|Inf
 #include "sqlext/reduce_kernel.h"
 
 #include <cmath>
