@@ -58,7 +58,10 @@ std::vector<std::string> json_keys(sqlite3_stmt* st) {
   std::map<std::string, int> seen;
   for (int c = 0; c < sqlite3_column_count(st); ++c) {
     std::string name = sqlite3_column_name(st, c);
-    if (const int n = ++seen[name]; n > 1) name += "_" + std::to_string(n);
+    if (const int n = ++seen[name]; n > 1) {
+      name += '_';   // not `name += "_" + ...`: GCC 12 at -O3 warns about that (-Wrestrict, GCC bug 105329)
+      name += std::to_string(n);
+    }
     keys.push_back(name);
   }
   return keys;
