@@ -57,10 +57,19 @@ bool walk_folders(const fs::path& root, const fs::path& rel, bool create) {
   return true;
 }
 
+// ".<name>.tmp" beside the file. Appended rather than `"." + name + ".tmp"`, which GCC 12 at -O3
+// warns about (-Wrestrict through basic_string::_M_replace, GCC bug 105329).
+fs::path temp_path_of(const fs::path& final_path) {
+  std::string name(1, '.');
+  name += final_path.filename().string();
+  name += ".tmp";
+  return final_path.parent_path() / name;
+}
+
 class LocalFile : public OutputFile {
  public:
   explicit LocalFile(fs::path final_path)
-      : final_(std::move(final_path)), temp_(final_.parent_path() / ("." + final_.filename().string() + ".tmp")) {
+      : final_(std::move(final_path)), temp_(temp_path_of(final_)) {
     exists_unlinked(final_, false);
     // A temporary file left by a killed export is replaced; a symlink in its place is refused.
     if (exists_unlinked(temp_, false) && ::unlink(temp_.c_str()) != 0) throw io_error("cannot remove", temp_.string());

@@ -32,7 +32,10 @@ void BucketRunWriter::add(int64_t bucket, uint64_t count) {
 std::string BucketRunWriter::finish() {
   std::string text = std::move(out_);
   text += open_ ? "]}" : "}";
-  out_ = "{";
+  // clear() and push_back rather than `out_ = "{"`: GCC 12 at -O3 warns about assigning a literal
+  // to a moved-from string (-Wrestrict, GCC bug 105329).
+  out_.clear();
+  out_.push_back('{');
   open_ = false;
   return text;
 }

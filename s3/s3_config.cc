@@ -31,12 +31,15 @@ int hex_value(char c) {
   return -1;
 }
 
-// The character "%HH" at s[at] stands for (any case of hex digits), or -1.
-int percent_char(std::string_view s, size_t at) {
-  if (at + 3 > s.size() || s[at] != '%') return -1;
-  const int hi = hex_value(s[at + 1]), lo = hex_value(s[at + 2]);
+// The byte the two hex digits "HH" at s[at] spell (either case), or -1.
+int hex_byte(std::string_view s, size_t at) {
+  if (at + 2 > s.size()) return -1;
+  const int hi = hex_value(s[at]), lo = hex_value(s[at + 1]);
   return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
+
+// The character "%HH" at s[at] stands for, or -1.
+int percent_char(std::string_view s, size_t at) { return at < s.size() && s[at] == '%' ? hex_byte(s, at + 1) : -1; }
 
 // Where one character c, written in one of the encodings a message can carry it in, ends when
 // it starts at s[at]; npos when it is not there. The encodings: as is; percent-encoded (URLs,
@@ -46,7 +49,7 @@ size_t match_char(std::string_view s, size_t at, unsigned char c) {
   if (at >= s.size()) return std::string::npos;
   if (static_cast<unsigned char>(s[at]) == c || (c == ' ' && s[at] == '+')) return at + 1;
   if (percent_char(s, at) == c) return at + 3;
-  if (percent_char(s, at) == '%' && percent_char("%" + std::string(s.substr(at + 3, 2)), 0) == c) return at + 5;
+  if (percent_char(s, at) == '%' && hex_byte(s, at + 3) == c) return at + 5;
   if (s[at] == '\\' && at + 1 < s.size() && static_cast<unsigned char>(s[at + 1]) == c) return at + 2;
   if (s.substr(at, 2) == "\\u" && at + 6 <= s.size()) {
     int v = 0;

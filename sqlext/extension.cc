@@ -4,6 +4,12 @@
 //   sqlite3 shell:  .load build/lib/trialdb
 //   Python:         con.enable_load_extension(True); con.load_extension("build/lib/trialdb")
 // SQLite derives the entry point name sqlite3_trialdb_init from the file name.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT tensor_json(tensor_from_json('[[1, 2], [3, 4]]', 'int8'));
+//   [[1,2],[3,4]]
+//   sqlite> SELECT 'gradient/Net_fc.weight' REGEXP '^gradient', rule_bool('yes');
+//   1|1
 #include "sqlext/register.h"
 #include "sqlext/sqlite_api.h"
 

@@ -3,6 +3,20 @@
 //   tensor_concat(v)  concatenation along axis 0 (0-d values count as shape [1]) -> same dtype
 // NULL rows are skipped; no rows gives NULL. As window functions they support sliding frames
 // (xInverse subtracts the leaving row / drops the oldest row).
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> WITH t(step, v) AS (VALUES (1, tensor_from_json('[1, 2]')), (2, tensor_from_json('[10, 20]')))
+//      ...> SELECT tensor_json(tensor_sum(v)), tensor_json(tensor_concat(v)) FROM t;
+//   [11,22]|[1,2,10,20]
+//   sqlite> WITH t(step, v) AS (VALUES (1, tensor_from_json('1')), (2, tensor_from_json('2')),
+//      ...>                            (3, tensor_from_json('3')))
+//      ...> SELECT step, tensor_json(tensor_concat(v) OVER (ORDER BY step ROWS 1 PRECEDING)) FROM t;
+//   1|[1]
+//   2|[1,2]
+//   3|[2,3]
+//   sqlite> SELECT tensor_json(tensor_concat(value)) FROM (SELECT value FROM tensor_values
+//      ...>  WHERE tensor = 'CrossEntropyLoss_output_0' AND step < 3 ORDER BY step);
+//   [13.3297205,17.63393,19.177595]
 #include <deque>
 #include <memory>
 

@@ -3,6 +3,14 @@
 //                                                    (infinities must match; NaN equal only with equal_nan)
 //   tensor_diff_norm(a, b)                           sqrt(sum((a - b)^2)), float64
 // Shapes must be equal, or one side a single element (broadcast).
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT tensor_allclose(tensor_from_json('[1, 2]'), tensor_from_json('[1, 2.00001]')),
+//      ...>        tensor_allclose(tensor_from_json('[1, 2]'), tensor_from_json('[1, 2.001]'));
+//   1|0
+//   sqlite> SELECT tensor_diff_norm(tensor_from_json('[1, 2]'), tensor_from_json('[4, 6]')),
+//      ...>        tensor_diff_norm(tensor_from_json('[1, 2, 3]'), tensor_from_json('1'));
+//   5.0|2.23606797749979
 #include <cmath>
 
 #include "sqlext/tensor_arg.h"

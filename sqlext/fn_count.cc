@@ -2,6 +2,13 @@
 // op: = != < <= > >= against the number x (NaN compares unequal, as in numpy), or one of
 // nan, inf, finite, zero, nonzero with no x. Strings support = and != against a text x.
 // The loops are instantiated per dtype and op: no allocation, no per-element dispatch.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT tensor_count(v, 'nan'), tensor_count(v, '>', 0.5), tensor_fraction(v, 'zero')
+//      ...>   FROM (SELECT tensor_from_json('[0, 1, 2, NaN, Infinity, 0, -3, 0.25]') AS v);
+//   1|3|0.25
+//   sqlite> SELECT tensor_count(tensor_from_json('["a", "b", "a"]'), '=', 'a');
+//   2
 #include <cmath>
 
 #include "sqlext/elementwise_ops.h"

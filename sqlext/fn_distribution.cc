@@ -7,6 +7,16 @@
 // The tensor functions select the order statistics they need (kernels/distribution.h) instead of
 // sorting, so asking for several percentiles costs one pass, not one sort per p. As numpy's
 // percentile (not nanpercentile), a NaN element makes every percentile NULL.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT tensor_percentile(v, 40), tensor_percentiles(v, '[0, 50, 100]')
+//      ...>   FROM (SELECT tensor_from_json('[4, 1, 3, 2]') AS v);
+//   2.2|[1,2.5,4]
+//   sqlite> SELECT round(tensor_percentile(value, 50), 3),
+//      ...>        (SELECT round(distribution_quantile(lo, hi, count, 0.5), 3) FROM histogram_buckets b
+//      ...>          WHERE b.tensor = v.tensor AND b.step = v.step)
+//      ...>   FROM tensor_values v WHERE tensor = 'Net_fc.weight' AND step = 0;
+//   0.018|0.018
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>

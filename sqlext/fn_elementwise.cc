@@ -3,6 +3,14 @@
 //   tensor_binop(a, op, b)     a op b for equal shapes (or one side a single element)
 // Arithmetic results are float64 whatever the input dtype (exact for every input but int64
 // beyond 2^53); comparisons and isnan/isinf/isfinite give bool (0/1) blobs.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT tensor_json(tensor_map(v, 'abs')), tensor_json(tensor_map(v, '*', 1.5)),
+//      ...>        tensor_json(tensor_map(v, '>=', 0))
+//      ...>   FROM (SELECT tensor_from_json('[-2, 0, 3]', 'int16') AS v);
+//   [2,0,3]|[-3,0,4.5]|[false,true,true]
+//   sqlite> SELECT tensor_json(tensor_binop(tensor_from_json('[[1, 2], [3, 4]]'), '-', tensor_from_json('1')));
+//   [[0,1],[2,3]]
 #include "sqlext/elementwise_ops.h"
 #include "sqlext/tensor_arg.h"
 

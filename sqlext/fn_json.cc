@@ -1,6 +1,15 @@
 // Between blobs and JSON / SQL values: tensor_json(v [, max_elements]) (nested arrays following
 // the shape), tensor_at(v, i0 [, i1, ...]) (one element) and tensor_from_json(json [, dtype])
 // (builds a blob; nested arrays give the shape).
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT tensor_json(tensor_from_json('[[0.1, 2], [NaN, -Infinity]]', 'float32'));
+//   [[0.1,2],[null,-1e999]]
+//   sqlite> SELECT tensor_at(v, 4), tensor_at(v, -1), tensor_at(v, 1, 0)
+//      ...>   FROM (SELECT tensor_from_json('[[1, 2, 3], [4, 5, 6]]', 'int32') AS v);
+//   5|6|4
+//   sqlite> SELECT tensor_json(tensor_from_json('[[1, 2], [3, 4]]'), 3);
+//   [1,2,3]
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>

@@ -1,5 +1,12 @@
 // Metadata of a value blob: tensor_dtype, tensor_shape, tensor_ndim, tensor_numel, tensor_bytes.
 // These read only the header (tensor_bytes also the data) and work for every dtype.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT tensor_dtype(v), tensor_shape(v), tensor_ndim(v), tensor_numel(v), hex(tensor_bytes(v))
+//      ...>   FROM (SELECT tensor_from_json('[[1, 2, 3], [4, 5, 6]]', 'int16') AS v);
+//   int16|[2,3]|2|6|010002000300040005000600
+//   sqlite> SELECT tensor_shape(tensor_from_json('3.5')), tensor_numel(tensor_from_json('[[], []]'));
+//   []|0
 #include "sqlext/tensor_arg.h"
 
 namespace trialdb::sqlext {

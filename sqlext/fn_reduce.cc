@@ -3,6 +3,19 @@
 //
 // tensor_reduce answers exactly what kernels/reductions.h (and so the `reductions` view) gives
 // for the same value, through the single-reduction kernel in kernels/reduce_one.h.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT tensor_reduce(v, 'mean'), tensor_reduce(v, 'l2'), tensor_reduce(v, 'min', 1)
+//      ...>   FROM (SELECT tensor_from_json('[[1, -2], [3, -4]]') AS v);
+//   -0.5|5.47722557505166|1.0
+//   sqlite> SELECT tensor_json(tensor_reduce_axis(v, 'sum', 0)), tensor_argmax(v),
+//      ...>        tensor_json(tensor_argmax(v, 1))
+//      ...>   FROM (SELECT tensor_from_json('[[1, 5, 2], [7, 0, 1]]') AS v);
+//   [8,5,3]|3|[1,0]
+//   sqlite> SELECT count(*), sum(tensor_reduce(v.value, 'l2') = r.value)
+//      ...>   FROM tensor_values v JOIN reductions r USING (trial, tensor, step, worker)
+//      ...>  WHERE v.tensor GLOB 'gradient/*' AND r.reduction = 'l2' AND NOT r.abs;
+//   120|120
 #include <cmath>
 #include <limits>
 

@@ -3,6 +3,14 @@
 // The compiled pattern is cached (aux_cache.h), so a pattern compiles once per connection, not
 // once per row. A search past PCRE2's limits throws (PyRegex::search),
 // which guarded() turns into an SQL error naming the pattern: never a silent 0.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT 'Net_conv0.weight' REGEXP '^(?!gradient).*weight',
+//      ...>        'gradient/Net_conv0.weight' REGEXP '^(?!gradient).*weight',
+//      ...>        regexp('conv\d', 'Net_conv0.bias');
+//   1|0|1
+//   sqlite> SELECT regexp('(?i)RELU', 'layer1/relu_output_0');
+//   1
 #include <memory>
 
 #include "schema/py_regex.h"

@@ -30,6 +30,15 @@
 // Tensor arguments are value blobs (docs/BLOB_FORMAT.md). Unlike the tensor_* functions, a
 // string or complex tensor gives NULL (as a NULL tensor does), so a rule over "every tensor"
 // skips them; a blob that does not decode is an error naming the function and the argument.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT rule_real('1e-5'), rule_real('-inf'), rule_bool('True'), rule_list_json('0, 2.5, inf');
+//   1.0e-05|-Inf|1|[0,2.5,9e999]
+//   sqlite> SELECT rule_in_list('weights', 'biases, weights'),
+//      ...>        rule_regexp_any('.*relu_output, .*tanh_input', 'layer1/tanh_input_0');
+//   1|1
+//   sqlite> SELECT rule_div(1, 0), rule_div(0, 0) IS NULL, rule_log2(8), rule_number_text(3.0);
+//   Inf|1|3.0|3
 #include <cctype>
 #include <cmath>
 #include <cstdio>

@@ -1,6 +1,14 @@
 // Histogram functions with numpy's exact semantics (the percentiles are in fn_distribution.cc):
 //   tensor_histogram(v, bins [, lo, hi]) numpy.histogram(v, bins, range=(lo, hi)) as JSON
 //   tensor_bincount(v)                   numpy.bincount(v.ravel()) as an int64 blob
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT tensor_histogram(tensor_from_json('[1, 2, 2, 3, 4]'), 3);
+//   {"edges":[1,2,3,4],"counts":[1,2,2]}
+//   sqlite> SELECT tensor_histogram(tensor_from_json('[1, 2, 2, 3, 4, 9]'), 2, 0, 4);
+//   {"edges":[0,2,4],"counts":[1,4]}
+//   sqlite> SELECT tensor_json(tensor_bincount(tensor_from_json('[0, 1, 1, 3, 1]', 'uint8')));
+//   [1,3,0,1]
 #include <algorithm>
 #include <cmath>
 #include <cstring>

@@ -1,3 +1,13 @@
+// JSON text for tensor elements, shared by every function that writes JSON (tensor_json,
+// tensor_histogram, tensor_at, tensor_each): numbers as the shortest text that reads back as the
+// same value in their own precision, NaN as null, +-Inf as +-1e999 (JSON has neither), strings
+// with JSON's escapes.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT tensor_json(tensor_from_json('[0.1, 0.5, NaN, -Infinity]', 'float32'));
+//   [0.1,0.5,null,-1e999]
+//   sqlite> SELECT tensor_json(tensor_from_json('["tab\t", "quote\""]'));
+//   ["tab\t","quote\""]
 #include "sqlext/json_text.h"
 
 #include <charconv>

@@ -1,4 +1,11 @@
 // The list of everything sqlext registers on a connection.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT count(DISTINCT name) FROM pragma_function_list
+//      ...>  WHERE name GLOB 'tensor_*' OR name GLOB 'rule_*' OR name IN ('regexp', 'distribution_quantile');
+//   37
+//   sqlite> SELECT count(*) FROM pragma_module_list WHERE name = 'tensor_each';
+//   1
 #include "sqlext/register.h"
 
 #include "sqlext/tensor_arg.h"

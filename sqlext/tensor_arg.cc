@@ -1,3 +1,13 @@
+// The plumbing every SQL function goes through: decoding and validating value-blob arguments
+// (a compressed blob may not inflate past the connection's length limit), reading scalar
+// arguments, building result blobs, and errors that name the function and the argument, so
+// malformed input is an SQL error, never a crash.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT tensor_numel(NULL) IS NULL, tensor_dtype(tensor_from_json('[1, 2]', 'bfloat16'));
+//   1|bfloat16
+//   sqlite> SELECT tensor_numel(tensor_from_json('[[1, 2], [3, 4]]', 'float16'));
+//   4
 #include "sqlext/tensor_arg.h"
 
 #include <cmath>

@@ -1,6 +1,18 @@
 // tensor_each(v): a table-valued function yielding one row (idx, value) per element of v in C
 // order, so `SELECT ... FROM tensor_values, tensor_each(value)` unnests tensors. idx is the flat
 // index; value is what tensor_at(v, idx) gives. An eponymous-only virtual table.
+//
+// Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
+//   sqlite> SELECT idx, value FROM tensor_each(tensor_from_json('[[1.5, 2], [3, 4]]'));
+//   0|1.5
+//   1|2.0
+//   2|3.0
+//   3|4.0
+//   sqlite> SELECT count(*) FROM tensor_each(NULL);
+//   0
+//   sqlite> SELECT count(*), round(min(e.value), 4), round(max(e.value), 4)
+//      ...>   FROM tensor_values v, tensor_each(v.value) AS e WHERE v.tensor = 'Net_fc.bias' AND v.step = 0;
+//   10|-0.9614|0.9966
 #include <memory>
 #include <new>
 

@@ -266,9 +266,12 @@ void plot_percentiles(const PlotArgs& a) {
     chart.bands.push_back({s.x, s.p[i], s.p[kPercents - 1 - i], band, alpha[i]});
     shown = shown + alpha[i] * (1 - shown);
     const plot::Rgb swatch{1 - shown * (1 - band.r), 1 - shown * (1 - band.g), 1 - shown * (1 - band.b)};
-    chart.legend.push_back({"p" + std::to_string(static_cast<int>(kPercent[i])) + " to p" +
-                                std::to_string(static_cast<int>(kPercent[kPercents - 1 - i])),
-                            swatch, plot::Dash::Solid, plot::LegendEntry::Box});
+    // Appended rather than `"p" + std::to_string(...)`, which GCC 12 at -O3 warns about (-Wrestrict, GCC bug 105329).
+    std::string label(1, 'p');
+    label += std::to_string(static_cast<int>(kPercent[i]));
+    label += " to p";
+    label += std::to_string(static_cast<int>(kPercent[kPercents - 1 - i]));
+    chart.legend.push_back({label, swatch, plot::Dash::Solid, plot::LegendEntry::Box});
   }
   plot::LineSeries median{"median", {}, {}, {0.05, 0.15, 0.35}, plot::Dash::Solid, plot::Marker::Circle};
   for (size_t i : plot::keep_extremes(s.x, s.p[5], a.max_points ? a.max_points : s.x.size())) {

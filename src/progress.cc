@@ -112,8 +112,12 @@ std::string progress_line(const ProgressState& s, int columns) {
   if (room < kMinBar) return text.substr(0, static_cast<size_t>(columns));
   const int bar = std::min(room, kMaxBar);
   const int filled = s.total ? static_cast<int>(bar * s.done / s.total) : bar;
-  return "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(bar - filled), ' ') + "] " +
-         text;
+  // Appended rather than `"[" + std::string(...)`, which GCC 12 at -O3 warns about (-Wrestrict, GCC bug 105329).
+  std::string line(1, '[');
+  line.append(static_cast<size_t>(filled), '#');
+  line.append(static_cast<size_t>(bar - filled), ' ');
+  line += "] ";
+  return line + text;
 }
 
 ProgressBar::ProgressBar(const CountingSource& source)

@@ -67,28 +67,48 @@ constexpr const char* kDistributionInsert =
     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
 static_assert(kHistogramIdParam == 22);
 
-std::string param(int n) { return "?" + std::to_string(n); }
+// Appends "?n" to *sql. The row statements are built by appending: `"(" + std::string(...)` draws
+// a false -Wrestrict from GCC 12 at -O3 (through basic_string::_M_replace, GCC bug 105329).
+void append_param(std::string* sql, int n) {
+  *sql += '?';
+  *sql += std::to_string(n);
+}
 
 // "(?1,?5,?2,?3,?4,?6,...)" for row i of the full statement.
 std::string value_row_sql(size_t i) {
   const int base = kSharedParams + static_cast<int>(i) * kRowParams;
-  std::string r = "(" + param(kTrialIdParam) + "," + param(base + kTensorIdParam) + "," + param(kTensorStepParam) +
-                  "," + param(kStepOffsetParam) + "," + param(kWorkerIdParam);
-  for (int k = kDtypeParam; k <= kRowParams; ++k) {
+  std::string r(1, '(');
+  for (int p : std::initializer_list<int>{kTrialIdParam, base + kTensorIdParam, kTensorStepParam, kStepOffsetParam,
+                                          kWorkerIdParam}) {
+    append_param(&r, p);
     r += ',';
-    r += param(base + k);
   }
-  return r + ")";
+  for (int k = kDtypeParam; k <= kRowParams; ++k) {
+    append_param(&r, base + k);
+    r += k < kRowParams ? ',' : ')';
+  }
+  return r;
 }
 
 std::string scalar_row_sql(size_t i) {
   const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
-  return "(" + param(kTrialIdParam) + "," + param(base + kScalarTensorIdParam) + "," + param(kTensorStepParam) + "," +
-         param(kStepOffsetParam) + "," + param(kWorkerIdParam) + "," + param(base + kScalarDtypeParam) + ",'[1]'," +
-         std::to_string(static_cast<int>(ReductionSource::kScalarElement)) + ",0," +
-         param(base + kScalarElementParam) + "," + param(base + kScalarDataParam) + "," +
-         param(base + kScalarFileIdParam) + "," + param(base + kScalarRecOffsetParam) + "," +
-         param(base + kScalarRecLengthParam) + ")";
+  std::string r(1, '(');
+  for (int p : std::initializer_list<int>{kTrialIdParam, base + kScalarTensorIdParam, kTensorStepParam,
+                                          kStepOffsetParam, kWorkerIdParam, base + kScalarDtypeParam}) {
+    append_param(&r, p);
+    r += ',';
+  }
+  r += "'[1]',";
+  r += std::to_string(static_cast<int>(ReductionSource::kScalarElement));
+  r += ",0";
+  for (int p : std::initializer_list<int>{base + kScalarElementParam, base + kScalarDataParam,
+                                          base + kScalarFileIdParam, base + kScalarRecOffsetParam,
+                                          base + kScalarRecLengthParam}) {
+    r += ',';
+    append_param(&r, p);
+  }
+  r += ')';
+  return r;
 }
 
 std::string rows_sql(std::string (*row)(size_t), size_t n) {

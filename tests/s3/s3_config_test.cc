@@ -133,6 +133,11 @@ TEST(S3Config, SessionTokenAndRedaction) {
   S3Config c = resolve_s3_config({}, fake_env(env));
   EXPECT_EQ(c.session_token, "FQoGZXIvYXdzEJr//token==");
   EXPECT_EQ(s3_redact("x s3cr3t/value+x y FQoGZXIvYXdzEJr//token== z", c), "x *** y *** z");
+  // The secret as a URL may carry it: percent-encoded in either hex case, or twice ("%252F").
+  EXPECT_EQ(s3_redact("x s3cr3t%2Fvalue%2bx y", c), "x *** y");
+  EXPECT_EQ(s3_redact("x s3cr3t%252Fvalue%252Bx y", c), "x *** y");
+  EXPECT_EQ(s3_redact("x s3cr3t%252Fvalue%252Cx y", c), "x s3cr3t%252Fvalue%252Cx y");
+  EXPECT_EQ(s3_redact("x s3cr3t%252Fvalue%252", c), "x s3cr3t%252Fvalue%252");
 }
 
 FileLookup fake_files(std::map<std::string, std::string> files) {

@@ -1,7 +1,7 @@
 """Shared helpers of the sqlext end-to-end tests (run with /usr/bin/python3).
 
 Arguments every test receives from CTest: --module build/lib/trialdb.so, --shell sqlite3,
---cli build/bin/trialdb, --fixtures tests/data/fixtures, --doc docs/SQL.md
+--cli build/bin/trialdb, --fixtures tests/data/fixtures, --doc docs/SQL.md, --sqlext-sources sqlext
 (the rules' test also --rules-dir rules_sql).
 """
 import argparse
@@ -21,6 +21,7 @@ def args():
     p.add_argument("--cli", default="")
     p.add_argument("--fixtures", default="")
     p.add_argument("--doc", default="")
+    p.add_argument("--sqlext-sources", default="")
     p.add_argument("--rules-dir", default="")
     return p.parse_args()
 

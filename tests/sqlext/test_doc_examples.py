@@ -1,6 +1,16 @@
 """docs/SQL.md examples: each ```sql block followed by a ```text block is run in the stock
 sqlite3 shell with the extension loaded, and its output must be exactly the text block. Also
-checks that every function has a section and at least one example."""
+checks that every function has a section and at least one example.
+
+The examples at the top of each sqlext/*.cc (as SQLite's ext/misc/series.c opens with its own):
+every file has at least two, each run in the shell on the fixture database, and its output must
+be the lines below it. In the file's opening comment an example reads
+    //   sqlite> SELECT ...          (the statement's first line)
+    //      ...> ...                 (its further lines, if any)
+    //   1|2                         (its output, one comment line per line)
+and ends at the next "sqlite>" line or at a comment line that is not indented that way."""
+import glob
+import os
 import re
 
 from sqlext_testlib import Checker, args, fixture_db, shell
@@ -31,6 +41,39 @@ db = fixture_db(a)   # a missing CLI or a failed ingest fails the test
 for sql, want in fixture_examples:
     rc, out, err = shell(a.shell, a.module, sql, db=db)
     c.eq((rc, out), (0, want), "fixture example:\n%s\n%s" % (sql.strip(), err))
+
+
+SQL_PROMPT, SQL_MORE, OUTPUT = "//   sqlite> ", "//      ...> ", "//   "
+
+
+def header_examples(path):
+    """[(sql, expected output)] from the opening comment of a source file."""
+    examples, current = [], None
+    for line in open(path).read().split("\n"):
+        if not line.startswith("//"):
+            break   # the opening comment ends at the first line of code
+        if line.startswith(SQL_PROMPT):
+            current = [line[len(SQL_PROMPT):], ""]
+            examples.append(current)
+        elif current and line.startswith(SQL_MORE) and not current[1]:
+            current[0] += "\n" + line[len(SQL_MORE):]
+        elif current and line.startswith(OUTPUT):
+            current[1] += line[len(OUTPUT):] + "\n"
+        else:
+            current = None   # a comment line not indented as an example's ends it
+    return examples
+
+
+sources = sorted(glob.glob(os.path.join(a.sqlext_sources, "*.cc")))
+c.true(len(sources) >= 15, "sqlext sources found under --sqlext-sources %r (%d)" % (a.sqlext_sources, len(sources)))
+for path in sources:
+    name = os.path.relpath(path, os.path.dirname(a.sqlext_sources))
+    in_header = header_examples(path)
+    c.true(len(in_header) >= 2, "%s opens with at least two SQL examples (%d)" % (name, len(in_header)))
+    for header_sql, header_want in in_header:
+        c.true(header_want != "", "%s: the example has its output:\n%s" % (name, header_sql))
+        rc, out, err = shell(a.shell, a.module, header_sql, db=db)
+        c.eq((rc, out), (0, header_want), "%s example:\n%s\n%s" % (name, header_sql, err))
 
 headings = "\n".join(l for l in doc.splitlines() if l.startswith("## "))
 example_sql = "\n".join(sql for sql, _ in examples)

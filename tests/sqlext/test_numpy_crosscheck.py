@@ -12,7 +12,7 @@ from sqlext_testlib import Checker, args, connect
 try:
     import numpy as np
 except ImportError:
-    print("python3-numpy is not installed (scripts/setup.sh installs it)")
+    print("python3-numpy is not installed (scripts/setup.sh --tests installs it)")
     sys.exit(1)
 
 a = args()
