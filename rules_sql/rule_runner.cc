@@ -113,8 +113,12 @@ const std::set<std::string>& reserved_names() {
 std::string install_sql() {
   std::string sql = kBaseSql;
   const std::vector<RuleDeclaration>& declared = builtin_declarations();
-  for (size_t i = 0; i < declared.size(); ++i)
-    sql += "\n" + declaration_sql(declared[i], "builtin") + "\n" + kBuiltins[i].sql;
+  for (size_t i = 0; i < declared.size(); ++i) {   // appended piece by piece: GCC 12's -Wrestrict at -O3
+    sql += '\n';
+    sql += declaration_sql(declared[i], "builtin");
+    sql += '\n';
+    sql += kBuiltins[i].sql;
+  }
   // Rows for every trial that only repeat a declared default (older runners stored each default
   // there) say nothing: the declaration is where defaults live.
   sql += "\nDELETE FROM rule_param\n"

@@ -169,8 +169,11 @@ std::string suggestion(Database& db, const std::string& trial, const std::string
   if (names.empty()) return "";
   std::string listed, regex;
   for (const std::string& n : names) {
-    listed += (listed.empty() ? "'" : ", '") + n + "'";
-    regex += (regex.empty() ? "" : ",") + exact_regex(n);
+    listed += listed.empty() ? "'" : ", '";   // appended piece by piece: GCC 12's -Wrestrict at -O3
+    listed += n;
+    listed += '\'';
+    if (!regex.empty()) regex += ',';
+    regex += exact_regex(n);
   }
   return "; the closest names are " + listed + " (select them with --param " + rule + "." + param + "='" + regex + "')";
 }

@@ -78,7 +78,11 @@ struct ExportState {
     nlohmann::json by_rule = nlohmann::json::object();
     for (const auto& [rule, by_step] : findings)
       for (const auto& [step, n] : by_step) by_rule[rule][std::to_string(step)] = n;
-    const fs::path temp = file.parent_path() / ("." + file.filename().string() + ".tmp");
+    // Appended, not `"." + name + ".tmp"`: GCC 12 at -O3 warns about that (-Wrestrict, GCC bug 105329).
+    std::string temp_name(1, '.');
+    temp_name += file.filename().string();
+    temp_name += ".tmp";
+    const fs::path temp = file.parent_path() / temp_name;
     {
       std::ofstream out(temp, std::ios::trunc);
       out << nlohmann::json{{"steps", ranges}, {"findings", by_rule}}.dump() << "\n";
