@@ -107,11 +107,8 @@ void check_collections(TrialSource& source, const IngestArgs& a, const std::stri
   for (const SourceFile& f : source.list("collections/")) {
     if (!f.problem.is_ok() || !is_collections_path(f.path)) continue;
     std::optional<std::string> text;
-    try {
-      text = read_at_most(source, f.path, kMaxCollectionsFileBytes);
-    } catch (const Error&) {
-      continue;   // the ingest reports an unreadable file as always
-    }
+    // An unreadable file is skipped here: the ingest reports it as always.
+    if (!read_at_most(source, f.path, kMaxCollectionsFileBytes, &text).is_ok()) continue;
     CollectionsFile parsed;
     if (text && parse_collections_json(*text, &parsed).is_ok())
       for (const CollectionDef& c : parsed.collections) defined.insert(c.name);

@@ -17,29 +17,31 @@ std::vector<SourceFile> CountingSource::list(const std::string& prefix, const st
   return inner_->list(prefix, start_after);
 }
 
-std::optional<std::string> CountingSource::read(const std::string& path) {
-  auto data = inner_->read(path);
-  count(data);
-  return data;
+Status CountingSource::read(const std::string& path, std::optional<std::string>* out) {
+  Status st = inner_->read(path, out);
+  count(*out);
+  return st;
 }
 
-std::optional<std::string> CountingSource::read_range(const std::string& path, uint64_t offset, uint64_t length) {
-  auto data = inner_->read_range(path, offset, length);
-  count(data);
-  return data;
+Status CountingSource::read_range(const std::string& path, uint64_t offset, uint64_t length,
+                                  std::optional<std::string>* out) {
+  Status st = inner_->read_range(path, offset, length, out);
+  count(*out);
+  return st;
 }
 
-std::unique_ptr<MappedRange> CountingSource::map_range(const std::string& path, uint64_t offset, uint64_t length) {
-  auto mapped = inner_->map_range(path, offset, length);
+Status CountingSource::map_range(const std::string& path, uint64_t offset, uint64_t length,
+                                 std::unique_ptr<MappedRange>* out) {
+  Status st = inner_->map_range(path, offset, length, out);
   // A mapping is read as it is decoded; all of it is, so it counts as read now.
-  if (mapped) bytes_.fetch_add(length, std::memory_order_relaxed);
-  return mapped;
+  if (*out) bytes_.fetch_add(length, std::memory_order_relaxed);
+  return st;
 }
 
-std::vector<std::optional<std::string>> CountingSource::read_ranges(const std::vector<Range>& ranges) {
-  auto data = inner_->read_ranges(ranges);   // the inner source's own way (S3: concurrently)
-  for (const auto& d : data) count(d);
-  return data;
+Status CountingSource::read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<std::string>>* out) {
+  Status st = inner_->read_ranges(ranges, out);   // the inner source's own way (S3: concurrently)
+  for (const auto& d : *out) count(d);
+  return st;
 }
 
 // ---------------------------------------------------------------------------------------------

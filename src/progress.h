@@ -28,10 +28,10 @@ class CountingSource : public TrialSource {
 
   std::string root() const override { return inner_->root(); }
   std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after) override;
-  std::optional<std::string> read(const std::string& path) override;
-  std::optional<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) override;
-  std::unique_ptr<MappedRange> map_range(const std::string& path, uint64_t offset, uint64_t length) override;
-  std::vector<std::optional<std::string>> read_ranges(const std::vector<Range>& ranges) override;
+  Status read(const std::string& path, std::optional<std::string>* out) override;
+  Status read_range(const std::string& path, uint64_t offset, uint64_t length, std::optional<std::string>* out) override;
+  Status map_range(const std::string& path, uint64_t offset, uint64_t length, std::unique_ptr<MappedRange>* out) override;
+  Status read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<std::string>>* out) override;
   bool exists(const std::string& path) override { return inner_->exists(path); }
 
  private:

@@ -145,11 +145,8 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
     if (!is_collections_path(f.path)) continue;
     ++files_seen;
     std::optional<std::string> text;
-    try {
-      text = read_at_most(source, f.path, kMaxCollectionsFileBytes);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kInvalidInput && e.kind() != ErrorKind::kIo) throw;
-      issues.push_back(Status(e.kind(), "cannot read the collections file: " + e.status().cause(), f.path));
+    if (Status st = file_problem(read_at_most(source, f.path, kMaxCollectionsFileBytes, &text)); !st.is_ok()) {
+      issues.push_back(st.prefixed("cannot read the collections file: ").at(f.path));
       continue;
     }
     if (!text) continue;

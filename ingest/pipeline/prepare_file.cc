@@ -143,6 +143,16 @@ void error_or_wait(std::string cause, const PrepareOptions& opt, PreparedFile& f
   else f.status = FileStatus::kWait;
 }
 
+// Whether a read of the file failed; if so the failure, after `context`, is the file's error, and
+// one that may pass later (kIo) has the file read again next pass (file_problem in source.h).
+bool read_failed(const Status& read, const std::string& context, PreparedFile& f) {
+  const Status st = file_problem(read);
+  if (st.is_ok()) return false;
+  f.errors.push_back(st.prefixed(context).at(f.file.path, f.file.step));
+  if (st.kind() == ErrorKind::kIo) f.status = FileStatus::kRetry;
+  return true;
+}
+
 // Reports the entries whose (start, length) cannot describe a record; [*lo, *hi) is the span
 // of the others (empty when there is none).
 void check_entries(const IndexFile& idx, PreparedFile& f, uint64_t* lo, uint64_t* hi) {
@@ -192,14 +202,7 @@ void prepare_selected_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn
   }
   turn.take(f.reserved);
   std::vector<std::optional<std::string>> records;
-  try {
-    records = src.read_ranges(ranges);
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kInvalidInput && e.kind() != ErrorKind::kIo) throw;
-    f.errors.push_back(e.status().prefixed("cannot read event file " + ev + ": ").at(f.file.path, f.file.step));
-    if (e.kind() == ErrorKind::kIo) f.status = FileStatus::kRetry;
-    return;
-  }
+  if (read_failed(src.read_ranges(ranges, &records), "cannot read event file " + ev + ": ", f)) return;
   if (std::any_of(records.begin(), records.end(), [](const auto& r) { return !r; })) {
     error_or_wait("event file " + ev + " does not exist", opt, f);
     return;   // its saved shapes are still kept
@@ -236,13 +239,10 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   std::unique_ptr<std::string> owned_span;
   std::string_view span;
   std::optional<std::string> bytes;
-  try {
-    if (hi - lo >= kMapSpanBytes) mapped = src.map_range(ev, lo, hi - lo);
-    if (!mapped) bytes = src.read_range(ev, lo, hi - lo);
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kInvalidInput && e.kind() != ErrorKind::kIo) throw;
-    f.errors.push_back(e.status().prefixed("cannot read event file " + ev + ": ").at(f.file.path, f.file.step));
-    if (e.kind() == ErrorKind::kIo) f.status = FileStatus::kRetry;
+  Status read;
+  if (hi - lo >= kMapSpanBytes) read = src.map_range(ev, lo, hi - lo, &mapped);
+  if (read.is_ok() && !mapped) read = src.read_range(ev, lo, hi - lo, &bytes);
+  if (read_failed(read, "cannot read event file " + ev + ": ", f)) {
     idx.tensors.clear();   // its saved shapes are still kept
     return;
   }
@@ -300,14 +300,7 @@ PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t tick
   PreparedFile f;
   f.file = file;
   std::optional<std::string> text;
-  try {
-    text = read_at_most(src, file.path, kMaxIndexFileBytes);
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kInvalidInput && e.kind() != ErrorKind::kIo) throw;
-    f.errors.push_back(Status(e.kind(), "cannot read the index file: " + e.status().cause(), file.path, file.step));
-    if (e.kind() == ErrorKind::kIo) f.status = FileStatus::kRetry;
-    return f;
-  }
+  if (read_failed(read_at_most(src, file.path, kMaxIndexFileBytes, &text), "cannot read the index file: ", f)) return f;
   if (!text) {
     f.status = FileStatus::kWait;   // listed, then gone: look again next pass
     return f;

@@ -153,15 +153,16 @@ std::vector<SourceFile> LocalSource::list(const std::string& prefix, const std::
   return out;
 }
 
-int LocalSource::open_regular(const std::string& rel, uint64_t* size) const {
+Status LocalSource::open_regular(const std::string& rel, int* fd_out, uint64_t* size) const {
+  *fd_out = -1;
   const std::string path = full(rel);
   const int fd = ::open(path.c_str(), kOpenFlags);
   struct stat st;
   if (fd < 0) {
     const int err = errno;
-    if (err != ENOENT) throw Error(open_failure(err).at(path));
-    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) throw Error(dangling_symlink().at(path));
-    return -1;
+    if (err != ENOENT) return open_failure(err).at(path);
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return dangling_symlink().at(path);
+    return Status();
   }
   Status problem;
   if (::fstat(fd, &st) != 0) problem = Status::io(std::strerror(errno));
@@ -169,20 +170,23 @@ int LocalSource::open_regular(const std::string& rel, uint64_t* size) const {
   else if (!inside(rel)) problem = outside_symlink();
   if (!problem.is_ok()) {
     ::close(fd);
-    throw Error(problem.at(path));
+    return problem.at(path);
   }
+  *fd_out = fd;
   *size = static_cast<uint64_t>(st.st_size);
-  return fd;
+  return Status();
 }
 
-std::optional<std::string> LocalSource::read(const std::string& path) {
-  return read_range(path, 0, UINT64_MAX);
+Status LocalSource::read(const std::string& path, std::optional<std::string>* out) {
+  return read_range(path, 0, UINT64_MAX, out);
 }
 
-std::optional<std::string> LocalSource::read_range(const std::string& path, uint64_t offset, uint64_t length) {
+Status LocalSource::read_range(const std::string& path, uint64_t offset, uint64_t length,
+                               std::optional<std::string>* out) {
+  out->reset();
   uint64_t size = 0;
-  const int fd = open_regular(path, &size);
-  if (fd < 0) return std::nullopt;
+  int fd = -1;
+  if (Status st = open_regular(path, &fd, &size); !st.is_ok() || fd < 0) return st;
   const uint64_t n = offset >= size ? 0 : std::min(length, size - offset);  // never allocate past the file
   std::string buf(n, '\0');
   uint64_t got = 0;
@@ -195,18 +199,21 @@ std::optional<std::string> LocalSource::read_range(const std::string& path, uint
     got += static_cast<uint64_t>(r);
   }
   ::close(fd);
-  if (err) throw Error(Status::io(std::strerror(err)).at(full(path)));
+  if (err) return Status::io(std::strerror(err)).at(full(path));
   buf.resize(got);
-  return buf;
+  *out = std::move(buf);
+  return Status();
 }
 
-std::unique_ptr<MappedRange> LocalSource::map_range(const std::string& path, uint64_t offset, uint64_t length) {
+Status LocalSource::map_range(const std::string& path, uint64_t offset, uint64_t length,
+                              std::unique_ptr<MappedRange>* out) {
+  out->reset();
   uint64_t size = 0;
-  const int fd = open_regular(path, &size);
-  if (fd < 0) return nullptr;
-  std::unique_ptr<MappedRange> r = MappedRange::map(fd, offset, length, size);
+  int fd = -1;
+  if (Status st = open_regular(path, &fd, &size); !st.is_ok() || fd < 0) return st;
+  *out = MappedRange::map(fd, offset, length, size);
   ::close(fd);   // the mapping keeps the file
-  return r;
+  return Status();
 }
 
 bool LocalSource::exists(const std::string& path) {

@@ -14,16 +14,16 @@ class LocalSource : public TrialSource {
   explicit LocalSource(std::string root);
   std::string root() const override { return root_; }
   std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after) override;
-  std::optional<std::string> read(const std::string& path) override;
-  std::optional<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) override;
-  std::unique_ptr<MappedRange> map_range(const std::string& path, uint64_t offset, uint64_t length) override;
+  Status read(const std::string& path, std::optional<std::string>* out) override;
+  Status read_range(const std::string& path, uint64_t offset, uint64_t length, std::optional<std::string>* out) override;
+  Status map_range(const std::string& path, uint64_t offset, uint64_t length, std::unique_ptr<MappedRange>* out) override;
   bool exists(const std::string& path) override;
 
  private:
   std::string full(const std::string& rel) const { return root_ + "/" + rel; }
-  // An open descriptor of the regular file `rel` with its size, -1 when it does not exist;
-  // throws (source.h) for anything else.
-  int open_regular(const std::string& rel, uint64_t* size) const;
+  // *fd: an open descriptor of the regular file `rel` with its size, -1 when it does not exist;
+  // a failed Status (source.h) for anything else.
+  Status open_regular(const std::string& rel, int* fd, uint64_t* size) const;
   // Whether `rel` (which exists) resolves to a path inside the trial folder.
   bool inside(const std::string& rel) const;
 

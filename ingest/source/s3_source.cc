@@ -40,6 +40,22 @@ std::optional<uint64_t> content_range_first(const std::string& header) {
   return first;
 }
 
+void clear(std::optional<std::string>* out) { out->reset(); }
+void clear(std::vector<std::optional<std::string>>* out) { out->clear(); }
+
+// Runs a read on the S3 client, whose failures are thrown Errors, as a Status with the
+// credentials redacted (s3_redacting); a failed read leaves *out empty.
+template <class Out, class Fn>
+Status read_status(const S3Config& config, Out* out, Fn&& fn) {
+  try {
+    s3_redacting(config, fn);
+    return Status();
+  } catch (const Error& e) {
+    clear(out);
+    return e.status();
+  }
+}
+
 }  // namespace
 
 S3Source::S3Source(const std::string& url, const S3Options& options)
@@ -130,13 +146,16 @@ std::vector<SourceFile> S3Source::list(const std::string& prefix, const std::str
   });
 }
 
-std::optional<std::string> S3Source::read(const std::string& path) {
-  return s3_redacting(config_, [&]() -> std::optional<std::string> {
+Status S3Source::read(const std::string& path, std::optional<std::string>* out) {
+  out->reset();
+  return read_status(config_, out, [&] {
     const std::string key = key_of(path);
     S3Response r = http_.perform(S3Request{s3_object_url(config_, location_.bucket, key), "GET " + s3_name(key), {}});
-    if (r.status == 200) return std::move(r.body);
+    if (r.status == 200) {
+      *out = std::move(r.body);
+      return;
+    }
     check_object_response(r, "GET", key);
-    return std::nullopt;
   });
 }
 
@@ -162,13 +181,16 @@ std::optional<std::string> S3Source::range_body(S3Response& r, const std::string
   return std::nullopt;
 }
 
-std::optional<std::string> S3Source::read_range(const std::string& path, uint64_t offset, uint64_t length) {
-  std::vector<std::optional<std::string>> out = read_ranges({Range{path, offset, length}});
-  return std::move(out.front());
+Status S3Source::read_range(const std::string& path, uint64_t offset, uint64_t length,
+                            std::optional<std::string>* out) {
+  std::vector<std::optional<std::string>> all;
+  Status st = read_ranges({Range{path, offset, length}}, &all);
+  *out = st.is_ok() ? std::move(all.front()) : std::nullopt;
+  return st;
 }
 
-std::vector<std::optional<std::string>> S3Source::read_ranges(const std::vector<Range>& ranges) {
-  return s3_redacting(config_, [&]() -> std::vector<std::optional<std::string>> {
+Status S3Source::read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<std::string>>* result) {
+  return read_status(config_, result, [&] {
     // Coalesce: sort by (path, offset) and merge neighbours of one object into spans.
     std::vector<size_t> order(ranges.size());
     std::iota(order.begin(), order.end(), size_t{0});
@@ -211,7 +233,8 @@ std::vector<std::optional<std::string>> S3Source::read_ranges(const std::vector<
     for (size_t k = 0; k < spans.size(); ++k)
       span_data[k] = range_body(responses[k], spans[k].key, spans[k].first, spans[k].end - spans[k].first);
 
-    std::vector<std::optional<std::string>> out(ranges.size());
+    std::vector<std::optional<std::string>>& out = *result;
+    out.assign(ranges.size(), std::nullopt);
     for (size_t i = 0; i < ranges.size(); ++i) {
       const std::optional<std::string>& data = span_data[span_of[i]];
       if (!data) continue;
@@ -222,7 +245,6 @@ std::vector<std::optional<std::string>> S3Source::read_ranges(const std::vector<
         out[i] = data->substr(rel, std::min<uint64_t>(ranges[i].length, data->size() - rel));
       }
     }
-    return out;
   });
 }
 

@@ -12,13 +12,21 @@ namespace {
 constexpr size_t kTrialsNamed = 10;   // trials named when a folder of trials is given
 }  // namespace
 
-std::optional<std::string> read_at_most(TrialSource& source, const std::string& path, uint64_t max_bytes) {
-  std::optional<std::string> text = source.read_range(path, 0, max_bytes + 1);
-  if (text && text->size() > max_bytes)
-    throw Error(Status::invalid("the file is larger than the limit of " + std::to_string(max_bytes) +
-                                " bytes for a file of this kind")
-                    .at(path));
-  return text;
+Status read_at_most(TrialSource& source, const std::string& path, uint64_t max_bytes, std::optional<std::string>* out) {
+  if (Status st = source.read_range(path, 0, max_bytes + 1, out); !st.is_ok()) return st;
+  if (*out && (*out)->size() > max_bytes) {
+    out->reset();
+    return Status::invalid("the file is larger than the limit of " + std::to_string(max_bytes) +
+                           " bytes for a file of this kind")
+        .at(path);
+  }
+  return Status();
+}
+
+Status file_problem(Status read_status) {
+  const ErrorKind kind = read_status.kind();
+  if (kind != ErrorKind::kOk && kind != ErrorKind::kIo && kind != ErrorKind::kInvalidInput) throw Error(read_status);
+  return read_status;
 }
 
 std::unique_ptr<TrialSource> open_source(const std::string& location, const SourceOptions& options) {

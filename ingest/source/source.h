@@ -14,14 +14,15 @@
 
 namespace trialdb {
 
-// Errors (schema/status.h). A read of one file that fails throws Error naming the file: kIo when
-// it could not be read now but may be later (no permission, an I/O error, an unreachable S3),
-// kInvalidInput when the path can never name a readable regular file (a folder, a FIFO or
-// device, a symlink loop or one leading outside the trial, a component that is not a folder, a
-// name too long). The ingester makes either one file's error (ingest/pipeline/prepare_file.h), so
-// one bad file never stops a pass. kUsage when the location or the S3 settings (URL, endpoint,
-// credentials) are unusable. A file that does not exist (yet) is not an error: read() answers
-// std::nullopt.
+// Errors (schema/status.h). Reads answer a Status, their bytes going through a pointer argument
+// (LevelDB's Env style). A read of one file that fails names the file: kIo when it could not be
+// read now but may be later (no permission, an I/O error, an unreachable S3), kInvalidInput when
+// the path can never name a readable regular file (a folder, a FIFO or device, a symlink loop or
+// one leading outside the trial, a component that is not a folder, a name too long). The ingester
+// makes either one file's error (file_problem below), so one bad file never stops a pass. kUsage
+// when the location or the S3 settings (URL, endpoint, credentials) are unusable. A file that
+// does not exist (yet) is not an error: the read is OK and leaves std::nullopt. list() and
+// exists() throw Error for what is not one file's problem.
 
 // One entry of a listing. `problem` is not OK for what the listing found but cannot offer as a
 // readable file: a folder it could not list (path ends in '/'), a FIFO, device or socket, a
@@ -44,35 +45,43 @@ class TrialSource {
   // start_after: only paths > start_after (S3 ListObjectsV2 start-after), "" for all. A prefix
   // that does not exist (yet) lists nothing.
   virtual std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after = "") = 0;
-  // Whole file, or std::nullopt when it does not exist (yet).
-  virtual std::optional<std::string> read(const std::string& path) = 0;
-  // Byte range [offset, offset + length). Returns fewer bytes when the file is shorter (a live
+  // *out: the whole file, or std::nullopt when it does not exist (yet).
+  virtual Status read(const std::string& path, std::optional<std::string>* out) = 0;
+  // *out: the byte range [offset, offset + length); fewer bytes when the file is shorter (a live
   // writer may not have flushed yet); std::nullopt when the file does not exist.
-  virtual std::optional<std::string> read_range(const std::string& path, uint64_t offset, uint64_t length) = 0;
-  // The same range mapped into memory (MappedRange) where the source can do that, else nullptr
-  // (also when the file does not exist): the caller then reads it with read_range.
-  virtual std::unique_ptr<MappedRange> map_range(const std::string& path, uint64_t offset, uint64_t length) {
+  virtual Status read_range(const std::string& path, uint64_t offset, uint64_t length,
+                            std::optional<std::string>* out) = 0;
+  // *out: the same range mapped into memory (MappedRange) where the source can do that, else
+  // nullptr (also when the file does not exist): the caller then reads it with read_range.
+  virtual Status map_range(const std::string& path, uint64_t offset, uint64_t length,
+                           std::unique_ptr<MappedRange>* out) {
     (void)path, (void)offset, (void)length;
-    return nullptr;
+    out->reset();
+    return Status();
   }
-  // Several ranges at once; implementations may run them concurrently (S3: curl multi).
+  // Several ranges at once, *out in the same order; implementations may run them concurrently
+  // (S3: curl multi). The first failure is the answer.
   struct Range {
     std::string path;
     uint64_t offset = 0, length = 0;
   };
-  virtual std::vector<std::optional<std::string>> read_ranges(const std::vector<Range>& ranges) {
-    std::vector<std::optional<std::string>> out;
-    out.reserve(ranges.size());
-    for (const auto& r : ranges) out.push_back(read_range(r.path, r.offset, r.length));
-    return out;
+  virtual Status read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<std::string>>* out) {
+    out->assign(ranges.size(), std::nullopt);
+    for (size_t i = 0; i < ranges.size(); ++i)
+      if (Status st = read_range(ranges[i].path, ranges[i].offset, ranges[i].length, &(*out)[i]); !st.is_ok()) return st;
+    return Status();
   }
   virtual bool exists(const std::string& path) = 0;
 };
 
-// The whole file, never holding more than max_bytes + 1 of it: a file larger than max_bytes is
-// kInvalidInput (thrown, naming its size and the limit), whatever size it claims. std::nullopt
-// when it does not exist.
-std::optional<std::string> read_at_most(TrialSource& source, const std::string& path, uint64_t max_bytes);
+// *out: the whole file, never holding more than max_bytes + 1 of it: a file larger than max_bytes
+// is kInvalidInput (naming the limit), whatever size it claims. std::nullopt when it does not exist.
+Status read_at_most(TrialSource& source, const std::string& path, uint64_t max_bytes, std::optional<std::string>* out);
+
+// A failed read as one file's problem: kIo (it may be readable later) and kInvalidInput are
+// returned for the caller to report against the file and go on; any other kind (kUsage: unusable
+// S3 settings) is not the file's and is thrown as Error. OK stays OK.
+Status file_problem(Status read_status);
 
 // Settings for s3:// locations; empty fields fall back to the standard AWS environment
 // variables (docs/S3.md).

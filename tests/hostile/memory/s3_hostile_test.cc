@@ -14,6 +14,7 @@
 #include "ingest/source/s3_source.h"
 #include "scoped_env.h"
 #include "stub_http_server.h"
+#include "tests/common/source_reads.h"
 
 namespace trialdb {
 namespace {
@@ -101,7 +102,7 @@ TEST_F(S3HostileTest, ARangedGetTakesTheStoredBytesAsSent) {
   });
   auto src = source(server);
   const long before = peak_rss_kb();
-  std::optional<std::string> got = src->read_range("events/e", kRangeOffset, kRangeLength);
+  std::optional<std::string> got = read_range_bytes(*src, "events/e", kRangeOffset, kRangeLength);
   ASSERT_TRUE(got);
   EXPECT_EQ(*got, bomb.substr(kRangeOffset, kRangeLength));
   EXPECT_LT(peak_rss_kb() - before, kMaxGrowthKb);
@@ -138,10 +139,10 @@ TEST_F(S3HostileTest, NoMessageCarriesASecretInAnyEncoding) {
     return StubReply{403, "<Error><Code>SignatureDoesNotMatch</Code><Message>" + echoed + "</Message></Error>", {}};
   });
   auto src = source(server);
-  for (auto op : std::vector<std::function<void()>>{[&] { src->read("index/x.json"); },
+  for (auto op : std::vector<std::function<void()>>{[&] { read_bytes(*src, "index/x.json"); },
                                                     [&] { src->list("index/"); },
                                                     [&] { src->exists("training_job_end.ts"); },
-                                                    [&] { src->read_range("events/e", 0, 10); }}) {
+                                                    [&] { read_range_bytes(*src, "events/e", 0, 10); }}) {
     const std::string msg = message_of(op);
     EXPECT_NE(msg, "(no error)");
     EXPECT_NE(msg.find("***"), std::string::npos) << msg;

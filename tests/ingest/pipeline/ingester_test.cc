@@ -632,13 +632,14 @@ class TruncatingSource : public LocalSource {
  public:
   TruncatingSource(const std::string& root, std::string victim, uint64_t keep)
       : LocalSource(root), victim_(std::move(victim)), keep_(keep) {}
-  std::unique_ptr<MappedRange> map_range(const std::string& path, uint64_t offset, uint64_t length) override {
-    std::unique_ptr<MappedRange> r = LocalSource::map_range(path, offset, length);
-    if (r && path == victim_ && !truncated) {
+  Status map_range(const std::string& path, uint64_t offset, uint64_t length,
+                   std::unique_ptr<MappedRange>* out) override {
+    Status st = LocalSource::map_range(path, offset, length, out);
+    if (*out && path == victim_ && !truncated) {
       fs::resize_file(root() + "/" + path, keep_);
       truncated = true;
     }
-    return r;
+    return st;
   }
   bool truncated = false;
 

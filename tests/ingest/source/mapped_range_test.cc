@@ -16,6 +16,7 @@
 #include "ingest/source/mapped_range.h"
 #include "tests/common/file_bytes.h"
 #include "tests/common/temp_dir.h"
+#include "tests/common/source_reads.h"
 
 using namespace trialdb;
 
@@ -43,7 +44,7 @@ TEST(MappedRange, GivesTheRangesBytesClampedToTheFile) {
   struct Case { uint64_t offset, length; } cases[] = {
       {0, content.size()}, {4096, 4096}, {5000, 7000}, {1, 1}, {4095, 10}, {8000, 1u << 30}};
   for (auto c : cases) {
-    auto r = src.map_range("f.bin", c.offset, c.length);
+    auto r = mapped_range(src, "f.bin", c.offset, c.length);
     ASSERT_NE(r, nullptr) << c.offset;
     const size_t want = std::min<uint64_t>(c.length, content.size() - c.offset);
     ASSERT_EQ(r->size(), want) << c.offset;
@@ -57,11 +58,11 @@ TEST(MappedRange, WritesStayInMemoryAndTheFileIsUnchanged) {
   std::ofstream(tmp / "f.bin", std::ios::binary) << content;
   LocalSource src(tmp.path.string());
   {
-    auto r = src.map_range("f.bin", 1000, 20000);
+    auto r = mapped_range(src, "f.bin", 1000, 20000);
     ASSERT_NE(r, nullptr);
     std::memset(r->data(), 'x', r->size());
     EXPECT_EQ(std::string(r->data(), r->size()), std::string(20000, 'x'));
-    auto again = src.map_range("f.bin", 1000, 20000);   // another mapping sees the file
+    auto again = mapped_range(src, "f.bin", 1000, 20000);   // another mapping sees the file
     ASSERT_NE(again, nullptr);
     EXPECT_EQ(std::string(again->data(), again->size()), content.substr(1000, 20000));
   }
@@ -75,11 +76,11 @@ TEST(MappedRange, NothingForMissingFilesAndEmptyRangesAnErrorForDirectories) {
   std::ofstream(tmp / "f.bin", std::ios::binary) << pattern(100);
   std::filesystem::create_directory(tmp.path / "d");
   LocalSource src(tmp.path.string());
-  EXPECT_EQ(src.map_range("missing.bin", 0, 10), nullptr);
-  EXPECT_EQ(src.map_range("f.bin", 100, 10), nullptr);   // at the end: a live file not written yet
-  EXPECT_EQ(src.map_range("f.bin", 5000, 10), nullptr);
+  EXPECT_EQ(mapped_range(src, "missing.bin", 0, 10), nullptr);
+  EXPECT_EQ(mapped_range(src, "f.bin", 100, 10), nullptr);   // at the end: a live file not written yet
+  EXPECT_EQ(mapped_range(src, "f.bin", 5000, 10), nullptr);
   try {
-    (void)src.map_range("d", 0, 10);
+    (void)mapped_range(src, "d", 0, 10);
     ADD_FAILURE() << "a folder was mapped";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput);
@@ -94,8 +95,8 @@ TEST(MappedRange, ATruncatedFileReadsAsZerosAndSaysItShrank) {
   std::ofstream(tmp / "f.bin", std::ios::binary) << content;
   std::ofstream(tmp / "g.bin", std::ios::binary) << content;
   LocalSource src(tmp.path.string());
-  auto r = src.map_range("f.bin", 100, content.size() - 100);
-  auto untouched = src.map_range("g.bin", 0, content.size());
+  auto r = mapped_range(src, "f.bin", 100, content.size() - 100);
+  auto untouched = mapped_range(src, "g.bin", 0, content.size());
   ASSERT_NE(r, nullptr);
   ASSERT_NE(untouched, nullptr);
   EXPECT_FALSE(r->shrank());
@@ -119,7 +120,7 @@ TEST(MappedRange, ATruncatedFileThatGrowsBackStillSaysItShrank) {
   const std::string content = pattern(8 * page);
   std::ofstream(tmp / "f.bin", std::ios::binary) << content;
   LocalSource src(tmp.path.string());
-  auto r = src.map_range("f.bin", 0, content.size());
+  auto r = mapped_range(src, "f.bin", 0, content.size());
   ASSERT_NE(r, nullptr);
   std::filesystem::resize_file(tmp / "f.bin", page);
   volatile char c = r->data()[7 * page];
@@ -134,7 +135,7 @@ TEST(MappedRangeDeathTest, ASigbusOutsideAnyMappingStillEndsTheProcess) {
   std::ofstream(tmp / "f.bin", std::ios::binary) << pattern(4 * page);
   std::ofstream(tmp / "g.bin", std::ios::binary) << pattern(4 * page);
   LocalSource src(tmp.path.string());
-  auto ours = src.map_range("g.bin", 0, 4 * page);   // the handler is installed
+  auto ours = mapped_range(src, "g.bin", 0, 4 * page);   // the handler is installed
   ASSERT_NE(ours, nullptr);
   const std::string path = tmp / "f.bin";
   EXPECT_EXIT(

@@ -18,6 +18,7 @@
 #include "scoped_env.h"
 #include "sigv4_check.h"
 #include "stub_http_server.h"
+#include "tests/common/source_reads.h"
 
 namespace trialdb {
 namespace {
@@ -152,7 +153,7 @@ TEST_F(S3StubTest, SignsWithSigV4ThroughLibcurl) {
   s3.objects["pre/dir/a b+c.bin"] = "0123456789";
   StubHttpServer server(std::ref(s3));
   auto src = source(server, fast());
-  EXPECT_EQ(src->read_range("dir/a b+c.bin", 2, 3), "234");
+  EXPECT_EQ(read_range_bytes(*src, "dir/a b+c.bin", 2, 3), "234");
 
   auto reqs = server.requests();
   ASSERT_EQ(reqs.size(), 1u);
@@ -185,8 +186,8 @@ TEST_F(S3StubTest, SignaturesVerifyTheWayS3ChecksThem) {
   o.list_page_size = 1;  // continuation tokens (which hold '/', ':' and spaces here) on every page
   auto src = source(server, o);
   for (const auto& k : keys) {
-    EXPECT_EQ(src->read(k), "0123456789") << k;
-    EXPECT_EQ(src->read_range(k, 3, 4), "3456") << k;
+    EXPECT_EQ(read_bytes(*src, k), "0123456789") << k;
+    EXPECT_EQ(read_range_bytes(*src, k, 3, 4), "3456") << k;
     EXPECT_TRUE(src->exists(k)) << k;
   }
   EXPECT_EQ(src->list("odd dir/").size(), keys.size());
@@ -203,9 +204,9 @@ TEST_F(S3StubTest, SignaturesDifferPerRequestAndSecret) {
   FakeS3 s3;
   s3.objects["pre/a"] = "x";
   StubHttpServer server(std::ref(s3));
-  source(server, fast())->read("a");
+  read_bytes(*source(server, fast()), "a");
   env_.set("AWS_SECRET_ACCESS_KEY", "another-secret");
-  source(server, fast())->read("a");
+  read_bytes(*source(server, fast()), "a");
   auto reqs = server.requests();
   ASSERT_EQ(reqs.size(), 2u);
   // Same request, same second (almost surely), different secret: a real HMAC, not a constant.
@@ -220,7 +221,7 @@ TEST_F(S3StubTest, UnsignedRequestsCarryNoCredentials) {
   FakeS3 s3;
   s3.objects["pre/a"] = "public";
   StubHttpServer server(std::ref(s3));
-  EXPECT_EQ(source(server, fast())->read("a"), "public");
+  EXPECT_EQ(read_bytes(*source(server, fast()), "a"), "public");
   auto reqs = server.requests();
   ASSERT_EQ(reqs.size(), 1u);
   EXPECT_EQ(reqs[0].headers.count("authorization"), 0u);
@@ -284,7 +285,7 @@ TEST_F(S3StubTest, RetriesTransientFailuresThenSucceeds) {
     }
   });
   auto src = source(server, fast(5));
-  EXPECT_EQ(src->read("k"), "finally");
+  EXPECT_EQ(read_bytes(*src, "k"), "finally");
   EXPECT_EQ(calls.load(), 5);
   EXPECT_EQ(src->requests_made(), 5u);
 }
@@ -296,7 +297,7 @@ TEST_F(S3StubTest, GivesUpAfterMaxAttemptsWithBackoff) {
   o.retry_cap = std::chrono::milliseconds(1000);
   auto src = source(server, o);
   auto t0 = std::chrono::steady_clock::now();
-  std::string msg = message_of([&] { src->read("index/k.json"); });
+  std::string msg = message_of([&] { read_bytes(*src, "index/k.json"); });
   auto elapsed = std::chrono::steady_clock::now() - t0;
   EXPECT_NE(msg.find("gave up after 3 attempts"), std::string::npos) << msg;
   EXPECT_NE(msg.find("SlowDown"), std::string::npos) << msg;
@@ -317,7 +318,7 @@ TEST_F(S3StubTest, TimeoutsAreRetried) {
   o.request_timeout = std::chrono::milliseconds(300);
   auto src = source(server, o);
   auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(src->read("k"), "late but fine");
+  EXPECT_EQ(read_bytes(*src, "k"), "late but fine");
   EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(300));
   EXPECT_EQ(calls.load(), 2);
 }
@@ -348,10 +349,10 @@ TEST_F(S3StubTest, RejectedCredentialsAreAClearErrorWithoutSecrets) {
                     std::string("The request signature we calculated does not match; key ") + kSecret + " token " + kToken);
   });
   auto src = source(server, fast());
-  for (auto op : std::vector<std::function<void()>>{[&] { src->read("index/x.json"); },
+  for (auto op : std::vector<std::function<void()>>{[&] { read_bytes(*src, "index/x.json"); },
                                                     [&] { src->list("index/"); },
                                                     [&] { src->exists("training_job_end.ts"); },
-                                                    [&] { src->read_range("events/e", 0, 10); }}) {
+                                                    [&] { read_range_bytes(*src, "events/e", 0, 10); }}) {
     std::string msg = message_of(op);
     EXPECT_NE(msg.find("HTTP 403 SignatureDoesNotMatch"), std::string::npos) << msg;
     EXPECT_NE(msg.find("s3://bkt/pre/"), std::string::npos) << msg;
@@ -367,14 +368,14 @@ TEST_F(S3StubTest, MissingKeyIsNulloptMissingBucketIsAnError) {
   s3.objects["pre/present"] = "";
   StubHttpServer server(std::ref(s3));
   auto src = source(server, fast());
-  EXPECT_EQ(src->read("absent"), std::nullopt);
-  EXPECT_EQ(src->read_range("absent", 0, 10), std::nullopt);
+  EXPECT_EQ(read_bytes(*src, "absent"), std::nullopt);
+  EXPECT_EQ(read_range_bytes(*src, "absent", 0, 10), std::nullopt);
   EXPECT_FALSE(src->exists("absent"));
   EXPECT_TRUE(src->exists("present"));  // empty object: 416 to a one-byte range still means "exists"
-  EXPECT_EQ(src->read("present"), "");
+  EXPECT_EQ(read_bytes(*src, "present"), "");
 
   auto wrong = source(server, fast(), "s3://no-such-bucket/pre");
-  for (auto op : std::vector<std::function<void()>>{[&] { wrong->read("absent"); }, [&] { wrong->list(""); },
+  for (auto op : std::vector<std::function<void()>>{[&] { read_bytes(*wrong, "absent"); }, [&] { wrong->list(""); },
                                                     [&] { wrong->exists("x"); }}) {
     std::string msg = message_of(op);
     EXPECT_NE(msg.find("HTTP 404 NoSuchBucket"), std::string::npos) << msg;
@@ -397,20 +398,20 @@ TEST_F(S3StubTest, RangesPastTheEndAndServersThatIgnoreRange) {
   s3.objects["pre/f"] = "abcdef";
   StubHttpServer server(std::ref(s3));
   auto src = source(server, fast());
-  EXPECT_EQ(src->read_range("f", 4, 100), "ef");  // shorter than asked: what exists
-  EXPECT_EQ(src->read_range("f", 6, 10), "");    // starts at the end: 416
-  EXPECT_EQ(src->read_range("f", 600, 10), "");
-  EXPECT_EQ(src->read_range("f", 1, 0), "");
-  EXPECT_EQ(src->read_range("nope", 1, 0), std::nullopt);
+  EXPECT_EQ(read_range_bytes(*src, "f", 4, 100), "ef");  // shorter than asked: what exists
+  EXPECT_EQ(read_range_bytes(*src, "f", 6, 10), "");    // starts at the end: 416
+  EXPECT_EQ(read_range_bytes(*src, "f", 600, 10), "");
+  EXPECT_EQ(read_range_bytes(*src, "f", 1, 0), "");
+  EXPECT_EQ(read_range_bytes(*src, "nope", 1, 0), std::nullopt);
 
   StubHttpServer plain([](const StubRequest&) { return StubReply{200, "abcdef", {}}; });
   auto p = source(plain, fast());
-  EXPECT_EQ(p->read_range("f", 2, 3), "cde");
-  EXPECT_EQ(p->read_range("f", 5, 3), "f");
-  EXPECT_EQ(p->read_range("f", 9, 3), "");
+  EXPECT_EQ(read_range_bytes(*p, "f", 2, 3), "cde");
+  EXPECT_EQ(read_range_bytes(*p, "f", 5, 3), "f");
+  EXPECT_EQ(read_range_bytes(*p, "f", 9, 3), "");
 
   StubHttpServer liar([](const StubRequest&) { return StubReply{206, "xyz", {{"Content-Range", "bytes 0-2/6"}}}; });
-  std::string msg = message_of([&] { source(liar, fast())->read_range("f", 3, 3); });
+  std::string msg = message_of([&] { read_range_bytes(*source(liar, fast()), "f", 3, 3); });
   EXPECT_NE(msg.find("asked for bytes from 3"), std::string::npos) << msg;
 }
 
@@ -424,7 +425,7 @@ TEST_F(S3StubTest, ABogus206PastTheEndCountsAsEmptyWithoutWaiting) {
   });
   auto src = source(server, fast());
   auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(src->read_range("training_job_end.ts", 0, 100), "");
+  EXPECT_EQ(read_range_bytes(*src, "training_job_end.ts", 0, 100), "");
   EXPECT_TRUE(src->exists("training_job_end.ts"));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
   EXPECT_EQ(server.requests().size(), 2u);  // and nothing was retried
@@ -444,7 +445,7 @@ TEST_F(S3StubTest, ReadRangesKeepsSeveralRequestsInFlight) {
   std::vector<TrialSource::Range> ranges;
   for (int i = 0; i < 12; ++i) ranges.push_back({"events/" + std::to_string(i), static_cast<uint64_t>(10 * i), 100});
   auto t0 = std::chrono::steady_clock::now();
-  auto got = src->read_ranges(ranges);
+  auto got = read_ranges_bytes(*src, ranges);
   auto elapsed = std::chrono::steady_clock::now() - t0;
   ASSERT_EQ(got.size(), 12u);
   for (int i = 0; i < 12; ++i) EXPECT_EQ(got[i], pattern(1000, i).substr(10 * i, 100)) << i;
@@ -464,7 +465,7 @@ TEST_F(S3StubTest, ReadRangesCoalescesNeighboursOfOneObject) {
       {"e/big", 0, 10},        {"e/big", 10, 10},    {"e/big", 5000, 0},
       {"e/big", 900000, 4096}, {"e/missing", 0, 5},  {"e/big", (1 << 20) - 10, 100},
   };
-  auto got = src->read_ranges(ranges);
+  auto got = read_ranges_bytes(*src, ranges);
   EXPECT_EQ(got[0], big.substr(100, 50));
   EXPECT_EQ(got[1], small.substr(90, 10));
   EXPECT_EQ(got[2], big.substr(0, 10));
@@ -487,8 +488,8 @@ TEST_F(S3StubTest, SafeToCallFromSeveralThreads) {
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([&, t] {
       for (int i = t; i < 32; i += 8) {
-        if (src->read("f" + std::to_string(i)) == pattern(5000, i)) ++good;
-        if (src->read_range("f" + std::to_string(i), 100, 10) == pattern(5000, i).substr(100, 10)) ++good;
+        if (read_bytes(*src, "f" + std::to_string(i)) == pattern(5000, i)) ++good;
+        if (read_range_bytes(*src, "f" + std::to_string(i), 100, 10) == pattern(5000, i).substr(100, 10)) ++good;
       }
     });
   for (auto& th : threads) th.join();

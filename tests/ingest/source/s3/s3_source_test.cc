@@ -9,6 +9,7 @@
 
 #include "ingest/source/s3_source.h"
 #include "s3rver_suite.h"
+#include "tests/common/source_reads.h"
 
 namespace fs = std::filesystem;
 
@@ -100,13 +101,13 @@ TEST_F(S3rverSource, WholeReadsEqualLocalFiles) {
   for (const std::string& name : kFixtures) {
     S3Source src(fixture_url(name));
     for (const SourceFile& f : local_listing(fixture_dir(name))) {
-      std::optional<std::string> got = src.read(f.path);
+      std::optional<std::string> got = read_bytes(src, f.path);
       ASSERT_TRUE(got.has_value()) << name << "/" << f.path;
       EXPECT_EQ(*got, local_bytes(fixture_dir(name) + "/" + f.path)) << name << "/" << f.path;
     }
-    EXPECT_EQ(src.read("training_job_end.ts"), "");  // empty, but exists
+    EXPECT_EQ(read_bytes(src, "training_job_end.ts"), "");  // empty, but exists
     EXPECT_TRUE(src.exists("training_job_end.ts"));
-    EXPECT_EQ(src.read_range("training_job_end.ts", 0, 100), "");  // a range on an empty object
+    EXPECT_EQ(read_range_bytes(src, "training_job_end.ts", 0, 100), "");  // a range on an empty object
   }
 }
 
@@ -117,7 +118,7 @@ TEST_F(S3rverSource, RangedReadsEqualLocalSlices) {
     const uint64_t n = bytes.size();
     for (auto [off, len] : std::vector<std::pair<uint64_t, uint64_t>>{
              {0, 1}, {0, 12}, {n / 3, n / 3}, {n - 5, 5}, {n - 5, 500}, {n, 10}, {n + 100, 10}, {7, 0}, {0, n}}) {
-      EXPECT_EQ(src.read_range(f.path, off, len), slice(bytes, off, len)) << f.path << " @" << off << "+" << len;
+      EXPECT_EQ(read_range_bytes(src, f.path, off, len), slice(bytes, off, len)) << f.path << " @" << off << "+" << len;
     }
   }
 }
@@ -139,7 +140,7 @@ TEST_F(S3rverSource, ConcurrentReadRangesEqualLocalSlices) {
     }
     ranges.push_back({"events/missing.tfevents", 0, 10});
     uint64_t before = src.requests_made();
-    std::vector<std::optional<std::string>> got = src.read_ranges(ranges);
+    std::vector<std::optional<std::string>> got = read_ranges_bytes(src, ranges);
     ASSERT_EQ(got.size(), ranges.size());
     for (size_t i = 0; i + 1 < ranges.size(); ++i) {
       ASSERT_TRUE(got[i].has_value()) << ranges[i].path;
@@ -154,8 +155,8 @@ TEST_F(S3rverSource, ConcurrentReadRangesEqualLocalSlices) {
 
 TEST_F(S3rverSource, MissingKeysAreNotErrors) {
   S3Source src(fixture_url("zoo"));
-  EXPECT_EQ(src.read("index/999999999999/999999999999_worker_0.json"), std::nullopt);
-  EXPECT_EQ(src.read_range("events/nope.tfevents", 0, 100), std::nullopt);
+  EXPECT_EQ(read_bytes(src, "index/999999999999/999999999999_worker_0.json"), std::nullopt);
+  EXPECT_EQ(read_range_bytes(src, "events/nope.tfevents", 0, 100), std::nullopt);
   EXPECT_FALSE(src.exists("nope"));
   S3Source nowhere("s3://trials/jobs/not-started-yet");  // a job whose output does not exist yet
   EXPECT_TRUE(nowhere.list("index/").empty());
@@ -168,7 +169,7 @@ TEST_F(S3rverSource, MissingBucketIsAClearError) {
   EXPECT_NE(msg.find("s3://no-such-bucket/jobs/x/index/"), std::string::npos) << msg;
   EXPECT_NE(msg.find("HTTP 404 NoSuchBucket"), std::string::npos) << msg;
   EXPECT_NE(msg.find("bucket 'no-such-bucket' does not exist"), std::string::npos) << msg;
-  msg = error_of([&] { src.read("training_job_end.ts"); });
+  msg = error_of([&] { read_bytes(src, "training_job_end.ts"); });
   EXPECT_NE(msg.find("NoSuchBucket"), std::string::npos) << msg;  // not "missing key, keep waiting"
   msg = error_of([&] { src.exists("training_job_end.ts"); });
   EXPECT_NE(msg.find("NoSuchBucket"), std::string::npos) << msg;
@@ -179,8 +180,8 @@ TEST_F(S3rverSource, WrongCredentialsAreAClearErrorWithoutTheSecret) {
   const std::string token = "AQoDYXdzEPT//////////wEXAMPLEtoken";
   env_.set("AWS_ACCESS_KEY_ID", "AKIAWRONGKEY").set("AWS_SECRET_ACCESS_KEY", secret).set("AWS_SESSION_TOKEN", token);
   S3Source src(fixture_url("zoo"));
-  for (auto op : std::vector<std::function<void()>>{[&] { src.list("index/"); }, [&] { src.read("training_job_end.ts"); },
-                                                    [&] { src.read_range("events/x", 0, 10); }}) {
+  for (auto op : std::vector<std::function<void()>>{[&] { src.list("index/"); }, [&] { read_bytes(src, "training_job_end.ts"); },
+                                                    [&] { read_range_bytes(src, "events/x", 0, 10); }}) {
     std::string msg = error_of(op);
     EXPECT_NE(msg.find("HTTP 403 InvalidAccessKeyId"), std::string::npos) << msg;
     EXPECT_NE(msg.find("s3://trials/jobs/zoo/debug-output/"), std::string::npos) << msg;
@@ -211,7 +212,7 @@ TEST_F(S3rverSource, KeysWithCharactersThatNeedEscaping) {
   std::sort(want.begin(), want.end());
   ASSERT_EQ(listed.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(listed[i].path, want[i]);
-  for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(src.read(keys[i].substr(2)), "body" + std::to_string(i)) << keys[i];
+  for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(read_bytes(src, keys[i].substr(2)), "body" + std::to_string(i)) << keys[i];
 }
 
 TEST_F(S3rverSource, TemporaryCredentialsAreAccepted) {
