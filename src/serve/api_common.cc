@@ -37,6 +37,13 @@ double param_number(const Params& p, const std::string& key, double fallback, do
   return v;
 }
 
+StepRange step_range(const Params& p) {
+  StepRange r;
+  if (!param(p, "from").empty()) r.from = static_cast<int64_t>(param_number(p, "from", 0, -kStepBound, kStepBound));
+  if (!param(p, "to").empty()) r.to = static_cast<int64_t>(param_number(p, "to", 0, -kStepBound, kStepBound));
+  return r;
+}
+
 Json column_json(sqlite3_stmt* st, int col) {
   switch (sqlite3_column_type(st, col)) {
     case SQLITE_INTEGER:

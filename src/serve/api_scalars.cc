@@ -42,7 +42,7 @@ struct Selection {
   std::string reduction;
   int abs = 0;
   std::set<std::string> modes;
-  int64_t from = kFirstStep, to = kLastStep;
+  StepRange range;
   bool cut = false;   // more than kMaxLines matched
 };
 
@@ -51,8 +51,7 @@ Selection select(ReadConnection& c, const Params& p) {
   s.reduction = param(p, "reduction", "mean");
   s.abs = static_cast<int>(param_number(p, "abs", 0, 0, 1));
   for (const std::string& m : param_all(p, "mode")) s.modes.insert(m);
-  if (!param(p, "from").empty()) s.from = static_cast<int64_t>(param_number(p, "from", 0, -kStepBound, kStepBound));
-  if (!param(p, "to").empty()) s.to = static_cast<int64_t>(param_number(p, "to", 0, -kStepBound, kStepBound));
+  s.range = step_range(p);
   std::unique_ptr<PyRegex> re;
   if (const std::string pattern = param(p, "tensor"); !pattern.empty()) {
     const Status st = PyRegex::compile(pattern, &re);
@@ -197,7 +196,7 @@ Json api_scalars(ReadConnection& c, const Params& p) {
       if (!s.modes.empty() && !s.modes.count(mode)) continue;
       Series smoothed = whole;   // smoothed from the first step, as TensorBoard does, then cut to the range
       smooth(&smoothed.values, smoothing);
-      const Series range = slice(smoothed, s.from, s.to);
+      const Series range = slice(smoothed, s.range.from, s.range.to);
       if (range.steps.empty()) continue;
       total += range.steps.size();
       const Series drawn = downsample(range, points);

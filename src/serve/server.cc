@@ -113,6 +113,7 @@ void route(httplib::Server& svr, ConnectionPool& pool, const ServeOptions& o) {
       {"/api/scalars/at", api_scalars_at},
       {"/api/distribution", api_distribution},
       {"/api/histogram", api_histogram},
+      {"/api/heatmap", api_heatmap},
       {"/api/findings", api_findings},
       {"/api/sql", api_sql},
   };
