@@ -31,13 +31,18 @@ Json api_info(ReadConnection& c, const std::vector<std::string>& databases);
 Json api_status(ReadConnection& c);
 Json api_trials(ReadConnection& c, const Params& p);
 Json api_tensors(ReadConnection& c, const Params& p);
-Json api_scalars(ReadConnection& c, const Params& p);
+// /api/scalars writes its JSON text directly: its answer is mostly numbers (a chart's lines), and
+// building a document of them first costs more than writing them.
+std::string api_scalars(ReadConnection& c, const Params& p);
 Json api_scalars_at(ReadConnection& c, const Params& p);
 Json api_distribution(ReadConnection& c, const Params& p);
 Json api_histogram(ReadConnection& c, const Params& p);
 Json api_heatmap(ReadConnection& c, const Params& p);
 Json api_findings(ReadConnection& c, const Params& p);
 Json api_sql(ReadConnection& c, const Params& p);
+
+// A document as the JSON text sent (compact; invalid UTF-8 in strings replaced).
+std::string json_text(const Json& j);
 
 // Parameter helpers (api_common.cc).
 std::vector<std::string> param_all(const Params& p, const std::string& key);

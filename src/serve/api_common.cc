@@ -8,6 +8,8 @@
 
 namespace trialdb::serve {
 
+std::string json_text(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 std::vector<std::string> param_all(const Params& p, const std::string& key) {
   std::vector<std::string> out;
   auto [from, to] = p.equal_range(key);

@@ -10,6 +10,7 @@
 // numbered by their mode step), which is what the value table is searched by; a step's workers
 // are averaged.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -134,13 +135,27 @@ std::vector<SeriesByMode> read_lines(ReadConnection& c, const std::string& trial
   return out;
 }
 
-Json series_json(const Series& s) {
-  Json steps = Json::array(), values = Json::array();
+// Appends `"steps":[...],"values":[...]` to out: numbers as std::to_chars writes them (the
+// shortest text that reads back as the same double), the ones JSON cannot write as json_number's
+// strings.
+void append_series(std::string* out, const Series& s) {
+  char buffer[32];
+  const auto append = [&](auto v) {
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+    out->append(buffer, end);
+  };
+  *out += "\"steps\":[";
   for (size_t i = 0; i < s.steps.size(); ++i) {
-    steps.push_back(s.steps[i]);
-    values.push_back(cli::json_number(s.values[i]));
+    if (i) *out += ',';
+    append(s.steps[i]);
   }
-  return {{"steps", std::move(steps)}, {"values", std::move(values)}};
+  *out += "],\"values\":[";
+  for (size_t i = 0; i < s.values.size(); ++i) {
+    if (i) *out += ',';
+    if (std::isfinite(s.values[i])) append(s.values[i]);
+    else *out += json_text(cli::json_number(s.values[i]));
+  }
+  *out += ']';
 }
 
 // A trial's version for the line cache: its complete steps, its end and its tensors.
@@ -226,13 +241,15 @@ Series slice(const Series& s, int64_t from, int64_t to) {
 
 }  // namespace
 
-Json api_scalars(ReadConnection& c, const Params& p) {
+std::string api_scalars(ReadConnection& c, const Params& p) {
   const Selection s = select(c, p);
   const size_t points = static_cast<size_t>(param_number(p, "points", kDefaultPoints, 4, kMaxPoints));
   const double smoothing = param_number(p, "smoothing", 0, 0, kMaxSmoothing);
   const std::vector<std::shared_ptr<const SeriesByMode>> read = whole_lines(c, s);
-  Json lines = Json::array();
-  size_t total = 0;
+  std::string out = json_text({{"reduction", s.reduction}, {"abs", s.abs != 0}, {"smoothing", smoothing}});
+  out.back() = ',';
+  out += "\"lines\":[";
+  size_t total = 0, written = 0;
   bool downsampled = false;
   for (size_t i = 0; i < s.lines.size(); ++i) {
     const LineKey& line = s.lines[i];
@@ -245,13 +262,15 @@ Json api_scalars(ReadConnection& c, const Params& p) {
       total += range.steps.size();
       const Series drawn = downsample(range, points);
       downsampled = downsampled || drawn.steps.size() < range.steps.size();
-      Json j = {{"trial", line.trial}, {"tensor", line.tensor}, {"mode", mode}, {"points", range.steps.size()}};
-      j.update(series_json(drawn));
-      lines.push_back(std::move(j));
+      if (written++) out += ',';
+      out += json_text({{"trial", line.trial}, {"tensor", line.tensor}, {"mode", mode}, {"points", range.steps.size()}});
+      out.back() = ',';
+      append_series(&out, drawn);
+      out += '}';
     }
   }
-  return {{"reduction", s.reduction}, {"abs", s.abs != 0}, {"smoothing", smoothing}, {"lines", std::move(lines)},
-          {"total_points", total}, {"downsampled", downsampled}, {"lines_cut", s.cut}};
+  const std::string tail = json_text({{"total_points", total}, {"downsampled", downsampled}, {"lines_cut", s.cut}});
+  return out + "]," + tail.substr(1);
 }
 
 Json api_scalars_at(ReadConnection& c, const Params& p) {

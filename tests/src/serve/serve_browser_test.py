@@ -4,7 +4,7 @@ driven by python3-selenium, against the binary serving the fixtures.
 
 Checks: the page opens on the trials' loss curves (trial list, a chart whose screenshot is not
 blank); smoothing and a dragged step range change what is drawn; the hover readout gives the
-exact stored value; every view draws (distributions, findings and their link to the tensor's
+exact stored value, and /api/scalars the view's values; every view draws (distributions, findings and their link to the tensor's
 chart, the SQL box's table and chart); the distributions' heat map draws, follows a dragged step
 range, and its counts are those of the histogram_buckets view; a hostile trial and tensor name show as text and run
 nothing; a trial ingested with --follow while the page is open appears, and its steps as they
@@ -244,6 +244,23 @@ def check_hover_is_exact(page, db):
                          " AND abs = 0" + (" AND trial = ?" if trial else ""),
                          (tensor, step, mode) + ((trial,) if trial else ())).fetchone()[0]
     assert shown == stored, (label, step, shown, stored)
+
+
+def check_scalars_json_is_the_views(server, db):
+    """/api/scalars at full resolution (its JSON written number by number) gives the reductions
+    view's values, line by line (trials of one worker: no averaging)."""
+    query = {"trial": ["pt_bad_init", "pt_good_init"], "collection": "losses", "points": 100000}
+    status, _, body = http("GET", server.base + "/api/scalars?" + urllib.parse.urlencode(query, doseq=True))
+    assert status == 200, (status, body)
+    answer = json.loads(body)
+    assert not answer["downsampled"] and len(answer["lines"]) >= 4, answer
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    for line in answer["lines"]:
+        rows = con.execute("SELECT step, value FROM reductions WHERE trial = ? AND tensor = ? AND mode = ?"
+                           " AND reduction = 'mean' AND abs = 0 ORDER BY step",
+                           (line["trial"], line["tensor"], line["mode"])).fetchall()
+        assert line["steps"] == [r[0] for r in rows] and line["values"] == [r[1] for r in rows], (line, rows)
+    con.close()
 
 
 def check_hostile_names_are_text(page):
@@ -539,6 +556,7 @@ def main():
         ("opens on the loss curves", lambda: check_opens_on_loss_curves(page, server)),
         ("smoothing and step range", lambda: check_smoothing_and_range_change_the_drawing(page)),
         ("hover values are exact", lambda: check_hover_is_exact(page, db)),
+        ("scalars JSON is the view's", lambda: check_scalars_json_is_the_views(server, db)),
         ("every view draws", lambda: check_views(page, server, shots)),
         ("screenshots as in docs/SERVE.md", lambda: check_screenshots(shots)),
         ("the distributions' heat map", lambda: check_heatmap(page, server, db)),
