@@ -86,7 +86,7 @@ Selection select(ReadConnection& c, const Params& p) {
 }
 
 // Builds each line's series by mode from the rows read_reduction_lines gives (a step's workers
-// one after another, averaged as they come).
+// one after another, averaged as SQL's avg() does: their sum over their count).
 class LineBuilder {
  public:
   LineBuilder(size_t lines, const std::vector<std::string>* modes) : lines_(lines), modes_(modes) {}
@@ -97,11 +97,13 @@ class LineBuilder {
     Slot& slot = slots[r.mode];
     Series& series = slot.series;
     if (!series.steps.empty() && series.steps.back() == r.step) {
-      series.values.back() += (r.value - series.values.back()) / ++slot.workers;
+      slot.sum += r.value;
+      series.values.back() = slot.sum / ++slot.workers;
       return;
     }
     series.steps.push_back(r.step);
     series.values.push_back(r.value);
+    slot.sum = r.value;
     slot.workers = 1;
   }
   SeriesByMode take(size_t line) {
@@ -114,7 +116,7 @@ class LineBuilder {
  private:
   struct Slot {
     Series series;
-    double workers = 0;
+    double sum = 0, workers = 0;   // of the last step's workers
   };
   std::vector<std::vector<Slot>> lines_;   // [line][mode]
   const std::vector<std::string>* modes_;
@@ -274,28 +276,22 @@ std::string api_scalars(ReadConnection& c, const Params& p) {
 }
 
 Json api_scalars_at(ReadConnection& c, const Params& p) {
-  Selection s = select(c, p);
+  const Selection s = select(c, p);
   const auto step = static_cast<int64_t>(param_number(p, "step", 0, -kStepBound, kStepBound));
-  // Per mode, the last step at or before the one asked for: the value the line shows there.
-  Statement q(c.handle(),
-              "WITH last AS (\n"
-              "  SELECT mode, max(step) AS step FROM reductions\n"
-              "  WHERE trial = ?1 AND tensor = ?2 AND reduction = ?3 AND abs = ?4 AND step <= ?5\n"
-              "  GROUP BY mode)\n"
-              "SELECT r.mode, r.step, avg(r.value)\n"
-              "FROM last JOIN reductions r ON r.step = last.step AND r.mode = last.mode\n"
-              "WHERE r.trial = ?1 AND r.tensor = ?2 AND r.reduction = ?3 AND r.abs = ?4\n"
-              "GROUP BY r.mode");
+  // The lines as /api/scalars reads and keeps them, at full resolution and not smoothed: per
+  // mode, the point at the last step at or before the one asked for, the value the line shows
+  // there (found in memory: the chart's request has usually kept the lines).
+  const std::vector<std::shared_ptr<const SeriesByMode>> read = whole_lines(c, s);
   Json values = Json::array();
-  for (const LineKey& line : s.lines) {
-    q.reset();
-    q.bind(1, line.trial).bind(2, line.tensor).bind(3, s.reduction).bind(4, s.abs).bind(5, step);
-    while (q.step()) {
-      if (q.is_null(2) || (!s.modes.empty() && !s.modes.count(q.text(0)))) continue;
-      values.push_back({{"trial", line.trial}, {"tensor", line.tensor}, {"mode", q.text(0)},
-                        {"step", q.int64(1)}, {"value", cli::json_number(q.real(2))}});
+  for (size_t i = 0; i < s.lines.size(); ++i)
+    for (const auto& [mode, series] : *read[i]) {
+      if (!s.modes.empty() && !s.modes.count(mode)) continue;
+      const auto after = std::upper_bound(series.steps.begin(), series.steps.end(), step);
+      if (after == series.steps.begin()) continue;
+      const auto k = static_cast<size_t>(after - series.steps.begin()) - 1;
+      values.push_back({{"trial", s.lines[i].trial}, {"tensor", s.lines[i].tensor}, {"mode", mode},
+                        {"step", series.steps[k]}, {"value", cli::json_number(series.values[k])}});
     }
-  }
   return {{"step", step}, {"values", std::move(values)}};
 }
 

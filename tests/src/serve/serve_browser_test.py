@@ -248,7 +248,8 @@ def check_hover_is_exact(page, db):
 
 def check_scalars_json_is_the_views(server, db):
     """/api/scalars at full resolution (its JSON written number by number) gives the reductions
-    view's values, line by line (trials of one worker: no averaging)."""
+    view's values, line by line (trials of one worker: no averaging), and /api/scalars/at the
+    view's values at a step."""
     query = {"trial": ["pt_bad_init", "pt_good_init"], "collection": "losses", "points": 100000}
     status, _, body = http("GET", server.base + "/api/scalars?" + urllib.parse.urlencode(query, doseq=True))
     assert status == 200, (status, body)
@@ -260,6 +261,21 @@ def check_scalars_json_is_the_views(server, db):
                            " AND reduction = 'mean' AND abs = 0 ORDER BY step",
                            (line["trial"], line["tensor"], line["mode"])).fetchall()
         assert line["steps"] == [r[0] for r in rows] and line["values"] == [r[1] for r in rows], (line, rows)
+    # The hover's values: at the last step at or before the one asked for, the workers' average
+    # (dist2 has two), as SQL's avg() gives it.
+    for trial, step in (("dist2", 10**9), ("dist2", 2), ("pt_bad_init", 9)):
+        query = {"trial": trial, "tensor": ".", "step": step}
+        status, _, body = http("GET", server.base + "/api/scalars/at?" + urllib.parse.urlencode(query))
+        values = json.loads(body)["values"]
+        assert status == 200 and len(values) > 2, (status, body)
+        for v in values:
+            last, avg = con.execute(
+                "WITH last AS (SELECT max(step) AS step FROM reductions WHERE trial = ?1 AND tensor = ?2 AND mode = ?3"
+                "  AND reduction = 'mean' AND abs = 0 AND step <= ?4 AND value IS NOT NULL)"
+                "SELECT last.step, avg(value) FROM last JOIN reductions r ON r.step = last.step"
+                " WHERE trial = ?1 AND tensor = ?2 AND mode = ?3 AND reduction = 'mean' AND abs = 0",
+                (trial, v["tensor"], v["mode"], step)).fetchone()
+            assert (v["step"], v["value"]) == (last, avg), (trial, step, v, last, avg)
     con.close()
 
 
@@ -556,7 +572,7 @@ def main():
         ("opens on the loss curves", lambda: check_opens_on_loss_curves(page, server)),
         ("smoothing and step range", lambda: check_smoothing_and_range_change_the_drawing(page)),
         ("hover values are exact", lambda: check_hover_is_exact(page, db)),
-        ("scalars JSON is the view's", lambda: check_scalars_json_is_the_views(server, db)),
+        ("scalars JSON and values at a step are the view's", lambda: check_scalars_json_is_the_views(server, db)),
         ("every view draws", lambda: check_views(page, server, shots)),
         ("screenshots as in docs/SERVE.md", lambda: check_screenshots(shots)),
         ("the distributions' heat map", lambda: check_heatmap(page, server, db)),
