@@ -6,7 +6,7 @@ TRAIN steps is ingested; then:
   - the JSON of the 40-line chart (/api/scalars, 2,000 points a line as the page asks for a
     1,000-pixel chart), timed from the request to the last byte: target <= 100 ms; the first
     request, which reads the lines through the reductions view, is shown apart (the server keeps
-    the lines it read, src/serve/line_cache.h);
+    the lines it read, src/serve/line_cache.h); the server's CPU time of each is given too;
   - in headless Chromium (selenium), the page's first contentful paint and its first chart
     (performance API: the 'first-contentful-paint' entry and the page's own
     'trialdb-scalars-drawn' mark, from navigation start): target <= 1 s;
@@ -72,10 +72,11 @@ def measure(url, pid):
         names = [t["tensor"] for t in json.load(r)["tensors"]][:LINES]
     regex = "^(" + "|".join(re.escape(n) for n in names) + ")$"
     query = url + "api/scalars?" + urllib.parse.urlencode({"tensor": regex, "mode": "TRAIN", "points": 2000})
-    started = time.perf_counter()
+    started, first_cpu = time.perf_counter(), server_cpu_ms(pid)
     with urllib.request.urlopen(query) as r:
         body = r.read()
     first_ms = (time.perf_counter() - started) * 1000
+    first_cpu = server_cpu_ms(pid) - first_cpu
     lines = body.count(b'"tensor"')
     assert lines == LINES, "the chart has %d lines, not %d" % (lines, LINES)
     json_ms, cpu_before = [], server_cpu_ms(pid)
@@ -86,8 +87,9 @@ def measure(url, pid):
         json_ms.append((time.perf_counter() - started) * 1000)
     cpu_ms = (server_cpu_ms(pid) - cpu_before) / ROUNDS
     print("load average %.1f" % os.getloadavg()[0])
-    print("RESULT JSON of a %d-line chart of %d steps, first request (every line read through the reductions view)"
-          "|%.0f ms|(info)||||" % (LINES, STEPS, first_ms))
+    report("JSON of a %d-line chart of %d steps, first request (every line read from the database)" % (LINES, STEPS),
+           first_ms, JSON_TARGET_MS, "once")
+    report("JSON of the same chart, first request: the server's CPU time", first_cpu, JSON_TARGET_MS, "once")
     report("JSON of a %d-line chart of %d steps (%d KB), from the server, lines cached" % (LINES, STEPS, len(body) // 1024),
            statistics.median(json_ms), JSON_TARGET_MS)
     report("JSON of the same chart, lines cached: the server's CPU time", cpu_ms, JSON_TARGET_MS, "mean")
@@ -139,8 +141,8 @@ def wait(fn, timeout=30):
 
 
 def report(what, ms, target, how="median"):
-    print("RESULT %s, %s of %d|%.0f ms|target %d ms|%.2f|<= 1.00|%s" % (
-        what, how, ROUNDS, ms, target, ms / target, "yes" if ms <= target else "NO"))
+    print("RESULT %s, %s|%.0f ms|target %d ms|%.2f|<= 1.00|%s" % (
+        what, how if how == "once" else "%s of %d" % (how, ROUNDS), ms, target, ms / target, "yes" if ms <= target else "NO"))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 #pragma once
 #include <sqlite3.h>
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,17 +31,28 @@ Json api_info(ReadConnection& c, const std::vector<std::string>& databases);
 Json api_status(ReadConnection& c);
 Json api_trials(ReadConnection& c, const Params& p);
 Json api_tensors(ReadConnection& c, const Params& p);
-Json api_scalars(ReadConnection& c, const Params& p);
+// /api/scalars writes its JSON text directly: its answer is mostly numbers (a chart's lines), and
+// building a document of them first costs more than writing them.
+std::string api_scalars(ReadConnection& c, const Params& p);
 Json api_scalars_at(ReadConnection& c, const Params& p);
 Json api_distribution(ReadConnection& c, const Params& p);
 Json api_histogram(ReadConnection& c, const Params& p);
+Json api_heatmap(ReadConnection& c, const Params& p);
 Json api_findings(ReadConnection& c, const Params& p);
 Json api_sql(ReadConnection& c, const Params& p);
+
+// A document as the JSON text sent (compact; invalid UTF-8 in strings replaced).
+std::string json_text(const Json& j);
 
 // Parameter helpers (api_common.cc).
 std::vector<std::string> param_all(const Params& p, const std::string& key);
 std::string param(const Params& p, const std::string& key, const std::string& fallback = "");
 double param_number(const Params& p, const std::string& key, double fallback, double lo, double hi);
+// The steps asked for by from/to (inclusive); by default all of them.
+struct StepRange {
+  int64_t from = std::numeric_limits<int64_t>::min(), to = std::numeric_limits<int64_t>::max();
+};
+StepRange step_range(const Params& p);
 // A result column as JSON: integers and reals as numbers (non-finite ones as the strings JSON
 // output always uses), text as strings, blobs as "<blob N bytes>", NULL as null.
 Json column_json(sqlite3_stmt* st, int col);

@@ -8,6 +8,8 @@
 
 namespace trialdb::serve {
 
+std::string json_text(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 std::vector<std::string> param_all(const Params& p, const std::string& key) {
   std::vector<std::string> out;
   auto [from, to] = p.equal_range(key);
@@ -35,6 +37,13 @@ double param_number(const Params& p, const std::string& key, double fallback, do
     throw Error(ErrorKind::kInvalidInput, "parameter " + key + "='" + cli::printable(text) + "': give a number from " +
                                               cli::format_real(lo) + " to " + cli::format_real(hi));
   return v;
+}
+
+StepRange step_range(const Params& p) {
+  StepRange r;
+  if (!param(p, "from").empty()) r.from = static_cast<int64_t>(param_number(p, "from", 0, -kStepBound, kStepBound));
+  if (!param(p, "to").empty()) r.to = static_cast<int64_t>(param_number(p, "to", 0, -kStepBound, kStepBound));
+  return r;
 }
 
 Json column_json(sqlite3_stmt* st, int col) {

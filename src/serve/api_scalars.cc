@@ -10,6 +10,7 @@
 // numbered by their mode step), which is what the value table is searched by; a step's workers
 // are averaged.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -17,6 +18,7 @@
 
 #include "schema/database.h"
 #include "schema/py_regex.h"
+#include "schema/reduction_lines.h"
 #include "src/serve/api.h"
 #include "src/output.h"
 #include "src/serve/line_cache.h"
@@ -42,7 +44,7 @@ struct Selection {
   std::string reduction;
   int abs = 0;
   std::set<std::string> modes;
-  int64_t from = kFirstStep, to = kLastStep;
+  StepRange range;
   bool cut = false;   // more than kMaxLines matched
 };
 
@@ -51,8 +53,7 @@ Selection select(ReadConnection& c, const Params& p) {
   s.reduction = param(p, "reduction", "mean");
   s.abs = static_cast<int>(param_number(p, "abs", 0, 0, 1));
   for (const std::string& m : param_all(p, "mode")) s.modes.insert(m);
-  if (!param(p, "from").empty()) s.from = static_cast<int64_t>(param_number(p, "from", 0, -kStepBound, kStepBound));
-  if (!param(p, "to").empty()) s.to = static_cast<int64_t>(param_number(p, "to", 0, -kStepBound, kStepBound));
+  s.range = step_range(p);
   std::unique_ptr<PyRegex> re;
   if (const std::string pattern = param(p, "tensor"); !pattern.empty()) {
     const Status st = PyRegex::compile(pattern, &re);
@@ -84,45 +85,80 @@ Selection select(ReadConnection& c, const Params& p) {
   return s;
 }
 
-// The rows of one trial's tensor in step order, as the value table's key keeps them (no sort, no
-// GROUP BY: a step's workers are consecutive and averaged as they come, which halves the cost).
-constexpr const char* kLineSql =
-    "SELECT mode, step, value\n"
-    "FROM reductions\n"
-    "WHERE trial = ?1 AND tensor = ?2 AND reduction = ?3 AND abs = ?4 AND step BETWEEN ?5 AND ?6\n"
-    "ORDER BY step";
-
-
-// Appends a row to its mode's series; a step's further workers go into the running average.
+// Builds each line's series by mode from the rows read_reduction_lines gives (a step's workers
+// one after another, averaged as SQL's avg() does: their sum over their count).
 class LineBuilder {
  public:
-  void add(const std::string& mode, int64_t step, double value) {
-    Series& s = by_mode_[mode];
-    if (!s.steps.empty() && s.steps.back() == step) {
-      double& n = workers_[mode];
-      s.values.back() += (value - s.values.back()) / ++n;
+  LineBuilder(size_t lines, const std::vector<std::string>* modes) : lines_(lines), modes_(modes) {}
+  void add(const ReductionRow& r) {
+    if (std::isnan(r.value)) return;   // the view's NULL: no point, as the chart has always drawn it
+    std::vector<Slot>& slots = lines_[r.tensor];
+    if (slots.size() <= r.mode) slots.resize(r.mode + 1);
+    Slot& slot = slots[r.mode];
+    Series& series = slot.series;
+    if (!series.steps.empty() && series.steps.back() == r.step) {
+      slot.sum += r.value;
+      series.values.back() = slot.sum / ++slot.workers;
       return;
     }
-    s.steps.push_back(step);
-    s.values.push_back(value);
-    workers_[mode] = 1;
+    series.steps.push_back(r.step);
+    series.values.push_back(r.value);
+    slot.sum = r.value;
+    slot.workers = 1;
   }
-  SeriesByMode& series() { return by_mode_; }
+  SeriesByMode take(size_t line) {
+    SeriesByMode out;
+    for (size_t m = 0; m < lines_[line].size(); ++m)
+      if (!lines_[line][m].series.steps.empty()) out[(*modes_)[m]] = std::move(lines_[line][m].series);
+    return out;
+  }
 
  private:
-  SeriesByMode by_mode_;
-  std::map<std::string, double> workers_;
+  struct Slot {
+    Series series;
+    double sum = 0, workers = 0;   // of the last step's workers
+  };
+  std::vector<std::vector<Slot>> lines_;   // [line][mode]
+  const std::vector<std::string>* modes_;
 };
 
-Json series_json(const Series& s) {
-  Json steps = Json::array(), values = Json::array();
-  for (size_t i = 0; i < s.steps.size(); ++i) {
-    steps.push_back(s.steps[i]);
-    values.push_back(cli::json_number(s.values[i]));
-  }
-  return {{"steps", std::move(steps)}, {"values", std::move(values)}};
+// Some of a trial's tensors between two steps, by mode, workers averaged: read in one pass by
+// the schema layer from the database that holds the trial.
+std::vector<SeriesByMode> read_lines(ReadConnection& c, const std::string& trial, const std::vector<std::string>& tensors,
+                                     const Selection& s, int64_t from, int64_t to) {
+  std::vector<std::string> modes;
+  LineBuilder builder(tensors.size(), &modes);
+  for (const std::string& schema : c.schemas())
+    if (read_reduction_lines(c.handle(), schema, trial, tensors, s.reduction, s.abs != 0, from, to, &modes,
+                             [&](const ReductionRow& r) { builder.add(r); }))
+      break;
+  std::vector<SeriesByMode> out;
+  for (size_t i = 0; i < tensors.size(); ++i) out.push_back(builder.take(i));
+  return out;
 }
 
+// Appends `"steps":[...],"values":[...]` to out: numbers as std::to_chars writes them (the
+// shortest text that reads back as the same double), the ones JSON cannot write as json_number's
+// strings.
+void append_series(std::string* out, const Series& s) {
+  char buffer[32];
+  const auto append = [&](auto v) {
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+    out->append(buffer, end);
+  };
+  *out += "\"steps\":[";
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    if (i) *out += ',';
+    append(s.steps[i]);
+  }
+  *out += "],\"values\":[";
+  for (size_t i = 0; i < s.values.size(); ++i) {
+    if (i) *out += ',';
+    if (std::isfinite(s.values[i])) append(s.values[i]);
+    else *out += json_text(cli::json_number(s.values[i]));
+  }
+  *out += ']';
+}
 
 // A trial's version for the line cache: its complete steps, its end and its tensors.
 std::string trial_version(ReadConnection& c, const std::string& trial) {
@@ -135,42 +171,67 @@ std::string trial_version(ReadConnection& c, const std::string& trial) {
   return q.text(0);
 }
 
-// The rows of a line between two steps, by mode, workers averaged.
-SeriesByMode read_rows(ReadConnection& c, const LineKey& line, const Selection& s, int64_t from, int64_t to) {
-  Statement q(c.handle(), kLineSql);
-  q.bind(1, line.trial).bind(2, line.tensor).bind(3, s.reduction).bind(4, s.abs).bind(5, from).bind(6, to);
-  LineBuilder builder;
-  while (q.step())
-    if (!q.is_null(2)) builder.add(q.text(0), q.int64(1), q.real(2));
-  return std::move(builder.series());
+int64_t last_step(const SeriesByMode& line) {
+  int64_t last = kFirstStep;
+  for (const auto& [mode, series] : line)
+    if (!series.steps.empty()) last = std::max(last, series.steps.back());
+  return last;
 }
 
-// Whether the stored values at the cached line's last step are still the cached ones.
-bool still_stored(ReadConnection& c, const LineKey& line, const Selection& s, const SeriesByMode& cached) {
-  int64_t last = kFirstStep;
-  for (const auto& [mode, series] : cached)
-    if (!series.steps.empty()) last = std::max(last, series.steps.back());
-  if (last == kFirstStep) return true;
-  const SeriesByMode now = read_rows(c, line, s, last, last);
+// Whether the stored values at the cached line's last step are still the cached ones; `now`:
+// what is stored at that step.
+bool still_stored(const SeriesByMode& cached, const SeriesByMode& now) {
+  const int64_t last = last_step(cached);
   for (const auto& [mode, series] : cached) {
     if (series.steps.empty() || series.steps.back() != last) continue;
     auto it = now.find(mode);
-    if (it == now.end() || it->second.values.size() != 1) return false;
-    const double a = it->second.values[0], b = series.values.back();
+    if (it == now.end()) return false;
+    const auto at = std::lower_bound(it->second.steps.begin(), it->second.steps.end(), last);
+    if (at == it->second.steps.end() || *at != last) return false;
+    const double a = it->second.values[static_cast<size_t>(at - it->second.steps.begin())], b = series.values.back();
     if (!(a == b || (std::isnan(a) && std::isnan(b)))) return false;
   }
   return true;
 }
 
-// The whole line, every mode at full resolution: from the cache while it is what is stored.
-std::shared_ptr<const SeriesByMode> whole_line(ReadConnection& c, const LineKey& line, const Selection& s,
-                                               const std::string& version) {
+// The selection's whole lines, every mode at full resolution: from the cache while they are what
+// is stored, the others read together, a trial at a time.
+std::vector<std::shared_ptr<const SeriesByMode>> whole_lines(ReadConnection& c, const Selection& s) {
   static LineCache cache;
-  const std::string key = Json::array({line.trial, line.tensor, s.reduction, s.abs}).dump();
-  if (auto cached = cache.find(key, version); cached && still_stored(c, line, s, *cached)) return cached;
-  auto read = std::make_shared<const SeriesByMode>(read_rows(c, line, s, kFirstStep, kLastStep));
-  cache.put(key, version, read);
-  return read;
+  std::vector<std::shared_ptr<const SeriesByMode>> out(s.lines.size());
+  for (size_t first = 0; first < s.lines.size();) {
+    const std::string& trial = s.lines[first].trial;
+    size_t end = first;
+    while (end < s.lines.size() && s.lines[end].trial == trial) ++end;
+    const std::string version = trial_version(c, trial);
+    const auto key = [&](size_t i) { return Json::array({trial, s.lines[i].tensor, s.reduction, s.abs}).dump(); };
+    // Cached lines, checked against what is stored at their last steps (one read for all).
+    std::vector<size_t> cached;
+    std::vector<std::string> cached_tensors;
+    int64_t lo = kLastStep, hi = kFirstStep;
+    for (size_t i = first; i < end; ++i) {
+      if (!(out[i] = cache.find(key(i), version))) continue;
+      cached.push_back(i);
+      cached_tensors.push_back(s.lines[i].tensor);
+      if (const int64_t last = last_step(*out[i]); last != kFirstStep) lo = std::min(lo, last), hi = std::max(hi, last);
+    }
+    if (!cached.empty() && lo <= hi) {
+      const std::vector<SeriesByMode> now = read_lines(c, trial, cached_tensors, s, lo, hi);
+      for (size_t k = 0; k < cached.size(); ++k)
+        if (!still_stored(*out[cached[k]], now[k])) out[cached[k]] = nullptr;
+    }
+    std::vector<size_t> missing;
+    std::vector<std::string> missing_tensors;
+    for (size_t i = first; i < end; ++i)
+      if (!out[i]) missing.push_back(i), missing_tensors.push_back(s.lines[i].tensor);
+    std::vector<SeriesByMode> read = read_lines(c, trial, missing_tensors, s, kFirstStep, kLastStep);
+    for (size_t k = 0; k < missing.size(); ++k) {
+      out[missing[k]] = std::make_shared<const SeriesByMode>(std::move(read[k]));
+      cache.put(key(missing[k]), version, out[missing[k]]);
+    }
+    first = end;
+  }
+  return out;
 }
 
 // The part of a series from step `from` to step `to`.
@@ -182,58 +243,55 @@ Series slice(const Series& s, int64_t from, int64_t to) {
 
 }  // namespace
 
-Json api_scalars(ReadConnection& c, const Params& p) {
+std::string api_scalars(ReadConnection& c, const Params& p) {
   const Selection s = select(c, p);
   const size_t points = static_cast<size_t>(param_number(p, "points", kDefaultPoints, 4, kMaxPoints));
   const double smoothing = param_number(p, "smoothing", 0, 0, kMaxSmoothing);
-  std::map<std::string, std::string> versions;
-  Json lines = Json::array();
-  size_t total = 0;
+  const std::vector<std::shared_ptr<const SeriesByMode>> read = whole_lines(c, s);
+  std::string out = json_text({{"reduction", s.reduction}, {"abs", s.abs != 0}, {"smoothing", smoothing}});
+  out.back() = ',';
+  out += "\"lines\":[";
+  size_t total = 0, written = 0;
   bool downsampled = false;
-  for (const LineKey& line : s.lines) {
-    auto version = versions.find(line.trial);
-    if (version == versions.end()) version = versions.emplace(line.trial, trial_version(c, line.trial)).first;
-    for (const auto& [mode, whole] : *whole_line(c, line, s, version->second)) {
+  for (size_t i = 0; i < s.lines.size(); ++i) {
+    const LineKey& line = s.lines[i];
+    for (const auto& [mode, whole] : *read[i]) {
       if (!s.modes.empty() && !s.modes.count(mode)) continue;
       Series smoothed = whole;   // smoothed from the first step, as TensorBoard does, then cut to the range
       smooth(&smoothed.values, smoothing);
-      const Series range = slice(smoothed, s.from, s.to);
+      const Series range = slice(smoothed, s.range.from, s.range.to);
       if (range.steps.empty()) continue;
       total += range.steps.size();
       const Series drawn = downsample(range, points);
       downsampled = downsampled || drawn.steps.size() < range.steps.size();
-      Json j = {{"trial", line.trial}, {"tensor", line.tensor}, {"mode", mode}, {"points", range.steps.size()}};
-      j.update(series_json(drawn));
-      lines.push_back(std::move(j));
+      if (written++) out += ',';
+      out += json_text({{"trial", line.trial}, {"tensor", line.tensor}, {"mode", mode}, {"points", range.steps.size()}});
+      out.back() = ',';
+      append_series(&out, drawn);
+      out += '}';
     }
   }
-  return {{"reduction", s.reduction}, {"abs", s.abs != 0}, {"smoothing", smoothing}, {"lines", std::move(lines)},
-          {"total_points", total}, {"downsampled", downsampled}, {"lines_cut", s.cut}};
+  const std::string tail = json_text({{"total_points", total}, {"downsampled", downsampled}, {"lines_cut", s.cut}});
+  return out + "]," + tail.substr(1);
 }
 
 Json api_scalars_at(ReadConnection& c, const Params& p) {
-  Selection s = select(c, p);
+  const Selection s = select(c, p);
   const auto step = static_cast<int64_t>(param_number(p, "step", 0, -kStepBound, kStepBound));
-  // Per mode, the last step at or before the one asked for: the value the line shows there.
-  Statement q(c.handle(),
-              "WITH last AS (\n"
-              "  SELECT mode, max(step) AS step FROM reductions\n"
-              "  WHERE trial = ?1 AND tensor = ?2 AND reduction = ?3 AND abs = ?4 AND step <= ?5\n"
-              "  GROUP BY mode)\n"
-              "SELECT r.mode, r.step, avg(r.value)\n"
-              "FROM last JOIN reductions r ON r.step = last.step AND r.mode = last.mode\n"
-              "WHERE r.trial = ?1 AND r.tensor = ?2 AND r.reduction = ?3 AND r.abs = ?4\n"
-              "GROUP BY r.mode");
+  // The lines as /api/scalars reads and keeps them, at full resolution and not smoothed: per
+  // mode, the point at the last step at or before the one asked for, the value the line shows
+  // there (found in memory: the chart's request has usually kept the lines).
+  const std::vector<std::shared_ptr<const SeriesByMode>> read = whole_lines(c, s);
   Json values = Json::array();
-  for (const LineKey& line : s.lines) {
-    q.reset();
-    q.bind(1, line.trial).bind(2, line.tensor).bind(3, s.reduction).bind(4, s.abs).bind(5, step);
-    while (q.step()) {
-      if (q.is_null(2) || (!s.modes.empty() && !s.modes.count(q.text(0)))) continue;
-      values.push_back({{"trial", line.trial}, {"tensor", line.tensor}, {"mode", q.text(0)},
-                        {"step", q.int64(1)}, {"value", cli::json_number(q.real(2))}});
+  for (size_t i = 0; i < s.lines.size(); ++i)
+    for (const auto& [mode, series] : *read[i]) {
+      if (!s.modes.empty() && !s.modes.count(mode)) continue;
+      const auto after = std::upper_bound(series.steps.begin(), series.steps.end(), step);
+      if (after == series.steps.begin()) continue;
+      const auto k = static_cast<size_t>(after - series.steps.begin()) - 1;
+      values.push_back({{"trial", s.lines[i].trial}, {"tensor", s.lines[i].tensor}, {"mode", mode},
+                        {"step", series.steps[k]}, {"value", cli::json_number(series.values[k])}});
     }
-  }
   return {{"step", step}, {"values", std::move(values)}};
 }
 

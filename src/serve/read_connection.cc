@@ -63,6 +63,7 @@ const std::vector<std::string>& merged_views() {
 ReadConnection::ReadConnection(const std::vector<std::string>& paths) {
   db_ = cli::open_db(paths.at(0), OpenMode::kReadOnly);
   sqlite3* db = db_->handle();
+  for (size_t i = 0; i < paths.size(); ++i) schemas_.push_back(schema_name(i));
   for (size_t i = 1; i < paths.size(); ++i) {
     cli::open_db(paths[i], OpenMode::kReadOnly);   // the same checks as the main file (a trialdb database of this version)
     db_->exec("ATTACH " + quoted(paths[i]) + " AS " + schema_name(i));

@@ -27,6 +27,8 @@ class ReadConnection {
   ReadConnection& operator=(const ReadConnection&) = delete;
 
   sqlite3* handle() const { return db_->handle(); }
+  // The databases' schema names: "main", then the ATTACHed ones ("db1", ...).
+  const std::vector<std::string>& schemas() const { return schemas_; }
   // Whether some database has the view (rule_findings exists once `trialdb rules` ran).
   bool has_view(const std::string& name) const;
   // Statements run from now on are interrupted (SQLITE_INTERRUPT) once `limit` has passed.
@@ -36,6 +38,7 @@ class ReadConnection {
  private:
   static int on_progress(void* self);
   std::unique_ptr<Database> db_;
+  std::vector<std::string> schemas_;
   std::vector<std::string> views_;
   std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
 };

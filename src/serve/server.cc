@@ -48,11 +48,13 @@ const httplib::Headers& security_headers() {
   return headers;
 }
 
-void send_json(httplib::Response& res, const Json& j, int status = kOk) {
+void send_json(httplib::Response& res, const std::string& text, int status = kOk) {
   res.status = status;
   res.set_header("Cache-Control", "no-store");
-  res.set_content(j.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json");
+  res.set_content(text, "application/json");
 }
+
+void send_json(httplib::Response& res, const Json& j, int status = kOk) { send_json(res, json_text(j), status); }
 
 bool is_busy(int sqlite_code) {
   const int primary = sqlite_code & 0xff;
@@ -61,7 +63,7 @@ bool is_busy(int sqlite_code) {
 
 // Runs an endpoint on a borrowed connection, answering its errors as JSON: a bad parameter or
 // SQL 400, a database locked by a writer 503 (the page says so and tries again).
-void answer(ConnectionPool& pool, httplib::Response& res, const std::function<Json(ReadConnection&)>& endpoint) {
+void answer(ConnectionPool& pool, httplib::Response& res, const std::function<std::string(ReadConnection&)>& endpoint) {
   try {
     ConnectionPool::Lease c = pool.borrow();
     c->set_time_limit(std::chrono::milliseconds(kQueryTimeLimitMs));
@@ -96,26 +98,30 @@ bool same_secret(const std::string& a, const std::string& b) {
 }
 
 void route(httplib::Server& svr, ConnectionPool& pool, const ServeOptions& o) {
-  using Endpoint = std::function<Json(ReadConnection&, const Params&)>;
+  using Endpoint = std::function<std::string(ReadConnection&, const Params&)>;
+  using DocumentEndpoint = std::function<Json(ReadConnection&, const Params&)>;
+  const auto document = [](DocumentEndpoint e) -> Endpoint {
+    return [e](ReadConnection& c, const Params& p) { return json_text(e(c, p)); };
+  };
   const std::vector<std::pair<std::string, Endpoint>> endpoints = {
-      {"/api/info", [dbs = o.databases](ReadConnection& c, const Params&) { return api_info(c, dbs); }},
-      {"/api/status",
-       [](ReadConnection& c, const Params&) {
+      {"/api/info", document([dbs = o.databases](ReadConnection& c, const Params&) { return api_info(c, dbs); })},
+      {"/api/status", document([](ReadConnection& c, const Params&) {
          try {
            return api_status(c);
          } catch (const Error& e) {
            if (!is_busy(e.sqlite_code())) throw;
            return Json{{"fingerprint", nullptr}, {"locked", true}};
          }
-       }},
-      {"/api/trials", api_trials},
-      {"/api/tensors", api_tensors},
+       })},
+      {"/api/trials", document(api_trials)},
+      {"/api/tensors", document(api_tensors)},
       {"/api/scalars", api_scalars},
-      {"/api/scalars/at", api_scalars_at},
-      {"/api/distribution", api_distribution},
-      {"/api/histogram", api_histogram},
-      {"/api/findings", api_findings},
-      {"/api/sql", api_sql},
+      {"/api/scalars/at", document(api_scalars_at)},
+      {"/api/distribution", document(api_distribution)},
+      {"/api/histogram", document(api_histogram)},
+      {"/api/heatmap", document(api_heatmap)},
+      {"/api/findings", document(api_findings)},
+      {"/api/sql", document(api_sql)},
   };
   for (const auto& [path, endpoint] : endpoints)
     svr.Get(path, [&pool, endpoint](const httplib::Request& req, httplib::Response& res) {

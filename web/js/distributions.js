@@ -1,16 +1,20 @@
 // The distributions view: a tensor's percentile bands over steps (p0-p100, p5-p95, p25-p75, the
-// median) from the distributions view, and the histograms of chosen steps from
-// histogram_buckets, overlaid.
+// median) from the distributions view, its heat map over the same steps (histogram_buckets in
+// value bins), and the histograms of chosen steps, overlaid. Dragging across the bands chooses
+// the step range of both.
 import { get, num } from './api.js';
 import { lineChart, emptyChart, palette } from './chart.js';
+import { drawHeatmap } from './heatmap.js';
 import { chosenTrials } from './trials.js';
 
 const $ = (id) => document.getElementById(id);
 const kHistogramBins = 60;
 const kMaxSteps = 6;
+const kHeatmapBins = 48;
 
 // gen: the latest drawing asked for; an older one still waiting for the server draws nothing.
-export const distributions = { steps: [], drawn: '', gen: 0 };
+// range: [from, to] steps, or null for all.
+export const distributions = { steps: [], range: null, drawn: '', gen: 0 };
 
 function fill(select, values, keep) {
   const current = keep ? select.value : '';
@@ -41,16 +45,19 @@ export async function drawDistribution(live = false) {
     emptyChart(el, 'Choose a trial and a tensor.');
     return;
   }
-  const d = await get('/api/distribution', { trial, tensor, worker: $('di-worker').value });
+  const [from, to] = distributions.range || ['', ''];
+  const d = await get('/api/distribution', { trial, tensor, worker: $('di-worker').value, from, to });
   if (gen !== distributions.gen) return;
   fill($('di-worker'), d.workers, true);
   if ($('di-worker').value !== d.worker && d.workers.includes(d.worker)) $('di-worker').value = d.worker;
-  const key = JSON.stringify([d.steps.length, trial, tensor, d.worker, distributions.steps]);
+  const key = JSON.stringify([d.steps.length, trial, tensor, d.worker, distributions.steps, distributions.range]);
   if (live && key === distributions.drawn) return;
   distributions.drawn = key;
-  $('di-summary').textContent = `${trial} · ${tensor} · worker ${d.worker || '-'}: ${d.steps.length} steps`;
+  const range = distributions.range ? `steps ${from} to ${to}` : 'every step';
+  $('di-summary').textContent = `${trial} · ${tensor} · worker ${d.worker || '-'}: ${d.steps.length} steps, ${range}`;
   if (!d.steps.length) {
-    emptyChart(el, 'No distribution for this tensor: it was saved as reductions or shapes only, or is not numeric.');
+    emptyChart(el, 'No distribution for this tensor in these steps: it was saved as reductions or shapes only, or is not numeric.');
+    $('di-heatmap').replaceChildren();
     $('di-histogram').replaceChildren();
     return;
   }
@@ -58,7 +65,9 @@ export async function drawDistribution(live = false) {
   const band = (name, color) => ({ label: name, xs: d.steps, ys: p(name), color, width: 1 });
   const lines = [band('p0', '#9ecae1'), band('p100', '#9ecae1'), band('p5', '#6baed6'), band('p95', '#6baed6'),
     band('p25', '#3182bd'), band('p75', '#3182bd'), { label: 'p50', xs: d.steps, ys: p('p50'), color: '#08306b', width: 2 }];
-  lineChart(el, lines, {
+  const bands = lineChart(el, lines, {
+    height: 200,
+    onRange: (lo, hi) => { distributions.range = [lo, hi]; drawDistribution(); },
     bands: [{ series: [2, 1], fill: 'rgba(158,202,225,0.35)' }, { series: [4, 3], fill: 'rgba(107,174,214,0.4)' },
       { series: [6, 5], fill: 'rgba(49,130,189,0.45)' }],
     onClick: (step, shift) => {
@@ -68,7 +77,30 @@ export async function drawDistribution(live = false) {
   });
   if (!distributions.steps.length || !distributions.steps.every((s) => d.steps.includes(s)))
     distributions.steps = [d.steps[d.steps.length - 1]];
-  await drawHistograms();
+  await Promise.all([drawHeat(trial, tensor, d.worker, from, to, bands), drawHistograms()]);
+}
+
+// The step axis of the uPlot chart u (laid out), for a chart drawn below it in el (heatmap.js).
+function stepAxis(u, el) {
+  const plot = u.over.getBoundingClientRect();
+  if (!(plot.width > 0)) return undefined;
+  return { left: plot.left - el.getBoundingClientRect().left, width: plot.width, min: u.scales.x.min, max: u.scales.x.max };
+}
+
+// The heat map of the same steps as the bands chart, one column per step up to the canvas's
+// width in pixels, its steps under the chart's.
+async function drawHeat(trial, tensor, worker, from, to, bands) {
+  const el = $('di-heatmap');
+  const gen = distributions.gen;
+  const h = await get('/api/heatmap', { trial, tensor, worker, from, to, bins: kHeatmapBins,
+    columns: Math.max(1, Math.floor(el.getBoundingClientRect().width)) });
+  if (gen !== distributions.gen) return;
+  if (!h.first_steps.length) {
+    emptyChart(el, 'No steps in this range.');
+    return;
+  }
+  drawHeatmap(el, h, { steps: stepAxis(bands, el), onHover: (text) => { $('di-heatmap-readout').textContent = text; } });
+  performance.mark('trialdb-heatmap-drawn');
 }
 
 // The histograms of the chosen steps, their buckets spread over equal bins of the joint range.
@@ -103,10 +135,13 @@ async function drawHistograms() {
 export function initDistributions() {
   $('di-trial').addEventListener('change', async () => {
     $('di-tensor').value = '';
+    distributions.range = null;
     $('di-worker').replaceChildren();   // the new trial's first worker, unless one is chosen
     await refreshDistributionChoices();
     drawDistribution();
   });
-  $('di-tensor').addEventListener('change', () => { distributions.steps = []; drawDistribution(); });
+  $('di-tensor').addEventListener('change', () => { distributions.steps = []; distributions.range = null; drawDistribution(); });
   $('di-worker').addEventListener('change', () => drawDistribution());
+  $('di-reset').addEventListener('click', () => { distributions.range = null; drawDistribution(); });
+  $('di-chart').addEventListener('dblclick', () => { distributions.range = null; drawDistribution(); });
 }

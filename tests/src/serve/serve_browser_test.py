@@ -4,8 +4,9 @@ driven by python3-selenium, against the binary serving the fixtures.
 
 Checks: the page opens on the trials' loss curves (trial list, a chart whose screenshot is not
 blank); smoothing and a dragged step range change what is drawn; the hover readout gives the
-exact stored value; every view draws (distributions, findings and their link to the tensor's
-chart, the SQL box's table and chart); a hostile trial and tensor name show as text and run
+exact stored value, and /api/scalars the view's values; every view draws (distributions, findings and their link to the tensor's
+chart, the SQL box's table and chart); the distributions' heat map draws, follows a dragged step
+range, and its counts are those of the histogram_buckets view; a hostile trial and tensor name show as text and run
 nothing; a trial ingested with --follow while the page is open appears, and its steps as they
 are written, without a reload; a database locked by a writer is said so and caught up with;
 writes sent to every endpoint (other methods, SQL that writes, ATTACH, PRAGMA, load_extension)
@@ -18,6 +19,7 @@ usage: serve_browser_test.py TRIALDB FIXTURES_DIR DOCS_DIR WORK_DIR [--update]
 """
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -180,6 +182,9 @@ class Page:
     def draws(self):
         return self.js("return performance.getEntriesByName('trialdb-scalars-drawn').length")
 
+    def heatmaps(self):
+        return self.js("return performance.getEntriesByName('trialdb-heatmap-drawn').length")
+
     def after_redraw(self, action):
         before = self.draws()
         action()
@@ -241,6 +246,39 @@ def check_hover_is_exact(page, db):
     assert shown == stored, (label, step, shown, stored)
 
 
+def check_scalars_json_is_the_views(server, db):
+    """/api/scalars at full resolution (its JSON written number by number) gives the reductions
+    view's values, line by line (trials of one worker: no averaging), and /api/scalars/at the
+    view's values at a step."""
+    query = {"trial": ["pt_bad_init", "pt_good_init"], "collection": "losses", "points": 100000}
+    status, _, body = http("GET", server.base + "/api/scalars?" + urllib.parse.urlencode(query, doseq=True))
+    assert status == 200, (status, body)
+    answer = json.loads(body)
+    assert not answer["downsampled"] and len(answer["lines"]) >= 4, answer
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    for line in answer["lines"]:
+        rows = con.execute("SELECT step, value FROM reductions WHERE trial = ? AND tensor = ? AND mode = ?"
+                           " AND reduction = 'mean' AND abs = 0 ORDER BY step",
+                           (line["trial"], line["tensor"], line["mode"])).fetchall()
+        assert line["steps"] == [r[0] for r in rows] and line["values"] == [r[1] for r in rows], (line, rows)
+    # The hover's values: at the last step at or before the one asked for, the workers' average
+    # (dist2 has two), as SQL's avg() gives it.
+    for trial, step in (("dist2", 10**9), ("dist2", 2), ("pt_bad_init", 9)):
+        query = {"trial": trial, "tensor": ".", "step": step}
+        status, _, body = http("GET", server.base + "/api/scalars/at?" + urllib.parse.urlencode(query))
+        values = json.loads(body)["values"]
+        assert status == 200 and len(values) > 2, (status, body)
+        for v in values:
+            last, avg = con.execute(
+                "WITH last AS (SELECT max(step) AS step FROM reductions WHERE trial = ?1 AND tensor = ?2 AND mode = ?3"
+                "  AND reduction = 'mean' AND abs = 0 AND step <= ?4 AND value IS NOT NULL)"
+                "SELECT last.step, avg(value) FROM last JOIN reductions r ON r.step = last.step"
+                " WHERE trial = ?1 AND tensor = ?2 AND mode = ?3 AND reduction = 'mean' AND abs = 0",
+                (trial, v["tensor"], v["mode"], step)).fetchone()
+            assert (v["step"], v["value"]) == (last, avg), (trial, step, v, last, avg)
+    con.close()
+
+
 def check_hostile_names_are_text(page):
     page.after_redraw(lambda: page.d.find_element(By.ID, "trials-all").click())
     page.js("const t = document.getElementById('sc-tensor'); t.value = 'onerror'; document.getElementById('sc-collection').value = ''")
@@ -264,6 +302,7 @@ def check_views(page, server, shots):
     page.js("const t = document.getElementById('di-trial'); t.value = 'pt_bad_init'; t.dispatchEvent(new Event('change'))")
     wait_for("the percentile bands", lambda: page.d.find_elements(By.CSS_SELECTOR, "#di-chart canvas"))
     wait_for("a step's histogram", lambda: page.d.find_elements(By.CSS_SELECTOR, "#di-histogram canvas"))
+    wait_for("the heat map", lambda: page.heatmaps() > 0)
     share, _ = drawn_share(page.chart_png("di-chart"))
     assert share > 0.01, "the percentile bands look blank"
     shots["distributions"] = page.d.get_screenshot_as_png()
@@ -289,6 +328,76 @@ def check_views(page, server, shots):
     page.tab("scalars")
 
 
+def expected_heatmap(db, trial, tensor, worker, first, last, bins, columns):
+    """/api/heatmap's grid computed from the public views: the value range is the steps' smallest p0
+    and largest p100 (distributions), each bucket of histogram_buckets counts in the bin of its
+    middle, step i of n in column i * columns // n."""
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    where = "trial = ? AND tensor = ? AND worker = ? AND step BETWEEN ? AND ?"
+    args = (trial, tensor, worker, first, last)
+    rows = con.execute("SELECT step, p0, p100, count - nan - pos_inf - neg_inf FROM distributions WHERE %s ORDER BY step"
+                       % where, args).fetchall()
+    steps = [r[0] for r in rows]
+    lo, hi = min(r[1] for r in rows if r[1] is not None), max(r[2] for r in rows if r[2] is not None)
+    cols = min(columns, len(steps))
+    counts, finite = [[0] * bins for _ in range(cols)], [0] * cols
+    for i, row in enumerate(rows):
+        finite[i * cols // len(steps)] += row[3]
+    for step, b_lo, b_hi, n in con.execute("SELECT step, lo, hi, count FROM histogram_buckets WHERE " + where, args):
+        column = steps.index(step) * cols // len(steps)
+        counts[column][min(bins - 1, max(0, math.floor(((b_lo + b_hi) / 2 - lo) / ((hi - lo) / bins))))] += n
+    con.close()
+    return {"lo": lo, "hi": hi, "first_steps": [steps[k * len(steps) // cols] for k in range(cols)],
+            "last_steps": [steps[(k + 1) * len(steps) // cols - 1] for k in range(cols)], "counts": counts,
+            "totals": finite}
+
+
+def check_heatmap(page, server, db):
+    """The distributions' heat map: drawn (not blank), redrawn for a dragged step range, and its
+    numbers those of the database."""
+    trial, tensor, worker = "pt_bad_init", "Net_conv0.weight", "worker_0"
+    for first, last, bins, columns in ((0, 10**9, 48, 500), (3, 17, 16, 4), (5, 5, 7, 3)):
+        query = {"trial": trial, "tensor": tensor, "worker": worker, "from": first, "to": last, "bins": bins,
+                 "columns": columns}
+        status, _, body = http("GET", server.base + "/api/heatmap?" + urllib.parse.urlencode(query))
+        assert status == 200, (status, body)
+        answer, expected = json.loads(body), expected_heatmap(db, trial, tensor, worker, first, last, bins, columns)
+        assert answer["bins"] == bins and len(answer["counts"]) == len(expected["counts"]) > 0, answer
+        for key, value in expected.items():
+            if key == "counts":
+                wrong = [k for k, column in enumerate(value) if answer[key][k] != column]
+                assert not wrong, (query, "column %d" % wrong[0], answer[key][wrong[0]], value[wrong[0]])
+            assert answer[key] == value, (query, key, answer[key], value)
+        assert sum(map(sum, answer["counts"])) == sum(answer["totals"]) > 0
+    page.tab("distributions")
+    try:
+        check_heatmap_drawing(page, trial, tensor)
+    finally:
+        page.after_redraw(lambda: page.tab("scalars"))
+
+
+def check_heatmap_drawing(page, trial, tensor):
+    page.js("const t = document.getElementById('di-trial'); t.value = arguments[0]; t.dispatchEvent(new Event('change'))",
+            trial)
+    wait_for("the heat map of %s" % tensor, lambda: page.d.find_elements(By.CSS_SELECTOR, "#di-heatmap canvas")
+             and tensor in page.text("di-summary") and "every step" in page.text("di-summary"))
+    whole = page.chart_png("di-heatmap")
+    share, colours = drawn_share(whole)
+    assert share > 0.05 and colours > 8, ("the heat map looks blank", share, colours)
+    over = page.d.find_element(By.CSS_SELECTOR, "#di-chart .u-over")
+    width = over.size["width"]
+    before = page.heatmaps()
+    ActionChains(page.d).move_to_element_with_offset(over, -width // 4, 0).click_and_hold() \
+        .move_by_offset(width // 3, 0).release().perform()
+    wait_for("the heat map of the step range", lambda: page.heatmaps() > before)
+    assert "steps " in page.text("di-summary"), page.text("di-summary")
+    assert page.chart_png("di-heatmap") != whole, "the step range did not change the heat map"
+    before = page.heatmaps()
+    page.d.find_element(By.ID, "di-reset").click()
+    wait_for("the heat map of every step", lambda: page.heatmaps() > before)
+    assert "every step" in page.text("di-summary"), page.text("di-summary")
+
+
 def check_screenshots(shots):
     failures = 0
     for view in VIEWS:
@@ -311,7 +420,7 @@ def check_screenshots(shots):
 def check_writes_change_nothing(server, db):
     before = file_bytes(db)
     paths = ["/", "/index.html", "/api/info", "/api/status", "/api/trials", "/api/tensors", "/api/scalars",
-             "/api/scalars/at", "/api/distribution", "/api/histogram", "/api/findings", "/api/sql"]
+             "/api/scalars/at", "/api/distribution", "/api/histogram", "/api/heatmap", "/api/findings", "/api/sql"]
     for path in paths:
         for method in ("POST", "PUT", "DELETE", "PATCH"):
             status, _, _ = http(method, server.base + path + "?q=DELETE%20FROM%20trial")
@@ -463,8 +572,10 @@ def main():
         ("opens on the loss curves", lambda: check_opens_on_loss_curves(page, server)),
         ("smoothing and step range", lambda: check_smoothing_and_range_change_the_drawing(page)),
         ("hover values are exact", lambda: check_hover_is_exact(page, db)),
+        ("scalars JSON and values at a step are the view's", lambda: check_scalars_json_is_the_views(server, db)),
         ("every view draws", lambda: check_views(page, server, shots)),
         ("screenshots as in docs/SERVE.md", lambda: check_screenshots(shots)),
+        ("the distributions' heat map", lambda: check_heatmap(page, server, db)),
         ("hostile names are text", lambda: check_hostile_names_are_text(page)),
         ("writes change nothing", lambda: check_writes_change_nothing(server, db)),
         ("headers, Host and token", lambda: check_headers_host_and_token(server, db)),
