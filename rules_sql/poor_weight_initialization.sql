@@ -63,12 +63,17 @@ CREATE VIEW rule_poor_weight_initialization AS
 WITH considered AS MATERIALIZED (
   SELECT trial, step FROM rule_poor_weight_initialization_considered
 ),
+matching AS MATERIALIZED (  -- the activation inputs, each name matched once per batch
+  SELECT t.tensor
+  FROM tensors t, rule_poor_weight_initialization_cfg AS cfg
+  WHERE t.trial = (SELECT trial FROM rule_batch LIMIT 1)
+    AND rule_regexp_any(cfg.activation_inputs_regex, t.tensor)
+),
 acts AS MATERIALIZED (  -- the matching activations' variances (selected before any value is read)
   SELECT n.step, tensor_reduce(n.value, 'variance') AS var
   FROM considered c
   JOIN rule_now_primary n ON n.step = c.step
-  WHERE n.tensor IN (SELECT t.tensor FROM tensors t, rule_poor_weight_initialization_cfg AS cfg
-                     WHERE t.trial = c.trial AND rule_regexp_any(cfg.activation_inputs_regex, t.tensor))
+  WHERE n.tensor IN (SELECT tensor FROM matching)
 ),
 act AS (
   SELECT step, count(*) AS n, min(var) AS min_var, max(var) AS max_var FROM acts WHERE var IS NOT NULL GROUP BY step

@@ -66,21 +66,33 @@ l AS (
          lag(x.new) OVER (PARTITION BY x.tensor, x.worker ORDER BY x.step) AS p_new
   FROM x
 ),
-pairs AS MATERIALIZED (  -- the value at the step and at P, when P is near enough
-  SELECT l.trial, l.tensor, l.worker, l.step, l.p_step,
-         (SELECT n.real_value FROM rule_now n WHERE n.step = l.step AND n.tensor = l.tensor AND n.worker = l.worker) AS value,
-         CASE WHEN l.p_new THEN (SELECT n.value FROM rule_now n WHERE n.step = l.p_step AND n.tensor = l.tensor AND n.worker = l.worker)
-              ELSE (SELECT s.value FROM rule_weight_update_ratio_state s
-                    WHERE s.trial = l.trial AND s.tensor = l.tensor AND s.worker = l.worker) END AS p_value
+pairs AS MATERIALIZED (  -- the steps with a P near enough
+  SELECT l.tensor, l.worker, l.step, l.p_step, l.p_new
   FROM l, rule_weight_update_ratio_cfg AS cfg
   WHERE l.new AND l.p_step IS NOT NULL AND (cfg.num_steps IS NULL OR l.p_step >= l.step - cfg.num_steps)
 )
+-- No ratio when the shapes differ or either value is not real numbers (strings, complex). Each
+-- value is looked up where it is used, and the shapes and dtypes compared from the columns beside
+-- it (a 0-d value's column says [1], its blob []), so a large weight's blob is read once per use
+-- rather than copied into the pairs and read back.
 SELECT l.trial, l.tensor, l.worker, l.step, l.p_step,
-       -- No ratio when the shapes differ or either value is not real numbers (strings, complex).
-       CASE WHEN tensor_shape(p.value) = tensor_shape(p.p_value)
-                 AND tensor_dtype(p.p_value) NOT IN ('string', 'complex64', 'complex128')
-            THEN tensor_diff_norm(p.value, p.p_value) / (tensor_reduce(p.p_value, 'l2') + cfg.epsilon)
-       END AS ratio
+       CASE WHEN p.p_new
+            THEN (SELECT CASE WHEN a.dtype NOT IN ('string', 'complex64', 'complex128')
+                               AND b.dtype NOT IN ('string', 'complex64', 'complex128')
+                               AND CASE WHEN a.shape = '[1]' OR b.shape = '[1]'
+                                        THEN tensor_shape(a.value) = tensor_shape(b.value)
+                                        ELSE a.shape = b.shape END
+                              THEN tensor_diff_norm(a.value, b.value) / (tensor_reduce(b.value, 'l2') + cfg.epsilon) END
+                  FROM rule_now a, rule_now b
+                  WHERE a.step = p.step AND a.tensor = p.tensor AND a.worker = p.worker
+                    AND b.step = p.p_step AND b.tensor = p.tensor AND b.worker = p.worker)
+            WHEN NOT p.p_new
+            THEN (SELECT CASE WHEN tensor_shape(a.real_value) = tensor_shape(s.value)
+                               AND tensor_dtype(s.value) NOT IN ('string', 'complex64', 'complex128')
+                              THEN tensor_diff_norm(a.real_value, s.value) / (tensor_reduce(s.value, 'l2') + cfg.epsilon) END
+                  FROM rule_now a, rule_weight_update_ratio_state s
+                  WHERE a.step = p.step AND a.tensor = p.tensor AND a.worker = p.worker
+                    AND s.trial = l.trial AND s.tensor = p.tensor AND s.worker = p.worker) END AS ratio
 FROM l
 CROSS JOIN rule_weight_update_ratio_cfg AS cfg
 LEFT JOIN pairs p ON p.tensor = l.tensor AND p.worker = l.worker AND p.step = l.step

@@ -7,6 +7,7 @@
 // 16 and 32. Values: a fraction `mean_zero_fraction` of the elements is 0; the others are
 // uniform over `mean_range` around `mean_p50`, or over (0, range] when the tensor is mostly zeros
 // around a median of 0 (a ReLU output). Scalars vary by 5% around their median from step to step.
+// A tensor with `classes` C holds class indices (labels): each element uniform over 0..C-1.
 // String tensors hold a few distinct words. Values are deterministic for a seed.
 #include "src/synth_profile.h"
 
@@ -40,6 +41,7 @@ struct ProfileTensor {
   std::vector<TrialMode> modes;
   std::vector<std::string> collections;
   double zero_fraction = 0, median = 0, range = 1;   // the value character (numeric tensors)
+  int64_t classes = 0;                                 // > 0: class indices 0..classes-1
   int64_t numel() const {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
@@ -101,6 +103,9 @@ std::string parse_profile(const nlohmann::json& doc, Profile* out) {
       p.zero_fraction = t.value("mean_zero_fraction", 0.0);
       p.median = t.value("mean_p50", 0.0);
       p.range = t.value("mean_range", 1.0);
+      p.classes = t.value("classes", int64_t{0});
+      if (p.classes < 0 || (p.classes > 0 && p.dtype == DType::String))
+        return "tensor '" + p.name + "': classes is not a count of a numeric tensor's classes";
     } catch (const nlohmann::json::exception& e) {
       return "tensor '" + p.name + "': " + e.what();
     }
@@ -202,6 +207,9 @@ int synth_from_profile(const std::string& profile_path, const std::string& out, 
         words.resize(static_cast<size_t>(n));
         for (auto& w : words) w = "w" + std::to_string(rng.next() % 8);
         step->add_strings(t.name, words, t.shape);
+      } else if (t.classes > 0) {
+        fill_values(&buf, t.dtype, n, 1.0f, [&] { return static_cast<float>(rng.next() % static_cast<uint64_t>(t.classes)); });
+        step->add_tensor(t.name, t.dtype, t.shape, buf.data(), buf.size());
       } else if (n == 1) {
         const float v = static_cast<float>(t.median + std::abs(t.median) * 0.05 * rng.uniform_pm1());
         fill_values(&buf, t.dtype, 1, 1.0f, [&] { return v; });

@@ -6,7 +6,9 @@ TRAIN only), and the loss at every step. Small layers (width 32) keep the trial 
 what it measures is the cost per tensor, which real trials of this many tensors pay.
 
   bench/profiles/transformer_profile.py > transformer_10k.json
+  bench/profiles/transformer_profile.py --layers 8   (a smaller model of the same shape, for tests)
 """
+import argparse
 import json
 
 LAYERS, WIDTH, FFN, BATCH, SEQ = 250, 32, 64, 2, 16
@@ -46,6 +48,9 @@ def layer(i):
 
 
 def main():
+    p = argparse.ArgumentParser(description="Prints the shape profile of a transformer saving every layer.")
+    p.add_argument("--layers", type=int, default=LAYERS, help="layers (default %(default)s: 10,011 tensors)")
+    layers = p.parse_args().layers
     tensors = [tensor("CrossEntropyLoss_output_0", (1,), ["losses"], p50=2.3, rng=0.0, saved=48)]
     for name, shape, coll in (("Transformer_embed.weight", (1000, WIDTH), "weights"),
                               ("Transformer_head.weight", (10, WIDTH), "weights"),
@@ -56,7 +61,7 @@ def main():
                 tensor("head_output_0", (BATCH, 10), ["default"], rng=5.0),
                 tensor("head_input_0", (BATCH, WIDTH), ["default"], rng=6.0),
                 tensor("softmax_output_0", (BATCH, 10), ["default"], p50=0.1, rng=0.9)]
-    for i in range(LAYERS):
+    for i in range(layers):
         tensors += layer(i)
     tensors.sort(key=lambda t: t["name"])
     print(json.dumps({"about": "shape profile of a synthetic large model (bench/profiles/transformer_profile.py): "

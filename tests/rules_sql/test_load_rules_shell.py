@@ -22,6 +22,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sqlext"))
 from sqlext_testlib import Checker, args, connect, module_stem, shell  # noqa: E402
+from rules_replay import CLOCK_RULES, complete_steps, evaluate_rule_sql, params_sql  # noqa: E402
 
 a = args()
 c = Checker()
@@ -29,7 +30,6 @@ tmp = tempfile.mkdtemp(prefix="rules_shell_")
 atexit.register(shutil.rmtree, tmp, ignore_errors=True)
 
 UNTRUSTED = "PRAGMA trusted_schema = OFF;\n"
-CLOCK_RULES = {"stalled_training"}   # evaluated against the wall clock, not step by step
 
 # The rule SQL as the runner installs it (rules_base.sql, then each rule's declaration and file),
 # as `trialdb rules --print-sql` prints it.
@@ -67,43 +67,13 @@ def findings(db):
     return {r for r in rows if r[0] not in CLOCK_RULES}
 
 
-def q(s):
-    return "'" + str(s).replace("'", "''") + "'"
-
-
 def replay_sql(db, trial, params, kinds):
     """SQL that installs the rules, stores params for trial and evaluates every complete step of
     trial as RuleRunner::evaluate_trial does (one transaction): a rule of kind 'batch' over all the
     steps at once, one of kind 'step' one step at a time (kinds: rule -> kind)."""
-    steps = sqlite3.connect(db).execute(
-        "SELECT step, mode, mode_step FROM steps WHERE trial = ? AND complete ORDER BY step", (trial,)).fetchall()
-    out = [install_sql, "BEGIN;"]
-    for p in params:
-        rule_key, value = p.split("=", 1)
-        rule, key = rule_key.split(".", 1)
-        out.append("INSERT INTO rule_param(trial, rule, param, value) VALUES (%s, %s, %s, %s) "
-                   "ON CONFLICT (ifnull(trial, ''), rule, param) DO UPDATE SET value = excluded.value;"
-                   % (q(trial), q(rule), q(key), q(value)))
-
-    def evaluate(rule, batch):
-        out.append("DELETE FROM rule_batch;")
-        for step, mode, mode_step in batch:
-            out.append("INSERT INTO rule_batch(trial, step, mode, mode_step, tensor_step, now) "
-                       "VALUES (%s, %d, %s, %d, %d, 0);" % (q(trial), step, q(mode), mode_step,
-                                                            mode_step if mode == "GLOBAL" else step))
-        out.append("INSERT OR IGNORE INTO rule_progress(trial, rule, step) VALUES (%s, %s, NULL);" % (q(trial), q(rule)))
-        out.append("UPDATE rule_progress SET step = %d WHERE trial = %s AND rule = %s;" % (batch[-1][0], q(trial), q(rule)))
-        out.append("INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, "
-                   "message, found_at) SELECT b.trial, %s, b.step, b.mode, b.mode_step, r.tensor, "
-                   "ifnull(r.worker, (SELECT worker FROM rule_primary_worker)), r.value, r.message, b.now "
-                   "FROM rule_%s r JOIN rule_batch b ON b.trial = r.trial AND b.step = r.step;" % (q(rule), rule))
-
-    for rule in step_rules:
-        if kinds[rule] == "batch":
-            evaluate(rule, steps)
-        else:
-            for s in steps:
-                evaluate(rule, [s])
+    steps = complete_steps(db, trial)
+    out = [install_sql, "BEGIN;", params_sql(trial, params)]
+    out += [evaluate_rule_sql(trial, rule, kinds[rule], steps) for rule in step_rules]
     out.append("DELETE FROM rule_batch; COMMIT;")
     return "\n".join(out) + "\n", len(steps)
 

@@ -310,6 +310,8 @@ const char* const kSmallProfile = R"({
    "collections": ["default"], "mean_zero_fraction": 0.5, "mean_p50": 0.0, "mean_range": 4.0},
   {"name": "labels", "dtype": "int64", "shape": [7], "values_saved": 2, "modes": ["TRAIN", "EVAL"],
    "collections": ["labels", "extra"]},
+  {"name": "predictions", "dtype": "float32", "shape": [50], "values_saved": 2, "modes": ["TRAIN", "EVAL"],
+   "collections": ["predictions"], "classes": 3},
   {"name": "trees/Feature", "dtype": "string", "shape": [3], "values_saved": 6, "modes": ["TRAIN", "EVAL"],
    "collections": ["trees", "extra"]}
  ]
@@ -339,7 +341,8 @@ TEST(SynthProfile, WritesTheProfilesTensorsModesAndValueCharacter) {
   EXPECT_EQ(saved["relu_output_0"], "0TRAIN 1EVAL 2TRAIN 3TRAIN 4EVAL 5TRAIN float64 [4,50]");
   EXPECT_EQ(saved["labels"], "0TRAIN 3TRAIN int64 [7]");
   EXPECT_EQ(saved["trees/Feature"], "0TRAIN 1EVAL 2TRAIN 3TRAIN 4EVAL 5TRAIN string [3]");
-  EXPECT_EQ(saved.size(), 5u);
+  EXPECT_EQ(saved["predictions"], "0TRAIN 3TRAIN float32 [50]");
+  EXPECT_EQ(saved.size(), 6u);
 
   std::map<std::string, std::set<std::string>> members;
   db.each("SELECT collection, tensor FROM collections",
@@ -371,6 +374,21 @@ TEST(SynthProfile, WritesTheProfilesTensorsModesAndValueCharacter) {
             EXPECT_GT(sqlite3_column_int(st, 2), 1);
           });
 
+  // A tensor with classes holds class indices: 0, 1 and 2 (the extremes), whole numbers (the sums).
+  db.each("SELECT sum(count), sum(zero), min(p0), max(p100) FROM distributions WHERE tensor = 'predictions'",
+          [&](sqlite3_stmt* st) {
+            EXPECT_EQ(sqlite3_column_int(st, 0), 100);
+            EXPECT_GT(sqlite3_column_int(st, 1), 0);
+            EXPECT_EQ(sqlite3_column_double(st, 2), 0.0);
+            EXPECT_EQ(sqlite3_column_double(st, 3), 2.0);
+          });
+  db.each("SELECT count(*), sum(value = round(value)) FROM reductions "
+          "WHERE tensor = 'predictions' AND reduction = 'sum' AND abs = 0",
+          [&](sqlite3_stmt* st) {
+            EXPECT_EQ(sqlite3_column_int(st, 0), 2);
+            EXPECT_EQ(sqlite3_column_int(st, 1), 2);
+          });
+
   // Deterministic for a seed.
   const fs::path again = dir.path / "again";
   ASSERT_EQ(run("synth --profile " + profile.string() + " " + again.string()), 0);
@@ -387,6 +405,10 @@ TEST(SynthProfile, ABadProfileWritesNothing) {
   EXPECT_EQ(run("synth --profile " + (dir.path / "missing.json").string() + " " + out.string()), 1);
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(run("synth --profile " + profile.string() + " --steps 3 " + out.string()), 2);   // exclusive options
+  std::ofstream(profile) << R"({"steps_per_mode": {"TRAIN": 2}, "tensors": [{"name": "x", "dtype": "float32",
+    "shape": [2], "values_saved": 2, "modes": ["TRAIN"], "collections": [], "classes": -2}]})";
+  EXPECT_EQ(run("synth --profile " + profile.string() + " " + out.string()), 1);   // classes is not a count
+  EXPECT_FALSE(fs::exists(out));
 }
 
 }  // namespace
