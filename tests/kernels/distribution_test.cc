@@ -84,6 +84,22 @@ TEST(BucketRuns, RoundTripsAndBreaksRunsAtGapsAndOctaves) {
     EXPECT_FALSE(decode_bucket_runs(bad, &back)) << bad;
 }
 
+// A histogram far longer than the writer's first room, of the longest pieces one add writes (a
+// gap of kMaxRunGap zeros, the largest bucket numbers and counts), twice on one writer.
+TEST(BucketRuns, LongHistogramsOfTheLongestPiecesRoundTrip) {
+  BucketRunWriter w;
+  std::vector<std::pair<int64_t, uint64_t>> buckets;
+  for (int64_t b = -kMaxBucket; b + 20 <= kMaxBucket; b += kMaxBucket / 3000 + 1)
+    for (int64_t i = 0; i < 20; i += 1 + kMaxRunGap) buckets.emplace_back(b + i, UINT64_MAX - static_cast<uint64_t>(i));
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& [b, c] : buckets) w.add(b, c);
+    const std::string text = w.finish();
+    std::vector<std::pair<int64_t, uint64_t>> back;
+    ASSERT_TRUE(decode_bucket_runs(text, &back)) << round;
+    EXPECT_EQ(back, buckets) << round;
+  }
+}
+
 TEST(Distribution, CountsAndNumpysPercentilesWithSpecialValues) {
   // numpy.nanpercentile([3, -1, 0, NaN, 2, -0.0, inf, 5, -2], p) for the 11 p.
   const std::vector<double> x = {3, -1, 0, kNaN, 2, -0.0, kInf, 5, -2};
