@@ -1,41 +1,46 @@
 #include "kernels/bucket_runs.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace trialdb {
 
 namespace {
-void append_number(std::string* out, auto n) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, n);
-  out->append(buf, r.ptr);
-}
+char* put_number(char* p, auto n) { return std::to_chars(p, p + 24, n).ptr; }
 }  // namespace
 
+// Written through a pointer into room made ahead: every value's histogram is written here, and
+// appending it to the string piece by piece (the gap's zeros, the separator, the number) was
+// ~8% of the ingest's instructions on the CNN profile.
 void BucketRunWriter::add(int64_t bucket, uint64_t count) {
+  if (out_.size() - used_ < kMaxAdd) out_.resize(std::max(2 * out_.size(), used_ + kMaxAdd));
+  char* p = out_.data() + used_;
   const int64_t octave = bucket_octave(bucket);
   if (open_ && bucket - next_ <= kMaxRunGap && octave == octave_) {
-    for (; next_ < bucket; ++next_) out_ += ",0";
-    out_ += ',';
+    for (; next_ < bucket; ++next_) *p++ = ',', *p++ = '0';
+    *p++ = ',';
   } else {
-    if (open_) out_ += "],";
-    out_ += '"';
-    append_number(&out_, bucket);
-    out_ += "\":[";
+    if (open_) *p++ = ']', *p++ = ',';
+    *p++ = '"';
+    p = put_number(p, bucket);
+    *p++ = '"', *p++ = ':', *p++ = '[';
     open_ = true;
     octave_ = octave;
   }
-  append_number(&out_, count);
+  p = put_number(p, count);
+  used_ = static_cast<size_t>(p - out_.data());
   next_ = bucket + 1;
 }
 
 std::string BucketRunWriter::finish() {
+  out_.resize(used_);
+  out_ += open_ ? "]}" : "}";
   std::string text = std::move(out_);
-  text += open_ ? "]}" : "}";
   // clear() and push_back rather than `out_ = "{"`: GCC 12 at -O3 warns about assigning a literal
   // to a moved-from string (-Wrestrict, GCC bug 105329).
   out_.clear();
   out_.push_back('{');
+  used_ = 1;
   open_ = false;
   return text;
 }

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -81,6 +82,22 @@ TEST(BucketRuns, RoundTripsAndBreaksRunsAtGapsAndOctaves) {
   EXPECT_EQ(w.finish(), "{}");
   for (const char* bad : {"", "{", "{\"1\":[}", "{\"2\":[1],\"1\":[1]}", "{\"x\":[1]}", "{}x"})
     EXPECT_FALSE(decode_bucket_runs(bad, &back)) << bad;
+}
+
+// A histogram far longer than the writer's first room, of the longest pieces one add writes (a
+// gap of kMaxRunGap zeros, the largest bucket numbers and counts), twice on one writer.
+TEST(BucketRuns, LongHistogramsOfTheLongestPiecesRoundTrip) {
+  BucketRunWriter w;
+  std::vector<std::pair<int64_t, uint64_t>> buckets;
+  for (int64_t b = -kMaxBucket; b + 20 <= kMaxBucket; b += kMaxBucket / 3000 + 1)
+    for (int64_t i = 0; i < 20; i += 1 + kMaxRunGap) buckets.emplace_back(b + i, UINT64_MAX - static_cast<uint64_t>(i));
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& [b, c] : buckets) w.add(b, c);
+    const std::string text = w.finish();
+    std::vector<std::pair<int64_t, uint64_t>> back;
+    ASSERT_TRUE(decode_bucket_runs(text, &back)) << round;
+    EXPECT_EQ(back, buckets) << round;
+  }
 }
 
 TEST(Distribution, CountsAndNumpysPercentilesWithSpecialValues) {
@@ -308,6 +325,36 @@ TEST(Distribution, LargeFloat32ValuesAllEqualOrInOneBucket) {
   expect_float32_distribution_exact(float32_from_bits(bits), "every order statistic in one bucket");
   for (uint32_t& b : bits) b |= 0x80000000u;
   expect_float32_distribution_exact(float32_from_bits(bits), "the same, negative");
+}
+
+
+// A thread's counters go back to a pool when it ends and the next thread takes them
+// (distribution.cc): what a value counted there must not reach the next thread's values.
+TEST(Distribution, CountersHandedOnBetweenThreadsAreClean) {
+  const std::vector<double> small = {-3.5, 0.0, 1.0, 2.0, 2.0, 1e30, kNaN, -kInf};
+  const std::vector<float> large = float32_from_bits(random_normal_float32_bits(kLargeFloat32, 21));
+  const std::vector<double> other_small = {0.25, 0.5, -0.75, 8.0};
+  const std::vector<float> other_large = float32_from_bits(random_normal_float32_bits(kLargeFloat32, 22));
+  auto distributions = [&](const std::vector<double>& s, const std::vector<float>& l) {
+    std::vector<Distribution> out(2);
+    EXPECT_TRUE(compute_distribution(view_of(s), &out[0]));
+    Reductions r;
+    bool has_reductions = false;
+    EXPECT_TRUE(compute_reductions_and_distribution(view_of(l), &r, &has_reductions, &out[1]));
+    return out;
+  };
+  const std::vector<Distribution> want = distributions(other_small, other_large);
+  for (int round = 0; round < 2; ++round) {
+    std::thread([&] { distributions(small, large); }).join();
+    std::vector<Distribution> got;
+    std::thread([&] { got = distributions(other_small, other_large); }).join();
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].histogram, want[i].histogram) << i;
+      EXPECT_EQ(got[i].count(), want[i].count()) << i;
+      EXPECT_EQ(got[i].zero, want[i].zero) << i;
+      for (int p = 0; p < kDistributionPercentiles; ++p) EXPECT_EQ(got[i].percentile[p], want[i].percentile[p]) << i << " p" << p;
+    }
+  }
 }
 
 }  // namespace
