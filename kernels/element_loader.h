@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "schema/value_blob.h"
@@ -71,6 +72,31 @@ bool visit_real(DType t, F&& f) {
     case DType::Float64: f(LoadAs<double>{}); return true;
     default: return false;
   }
+}
+
+// Whether a loader reads an integer or bool dtype.
+template <class L>
+constexpr bool kIntegerLoader = false;
+template <class T>
+constexpr bool kIntegerLoader<LoadAs<T>> = std::is_integral_v<T>;
+template <>
+inline constexpr bool kIntegerLoader<LoadBool> = true;
+
+// Element i of a real-valued view as double (no bounds check: i < numel); NaN for other dtypes.
+inline double element_as_double(const TensorView& v, int64_t i) {
+  double x = std::numeric_limits<double>::quiet_NaN();
+  visit_real(v.dtype, [&](auto loader) { x = decltype(loader)::load(v.data, i); });
+  return x;
+}
+
+// Element i of an integer or bool view as int64 (uint64 wraps); 0 for other dtypes.
+inline int64_t element_as_int64(const TensorView& v, int64_t i) {
+  int64_t x = 0;
+  visit_real(v.dtype, [&](auto loader) {
+    using L = decltype(loader);
+    if constexpr (kIntegerLoader<L>) x = L::template as<int64_t>(v.data, i);
+  });
+  return x;
 }
 
 }  // namespace trialdb

@@ -42,30 +42,6 @@ bool strings_fit(const uint8_t* p, size_t n, int64_t numel) {
   }
   return off == n;
 }
-// Element i of an integer or bool dtype as R; false for other dtypes.
-template <class R>
-bool load_integer(const TensorView& v, int64_t i, R* out) {
-  const uint8_t* p = v.data;
-  auto load = [&](auto type) {
-    decltype(type) x;
-    std::memcpy(&x, p + i * sizeof x, sizeof x);
-    *out = static_cast<R>(x);
-    return true;
-  };
-  switch (v.dtype) {
-    case DType::Bool: return *out = p[i] ? 1 : 0, true;
-    case DType::Int8: return load(int8_t{});
-    case DType::UInt8: return load(uint8_t{});
-    case DType::Int16: return load(int16_t{});
-    case DType::UInt16: return load(uint16_t{});
-    case DType::Int32: return load(int32_t{});
-    case DType::UInt32: return load(uint32_t{});
-    case DType::Int64: return load(int64_t{});
-    case DType::UInt64: return load(uint64_t{});
-    default: return false;
-  }
-}
-
 }  // namespace
 
 const char* dtype_name(DType t) {
@@ -225,24 +201,6 @@ float half_to_float(uint16_t h) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
-}
-
-double element_as_double(const TensorView& v, int64_t i) {
-  double d;
-  if (load_integer(v, i, &d)) return d;
-  const uint8_t* p = v.data;
-  switch (v.dtype) {
-    case DType::Float32: { float x; std::memcpy(&x, p + 4 * i, 4); return x; }
-    case DType::Float64: { double x; std::memcpy(&x, p + 8 * i, 8); return x; }
-    case DType::Float16: { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return half_to_float(h); }
-    case DType::BFloat16: { uint16_t h; std::memcpy(&h, p + 2 * i, 2); return bfloat16_to_float(h); }
-    default: return std::numeric_limits<double>::quiet_NaN();
-  }
-}
-
-int64_t element_as_int64(const TensorView& v, int64_t i) {
-  int64_t x;
-  return load_integer(v, i, &x) ? x : 0;
 }
 
 }  // namespace trialdb

@@ -96,9 +96,4 @@ inline float bfloat16_to_float(uint16_t b) {
   return f;
 }
 
-// Element i of a real-valued view as double (no bounds check: i < numel).
-double element_as_double(const TensorView& v, int64_t i);
-// Element i of an integer or bool view as int64 (uint64 wraps; 0 for other dtypes).
-int64_t element_as_int64(const TensorView& v, int64_t i);
-
 }  // namespace trialdb

@@ -14,6 +14,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "kernels/element_loader.h"
 #include "schema/json_depth.h"
 #include "sqlext/json_text.h"
 #include "sqlext/tensor_arg.h"

@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "kernels/element_loader.h"
 #include "schema/utf8.h"
 
 namespace trialdb::sqlext {

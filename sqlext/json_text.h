@@ -42,7 +42,7 @@ class StringCursor {
 uint16_t double_to_half(double d);
 
 // Element i as uint64 for integer dtypes (exact, unlike element_as_double; the int64 form is
-// trialdb::element_as_int64 in schema/value_blob.h).
+// trialdb::element_as_int64 in kernels/element_loader.h).
 uint64_t element_as_uint64(const TensorView& v, int64_t i);
 
 }  // namespace trialdb::sqlext

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ingest/format/tfrecord.h"
+#include "kernels/element_loader.h"
 
 namespace trialdb {
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/element_loader.h"
 #include "schema/value_blob.h"
 
 volatile uint8_t g_sink;
