@@ -1,11 +1,19 @@
-// One column of the row group being written: its values PLAIN-encoded into data pages (v1) of
-// about page_bytes each, with definition levels (1 = a value, 0 = NULL), each page compressed
-// with zstd as soon as it is full, and the chunk's statistics. finish_chunk() hands the row
-// group's pages over and starts the next row group.
+// One column of the row group being written: its values encoded into data pages (v1) of about
+// page_bytes each, with definition levels (1 = a value, 0 = NULL), each page compressed with zstd
+// as soon as it is full, and the chunk's statistics. finish_chunk() hands the row group's pages
+// over and starts the next row group.
+//
+// Strings are dictionary-encoded (a dictionary page of the chunk's distinct strings and data
+// pages of their indices, PLAIN_DICTIONARY), as Parquet writers do by default: the views repeat
+// a few names (tensor, worker, mode, reduction) on every row, and the indices of such a column
+// take a few bytes per page where the names would take megabytes to write and compress. Once
+// the dictionary passes kMaxDictionaryBytes the chunk's later pages are PLAIN (readers take both
+// in one chunk). Other types are PLAIN.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "parquet/column.h"
@@ -18,9 +26,12 @@ namespace trialdb::parquet {
 // A column chunk ready to be placed in the file: its pages (headers and compressed data) and its
 // metadata, data_page_offset left for the file writer to set.
 struct ColumnChunkBytes {
-  std::string pages;
+  std::string pages;                // the dictionary page (if any), then the data pages
+  size_t dictionary_page_bytes = 0;   // 0: no dictionary page
   format::ColumnMetaData meta;
 };
+
+inline constexpr size_t kMaxDictionaryBytes = 1u << 20;
 
 class ColumnWriter {
  public:
@@ -34,19 +45,38 @@ class ColumnWriter {
 
   const Column& column() const { return column_; }
   // Bytes of the row group so far before compression (closed pages and the open one).
-  size_t uncompressed_bytes() const { return chunk_uncompressed_ + page_values_.size() + levels_.size() / 8; }
+  size_t uncompressed_bytes() const {
+    return chunk_uncompressed_ + dictionary_values_.size() + page_values_.size() + indices_.size() * sizeof(uint32_t) +
+           levels_.size() / 8;
+  }
   ColumnChunkBytes finish_chunk();
 
  private:
   void value_added();
   void close_page();
   std::string page_body() const;   // levels with their length, then the values
+  void add_to_dictionary(std::string_view v);   // its index, and v to the dictionary if new
+  bool dictionary_page_open() const;   // the open page holds dictionary indices
+  std::string dictionary_page();   // its header and compressed values; "" without a dictionary
 
   Column column_;
   size_t page_bytes_;
   ZstdCodec codec_;
   std::vector<uint8_t> levels_;   // the open page's definition levels
   std::string page_values_;       // its PLAIN values (booleans: one byte each until the page closes)
+  // Dictionary encoding (strings): whether it is still in use in this chunk, the dictionary's
+  // PLAIN values and the index of each, the open page's indices, the last string added.
+  bool dictionary_ = false;
+  std::string dictionary_values_;
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> dictionary_index_;
+  std::vector<uint32_t> indices_;
+  std::string last_;
+  uint32_t last_index_ = 0;
+  bool has_last_ = false;
   std::string chunk_pages_;
   int64_t chunk_values_ = 0;
   int64_t chunk_uncompressed_ = 0;
