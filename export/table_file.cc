@@ -39,6 +39,7 @@ bool view_exists(Database& db, const std::string& name) {
 constexpr size_t kBucketColumns = 3;
 constexpr const char* kBucketRunsColumn = "buckets";
 constexpr const char* kHistogramsView = "histograms";
+constexpr uint64_t kRowsBetweenReports = 1024;   // rows_read: often enough for a bar, at no cost
 
 const std::string& source_view(const PublicTable& table) {
   static const std::string histograms = kHistogramsView;
@@ -151,7 +152,8 @@ std::string select_sql(const PublicTable& table, bool by_steps) {
 }
 
 WrittenFile write_table_file(Database& db, const PublicTable& table, const std::string& trial,
-                             std::optional<StepRange> steps, OutputFile& out, const parquet::WriterOptions& options) {
+                             std::optional<StepRange> steps, OutputFile& out, const parquet::WriterOptions& options,
+                             const RowsRead& rows_read) {
   ChecksumSink sink(out);
   parquet::FileWriter writer(table.columns, sink, options);
   WrittenFile file;
@@ -162,7 +164,9 @@ WrittenFile write_table_file(Database& db, const PublicTable& table, const std::
     const int step_col = static_cast<int>(read_columns(table).size());
     std::optional<HistogramExpander> histograms;
     if (table.source == RowSource::kHistogramRuns) histograms.emplace(table);
+    uint64_t read = 0;
     while (q.step()) {
+      if (rows_read && ++read % kRowsBetweenReports == 0) rows_read(read, sink.bytes());
       if (histograms) {
         if (histograms->write(writer, q) == 0) continue;
       } else {
