@@ -133,15 +133,15 @@ std::string ColumnWriter::page_body() const {
   return body;
 }
 
-void ColumnWriter::close_page() {
-  if (levels_.empty()) return;
-  const std::string body = page_body();
-  std::string compressed;
-  codec_.compress(body, compressed);
+namespace {
 
+// A data page whole: its header, then its body compressed.
+CompressedPage data_page(std::string_view body, int32_t values, format::Encoding::type encoding, ZstdCodec& codec) {
+  std::string compressed;
+  codec.compress(body, compressed);
   format::DataPageHeader data;
-  data.__set_num_values(static_cast<int32_t>(levels_.size()));
-  data.__set_encoding(dictionary_page_open() ? kDictionaryEncoding : format::Encoding::PLAIN);
+  data.__set_num_values(values);
+  data.__set_encoding(encoding);
   data.__set_definition_level_encoding(format::Encoding::RLE);
   data.__set_repetition_level_encoding(format::Encoding::RLE);
   format::PageHeader header;
@@ -149,15 +149,49 @@ void ColumnWriter::close_page() {
   header.__set_uncompressed_page_size(static_cast<int32_t>(body.size()));
   header.__set_compressed_page_size(static_cast<int32_t>(compressed.size()));
   header.__set_data_page_header(data);
-  const std::string header_bytes = compact_bytes(header);
+  CompressedPage page{compact_bytes(header), body.size()};
+  page.header_bytes = page.bytes.size();
+  page.bytes += compressed;
+  return page;
+}
 
-  chunk_pages_ += header_bytes;
-  chunk_pages_ += compressed;
-  chunk_uncompressed_ += static_cast<int64_t>(header_bytes.size() + body.size());
-  chunk_values_ += static_cast<int64_t>(levels_.size());
+}  // namespace
+
+void ColumnWriter::close_page() {
+  if (levels_.empty()) return;
+  std::string body = page_body();
+  const auto values = static_cast<int32_t>(levels_.size());
+  const format::Encoding::type encoding = dictionary_page_open() ? kDictionaryEncoding : format::Encoding::PLAIN;
+  chunk_values_ += values;
   levels_.clear();
   page_values_.clear();
   indices_.clear();
+  if (body.size() < kCompressAsideBytes) {
+    collect_pages(0);   // pages stay in order
+    append_page(data_page(body, values, encoding, codec_));
+    return;
+  }
+  collect_pages(kMaxPagesAside - 1);
+  // The codec of the page kMaxPagesAside before this one, which collect_pages has taken in.
+  ZstdCodec& codec = aside_codecs_[pages_sent_aside_++ % kMaxPagesAside];
+  pages_aside_bytes_ += body.size();
+  pages_aside_.push_back(std::async(std::launch::async, [body = std::move(body), values, encoding, &codec] {
+    return data_page(body, values, encoding, codec);
+  }));
+}
+
+void ColumnWriter::collect_pages(size_t keep) {
+  while (pages_aside_.size() > keep) {
+    CompressedPage page = pages_aside_.front().get();   // rethrows the compression's error
+    pages_aside_.pop_front();
+    pages_aside_bytes_ -= page.body_bytes;
+    append_page(page);
+  }
+}
+
+void ColumnWriter::append_page(const CompressedPage& page) {
+  chunk_pages_ += page.bytes;
+  chunk_uncompressed_ += static_cast<int64_t>(page.header_bytes + page.body_bytes);
 }
 
 std::string ColumnWriter::dictionary_page() {
@@ -180,6 +214,7 @@ std::string ColumnWriter::dictionary_page() {
 
 ColumnChunkBytes ColumnWriter::finish_chunk() {
   close_page();
+  collect_pages(0);
   ColumnChunkBytes chunk;
   const std::string dictionary = dictionary_page();
   chunk.dictionary_page_bytes = dictionary.size();

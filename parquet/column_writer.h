@@ -1,7 +1,7 @@
 // One column of the row group being written: its values encoded into data pages (v1) of about
 // page_bytes each, with definition levels (1 = a value, 0 = NULL), each page compressed with zstd
-// as soon as it is full, and the chunk's statistics. finish_chunk() hands the row group's pages
-// over and starts the next row group.
+// once it is full (large pages on a thread of their own), and the chunk's statistics.
+// finish_chunk() hands the row group's pages over and starts the next row group.
 //
 // Strings are dictionary-encoded (a dictionary page of the chunk's distinct strings and data
 // pages of their indices, PLAIN_DICTIONARY), as Parquet writers do by default: the views repeat
@@ -12,6 +12,9 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <array>
+#include <deque>
+#include <future>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +36,19 @@ struct ColumnChunkBytes {
 
 inline constexpr size_t kMaxDictionaryBytes = 1u << 20;
 
+// Pages of at least kCompressAsideBytes are compressed on a thread of their own while the column
+// goes on filling the next page (zstd is a fifth of an export's CPU), at most kMaxPagesAside at a
+// time per column, in order; smaller ones (small tables, the last page of a file) at once.
+inline constexpr size_t kCompressAsideBytes = 256u << 10;
+inline constexpr size_t kMaxPagesAside = 2;
+
+// A data page ready for its chunk: header and compressed body, and the sizes the metadata counts.
+struct CompressedPage {
+  std::string bytes;
+  size_t body_bytes = 0;     // uncompressed
+  size_t header_bytes = 0;
+};
+
 class ColumnWriter {
  public:
   ColumnWriter(Column column, size_t page_bytes);
@@ -46,14 +62,16 @@ class ColumnWriter {
   const Column& column() const { return column_; }
   // Bytes of the row group so far before compression (closed pages and the open one).
   size_t uncompressed_bytes() const {
-    return chunk_uncompressed_ + dictionary_values_.size() + page_values_.size() + indices_.size() * sizeof(uint32_t) +
-           levels_.size() / 8;
+    return chunk_uncompressed_ + pages_aside_bytes_ + dictionary_values_.size() + page_values_.size() +
+           indices_.size() * sizeof(uint32_t) + levels_.size() / 8;
   }
   ColumnChunkBytes finish_chunk();
 
  private:
   void value_added();
   void close_page();
+  void collect_pages(size_t keep);   // takes pages compressed aside into the chunk until `keep` are left
+  void append_page(const CompressedPage& page);
   std::string page_body() const;   // levels with their length, then the values
   void add_to_dictionary(std::string_view v);   // its index, and v to the dictionary if new
   bool dictionary_page_open() const;   // the open page holds dictionary indices
@@ -77,6 +95,12 @@ class ColumnWriter {
   std::string last_;
   uint32_t last_index_ = 0;
   bool has_last_ = false;
+  // The codecs of pages compressed aside, used in turn (a zstd context costs more to make than a
+  // page to compress); declared before the pages, whose futures wait for their work when destroyed.
+  std::array<ZstdCodec, kMaxPagesAside> aside_codecs_;
+  size_t pages_sent_aside_ = 0;
+  std::deque<std::future<CompressedPage>> pages_aside_;   // being compressed, in page order
+  size_t pages_aside_bytes_ = 0;                          // their bodies' bytes
   std::string chunk_pages_;
   int64_t chunk_values_ = 0;
   int64_t chunk_uncompressed_ = 0;

@@ -203,6 +203,28 @@ TEST_F(DuckDbReadBack, StringsAreDictionaryEncodedAndOutgrowTheirDictionaryIntoP
   EXPECT_EQ(meta[1][5], Cell(largest));
 }
 
+// Full pages (1 MiB by default) are compressed on threads of their own while the next one fills:
+// they come back complete and in order, in every column.
+TEST_F(DuckDbReadBack, PagesCompressedAsideComeBackInOrder) {
+  constexpr int64_t kManyRows = 400000;   // 3.2 MB per INT64 column: several full pages
+  static_assert(kManyRows * 8 > 3 * kCompressAsideBytes, "full pages are compressed aside");
+  const std::string path = write_file({{"i", ColumnType::kInt64}, {"d", ColumnType::kDouble}, {"s", ColumnType::kString}},
+                                      {}, [&](FileWriter& w) {
+                                        for (int64_t i = 0; i < kManyRows; ++i) {
+                                          w.add(i * 7919 % 1000003);
+                                          w.add(static_cast<double>(i) / 4);
+                                          w.add(std::string_view("s" + std::to_string(i)));
+                                          w.end_row();
+                                        }
+                                      });
+  const auto rows = duckdb_rows(
+      {"SELECT count(*), count(*) FILTER (WHERE i = file_row_number * 7919 % 1000003 AND d = file_row_number / 4 "
+       "AND s = 's' || file_row_number) FROM read_parquet('" + path + "', file_row_number = true)"});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], Cell(std::to_string(kManyRows)));
+  EXPECT_EQ(rows[0][1], Cell(std::to_string(kManyRows)));
+}
+
 TEST_F(DuckDbReadBack, EmptyFileHasItsSchema) {
   const std::string path = write_file({{"a", ColumnType::kString}}, {}, [](FileWriter&) {});
   const auto rows = duckdb_rows({"SELECT count(*), typeof(any_value(a)) FROM read_parquet('" + path + "')"});
