@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -29,6 +30,22 @@ class KillPoint {
  private:
   long long left_ = 0;
 };
+
+// The identities and change record an export reads came with schema version 9 (migrations.h). A
+// read-only open reads an older database as it is, so an export of one asks for its upgrade
+// (which only a command that writes may do) rather than failing on a missing column.
+void require_export_schema(Database& db) {
+  Statement q(db.handle(), "SELECT max(version) FROM schema_version");
+  const int64_t version = q.step() ? q.int64(0) : 0;
+  if (version >= kSchemaVersion) return;
+  throw Error(ErrorKind::kUsage,
+              "the database has schema version " + std::to_string(version) + ", older than this trialdb's (" +
+                  std::to_string(kSchemaVersion) +
+                  "); export needs the database's and its trials' identities, which the upgrade adds. Upgrade it "
+                  "with `trialdb compact --db " + db.path() + "` (or any command that writes to it, e.g. the next "
+                  "ingest), then export again",
+              db.path());
+}
 
 struct DatabaseIdentity {
   std::string uid, path;
@@ -66,6 +83,42 @@ std::vector<int64_t> changed_steps(Database& db, int64_t trial_id, int64_t since
   return steps;
 }
 
+// The export's progress (ExportProgress): files done, and the file being written.
+class ProgressCount {
+ public:
+  explicit ProgressCount(const std::function<void(const ExportProgress&)>& tell) : tell_(tell) {}
+  void add_total(uint64_t values) { total_.values_total += values; }
+  // The file of `values` values being written has read `rows` rows and written `bytes` bytes.
+  void writing(uint64_t values, uint64_t rows, uint64_t bytes) {
+    file_values_ = std::min(rows, values);
+    file_bytes_ = bytes;
+    tell();
+  }
+  void written(uint64_t values, uint64_t bytes) {
+    total_.values_done += values;
+    total_.bytes_written += bytes;
+    file_values_ = file_bytes_ = 0;
+    tell();
+  }
+  // For write_table_file, about a file of `values` values.
+  RowsRead rows_read(uint64_t values) {
+    if (!tell_) return {};
+    return [this, values](uint64_t rows, uint64_t bytes) { writing(values, rows, bytes); };
+  }
+
+ private:
+  void tell() const {
+    if (!tell_) return;
+    ExportProgress now = total_;
+    now.values_done += file_values_;
+    now.bytes_written += file_bytes_;
+    tell_(now);
+  }
+  const std::function<void(const ExportProgress&)>& tell_;
+  ExportProgress total_;
+  uint64_t file_values_ = 0, file_bytes_ = 0;
+};
+
 bool same_content(const ExportedFile& a, const WrittenFile& b) {
   return a.rows == b.rows && a.bytes == b.bytes && a.crc32 == b.crc32;
 }
@@ -77,11 +130,13 @@ ExportedFile exported(const std::string& path, const WrittenFile& w, int64_t aft
 class TrialExport {
  public:
   TrialExport(Database& db, ExportTarget& target, const ExportOptions& options, const DatabaseIdentity& identity,
-              KillPoint& kill, const std::string& trial)
-      : db_(db), target_(target), options_(options), identity_(identity), kill_(kill), trial_(trial),
-        row_(trial_row(db, trial)) {}
+              KillPoint& kill, ProgressCount& progress, const std::string& trial)
+      : db_(db), target_(target), options_(options), identity_(identity), kill_(kill), progress_(progress),
+        trial_(trial), row_(trial_row(db, trial)) {}
 
-  void run(std::vector<TableReport>& reports) {
+  // Decides which step ranges to write (reading the old manifest and the database only), and
+  // counts their values into the progress.
+  void plan() {
     read_old();
     next_.trial = trial_;
     next_.trial_uid = row_.uid;
@@ -93,10 +148,19 @@ class TrialExport {
       if (!wanted(table, options_.values)) continue;
       reports_.push_back(TableReport{trial_, table.name});
       if (table.global_step.empty())
-        plan_replaced(table);
+        replaced_.push_back({&table, reports_.size() - 1});
       else
-        plan_steps(table);
+        plan_steps(table, reports_.size() - 1);
     }
+    for (StepWork& w : steps_work_) {
+      w.values = values_in_range(w.file.after_step, w.file.through_step);
+      progress_.add_total(w.values);
+    }
+  }
+
+  // Writes the tables replaced whole (when their content changed) and the planned step ranges.
+  void run(std::vector<TableReport>& reports) {
+    for (const auto& [table, report] : replaced_) plan_replaced(*table, report);
     // What no table will list: files of tables no longer exported, files a killed export left.
     std::set<std::string> superseded = old_paths();
     for (const auto& [name, s] : next_.tables)
@@ -126,7 +190,24 @@ class TrialExport {
     size_t report;
     ExportedFile file;   // its path and range
     bool first;          // the table's first file: written even without rows
+    uint64_t values = 0;   // in its range, for the progress
   };
+
+  // The values (of every view that has a row per value) in a range of global steps.
+  uint64_t values_in_range(int64_t after, int64_t through) {
+    const auto known = values_in_range_.find({after, through});
+    if (known != values_in_range_.end()) return known->second;
+    Statement q(db_.handle(), R"sql(
+      SELECT count(*)
+      FROM value
+      WHERE trial_id = ?1
+        AND tensor_step + step_offset > ?2
+        AND tensor_step + step_offset <= ?3)sql");
+    q.bind(1, row_.id).bind(2, after).bind(3, through);
+    const uint64_t n = q.step() ? static_cast<uint64_t>(q.int64(0)) : 0;
+    values_in_range_[{after, through}] = n;
+    return n;
+  }
 
   void read_old() {
     const std::string path = manifest_path(trial_);
@@ -158,15 +239,15 @@ class TrialExport {
   }
 
   // A table replaced whole: written now, committed when its content differs from the file's.
-  void plan_replaced(const PublicTable& table) {
-    const size_t report = reports_.size() - 1;
+  void plan_replaced(const PublicTable& table, size_t report) {
     const auto old = old_.tables.find(table.name);
     const bool had = old != old_.tables.end() && old->second.files.size() == 1;
     TableState& state = next_.tables[table.name];
     if (had) state = old->second;
     const std::string path = had ? state.files[0].path : part_path(table.name, trial_, 0);
     std::unique_ptr<OutputFile> out = target_.create(path);
-    const WrittenFile file = write_table_file(db_, table, trial_, std::nullopt, *out, options_.writer);
+    const WrittenFile file = write_table_file(db_, table, trial_, std::nullopt, *out, options_.writer, progress_.rows_read(0));
+    progress_.written(0, file.bytes);
     if (had && same_job_ && !dirty_.count(path) && same_content(state.files[0], file)) return;
     state.files = {exported(path, file, kBeforeAllSteps, kBeforeAllSteps)};
     state.next_part = std::max<int64_t>(state.next_part, 1);
@@ -175,8 +256,7 @@ class TrialExport {
 
   // A table that grows by step: its ranges with a changed or newly visible step rewritten (all
   // of them for another job), and the steps after the last range in a new one.
-  void plan_steps(const PublicTable& table) {
-    const size_t report = reports_.size() - 1;
+  void plan_steps(const PublicTable& table, size_t report) {
     TableState& state = next_.tables[table.name];
     if (const auto old = old_.tables.find(table.name); old != old_.tables.end()) state = old->second;
     const int64_t visible_after = state.through_step;   // steps in (visible_after, frontier] appeared
@@ -219,7 +299,8 @@ class TrialExport {
   void write_range(const StepWork& w) {
     const std::unique_ptr<OutputFile> out = target_.create(w.file.path);
     const WrittenFile file = write_table_file(db_, *w.table, trial_, StepRange{w.file.after_step, w.file.through_step},
-                                              *out, options_.writer);
+                                              *out, options_.writer, progress_.rows_read(w.values));
+    progress_.written(w.values, file.bytes);
     TableState& state = next_.tables[w.table->name];
     const auto at = std::find_if(state.files.begin(), state.files.end(),
                                  [&](const ExportedFile& f) { return f.path == w.file.path; });
@@ -266,6 +347,7 @@ class TrialExport {
   const ExportOptions& options_;
   const DatabaseIdentity& identity_;
   KillPoint& kill_;
+  ProgressCount& progress_;
   const std::string& trial_;
   const TrialRow row_;
   Manifest old_, next_;
@@ -275,6 +357,8 @@ class TrialExport {
   std::vector<TableReport> reports_;
   std::vector<Pending> pending_;
   std::vector<StepWork> steps_work_;
+  std::vector<std::pair<const PublicTable*, size_t>> replaced_;   // tables replaced whole, with their report
+  std::map<std::pair<int64_t, int64_t>, uint64_t> values_in_range_;
 };
 
 // The partitions this database exported of trials it no longer has (removed or renamed):
@@ -328,11 +412,20 @@ class ReadSnapshot {
 
 ExportReport export_trials(Database& db, ExportTarget& target, const ExportOptions& options) {
   ExportReport report;
+  require_export_schema(db);
   ReadSnapshot snapshot(db);
   KillPoint kill;
+  ProgressCount progress(options.progress);
   const DatabaseIdentity identity = database_identity(db);
-  for (const std::string& trial : options.trials)
-    TrialExport(db, target, options, identity, kill, trial).run(report.tables);
+  // Every trial planned first, so that the progress knows the whole export's values.
+  std::vector<std::unique_ptr<TrialExport>> trials;
+  std::set<std::string> planned;
+  for (const std::string& trial : options.trials) {
+    if (!planned.insert(trial).second) continue;   // --trial given twice
+    trials.push_back(std::make_unique<TrialExport>(db, target, options, identity, kill, progress, trial));
+    trials.back()->plan();
+  }
+  for (const std::unique_ptr<TrialExport>& trial : trials) trial->run(report.tables);
   report.removed_trials = remove_gone_trials(db, target, identity, kill);
   return report;
 }

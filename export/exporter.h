@@ -27,11 +27,22 @@
 
 namespace trialdb::exporter {
 
+// How far an export is, for a progress bar. The work is counted in values: each file of a table
+// that grows by step counts the values of its step range (a table replaced whole is small and
+// counts none), and a file's values count as done as its rows are read, all of them once it is
+// written.
+struct ExportProgress {
+  uint64_t values_done = 0, values_total = 0;
+  uint64_t bytes_written = 0;   // Parquet bytes written so far
+};
+
 struct ExportOptions {
   std::vector<std::string> trials;   // those to export, all of them existing
   ValuesExport values = ValuesExport::kPointers;
   bool replace = false;              // take over trials another database exported
   parquet::WriterOptions writer;
+  // Called as the export goes, often (the callee decides when to draw).
+  std::function<void(const ExportProgress&)> progress;
 };
 
 // What one export did for one table of one trial.

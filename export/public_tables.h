@@ -20,6 +20,15 @@ enum class ValuesExport {
   kInline,     // value_locations and tensor_values with the raw bytes
 };
 
+// Where a table's rows are read from.
+enum class RowSource {
+  kView,   // the view of the table's name, row for row
+  // histogram_buckets: the `histograms` view, one row per value, each value's bucket runs
+  // expanded here into the rows the view would give (table_file.h). The view expands them with
+  // json_each, which costs about ten times more per bucket than the rest of the export.
+  kHistogramRuns,
+};
+
 struct PublicTable {
   std::string name;                      // the view and the dataset's folder
   std::vector<parquet::Column> columns;  // in the view's order, without `trial`
@@ -27,6 +36,7 @@ struct PublicTable {
   // step; "" for tables replaced whole.
   std::string global_step;
   ValuesExport needs = ValuesExport::kNone;   // the least --values that exports it
+  RowSource source = RowSource::kView;
 };
 
 const std::vector<PublicTable>& public_tables();

@@ -3,6 +3,9 @@
 
 #include <zlib.h>
 
+#include "kernels/bucket_grid.h"
+#include "kernels/bucket_runs.h"
+
 namespace trialdb::exporter {
 
 namespace {
@@ -31,28 +34,108 @@ bool view_exists(Database& db, const std::string& name) {
   return q.step();
 }
 
-void add_cell(parquet::FileWriter& w, const Statement& q, int col, parquet::ColumnType type) {
-  sqlite3_stmt* s = q.handle();
-  if (sqlite3_column_type(s, col) == SQLITE_NULL) {
-    w.add_null();
-    return;
+// histogram_buckets' columns made from a value's bucket runs (lo, hi, count), after its key
+// columns, and the column of `histograms` they are made from.
+constexpr size_t kBucketColumns = 3;
+constexpr const char* kBucketRunsColumn = "buckets";
+constexpr const char* kHistogramsView = "histograms";
+constexpr uint64_t kRowsBetweenReports = 1024;   // rows_read: often enough for a bar, at no cost
+
+const std::string& source_view(const PublicTable& table) {
+  static const std::string histograms = kHistogramsView;
+  return table.source == RowSource::kHistogramRuns ? histograms : table.name;
+}
+
+// The columns of the source view read for each of its rows.
+std::vector<std::string> read_columns(const PublicTable& table) {
+  std::vector<std::string> names;
+  for (const parquet::Column& c : table.columns) names.push_back(c.name);
+  if (table.source == RowSource::kHistogramRuns) {
+    names.resize(names.size() - kBucketColumns);
+    names.push_back(kBucketRunsColumn);
   }
+  return names;
+}
+
+// One SQLite cell read once as its export type, so a value's key columns are read once for all
+// of its buckets. Strings point into the statement's row: valid until its next step.
+struct Cell {
+  bool null = true;
+  int64_t integer = 0;
+  double real = 0;
+  std::string_view bytes;
+};
+
+Cell read_cell(const Statement& q, int col, parquet::ColumnType type) {
+  sqlite3_stmt* s = q.handle();
+  Cell c;
+  if (sqlite3_column_type(s, col) == SQLITE_NULL) return c;
+  c.null = false;
   switch (type) {
-    case parquet::ColumnType::kBoolean: w.add(sqlite3_column_int64(s, col) != 0); break;
-    case parquet::ColumnType::kInt64: w.add(static_cast<int64_t>(sqlite3_column_int64(s, col))); break;
-    case parquet::ColumnType::kDouble: w.add(sqlite3_column_double(s, col)); break;
+    case parquet::ColumnType::kBoolean: c.integer = sqlite3_column_int64(s, col) != 0; break;
+    case parquet::ColumnType::kInt64: c.integer = sqlite3_column_int64(s, col); break;
+    case parquet::ColumnType::kDouble: c.real = sqlite3_column_double(s, col); break;
     case parquet::ColumnType::kString: {
       const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, col));
-      w.add(std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(s, col))));
+      c.bytes = std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(s, col)));
       break;
     }
     case parquet::ColumnType::kBytes: {
       const auto* p = static_cast<const char*>(sqlite3_column_blob(s, col));
-      w.add(std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(s, col))));
+      c.bytes = std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(s, col)));
       break;
     }
   }
+  return c;
 }
+
+void add_cell(parquet::FileWriter& w, const Cell& c, parquet::ColumnType type) {
+  if (c.null) {
+    w.add_null();
+    return;
+  }
+  switch (type) {
+    case parquet::ColumnType::kBoolean: w.add(c.integer != 0); break;
+    case parquet::ColumnType::kInt64: w.add(c.integer); break;
+    case parquet::ColumnType::kDouble: w.add(c.real); break;
+    case parquet::ColumnType::kString:
+    case parquet::ColumnType::kBytes: w.add(c.bytes); break;
+  }
+}
+
+// One row of `histograms` as the rows of histogram_buckets: one per non-empty bucket, its key
+// columns, then the bucket's edges and count. The edges are bucket_grid.h's, which equal the
+// view's octave arithmetic exactly (both are powers of two times integers below 2^8).
+class HistogramExpander {
+ public:
+  explicit HistogramExpander(const PublicTable& table) : table_(table), keys_(table.columns.size() - kBucketColumns) {
+    cells_.resize(keys_);
+  }
+
+  // Returns the number of rows written.
+  size_t write(parquet::FileWriter& w, const Statement& q) {
+    for (size_t c = 0; c < keys_; ++c) cells_[c] = read_cell(q, static_cast<int>(c), table_.columns[c].type);
+    const Cell runs = read_cell(q, static_cast<int>(keys_), parquet::ColumnType::kString);
+    if (runs.null || !decode_bucket_runs(runs.bytes, &buckets_))
+      throw Error(ErrorKind::kDatabase, std::string(kHistogramsView) + ": the buckets of tensor '" + std::string(cells_[0].bytes) +
+                                            "' at step " + std::to_string(cells_[1].integer) +
+                                            " are not bucket runs: " + std::string(runs.bytes.substr(0, 80)));
+    for (const auto& [bucket, count] : buckets_) {
+      for (size_t c = 0; c < keys_; ++c) add_cell(w, cells_[c], table_.columns[c].type);
+      w.add(bucket_lo(bucket));
+      w.add(bucket_hi(bucket));
+      w.add(static_cast<int64_t>(count));
+      w.end_row();
+    }
+    return buckets_.size();
+  }
+
+ private:
+  const PublicTable& table_;
+  const size_t keys_;
+  std::vector<Cell> cells_;
+  std::vector<std::pair<int64_t, uint64_t>> buckets_;
+};
 
 std::string quoted_identifier(const std::string& name) { return "\"" + name + "\""; }
 
@@ -60,27 +143,37 @@ std::string quoted_identifier(const std::string& name) { return "\"" + name + "\
 
 std::string select_sql(const PublicTable& table, bool by_steps) {
   std::string sql = "SELECT ";
-  for (size_t i = 0; i < table.columns.size(); ++i)
-    sql += (i ? ", v." : "v.") + quoted_identifier(table.columns[i].name);
+  const std::vector<std::string> columns = read_columns(table);
+  for (size_t i = 0; i < columns.size(); ++i) sql += (i ? ", v." : "v.") + quoted_identifier(columns[i]);
   if (by_steps) sql += ", " + table.global_step;
-  sql += "\nFROM " + quoted_identifier(table.name) + " v\nWHERE v.trial = ?1";
+  sql += "\nFROM " + quoted_identifier(source_view(table)) + " v\nWHERE v.trial = ?1";
   if (by_steps) sql += " AND (" + table.global_step + ") > ?2 AND (" + table.global_step + ") <= ?3";
   return sql;
 }
 
 WrittenFile write_table_file(Database& db, const PublicTable& table, const std::string& trial,
-                             std::optional<StepRange> steps, OutputFile& out, const parquet::WriterOptions& options) {
+                             std::optional<StepRange> steps, OutputFile& out, const parquet::WriterOptions& options,
+                             const RowsRead& rows_read) {
   ChecksumSink sink(out);
   parquet::FileWriter writer(table.columns, sink, options);
   WrittenFile file;
-  if (view_exists(db, table.name)) {
+  if (view_exists(db, source_view(table))) {
     Statement q(db.handle(), select_sql(table, steps.has_value()));
     q.bind(1, trial);
     if (steps) q.bind(2, steps->after).bind(3, steps->through);
-    const int step_col = static_cast<int>(table.columns.size());
+    const int step_col = static_cast<int>(read_columns(table).size());
+    std::optional<HistogramExpander> histograms;
+    if (table.source == RowSource::kHistogramRuns) histograms.emplace(table);
+    uint64_t read = 0;
     while (q.step()) {
-      for (size_t c = 0; c < table.columns.size(); ++c) add_cell(writer, q, static_cast<int>(c), table.columns[c].type);
-      writer.end_row();
+      if (rows_read && ++read % kRowsBetweenReports == 0) rows_read(read, sink.bytes());
+      if (histograms) {
+        if (histograms->write(writer, q) == 0) continue;
+      } else {
+        for (size_t c = 0; c < table.columns.size(); ++c)
+          add_cell(writer, read_cell(q, static_cast<int>(c), table.columns[c].type), table.columns[c].type);
+        writer.end_row();
+      }
       if (steps) {
         const int64_t step = q.int64(step_col);
         file.first_step = file.first_step ? std::min(*file.first_step, step) : step;

@@ -3,6 +3,7 @@
 // types public_tables.h gives. The only place the export converts SQLite values to Parquet.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -26,10 +27,15 @@ struct WrittenFile {
   std::optional<int64_t> first_step, last_step;
 };
 
+// Told now and then how many rows of the view the file was written from have been read, and how
+// many bytes of the file have been written.
+using RowsRead = std::function<void(uint64_t rows, uint64_t bytes)>;
+
 // Writes the file to `out` (not committed). A view the database lacks (rule_findings before
 // `trialdb rules` ran) has no rows.
 WrittenFile write_table_file(Database& db, const PublicTable& table, const std::string& trial,
-                             std::optional<StepRange> steps, OutputFile& out, const parquet::WriterOptions& options);
+                             std::optional<StepRange> steps, OutputFile& out, const parquet::WriterOptions& options,
+                             const RowsRead& rows_read = {});
 
 // The SELECT that reads the table: its columns in order (then the global step when `steps`),
 // ?1 the trial, ?2 and ?3 the step range.

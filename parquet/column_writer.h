@@ -1,11 +1,22 @@
-// One column of the row group being written: its values PLAIN-encoded into data pages (v1) of
-// about page_bytes each, with definition levels (1 = a value, 0 = NULL), each page compressed
-// with zstd as soon as it is full, and the chunk's statistics. finish_chunk() hands the row
-// group's pages over and starts the next row group.
+// One column of the row group being written: its values encoded into data pages (v1) of about
+// page_bytes each, with definition levels (1 = a value, 0 = NULL), each page compressed with zstd
+// once it is full (large pages on a thread of their own), and the chunk's statistics.
+// finish_chunk() hands the row group's pages over and starts the next row group.
+//
+// Strings are dictionary-encoded (a dictionary page of the chunk's distinct strings and data
+// pages of their indices, PLAIN_DICTIONARY), as Parquet writers do by default: the views repeat
+// a few names (tensor, worker, mode, reduction) on every row, and the indices of such a column
+// take a few bytes per page where the names would take megabytes to write and compress. Once
+// the dictionary passes kMaxDictionaryBytes the chunk's later pages are PLAIN (readers take both
+// in one chunk). Other types are PLAIN.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <array>
+#include <deque>
+#include <future>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "parquet/column.h"
@@ -18,8 +29,24 @@ namespace trialdb::parquet {
 // A column chunk ready to be placed in the file: its pages (headers and compressed data) and its
 // metadata, data_page_offset left for the file writer to set.
 struct ColumnChunkBytes {
-  std::string pages;
+  std::string pages;                // the dictionary page (if any), then the data pages
+  size_t dictionary_page_bytes = 0;   // 0: no dictionary page
   format::ColumnMetaData meta;
+};
+
+inline constexpr size_t kMaxDictionaryBytes = 1u << 20;
+
+// Pages of at least kCompressAsideBytes are compressed on a thread of their own while the column
+// goes on filling the next page (zstd is a fifth of an export's CPU), at most kMaxPagesAside at a
+// time per column, in order; smaller ones (small tables, the last page of a file) at once.
+inline constexpr size_t kCompressAsideBytes = 256u << 10;
+inline constexpr size_t kMaxPagesAside = 2;
+
+// A data page ready for its chunk: header and compressed body, and the sizes the metadata counts.
+struct CompressedPage {
+  std::string bytes;
+  size_t body_bytes = 0;     // uncompressed
+  size_t header_bytes = 0;
 };
 
 class ColumnWriter {
@@ -34,19 +61,46 @@ class ColumnWriter {
 
   const Column& column() const { return column_; }
   // Bytes of the row group so far before compression (closed pages and the open one).
-  size_t uncompressed_bytes() const { return chunk_uncompressed_ + page_values_.size() + levels_.size() / 8; }
+  size_t uncompressed_bytes() const {
+    return chunk_uncompressed_ + pages_aside_bytes_ + dictionary_values_.size() + page_values_.size() +
+           indices_.size() * sizeof(uint32_t) + levels_.size() / 8;
+  }
   ColumnChunkBytes finish_chunk();
 
  private:
   void value_added();
   void close_page();
+  void collect_pages(size_t keep);   // takes pages compressed aside into the chunk until `keep` are left
+  void append_page(const CompressedPage& page);
   std::string page_body() const;   // levels with their length, then the values
+  void add_to_dictionary(std::string_view v);   // its index, and v to the dictionary if new
+  bool dictionary_page_open() const;   // the open page holds dictionary indices
+  std::string dictionary_page();   // its header and compressed values; "" without a dictionary
 
   Column column_;
   size_t page_bytes_;
   ZstdCodec codec_;
   std::vector<uint8_t> levels_;   // the open page's definition levels
   std::string page_values_;       // its PLAIN values (booleans: one byte each until the page closes)
+  // Dictionary encoding (strings): whether it is still in use in this chunk, the dictionary's
+  // PLAIN values and the index of each, the open page's indices, the last string added.
+  bool dictionary_ = false;
+  std::string dictionary_values_;
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> dictionary_index_;
+  std::vector<uint32_t> indices_;
+  std::string last_;
+  uint32_t last_index_ = 0;
+  bool has_last_ = false;
+  // The codecs of pages compressed aside, used in turn (a zstd context costs more to make than a
+  // page to compress); declared before the pages, whose futures wait for their work when destroyed.
+  std::array<ZstdCodec, kMaxPagesAside> aside_codecs_;
+  size_t pages_sent_aside_ = 0;
+  std::deque<std::future<CompressedPage>> pages_aside_;   // being compressed, in page order
+  size_t pages_aside_bytes_ = 0;                          // their bodies' bytes
   std::string chunk_pages_;
   int64_t chunk_values_ = 0;
   int64_t chunk_uncompressed_ = 0;

@@ -42,11 +42,9 @@ FileWriter::FileWriter(std::vector<Column> columns, ByteSink& sink, WriterOption
   put(kMagic);
 }
 
-ColumnWriter& FileWriter::next() {
-  if (next_column_ >= writers_.size())
-    throw Error(ErrorKind::kInvalidInput, "parquet row " + std::to_string(rows_) + ": more values than its " +
-                                              std::to_string(columns_.size()) + " columns");
-  return *writers_[next_column_++];
+void FileWriter::too_many_values() const {
+  throw Error(ErrorKind::kInvalidInput, "parquet row " + std::to_string(rows_) + ": more values than its " +
+                                            std::to_string(columns_.size()) + " columns");
 }
 
 void FileWriter::end_row() {
@@ -74,7 +72,8 @@ void FileWriter::flush_row_group() {
   int64_t uncompressed = 0;
   for (auto& w : writers_) {
     ColumnChunkBytes bytes = w->finish_chunk();
-    bytes.meta.__set_data_page_offset(static_cast<int64_t>(offset_));
+    if (bytes.dictionary_page_bytes) bytes.meta.__set_dictionary_page_offset(static_cast<int64_t>(offset_));
+    bytes.meta.__set_data_page_offset(static_cast<int64_t>(offset_ + bytes.dictionary_page_bytes));
     format::ColumnChunk chunk;
     chunk.__set_file_offset(static_cast<int64_t>(offset_));
     chunk.__set_meta_data(bytes.meta);

@@ -46,7 +46,11 @@ class FileWriter {
   uint64_t bytes_written() const { return offset_; }
 
  private:
-  ColumnWriter& next();
+  ColumnWriter& next() {
+    if (next_column_ >= writers_.size()) too_many_values();
+    return *writers_[next_column_++];
+  }
+  [[noreturn]] void too_many_values() const;
   void put(std::string_view bytes);
   void flush_row_group();
 

@@ -1,8 +1,9 @@
 // The part of the Parquet file metadata that trialdb writes, as Thrift IDL: enum values and field
 // ids are those of the Parquet format specification (parquet.thrift of apache/parquet-format),
 // so Thrift's compact protocol encodes these structures exactly as every Parquet reader expects.
-// Only what a flat file of optional columns, PLAIN-encoded data pages v1 and per-column
-// statistics needs is declared; a reader skips nothing here because nothing else is written.
+// Only what a flat file of optional columns, PLAIN or dictionary-encoded data pages v1 (with
+// their dictionary pages) and per-column statistics needs is declared; a reader skips nothing
+// here because nothing else is written.
 
 namespace cpp trialdb.parquet.format
 
@@ -54,8 +55,10 @@ struct SchemaElement {
 
 enum Encoding {
   PLAIN = 0;
+  PLAIN_DICTIONARY = 2;
   RLE = 3;
   BIT_PACKED = 4;
+  RLE_DICTIONARY = 8;
 }
 
 enum CompressionCodec {
@@ -80,12 +83,19 @@ struct DataPageHeader {
   5: optional Statistics statistics;
 }
 
+struct DictionaryPageHeader {
+  1: required i32 num_values;
+  2: required Encoding encoding;
+  3: optional bool is_sorted;
+}
+
 struct PageHeader {
   1: required PageType type;
   2: required i32 uncompressed_page_size;
   3: required i32 compressed_page_size;
   4: optional i32 crc;
   5: optional DataPageHeader data_page_header;
+  7: optional DictionaryPageHeader dictionary_page_header;
 }
 
 struct KeyValue {

@@ -1,6 +1,9 @@
 // trialdb export: the trials of a database as Hive-partitioned Parquet datasets for Athena, Trino,
 // Spark and DuckDB (export/exporter.h), into a folder or an S3 prefix; a re-export writes files for new steps
 // only. Reads the database read-only.
+#include <unistd.h>
+
+#include <chrono>
 #include <iostream>
 #include <map>
 
@@ -10,6 +13,7 @@
 #include "src/commands.h"
 #include "src/open_db.h"
 #include "src/output.h"
+#include "src/progress.h"
 #include "tensorboard/tensorboard_export.h"
 
 namespace trialdb::cli {
@@ -19,7 +23,7 @@ namespace {
 struct ExportArgs {
   std::string db, out, values = "pointers", ddl, endpoint, region;
   std::string tensorboard, tensor_regex, reductions = "mean,mean_abs,l2";
-  bool path_style = false, replace = false;
+  bool path_style = false, replace = false, quiet = false;
   std::vector<std::string> trials;
 };
 
@@ -79,6 +83,14 @@ void run_export(const ExportArgs& a) {
     exporter::ExportOptions options;
     options.values = kValuesChoices.at(a.values);
     options.replace = a.replace;
+    // On a terminal: the values exported of all the export will write, and the Parquet bytes.
+    ProgressLine bar;
+    const auto start = std::chrono::steady_clock::now();
+    if (!a.quiet && isatty(STDERR_FILENO))
+      options.progress = [&](const exporter::ExportProgress& p) {
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        bar.draw({p.values_done, p.values_total, p.bytes_written, seconds, "values"});
+      };
     if (a.trials.empty()) {
       options.trials = all_trials(*db);
     } else {
@@ -90,7 +102,9 @@ void run_export(const ExportArgs& a) {
       target = std::make_unique<exporter::S3Target>(a.out, s3_options(a));
     else
       target = std::make_unique<exporter::LocalTarget>(a.out);
-    print_reports(exporter::export_trials(*db, *target, options));
+    const exporter::ExportReport report = exporter::export_trials(*db, *target, options);
+    bar.erase();
+    if (!a.quiet) print_reports(report);
   });
 }
 
@@ -107,8 +121,10 @@ void run_tensorboard_export(const ExportArgs& a) {
       require_trials(*db, a.trials);
       options.trials = a.trials;
     }
+    const std::vector<tensorboard::RunReport> runs = tensorboard::export_tensorboard(*db, a.tensorboard, options);
+    if (a.quiet) return;
     Table t{{"trial", "run", "steps", "events", "file"}, {}, {false, false, true, true, false}};
-    for (const tensorboard::RunReport& r : tensorboard::export_tensorboard(*db, a.tensorboard, options))
+    for (const tensorboard::RunReport& r : runs)
       t.rows.push_back({r.trial, r.run, std::to_string(r.steps), std::to_string(r.events), r.file});
     if (t.rows.empty()) {
       std::cout << "nothing new to export\n";
@@ -164,6 +180,7 @@ void add_export(CLI::App& app) {
   cmd->add_option("--region", a->region, "S3 region (else AWS_REGION / AWS_DEFAULT_REGION)");
   cmd->add_flag("--replace", a->replace,
                 "Replace trials of the same name that another database exported into this folder");
+  cmd->add_flag("--quiet,-q", a->quiet, "No progress bar and no report of what was written");
   cmd->add_flag("--path-style", a->path_style, "S3 path-style addressing (automatic with --endpoint)");
   cmd->add_option("--ddl", a->ddl, "Print the statements that make this engine read the export, and write nothing")
       ->check(CLI::IsMember({"athena", "trino", "spark", "duckdb"}));

@@ -101,7 +101,7 @@ std::string progress_line(const ProgressState& s, int columns) {
   const std::string percent = std::to_string(s.total ? 100 * s.done / s.total : 100) + "%";
   // From the most to the least said; the first that fits is shown.
   const std::vector<std::vector<std::string>> variants = {
-      {done + " files", bytes, rate, eta}, {done, bytes, rate, eta}, {percent, bytes, rate, eta},
+      {done + " " + s.unit, bytes, rate, eta}, {done, bytes, rate, eta}, {percent, bytes, rate, eta},
       {bytes, rate, eta}, {bytes, eta}, {bytes}};
   std::string text;
   for (const auto& parts : variants) {
@@ -125,18 +125,30 @@ std::string progress_line(const ProgressState& s, int columns) {
 ProgressBar::ProgressBar(const CountingSource& source)
     : source_(source), start_(std::chrono::steady_clock::now()), start_bytes_(source.bytes_read()) {}
 
-void ProgressBar::operator()(size_t done, size_t total) {
+void ProgressLine::draw(const ProgressState& s) {
   const auto now = std::chrono::steady_clock::now();
-  if (done >= total) {
-    std::fprintf(stderr, "\r%s", kEraseToEnd);
-    std::fflush(stderr);
-    return;
-  }
   if (now - last_draw_ < kRedrawEvery) return;
   last_draw_ = now;
-  ProgressState s{done, total, source_.bytes_read() - start_bytes_, std::chrono::duration<double>(now - start_).count()};
+  drawn_ = true;
   std::fprintf(stderr, "\r%s%s", progress_line(s, terminal_columns(STDERR_FILENO)).c_str(), kEraseToEnd);
   std::fflush(stderr);
+}
+
+void ProgressLine::erase() {
+  if (!drawn_) return;
+  drawn_ = false;
+  last_draw_ = {};
+  std::fprintf(stderr, "\r%s", kEraseToEnd);
+  std::fflush(stderr);
+}
+
+void ProgressBar::operator()(size_t done, size_t total) {
+  if (done >= total) {
+    line_.erase();
+    return;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  line_.draw({done, total, source_.bytes_read() - start_bytes_, std::chrono::duration<double>(now - start_).count()});
 }
 
 // ---------------------------------------------------------------------------------------------

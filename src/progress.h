@@ -47,19 +47,36 @@ std::string format_bytes(double bytes);
 // "0.4 s", "12 s", "3m05s", "1h02m".
 std::string format_duration(double seconds);
 
-// One line of progress that fits in `columns` characters (at least 20): the bar, then files done
-// of the pass, bytes read, rate and time left, with the bar, then words, left out as the terminal
-// narrows.
+// One line of progress that fits in `columns` characters (at least 20): the bar, then units done
+// (an ingest's files of the pass, an export's values), bytes (read, written), rate and time left,
+// with the bar, then words, left out as the terminal narrows.
 struct ProgressState {
-  size_t done = 0, total = 0;  // files of this pass
+  size_t done = 0, total = 0;  // units of the work
   uint64_t bytes = 0;
-  double seconds = 0;          // since the pass began
+  double seconds = 0;          // since the work began
+  const char* unit = "files";
 };
 std::string progress_line(const ProgressState& s, int columns);
 
-// The progress bar of one pass on stderr, redrawn at most every 100 ms in the terminal's width
-// (COLUMNS if set, else the terminal's), and erased when the pass is done. Time and bytes count
-// from its construction, made just before the pass.
+// A progress line on stderr, redrawn at most every 100 ms in the terminal's width (COLUMNS if set,
+// else the terminal's), erased by erase() or at its end. The caller decides whether stderr is a
+// terminal and the user wants it.
+class ProgressLine {
+ public:
+  ProgressLine() = default;
+  ~ProgressLine() { erase(); }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  void draw(const ProgressState& s);
+  void erase();
+
+ private:
+  std::chrono::steady_clock::time_point last_draw_{};
+  bool drawn_ = false;
+};
+
+// The progress bar of one ingest pass, erased when the pass is done. Time and bytes count from
+// its construction, made just before the pass.
 class ProgressBar {
  public:
   explicit ProgressBar(const CountingSource& source);
@@ -67,8 +84,9 @@ class ProgressBar {
 
  private:
   const CountingSource& source_;
-  std::chrono::steady_clock::time_point start_, last_draw_{};
+  std::chrono::steady_clock::time_point start_;
   uint64_t start_bytes_ = 0;
+  ProgressLine line_;
 };
 
 // The running totals of an ingest run (all its passes) and the lines that report them.

@@ -20,6 +20,7 @@
 #include "export/manifest.h"
 #include "export_compare.h"
 #include "export_steps.h"
+#include "schema/database.h"
 #include "schema/status.h"
 
 namespace trialdb::exporter {
@@ -124,6 +125,30 @@ TEST_F(ExportTrust, ATrialAnotherDatabaseExportedIsRefusedUnlessReplaced) {
   // And the first database, exporting again, finds its trial taken.
   EXPECT_EQ(export_db(db_, {}, &err), 1);
   EXPECT_TRUE(test::files_under(out_).count("reductions/trial=only-mine/part-0.parquet"));
+}
+
+// A database of schema version 8, before the identities and change record an export records:
+// a read-only open reads it as it is, and export refuses it, naming the command that upgrades
+// it, before writing anything; once upgraded by that command it exports.
+TEST_F(ExportTrust, ADatabaseOfAnOlderSchemaIsRefusedWithTheCommandThatUpgradesIt) {
+  ASSERT_EQ(test::trialdb({"ingest", job_, "--db", db_}), 0);
+  {
+    Database db(db_, OpenMode::kExisting);
+    db.exec("DROP TABLE database_identity");
+    db.exec("ALTER TABLE trial DROP COLUMN uid");
+    db.exec("ALTER TABLE trial DROP COLUMN change_seq");
+    db.exec("ALTER TABLE step DROP COLUMN change_seq");
+    db.exec("UPDATE schema_version SET version = 8");
+  }
+  std::string err;
+  EXPECT_EQ(export_db(db_, {}, &err), 1);
+  EXPECT_NE(err.find("schema version 8"), std::string::npos) << err;
+  EXPECT_NE(err.find("trialdb compact --db " + db_), std::string::npos) << err;
+  EXPECT_EQ(err.find("no such"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(out_));
+  ASSERT_EQ(test::trialdb({"compact", "--db", db_, "--quiet"}), 0);
+  ASSERT_EQ(export_db(db_, {}), 0);
+  EXPECT_TRUE(test::files_under(out_).count("reductions/trial=job/part-0.parquet"));
 }
 
 // Rewrites the manifest of trial `t` in `out` with `edit`.

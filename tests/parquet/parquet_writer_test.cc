@@ -2,6 +2,7 @@
 // by DuckDB (every value, NULLs, row groups and pages as asked for, statistics in parquet_metadata).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -161,6 +162,67 @@ TEST_F(DuckDbReadBack, EveryValueNullAndRowGroupComesBack) {
   EXPECT_EQ(types[2][0], Cell("DOUBLE"));
   EXPECT_EQ(types[3][0], Cell("VARCHAR"));
   EXPECT_EQ(types[4][0], Cell("BLOB"));
+}
+
+// Strings are dictionary-encoded: a column of a few names repeated row after row is a dictionary
+// page and pages of indices, far smaller than the names; a column whose distinct strings outgrow
+// the dictionary goes on in PLAIN pages within the same chunk. DuckDB reads both back exactly.
+TEST_F(DuckDbReadBack, StringsAreDictionaryEncodedAndOutgrowTheirDictionaryIntoPlainPages) {
+  constexpr int kNamedRows = 6000;
+  const auto name = [](int i) { return "layer" + std::to_string(i / 700 % 5) + ".weight_" + std::string(40, 'w'); };
+  const auto distinct = [](int i) { return std::string(400, static_cast<char>('a' + i % 26)) + std::to_string(i); };
+  static_assert(kNamedRows * 400 > 2 * kMaxDictionaryBytes, "the distinct strings outgrow the dictionary");
+  const std::string path = write_file({{"name", ColumnType::kString}, {"many", ColumnType::kString}},
+                                      {.page_bytes = 16 << 10}, [&](FileWriter& w) {
+                                        for (int i = 0; i < kNamedRows; ++i) {
+                                          if (i % 9 == 4) w.add_null(); else w.add(std::string_view(name(i)));
+                                          w.add(std::string_view(distinct(i)));
+                                          w.end_row();
+                                        }
+                                      });
+  const auto rows = duckdb_rows({"SELECT name, many FROM read_parquet('" + path + "')"});
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kNamedRows));
+  for (int i = 0; i < kNamedRows; ++i) {
+    ASSERT_EQ(rows[static_cast<size_t>(i)][0], i % 9 == 4 ? Cell() : Cell(name(i))) << i;
+    ASSERT_EQ(rows[static_cast<size_t>(i)][1], Cell(distinct(i))) << i;
+  }
+  const auto meta = duckdb_rows({"SELECT path_in_schema, encodings, dictionary_page_offset IS NOT NULL, "
+                                 "total_compressed_size, stats_min_value, stats_max_value "
+                                 "FROM parquet_metadata('" + path + "') ORDER BY column_id"});
+  ASSERT_EQ(meta.size(), 2u);   // one row group
+  EXPECT_NE(meta[0][1]->find("PLAIN_DICTIONARY"), std::string::npos) << *meta[0][1];
+  EXPECT_EQ(meta[0][2], Cell("1"));
+  EXPECT_LT(std::stoll(*meta[0][3]), 2000) << "6,000 names of 53 bytes";
+  EXPECT_EQ(meta[0][4], Cell(name(0)));
+  EXPECT_EQ(meta[0][5], Cell(name(4 * 700)));
+  EXPECT_EQ(meta[1][2], Cell("1"));
+  EXPECT_NE(meta[1][1]->find("PLAIN"), std::string::npos) << *meta[1][1];
+  EXPECT_EQ(meta[1][4], Cell(distinct(0)));
+  std::string largest;
+  for (int i = 0; i < kNamedRows; ++i) largest = std::max(largest, distinct(i));
+  EXPECT_EQ(meta[1][5], Cell(largest));
+}
+
+// Full pages (1 MiB by default) are compressed on threads of their own while the next one fills:
+// they come back complete and in order, in every column.
+TEST_F(DuckDbReadBack, PagesCompressedAsideComeBackInOrder) {
+  constexpr int64_t kManyRows = 400000;   // 3.2 MB per INT64 column: several full pages
+  static_assert(kManyRows * 8 > 3 * kCompressAsideBytes, "full pages are compressed aside");
+  const std::string path = write_file({{"i", ColumnType::kInt64}, {"d", ColumnType::kDouble}, {"s", ColumnType::kString}},
+                                      {}, [&](FileWriter& w) {
+                                        for (int64_t i = 0; i < kManyRows; ++i) {
+                                          w.add(i * 7919 % 1000003);
+                                          w.add(static_cast<double>(i) / 4);
+                                          w.add(std::string_view("s" + std::to_string(i)));
+                                          w.end_row();
+                                        }
+                                      });
+  const auto rows = duckdb_rows(
+      {"SELECT count(*), count(*) FILTER (WHERE i = file_row_number * 7919 % 1000003 AND d = file_row_number / 4 "
+       "AND s = 's' || file_row_number) FROM read_parquet('" + path + "', file_row_number = true)"});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], Cell(std::to_string(kManyRows)));
+  EXPECT_EQ(rows[0][1], Cell(std::to_string(kManyRows)));
 }
 
 TEST_F(DuckDbReadBack, EmptyFileHasItsSchema) {

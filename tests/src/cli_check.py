@@ -308,6 +308,30 @@ for columns, env_columns in ((40, None), (200, 40), (100, None)):
     check(re.search(r"pt_bad_init: 24 files \(\d[\d.]* [kM]B in [\d.]+ s\), \d+ values, 24 steps completed; training has ended",
                     written), "ingest summary: files, bytes, time, values, steps (%r)" % written)
 
+# --- export: progress bar and --quiet (issue 32 item 5) ------------------------------------------
+# On a terminal a bar of the values exported, bytes written, rate and time left, erased at the end;
+# --quiet draws nothing and reports nothing; off a terminal only the report is written.
+exported = os.path.join(WORK, "progress100.db")
+for columns in (40, 100):
+    rc, written = run_on_terminal(["export", "--db", exported, "--out", os.path.join(WORK, "export_bar%d" % columns)], columns)
+    lines = progress_lines(written)
+    check(rc == 0 and lines, "export on a terminal draws progress (rc %d %r)" % (rc, written))
+    for line in lines:
+        check(len(line) < columns, "export progress line fits %d columns: %r" % (columns, line))
+        check(re.search(r"\d+/\d+|\d+%", line) and re.search(r"\d(\.\d+)? [kMG]?B ", line) and "ETA" in line,
+              "export progress line shows values, bytes and ETA: %r" % line)
+    check(columns < 60 or any(re.search(r"^\[#+ *\] \d+/\d+ values", line) for line in lines),
+          "export progress bar drawn with its values when there is room: %r" % lines)
+    check(written.endswith("\r\x1b[K"), "export's progress line erased at the end: %r" % written[-40:])
+rc, written = run_on_terminal(["export", "--db", exported, "--out", os.path.join(WORK, "export_quiet"), "--quiet"], 100)
+check(rc == 0 and written == "", "export --quiet on a terminal writes nothing: %r" % written)
+check(os.path.exists(os.path.join(WORK, "export_quiet", "reductions")), "export --quiet still exports")
+p = run("export", "--db", exported, "--out", os.path.join(WORK, "export_piped"))
+check(p.returncode == 0 and p.stderr == "" and "histogram_buckets" in p.stdout,
+      "export off a terminal: no progress, the report on stdout (%r, %r)" % (p.stderr, p.stdout[:200]))
+p = run("export", "--db", exported, "--out", os.path.join(WORK, "export_piped"), "-q")
+check(p.returncode == 0 and p.stderr == "" and p.stdout == "", "export -q: nothing printed (%r, %r)" % (p.stderr, p.stdout))
+
 # Plurals: a trial of one step says "1 file" and "1 step".
 one = os.path.join(WORK, "one_step")
 for sub in ("index/000000000", "events/000000000000"):
