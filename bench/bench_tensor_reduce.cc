@@ -69,10 +69,12 @@ int main() {
       std::string blob = trialdb::encode_blob(dt, dims, 1, data.data(), data.size());
       std::vector<char> dst(bytes);
 
-      double t_memcpy = best_seconds([&] {
-        std::memcpy(dst.data(), data.data(), bytes);
-        g_sink = dst[bytes / 2];
-      }, bytes);
+      double t_memcpy = best_seconds(
+          [&] {
+            std::memcpy(dst.data(), data.data(), bytes);
+            g_sink = dst[bytes / 2];
+          },
+          bytes);
       const char* size_name = bytes < (1u << 20) ? "256KiB" : "64MiB";
       auto row = [&](const char* what, double t) {
         std::printf("%-8s %-9s %-22s %9.2f %9.2f\n", trialdb::dtype_name(dt), size_name, what, bytes / t / 1e9,
@@ -84,11 +86,13 @@ int main() {
         sqlite3_stmt* st = nullptr;
         sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
         sqlite3_bind_blob(st, 1, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
-        double t = best_seconds([&] {
-          if (sqlite3_step(st) != SQLITE_ROW) std::fprintf(stderr, "%s: %s\n", sql.c_str(), sqlite3_errmsg(db));
-          g_sink = sqlite3_column_double(st, 0);
-          sqlite3_reset(st);
-        }, bytes);
+        double t = best_seconds(
+            [&] {
+              if (sqlite3_step(st) != SQLITE_ROW) std::fprintf(stderr, "%s: %s\n", sql.c_str(), sqlite3_errmsg(db));
+              g_sink = sqlite3_column_double(st, 0);
+              sqlite3_reset(st);
+            },
+            bytes);
         sqlite3_finalize(st);
         return t;
       };
@@ -100,20 +104,25 @@ int main() {
       row("tensor_count nan", sql_time("SELECT tensor_count(?1, 'nan')"));
       row("tensor_histogram 50", sql_time("SELECT tensor_histogram(?1, 50, -4, 4) IS NULL"));
       row("tensor_percentile 50", sql_time("SELECT tensor_percentile(?1, 50)"));
-      row("tensor_percentiles x11", sql_time("SELECT tensor_percentiles(?1, '[0,1,5,10,25,50,75,90,95,99,100]') IS NULL"));
+      row("tensor_percentiles x11",
+          sql_time("SELECT tensor_percentiles(?1, '[0,1,5,10,25,50,75,90,95,99,100]') IS NULL"));
       trialdb::TensorView v;
       std::vector<uint8_t> scratch;
       if (!trialdb::decode_blob(blob.data(), blob.size(), &v, &scratch).is_ok()) std::abort();
-      row("compute_reductions(18)", best_seconds([&] {
-            trialdb::Reductions r;
-            trialdb::compute_reductions(v, &r);
-            g_sink = r.v[0];
-          }, bytes));
-      row("compute_distribution", best_seconds([&] {
-            trialdb::Distribution d;
-            trialdb::compute_distribution(v, &d);
-            g_sink = d.percentile[0];
-          }, bytes));
+      row("compute_reductions(18)", best_seconds(
+                                        [&] {
+                                          trialdb::Reductions r;
+                                          trialdb::compute_reductions(v, &r);
+                                          g_sink = r.v[0];
+                                        },
+                                        bytes));
+      row("compute_distribution", best_seconds(
+                                      [&] {
+                                        trialdb::Distribution d;
+                                        trialdb::compute_distribution(v, &d);
+                                        g_sink = d.percentile[0];
+                                      },
+                                      bytes));
     }
   }
   sqlite3_close(db);

@@ -32,9 +32,9 @@ namespace {
 
 struct Question {
   const char* name;
-  const char* from_stats;       // timed
-  const char* from_blobs;       // timed
-  const char* check_stats;      // (tensor, step, worker, values...) compared with check_blobs
+  const char* from_stats;   // timed
+  const char* from_blobs;   // timed
+  const char* check_stats;  // (tensor, step, worker, values...) compared with check_blobs
   const char* check_blobs;
 };
 
@@ -128,7 +128,7 @@ bool timed(sqlite3* db, const char* sql, const std::string& trial, const std::st
   }
   sqlite3_finalize(st);
   *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  [[maybe_unused]] static volatile double sink;   // the reads above must not be optimised away
+  [[maybe_unused]] static volatile double sink;  // the reads above must not be optimised away
   sink = sum + static_cast<double>(bytes);
   *rows = n;
   if (rc != SQLITE_DONE) std::fprintf(stderr, "query_bench: %s\n", sqlite3_errmsg(db));

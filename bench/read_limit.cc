@@ -28,7 +28,7 @@ namespace {
 bool evict(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY);
   if (fd < 0) return false;
-  fdatasync(fd);   // dirty pages cannot be dropped
+  fdatasync(fd);  // dirty pages cannot be dropped
   int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   close(fd);
   return rc == 0;

@@ -77,12 +77,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const int64_t late = steps - window;   // the late window: 10,000 by default
+  const int64_t late = steps - window;  // the late window: 10,000 by default
   if (late < 100 + window) {
     std::fprintf(stderr, "rules_bench: --steps must be at least %d\n", 100 + 2 * window);
     return 2;
   }
-  fs::path dir = keep.empty() ? fs::temp_directory_path() / ("rules_bench_" + std::to_string(getpid())) : fs::path(keep);
+  fs::path dir =
+      keep.empty() ? fs::temp_directory_path() / ("rules_bench_" + std::to_string(getpid())) : fs::path(keep);
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string bin = TRIALDB_BIN, trial = (dir / "trial").string(), db_path = (dir / "trial.db").string();
@@ -132,10 +133,11 @@ int main(int argc, char** argv) {
   std::printf("rules_step100_ms=%.4f rules_step%lld_ms=%.4f rules_ratio=%.3f\n", early, static_cast<long long>(late),
               late_ms, late_ms / early);
   const double smdebug_ratio = kSmdebugThousandStepsSeconds / thousand_s;
-  std::printf("RESULT all %lld rules, 1,000 steps of %d x %d float32 in one batch|%.3f s|smdebug Trial API %.0f s (issue 19, "
-              "not this run)|%.0fx|>= 100x|%s\n",
-              static_cast<long long>(n_rules), tensors, elements, thousand_s, kSmdebugThousandStepsSeconds, smdebug_ratio,
-              smdebug_ratio >= 100 ? "yes" : "no");
+  std::printf(
+      "RESULT all %lld rules, 1,000 steps of %d x %d float32 in one batch|%.3f s|smdebug Trial API %.0f s (issue 19, "
+      "not this run)|%.0fx|>= 100x|%s\n",
+      static_cast<long long>(n_rules), tensors, elements, thousand_s, kSmdebugThousandStepsSeconds, smdebug_ratio,
+      smdebug_ratio >= 100 ? "yes" : "no");
   std::printf("RESULT rules while following: one call per step, step %lld vs step 100|%.2f ms|%.2f ms|%.2f|<= 1.5|%s\n",
               static_cast<long long>(late), late_ms, early, late_ms / early, late_ms / early <= 1.5 ? "yes" : "no");
   if (keep.empty()) fs::remove_all(dir);

@@ -43,7 +43,7 @@ std::string column_lines(const PublicTable& t, std::string (*quote)(const std::s
   std::string out;
   for (const parquet::Column& c : t.columns) out += "  " + quote(c.name) + " " + type(c.type) + ",\n";
   if (trial_last) out += "  " + quote(kPartitionColumn) + " " + type(ColumnType::kString) + ",\n";
-  out.resize(out.size() - 2);   // the last ",\n"
+  out.resize(out.size() - 2);  // the last ",\n"
   return out + "\n";
 }
 
@@ -69,10 +69,9 @@ void require_athena_names(const std::vector<std::string>& trials) {
 
 std::string athena(const PublicTable& t, const std::string& root, const std::vector<std::string>& trials) {
   const std::string where = root + "/" + t.name + "/";
-  std::string projection =
-      trials.empty() ? "  'projection.trial.type' = 'injected',\n"
-                     : "  'projection.trial.type' = 'enum',\n  'projection.trial.values' = " +
-                           sql_string(join(trials, ",")) + ",\n";
+  std::string projection = trials.empty() ? "  'projection.trial.type' = 'injected',\n"
+                                          : "  'projection.trial.type' = 'enum',\n  'projection.trial.values' = " +
+                                                sql_string(join(trials, ",")) + ",\n";
   return "CREATE EXTERNAL TABLE IF NOT EXISTS " + backquoted(t.name) + " (\n" +
          column_lines(t, backquoted, hive_type, false) + ")\nPARTITIONED BY (" + backquoted(kPartitionColumn) +
          " STRING)\nSTORED AS PARQUET\nLOCATION " + sql_string(where) +
@@ -81,9 +80,9 @@ std::string athena(const PublicTable& t, const std::string& root, const std::vec
 }
 
 std::string trino(const PublicTable& t, const std::string& root) {
-  return "CREATE TABLE IF NOT EXISTS trialdb." + quoted(t.name) + " (\n" +
-         column_lines(t, quoted, trino_type, true) + ")\nWITH (\n  format = 'PARQUET',\n  external_location = " +
-         sql_string(root + "/" + t.name) + ",\n  partitioned_by = ARRAY['" + kPartitionColumn +
+  return "CREATE TABLE IF NOT EXISTS trialdb." + quoted(t.name) + " (\n" + column_lines(t, quoted, trino_type, true) +
+         ")\nWITH (\n  format = 'PARQUET',\n  external_location = " + sql_string(root + "/" + t.name) +
+         ",\n  partitioned_by = ARRAY['" + kPartitionColumn +
          "']\n);\nCALL system.sync_partition_metadata('trialdb', " + sql_string(t.name) + ", 'FULL');\n";
 }
 
@@ -96,8 +95,8 @@ std::string spark(const PublicTable& t, const std::string& root) {
 std::string duckdb(const PublicTable& t, const std::string& root) {
   std::vector<std::string> columns = {quoted(kPartitionColumn)};
   for (const parquet::Column& c : t.columns) columns.push_back(quoted(c.name));
-  return "CREATE OR REPLACE VIEW " + quoted(t.name) + " AS\nSELECT " + join(columns, ", ") +
-         "\nFROM read_parquet(" + sql_string(root + "/" + t.name + "/*/*.parquet") +
+  return "CREATE OR REPLACE VIEW " + quoted(t.name) + " AS\nSELECT " + join(columns, ", ") + "\nFROM read_parquet(" +
+         sql_string(root + "/" + t.name + "/*/*.parquet") +
          ", hive_partitioning = true, hive_types = {'trial': VARCHAR});\n";
 }
 

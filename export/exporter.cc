@@ -42,7 +42,9 @@ void require_export_schema(Database& db) {
               "the database has schema version " + std::to_string(version) + ", older than this trialdb's (" +
                   std::to_string(kSchemaVersion) +
                   "); export needs the database's and its trials' identities, which the upgrade adds. Upgrade it "
-                  "with `trialdb compact --db " + db.path() + "` (or any command that writes to it, e.g. the next "
+                  "with `trialdb compact --db " +
+                  db.path() +
+                  "` (or any command that writes to it, e.g. the next "
                   "ingest), then export again",
               db.path());
 }
@@ -53,7 +55,8 @@ struct DatabaseIdentity {
 
 DatabaseIdentity database_identity(Database& db) {
   Statement q(db.handle(), "SELECT uid FROM database_identity");
-  if (!q.step()) throw Error(ErrorKind::kDatabase, "the database has no identity (database_identity is empty)", db.path());
+  if (!q.step())
+    throw Error(ErrorKind::kDatabase, "the database has no identity (database_identity is empty)", db.path());
   std::error_code ec;
   const std::filesystem::path absolute = std::filesystem::absolute(db.path(), ec);
   return {q.text(0), ec ? db.path() : absolute.lexically_normal().string()};
@@ -64,7 +67,7 @@ struct TrialRow {
   int64_t id = 0;
   std::string uid;
   int64_t change_seq = 0;
-  int64_t complete_through = -1;   // the visibility frontier: rows of later steps are not in the views
+  int64_t complete_through = -1;  // the visibility frontier: rows of later steps are not in the views
 };
 
 TrialRow trial_row(Database& db, const std::string& trial) {
@@ -131,8 +134,14 @@ class TrialExport {
  public:
   TrialExport(Database& db, ExportTarget& target, const ExportOptions& options, const DatabaseIdentity& identity,
               KillPoint& kill, ProgressCount& progress, const std::string& trial)
-      : db_(db), target_(target), options_(options), identity_(identity), kill_(kill), progress_(progress),
-        trial_(trial), row_(trial_row(db, trial)) {}
+      : db_(db),
+        target_(target),
+        options_(options),
+        identity_(identity),
+        kill_(kill),
+        progress_(progress),
+        trial_(trial),
+        row_(trial_row(db, trial)) {}
 
   // Decides which step ranges to write (reading the old manifest and the database only), and
   // counts their values into the progress.
@@ -147,10 +156,8 @@ class TrialExport {
     for (const PublicTable& table : public_tables()) {
       if (!wanted(table, options_.values)) continue;
       reports_.push_back(TableReport{trial_, table.name});
-      if (table.global_step.empty())
-        replaced_.push_back({&table, reports_.size() - 1});
-      else
-        plan_steps(table, reports_.size() - 1);
+      if (table.global_step.empty()) replaced_.push_back({&table, reports_.size() - 1});
+      else plan_steps(table, reports_.size() - 1);
     }
     for (StepWork& w : steps_work_) {
       w.values = values_in_range(w.file.after_step, w.file.through_step);
@@ -188,9 +195,9 @@ class TrialExport {
   struct StepWork {
     const PublicTable* table;
     size_t report;
-    ExportedFile file;   // its path and range
-    bool first;          // the table's first file: written even without rows
-    uint64_t values = 0;   // in its range, for the progress
+    ExportedFile file;    // its path and range
+    bool first;           // the table's first file: written even without rows
+    uint64_t values = 0;  // in its range, for the progress
   };
 
   // The values (of every view that has a row per value) in a range of global steps.
@@ -246,7 +253,8 @@ class TrialExport {
     if (had) state = old->second;
     const std::string path = had ? state.files[0].path : part_path(table.name, trial_, 0);
     std::unique_ptr<OutputFile> out = target_.create(path);
-    const WrittenFile file = write_table_file(db_, table, trial_, std::nullopt, *out, options_.writer, progress_.rows_read(0));
+    const WrittenFile file =
+        write_table_file(db_, table, trial_, std::nullopt, *out, options_.writer, progress_.rows_read(0));
     progress_.written(0, file.bytes);
     if (had && same_job_ && !dirty_.count(path) && same_content(state.files[0], file)) return;
     state.files = {exported(path, file, kBeforeAllSteps, kBeforeAllSteps)};
@@ -259,7 +267,7 @@ class TrialExport {
   void plan_steps(const PublicTable& table, size_t report) {
     TableState& state = next_.tables[table.name];
     if (const auto old = old_.tables.find(table.name); old != old_.tables.end()) state = old->second;
-    const int64_t visible_after = state.through_step;   // steps in (visible_after, frontier] appeared
+    const int64_t visible_after = state.through_step;  // steps in (visible_after, frontier] appeared
     for (const ExportedFile& f : state.files) {
       const bool appeared = f.through_step > visible_after && f.after_step < row_.complete_through;
       if (!same_job_ || dirty_.count(f.path) || appeared || changed_within(f.after_step, f.through_step))
@@ -352,12 +360,12 @@ class TrialExport {
   const TrialRow row_;
   Manifest old_, next_;
   bool has_old_ = false, same_job_ = false;
-  std::set<std::string> dirty_;   // files an unfinished export may have written: always rewritten
+  std::set<std::string> dirty_;  // files an unfinished export may have written: always rewritten
   std::vector<int64_t> changed_;
   std::vector<TableReport> reports_;
   std::vector<Pending> pending_;
   std::vector<StepWork> steps_work_;
-  std::vector<std::pair<const PublicTable*, size_t>> replaced_;   // tables replaced whole, with their report
+  std::vector<std::pair<const PublicTable*, size_t>> replaced_;  // tables replaced whole, with their report
   std::map<std::pair<int64_t, int64_t>, uint64_t> values_in_range_;
 };
 
@@ -372,7 +380,7 @@ std::vector<std::string> remove_gone_trials(Database& db, ExportTarget& target, 
   std::sort(names.begin(), names.end());
   for (const std::string& name : names) {
     const std::string path = std::string(kManifestFolder) + "/" + name;
-    if (name.empty() || name[0] == '.' || current.count(path)) continue;   // '.': a manifest being written
+    if (name.empty() || name[0] == '.' || current.count(path)) continue;  // '.': a manifest being written
     const std::optional<std::string> text = target.read(path);
     if (!text) continue;
     const Manifest m = Manifest::parse_at(*text, path, target.describe(path));
@@ -384,7 +392,7 @@ std::vector<std::string> remove_gone_trials(Database& db, ExportTarget& target, 
       target.remove(file);
       kill.changed();
     }
-    target.remove(path);   // last: a removal killed half-way is finished by the next export
+    target.remove(path);  // last: a removal killed half-way is finished by the next export
     kill.changed();
     removed.push_back(m.trial);
   }
@@ -398,7 +406,7 @@ class ReadSnapshot {
   ~ReadSnapshot() {
     try {
       db_.exec("COMMIT");
-    } catch (const Error&) {   // a read transaction has nothing to lose
+    } catch (const Error&) {  // a read transaction has nothing to lose
     }
   }
   ReadSnapshot(const ReadSnapshot&) = delete;
@@ -421,7 +429,7 @@ ExportReport export_trials(Database& db, ExportTarget& target, const ExportOptio
   std::vector<std::unique_ptr<TrialExport>> trials;
   std::set<std::string> planned;
   for (const std::string& trial : options.trials) {
-    if (!planned.insert(trial).second) continue;   // --trial given twice
+    if (!planned.insert(trial).second) continue;  // --trial given twice
     trials.push_back(std::make_unique<TrialExport>(db, target, options, identity, kill, progress, trial));
     trials.back()->plan();
   }

@@ -33,13 +33,13 @@ namespace trialdb::exporter {
 // written.
 struct ExportProgress {
   uint64_t values_done = 0, values_total = 0;
-  uint64_t bytes_written = 0;   // Parquet bytes written so far
+  uint64_t bytes_written = 0;  // Parquet bytes written so far
 };
 
 struct ExportOptions {
-  std::vector<std::string> trials;   // those to export, all of them existing
+  std::vector<std::string> trials;  // those to export, all of them existing
   ValuesExport values = ValuesExport::kPointers;
-  bool replace = false;              // take over trials another database exported
+  bool replace = false;  // take over trials another database exported
   parquet::WriterOptions writer;
   // Called as the export goes, often (the callee decides when to draw).
   std::function<void(const ExportProgress&)> progress;
@@ -49,13 +49,13 @@ struct ExportOptions {
 struct TableReport {
   std::string trial, table;
   int files_written = 0;
-  int64_t rows = 0;      // rows in the files written
-  uint64_t bytes = 0;    // their size
+  int64_t rows = 0;    // rows in the files written
+  uint64_t bytes = 0;  // their size
 };
 
 struct ExportReport {
   std::vector<TableReport> tables;
-  std::vector<std::string> removed_trials;   // partitions of trials no longer in the database
+  std::vector<std::string> removed_trials;  // partitions of trials no longer in the database
 };
 
 // Throws Error: kIo for the target, kInvalidInput for a manifest that is not one (or lists a

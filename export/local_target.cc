@@ -41,7 +41,7 @@ bool exists_unlinked(const fs::path& p, bool want_dir) {
 // The folders below the root down to `rel`'s parent, each checked not to be a symlink; created
 // with the root when `create` (else: whether they all exist).
 bool walk_folders(const fs::path& root, const fs::path& rel, bool create) {
-  if (create) {   // the root itself is the user's: it may be a symlink
+  if (create) {  // the root itself is the user's: it may be a symlink
     std::error_code ec;
     fs::create_directories(root, ec);
     if (ec) throw Error(ErrorKind::kIo, "cannot create the folder: " + ec.message(), root.string());
@@ -68,8 +68,7 @@ fs::path temp_path_of(const fs::path& final_path) {
 
 class LocalFile : public OutputFile {
  public:
-  explicit LocalFile(fs::path final_path)
-      : final_(std::move(final_path)), temp_(temp_path_of(final_)) {
+  explicit LocalFile(fs::path final_path) : final_(std::move(final_path)), temp_(temp_path_of(final_)) {
     exists_unlinked(final_, false);
     // A temporary file left by a killed export is replaced; a symlink in its place is refused.
     if (exists_unlinked(temp_, false) && ::unlink(temp_.c_str()) != 0) throw io_error("cannot remove", temp_.string());

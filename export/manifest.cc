@@ -17,7 +17,7 @@ using nlohmann::json;
 constexpr int kFormat = 2;
 constexpr const char* kPartPrefix = "part-";
 constexpr const char* kPartSuffix = ".parquet";
-constexpr size_t kBadEntriesNamed = 5;   // a message names this many bad paths, then counts the rest
+constexpr size_t kBadEntriesNamed = 5;  // a message names this many bad paths, then counts the rest
 
 // Hive's FileUtils.escapePathName set: control characters, DEL and "#%'*/:=?\{[]^ become %XX.
 bool hive_escapes(unsigned char c) {
@@ -55,14 +55,12 @@ ExportedFile parse_file(const json& j) {
   return f;
 }
 
-bool is_digits(std::string_view s) {
-  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
-}
+bool is_digits(std::string_view s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos; }
 
 // Whether `path` is `<table>/trial=<name>/part-<n>.parquet` of this trial and a public table
 // (of `table` when given): a plain file name inside its own table's partition, nothing else.
 bool is_part_path(const std::string& path, const std::string& trial, const std::string* table) {
-  std::string folder(1, '/');   // appended: `"/" + name + "/"` trips GCC 12's -Wrestrict at -O3
+  std::string folder(1, '/');  // appended: `"/" + name + "/"` trips GCC 12's -Wrestrict at -O3
   folder += partition_folder(trial);
   folder += '/';
   const size_t at = path.find(folder);
@@ -89,9 +87,11 @@ class PathCheck {
   void report() const {
     if (!bad_) return;
     throw Error(ErrorKind::kInvalidInput,
-                "the manifest lists " + std::to_string(bad_) + " path(s) that are not part files of their table's "
-                "partition of trial '" + trial_ + "' (" + named_ + (bad_ > kBadEntriesNamed ? ", ..." : "") +
-                "); nothing was written or removed",
+                "the manifest lists " + std::to_string(bad_) +
+                    " path(s) that are not part files of their table's "
+                    "partition of trial '" +
+                    trial_ + "' (" + named_ + (bad_ > kBadEntriesNamed ? ", ..." : "") +
+                    "); nothing was written or removed",
                 where_);
   }
 
@@ -136,8 +136,9 @@ Manifest Manifest::parse_at(const std::string& text, const std::string& path, co
     throw Error(ErrorKind::kInvalidInput, std::string("not an export manifest: ") + e.what(), where);
   }
   if (manifest_path(trial) != path)
-    throw Error(ErrorKind::kInvalidInput, "the manifest of trial '" + trial + "' is not where that trial's is (" +
-                                              manifest_path(trial) + ")", where);
+    throw Error(ErrorKind::kInvalidInput,
+                "the manifest of trial '" + trial + "' is not where that trial's is (" + manifest_path(trial) + ")",
+                where);
   return parse(text, trial, where);
 }
 
@@ -146,10 +147,10 @@ Manifest Manifest::parse(const std::string& text, const std::string& trial, cons
   try {
     const json j = json::parse(text);
     if (!j.contains("format") || j["format"].get<int>() != kFormat)
-      throw Error(ErrorKind::kInvalidInput,
-                  "not an export manifest of this trialdb (format " + std::to_string(kFormat) +
-                      "): export into a new folder",
-                  where);
+      throw Error(
+          ErrorKind::kInvalidInput,
+          "not an export manifest of this trialdb (format " + std::to_string(kFormat) + "): export into a new folder",
+          where);
     m.trial = j.at("trial").get<std::string>();
     if (m.trial != trial) throw Error(ErrorKind::kInvalidInput, "the manifest is of trial '" + m.trial + "'", where);
     m.trial_uid = j.at("trial_uid").get<std::string>();

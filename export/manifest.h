@@ -23,10 +23,10 @@ namespace trialdb::exporter {
 inline constexpr int64_t kBeforeAllSteps = std::numeric_limits<int64_t>::min();
 
 struct ExportedFile {
-  std::string path;   // relative to the export's root
+  std::string path;  // relative to the export's root
   int64_t rows = 0;
   uint64_t bytes = 0;
-  uint32_t crc32 = 0;   // of the whole file: an unchanged replacement is not written again
+  uint32_t crc32 = 0;  // of the whole file: an unchanged replacement is not written again
   // Tables that grow by step: the file holds the rows of global steps in (after_step, through_step].
   int64_t after_step = kBeforeAllSteps, through_step = kBeforeAllSteps;
 };
@@ -35,16 +35,16 @@ struct TableState {
   // Tables that grow by step: the trial's visibility frontier (complete_through) when exported.
   int64_t through_step = kBeforeAllSteps;
   int64_t next_part = 0;
-  std::vector<ExportedFile> files;   // by step range, in order
+  std::vector<ExportedFile> files;  // by step range, in order
 };
 
 struct Manifest {
   std::string trial;
-  std::string trial_uid;       // trial.uid
-  std::string database_uid;    // database_identity.uid of the database that wrote it
-  std::string database_path;   // that database's file, for messages
-  int64_t change_seq = -1;     // trial.change_seq when exported (-1: every step counts as changed)
-  std::vector<std::string> pending;   // files an unfinished export may have written
+  std::string trial_uid;             // trial.uid
+  std::string database_uid;          // database_identity.uid of the database that wrote it
+  std::string database_path;         // that database's file, for messages
+  int64_t change_seq = -1;           // trial.change_seq when exported (-1: every step counts as changed)
+  std::vector<std::string> pending;  // files an unfinished export may have written
   std::map<std::string, TableState> tables;
 
   // Throws Error (kInvalidInput) naming `where` when the text is not a manifest of this trial,

@@ -15,14 +15,14 @@ namespace trialdb::exporter {
 
 // Which raw-value tables `--values` asks for.
 enum class ValuesExport {
-  kNone,       // neither value_locations nor tensor_values
-  kPointers,   // value_locations: where each value's bytes are in the event files
-  kInline,     // value_locations and tensor_values with the raw bytes
+  kNone,      // neither value_locations nor tensor_values
+  kPointers,  // value_locations: where each value's bytes are in the event files
+  kInline,    // value_locations and tensor_values with the raw bytes
 };
 
 // Where a table's rows are read from.
 enum class RowSource {
-  kView,   // the view of the table's name, row for row
+  kView,  // the view of the table's name, row for row
   // histogram_buckets: the `histograms` view, one row per value, each value's bucket runs
   // expanded here into the rows the view would give (table_file.h). The view expands them with
   // json_each, which costs about ten times more per bucket than the rest of the export.
@@ -35,7 +35,7 @@ struct PublicTable {
   // SQL over the view's columns (alias v) giving a row's global step, for tables that grow by
   // step; "" for tables replaced whole.
   std::string global_step;
-  ValuesExport needs = ValuesExport::kNone;   // the least --values that exports it
+  ValuesExport needs = ValuesExport::kNone;  // the least --values that exports it
   RowSource source = RowSource::kView;
 };
 

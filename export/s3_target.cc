@@ -45,13 +45,11 @@ std::vector<std::string> S3Target::list(const std::string& folder) {
   std::vector<std::string> names;
   for (const SourceFile& f : lister_.list(prefix)) {
     const std::string name = f.path.substr(prefix.size());
-    if (name.find('/') == std::string::npos) names.push_back(name);   // not in a subfolder
+    if (name.find('/') == std::string::npos) names.push_back(name);  // not in a subfolder
   }
   return names;
 }
 
-std::string S3Target::describe(const std::string& path) const {
-  return "s3://" + location_.bucket + "/" + key(path);
-}
+std::string S3Target::describe(const std::string& path) const { return "s3://" + location_.bucket + "/" + key(path); }
 
 }  // namespace trialdb::exporter

@@ -1,6 +1,7 @@
 // An export to s3://bucket/prefix (target.h): every file an S3 object uploaded as it is written
 // (s3/s3_upload.h: one PUT, or a multipart upload for files over one part), visible
-// only once complete (a PUT over an existing key replaces it in one step); credentials, region and endpoint as for `ingest s3://...` (docs/S3.md).
+// only once complete (a PUT over an existing key replaces it in one step); credentials, region and endpoint as for
+// `ingest s3://...` (docs/S3.md).
 #pragma once
 #include <memory>
 #include <string>
@@ -26,7 +27,7 @@ class S3Target : public ExportTarget {
   S3Location location_;
   S3Config config_;
   std::unique_ptr<S3Http> http_;
-  S3Source lister_;   // ListObjectsV2 of the same prefix
+  S3Source lister_;  // ListObjectsV2 of the same prefix
 };
 
 }  // namespace trialdb::exporter

@@ -39,7 +39,7 @@ bool view_exists(Database& db, const std::string& name) {
 constexpr size_t kBucketColumns = 3;
 constexpr const char* kBucketRunsColumn = "buckets";
 constexpr const char* kHistogramsView = "histograms";
-constexpr uint64_t kRowsBetweenReports = 1024;   // rows_read: often enough for a bar, at no cost
+constexpr uint64_t kRowsBetweenReports = 1024;  // rows_read: often enough for a bar, at no cost
 
 const std::string& source_view(const PublicTable& table) {
   static const std::string histograms = kHistogramsView;
@@ -117,8 +117,9 @@ class HistogramExpander {
     for (size_t c = 0; c < keys_; ++c) cells_[c] = read_cell(q, static_cast<int>(c), table_.columns[c].type);
     const Cell runs = read_cell(q, static_cast<int>(keys_), parquet::ColumnType::kString);
     if (runs.null || !decode_bucket_runs(runs.bytes, &buckets_))
-      throw Error(ErrorKind::kDatabase, std::string(kHistogramsView) + ": the buckets of tensor '" + std::string(cells_[0].bytes) +
-                                            "' at step " + std::to_string(cells_[1].integer) +
+      throw Error(ErrorKind::kDatabase, std::string(kHistogramsView) + ": the buckets of tensor '" +
+                                            std::string(cells_[0].bytes) + "' at step " +
+                                            std::to_string(cells_[1].integer) +
                                             " are not bucket runs: " + std::string(runs.bytes.substr(0, 80)));
     for (const auto& [bucket, count] : buckets_) {
       for (size_t c = 0; c < keys_; ++c) add_cell(w, cells_[c], table_.columns[c].type);

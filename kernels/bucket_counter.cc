@@ -62,7 +62,11 @@ __attribute__((target("avx2"))) bool slots_avx2(const uint8_t* p, int64_t start,
     st->lo = std::min<int64_t>(st->lo, lanes[2][l]);
     st->hi = std::max<int64_t>(st->hi, lanes[3][l]);
   }
-  auto load = [](const uint8_t* q, int64_t i) { float x; std::memcpy(&x, q + i * 4, 4); return x; };
+  auto load = [](const uint8_t* q, int64_t i) {
+    float x;
+    std::memcpy(&x, q + i * 4, 4);
+    return x;
+  };
   compute_slots(p, start + j, len - j, load, slots + j, st);
   return true;
 }

@@ -26,7 +26,7 @@ inline constexpr int64_t kJunkBase = int64_t{2} << kSignShift;
 // What computing a block's slots learns besides them.
 struct BlockStats {
   int64_t zero = 0, nan = 0;
-  int64_t lo = kMaxBucket, hi = 1;   // range of the finite non-zero magnitudes' buckets
+  int64_t lo = kMaxBucket, hi = 1;  // range of the finite non-zero magnitudes' buckets
 };
 
 // The slots of elements [start, start + len) of p into slots[0, len). Branch-free: whether an
@@ -43,7 +43,8 @@ void compute_slots(const uint8_t* p, int64_t start, int64_t len, Load load, int3
     st->nan += mag > kInfinityBits;
     st->lo = std::min(st->lo, bucketed ? s : kMaxBucket);
     st->hi = std::max(st->hi, bucketed ? s : int64_t{1});
-    slots[j] = static_cast<int32_t>(junk ? kJunkBase + (j & (kJunkSlots - 1)) : static_cast<int64_t>(bits >> 63) << kSignShift | s);
+    slots[j] = static_cast<int32_t>(junk ? kJunkBase + (j & (kJunkSlots - 1))
+                                         : static_cast<int64_t>(bits >> 63) << kSignShift | s);
   }
 }
 
@@ -123,8 +124,8 @@ class BucketCounter {
   static int64_t slot(int sign, int64_t s) { return static_cast<int64_t>(sign) << kSignShift | s; }
 
   std::vector<uint32_t> counts_;
-  std::vector<uint8_t> wanted_;          // the ordinal of the wanted bucket of a slot, 0 for none
-  std::vector<int64_t> wanted_slots_;    // which they are
+  std::vector<uint8_t> wanted_;        // the ordinal of the wanted bucket of a slot, 0 for none
+  std::vector<int64_t> wanted_slots_;  // which they are
   int64_t lo_ = kMaxBucket, hi_ = 1, zero_ = 0, nan_ = 0;
 };
 

@@ -35,9 +35,9 @@ class BucketRunWriter {
   static constexpr size_t kMaxAdd = 2 * kMaxRunGap + 64;
   std::string out_ = "{";  // the text in [0, used_), room to write in after it
   size_t used_ = 1;
-  int64_t next_ = 0;      // the bucket after the last one added
-  int64_t octave_ = 0;    // the open run's octave
-  bool open_ = false;     // a run is open
+  int64_t next_ = 0;    // the bucket after the last one added
+  int64_t octave_ = 0;  // the open run's octave
+  bool open_ = false;   // a run is open
 };
 
 // (bucket, count) of every non-empty bucket, in order; false if `text` is not such an object.

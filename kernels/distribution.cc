@@ -51,7 +51,7 @@ class CounterPool {
 
 template <class Counter>
 Counter& thread_counter() {
-  static auto* const pool = new CounterPool<Counter>;   // never destroyed: threads may outlive main
+  static auto* const pool = new CounterPool<Counter>;  // never destroyed: threads may outlive main
   struct Lease {
     std::unique_ptr<Counter> counter = pool->take();
     ~Lease() { pool->give(std::move(counter)); }
@@ -72,8 +72,7 @@ struct ClearAfter {
 
 // Whether v is counted by the key counter (else by the bucket counter).
 bool uses_key_counter(const TensorView& v) {
-  return v.dtype == DType::Float32 && v.numel >= Float32KeyCounter::kMinElements &&
-         v.numel <= kMaxDistributionElements;
+  return v.dtype == DType::Float32 && v.numel >= Float32KeyCounter::kMinElements && v.numel <= kMaxDistributionElements;
 }
 
 // How a value comes to with_counted: to be counted, or counted by the thread's key counter
@@ -146,7 +145,8 @@ bool compute_reductions_and_distribution(const TensorView& v, Reductions* reduct
   } else {
     *has_reductions = reductions && compute_reductions(v, reductions);
   }
-  return with_counted(v, [&](auto& c, auto load) { fill_distribution(c, v, load, out); }, keys);
+  return with_counted(
+      v, [&](auto& c, auto load) { fill_distribution(c, v, load, out); }, keys);
 }
 
 int64_t compute_percentiles(const TensorView& v, const double* ps, size_t count, double* out) {

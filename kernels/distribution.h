@@ -26,9 +26,9 @@ inline constexpr int64_t kMaxDistributionElements = INT64_C(0xFFFFFFFF);
 
 struct Distribution {
   int64_t nan = 0, pos_inf = 0, neg_inf = 0, zero = 0;
-  int64_t negative = 0, positive = 0;             // finite and non-zero
-  double percentile[kDistributionPercentiles];    // NaN where numpy's is NaN
-  std::string histogram;                          // bucket runs (bucket_runs.h)
+  int64_t negative = 0, positive = 0;           // finite and non-zero
+  double percentile[kDistributionPercentiles];  // NaN where numpy's is NaN
+  std::string histogram;                        // bucket runs (bucket_runs.h)
   int64_t count() const { return nan + pos_inf + neg_inf + zero + negative + positive; }
 };
 

@@ -29,7 +29,9 @@ struct LoadAs {
 struct LoadBool {
   static constexpr bool kExactInFloat = true;
   template <class Out>
-  static Out as(const uint8_t* p, int64_t i) { return p[i] ? Out(1) : Out(0); }
+  static Out as(const uint8_t* p, int64_t i) {
+    return p[i] ? Out(1) : Out(0);
+  }
   static double load(const uint8_t* p, int64_t i) { return as<double>(p, i); }
 };
 struct LoadHalf {

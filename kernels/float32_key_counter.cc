@@ -25,7 +25,7 @@ class Extremes {
     for (; j + 4 * kChains <= len; j += 4 * kChains)
       for (int c = 0; c < kChains; ++c) {
         const __m128 x = _mm_loadu_ps(reinterpret_cast<const float*>(p + 4 * (j + 4 * c)));
-        lo4_[c] = _mm_min_ps(x, lo4_[c]);   // the second operand where x is NaN
+        lo4_[c] = _mm_min_ps(x, lo4_[c]);  // the second operand where x is NaN
         hi4_[c] = _mm_max_ps(x, hi4_[c]);
       }
 #endif
@@ -54,7 +54,7 @@ class Extremes {
  private:
   float lo_ = std::numeric_limits<float>::infinity(), hi_ = -std::numeric_limits<float>::infinity();
 #if defined(__SSE2__)
-  static constexpr int kChains = 4;   // independent compares, so their latency overlaps
+  static constexpr int kChains = 4;  // independent compares, so their latency overlaps
   __m128 lo4_[kChains] = {_mm_set1_ps(lo_), _mm_set1_ps(lo_), _mm_set1_ps(lo_), _mm_set1_ps(lo_)};
   __m128 hi4_[kChains] = {_mm_set1_ps(hi_), _mm_set1_ps(hi_), _mm_set1_ps(hi_), _mm_set1_ps(hi_)};
 #endif
@@ -153,7 +153,7 @@ __attribute__((target("avx2"))) int64_t list_avx2(const uint8_t* p, int64_t star
   for (; j + 8 <= len; j += 8) {
     const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * (start + j)));
     const __m256i key = _mm256_add_epi32(_mm256_srli_epi32(_mm256_add_epi32(bits, round), Float32KeyCounter::kKeyShift),
-                                         _mm256_srli_epi32(bits, 31));   // bits_key, eight at a time
+                                         _mm256_srli_epi32(bits, 31));  // bits_key, eight at a time
     __m256i hit = _mm256_cmpeq_epi32(key, wanted[0]);
     for (size_t k = 1; k < kCompared; ++k) hit = _mm256_or_si256(hit, _mm256_cmpeq_epi32(key, wanted[k]));
     const int mask = _mm256_movemask_ps(_mm256_castsi256_ps(hit));

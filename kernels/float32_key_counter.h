@@ -29,8 +29,8 @@ namespace trialdb::distribution_kernel {
 // a branch first, then appended: in a large value many groups of eight hold a hit, and a branch
 // on them is not predicted.
 template <class Load, class Elem>
-void gather_wanted_listing(const TensorView& v, int64_t start, int64_t len, const uint32_t* keys,
-                           const uint8_t* wanted, Load load, int64_t* cursor, Elem* buffer) {
+void gather_wanted_listing(const TensorView& v, int64_t start, int64_t len, const uint32_t* keys, const uint8_t* wanted,
+                           Load load, int64_t* cursor, Elem* buffer) {
   int32_t hits[kBlock];
   int64_t n = 0;
   for (int64_t j = 0; j < len; ++j) {
@@ -116,7 +116,9 @@ class Float32KeyCounter {
   // A normal float32's bucket less its magnitude key: the exponent rebias from float32 to float64.
   static constexpr int64_t kKeyToBucket = int64_t{1023 - 127} << kBucketMantissaBits;
 
-  static uint32_t key(int sign, int64_t s) { return static_cast<uint32_t>(s - kKeyToBucket) + (sign ? kNegativeKeys : 0); }
+  static uint32_t key(int sign, int64_t s) {
+    return static_cast<uint32_t>(s - kKeyToBucket) + (sign ? kNegativeKeys : 0);
+  }
 
   // Lists the offsets j in [0, len) of the elements start + j of p whose key is one of
   // keys[0, count) into hits and returns how many (AVX2 only). Eight elements are compared with
@@ -136,11 +138,11 @@ class Float32KeyCounter {
     for (int64_t j = 0; j < len; ++j) keys[j] = element_key(v.data, start + j);
   }
 
-  std::vector<uint32_t> tables_;         // kCountTables tables; the first holds the merged counts
-  std::vector<uint8_t> wanted_;          // the ordinal of the wanted bucket of a key, 0 for none
-  std::vector<uint32_t> wanted_keys_;    // which they are
+  std::vector<uint32_t> tables_;       // kCountTables tables; the first holds the merged counts
+  std::vector<uint8_t> wanted_;        // the ordinal of the wanted bucket of a key, 0 for none
+  std::vector<uint32_t> wanted_keys_;  // which they are
   int64_t lo_ = 0, hi_ = -1, zero_ = 0, nan_ = 0;
-  float min_ = 0, max_ = 0;             // of the non-NaN elements
+  float min_ = 0, max_ = 0;  // of the non-NaN elements
 };
 
 static_assert(DistributionCounter<Float32KeyCounter>);

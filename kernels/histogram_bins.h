@@ -13,7 +13,7 @@ namespace trialdb {
 // Where x sits in [lo, hi] (lo < hi, both finite), as a fraction: 0 at lo, 1 at hi. Finite for
 // every finite x, also when hi - lo overflows or is subnormal.
 inline double range_fraction(double x, double lo, double hi) {
-  constexpr double kHalf = 0.5;   // halving both ends keeps hi - lo finite for any finite pair
+  constexpr double kHalf = 0.5;  // halving both ends keeps hi - lo finite for any finite pair
   const double width = hi - lo;
   if (std::isfinite(width)) return (x - lo) / width;
   return (x * kHalf - lo * kHalf) / (hi * kHalf - lo * kHalf);

@@ -45,11 +45,11 @@ void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ran
     int64_t begin, end;        // its range of the gathered elements
     size_t first_rank, ranks;  // which of ranks[] fall in it
   };
-  std::vector<Wanted> buckets(1);   // ordinal 0: not wanted
+  std::vector<Wanted> buckets(1);  // ordinal 0: not wanted
   std::vector<int64_t> positions(k);
   int64_t below = 0, gathered = 0;
   size_t i = 0;
-  auto exact = [&](int64_t n, double value) {   // a region whose elements are all `value`
+  auto exact = [&](int64_t n, double value) {  // a region whose elements are all `value`
     for (; i < k && ranks[i] < below + n; ++i) values[i] = value;
     below += n;
   };
@@ -103,7 +103,8 @@ void percentiles_of(Counter& c, const TensorView& v, Load load, const double* ps
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   std::vector<double> values(ranks.size());
   for (size_t from = 0; from < ranks.size(); from += kMaxWantedBuckets)
-    select_ranks(c, v, load, ranks.data() + from, std::min(kMaxWantedBuckets, ranks.size() - from), values.data() + from);
+    select_ranks(c, v, load, ranks.data() + from, std::min(kMaxWantedBuckets, ranks.size() - from),
+                 values.data() + from);
   auto value = [&](int64_t rank) { return values[std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin()]; };
   for (size_t i = 0; i < count; ++i) out[i] = percentile_blend(value(at[i].lower), value(at[i].upper), at[i].gamma);
 }

@@ -30,7 +30,7 @@ double lane_extreme(const uint8_t* p, int64_t n, F f, double init, bool* bad) {
   lanes::for_each<Loader>(p, n, [&](int l, double v) {
     const double x = f(v);
     m[l] = kMax ? (x > m[l] ? x : m[l]) : (x < m[l] ? x : m[l]);
-    chk[l] += x - x;   // NaN exactly when x is NaN or infinite
+    chk[l] += x - x;  // NaN exactly when x is NaN or infinite
   });
   *bad = (chk[0] + chk[1] + chk[2] + chk[3]) != 0;
   double r = m[0];
@@ -55,12 +55,9 @@ double kernel(const uint8_t* p, int64_t n, int index, bool* fallback) {
   auto square = [](double x) { return x * x; };
   switch (red) {
     case kRedSum:
-    case kRedL1:
-      return red == kRedL1 || use_abs ? lane_sum<Loader>(p, n, fabs_) : lane_sum<Loader>(p, n, ident);
-    case kRedMean:
-      return (use_abs ? lane_sum<Loader>(p, n, fabs_) : lane_sum<Loader>(p, n, ident)) / nn;
-    case kRedL2:
-      return std::sqrt(lane_sum<Loader>(p, n, square));
+    case kRedL1: return red == kRedL1 || use_abs ? lane_sum<Loader>(p, n, fabs_) : lane_sum<Loader>(p, n, ident);
+    case kRedMean: return (use_abs ? lane_sum<Loader>(p, n, fabs_) : lane_sum<Loader>(p, n, ident)) / nn;
+    case kRedL2: return std::sqrt(lane_sum<Loader>(p, n, square));
     case kRedMin:
       return use_abs ? lane_extreme<Loader, false>(p, n, fabs_, kInf, fallback)
                      : lane_extreme<Loader, false>(p, n, ident, kInf, fallback);

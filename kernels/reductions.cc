@@ -54,7 +54,8 @@ inline void add(Acc* a, int l, double x, double shift, double shift_abs) {
 // off (0 without one).
 template <class Loader>
 void accumulate(const uint8_t* p, int64_t n, double shift, double shift_abs, Acc* a, int64_t start = 0) {
-  lanes::for_each<Loader>(p, n, [&](int l, double x) { add(a, l, x, shift, shift_abs); }, start);
+  lanes::for_each<Loader>(
+      p, n, [&](int l, double x) { add(a, l, x, shift, shift_abs); }, start);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -83,9 +84,9 @@ double first_zero_of(const uint8_t* p, int64_t n) {
 // distribution's counting pass, float32_key_counter.h), so that one read of the value serves both.
 // Returns where the tail starts.
 template <class T, bool kCountKeys = false>
-__attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_t n, double shift,
-                                                         double shift_abs, Acc* a,
-                                                         distribution_kernel::Float32KeyCounter* keys = nullptr) {
+__attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_t n, double shift, double shift_abs,
+                                                        Acc* a,
+                                                        distribution_kernel::Float32KeyCounter* keys = nullptr) {
   using distribution_kernel::Float32KeyCounter;
   static_assert(!kCountKeys || (sizeof(T) == 4 && Float32KeyCounter::kCountTables == 2));
   uint32_t* const even = kCountKeys ? keys->count_table(0) : nullptr;
@@ -107,7 +108,7 @@ __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_
     __m256d x;
     if constexpr (sizeof(T) == 4) {
       const __m128 xf = _mm_loadu_ps(reinterpret_cast<const float*>(p) + i);
-      if constexpr (kCountKeys) {   // Float32KeyCounter::bits_key, four at a time
+      if constexpr (kCountKeys) {  // Float32KeyCounter::bits_key, four at a time
         const __m128i bits = _mm_castps_si128(xf);
         alignas(16) uint32_t k[4];
         _mm_store_si128(reinterpret_cast<__m128i*>(k),
@@ -128,7 +129,7 @@ __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_
     dd = _mm256_add_pd(dd, _mm256_mul_pd(dx, dx));
     da = _mm256_add_pd(da, dax);
     dda = _mm256_add_pd(dda, _mm256_mul_pd(dax, dax));
-    nan = _mm256_sub_epi64(nan, _mm256_castpd_si256(_mm256_cmp_pd(x, x, _CMP_UNORD_Q)));   // -1 per NaN
+    nan = _mm256_sub_epi64(nan, _mm256_castpd_si256(_mm256_cmp_pd(x, x, _CMP_UNORD_Q)));  // -1 per NaN
     mn = _mm256_min_pd(x, mn);
     mx = _mm256_max_pd(x, mx);
     mna = _mm256_min_pd(ax, mna);
@@ -148,7 +149,7 @@ __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_
       prod *= e[l];
       proda *= std::fabs(e[l]);
     }
-    saturated = !(proda > 0 && proda < std::numeric_limits<double>::infinity());   // 0, Inf or NaN
+    saturated = !(proda > 0 && proda < std::numeric_limits<double>::infinity());  // 0, Inf or NaN
     floor = _mm256_set1_pd(std::isinf(proda) ? 0.0 : -1.0);
   }
   if (__builtin_popcount(_mm256_movemask_pd(signs)) & 1) prod = -prod;
@@ -173,7 +174,7 @@ __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_
     a->mna = lanes[2][l] < a->mna ? lanes[2][l] : a->mna;
     a->mxa = lanes[3][l] > a->mxa ? lanes[3][l] : a->mxa;
   }
-  if (a->mn == 0 || a->mx == 0) {   // the first zero, as the sequential scan would keep it
+  if (a->mn == 0 || a->mx == 0) {  // the first zero, as the sequential scan would keep it
     const double first_zero = first_zero_of<T>(p, end);
     if (a->mn == 0) a->mn = first_zero;
     if (a->mx == 0) a->mx = first_zero;
@@ -188,7 +189,8 @@ bool has_avx2() {
 }
 #else
 template <class T, bool kCountKeys = false>
-int64_t accumulate_avx2(const uint8_t*, int64_t, double, double, Acc*, distribution_kernel::Float32KeyCounter* = nullptr) {
+int64_t accumulate_avx2(const uint8_t*, int64_t, double, double, Acc*,
+                        distribution_kernel::Float32KeyCounter* = nullptr) {
   return 0;
 }
 bool has_avx2() { return false; }

@@ -6,11 +6,11 @@
 namespace trialdb::parquet {
 
 enum class ColumnType {
-  kBoolean,   // BOOLEAN
-  kInt64,     // INT64
-  kDouble,    // DOUBLE
-  kString,    // BYTE_ARRAY annotated UTF8 / STRING
-  kBytes,     // BYTE_ARRAY, raw bytes
+  kBoolean,  // BOOLEAN
+  kInt64,    // INT64
+  kDouble,   // DOUBLE
+  kString,   // BYTE_ARRAY annotated UTF8 / STRING
+  kBytes,    // BYTE_ARRAY, raw bytes
 };
 
 struct Column {

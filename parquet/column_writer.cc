@@ -14,7 +14,7 @@ namespace trialdb::parquet {
 
 namespace {
 
-constexpr int kDefinitionLevelBits = 1;   // flat optional columns: level 0 or 1
+constexpr int kDefinitionLevelBits = 1;  // flat optional columns: level 0 or 1
 // The encoding of dictionary pages and of the data pages of indices: PLAIN_DICTIONARY, as
 // format 1.0 writers (parquet-mr's, Arrow's) write it with data pages v1, which every reader takes.
 constexpr format::Encoding::type kDictionaryEncoding = format::Encoding::PLAIN_DICTIONARY;
@@ -46,7 +46,9 @@ bool dictionary_encoded(ColumnType type) { return type == ColumnType::kString; }
 }  // namespace
 
 ColumnWriter::ColumnWriter(Column column, size_t page_bytes)
-    : column_(std::move(column)), page_bytes_(page_bytes), dictionary_(dictionary_encoded(column_.type)),
+    : column_(std::move(column)),
+      page_bytes_(page_bytes),
+      dictionary_(dictionary_encoded(column_.type)),
       stats_(column_.type) {}
 
 void ColumnWriter::add_null() {
@@ -92,19 +94,19 @@ void ColumnWriter::add(std::string_view v) {
 }
 
 void ColumnWriter::add_to_dictionary(std::string_view v) {
-  if (!has_last_ || v != last_) {   // the views repeat a name row after row: no lookup then
+  if (!has_last_ || v != last_) {  // the views repeat a name row after row: no lookup then
     auto at = dictionary_index_.find(v);
     if (at == dictionary_index_.end()) {
       at = dictionary_index_.emplace(std::string(v), static_cast<uint32_t>(dictionary_index_.size())).first;
       append_plain(dictionary_values_, v);
-      stats_.add(v);   // the chunk's bounds are its distinct values' bounds
+      stats_.add(v);  // the chunk's bounds are its distinct values' bounds
     }
     last_.assign(v);
     last_index_ = at->second;
     has_last_ = true;
   }
   indices_.push_back(last_index_);
-  if (dictionary_values_.size() > kMaxDictionaryBytes) {   // too many distinct strings: PLAIN from here on
+  if (dictionary_values_.size() > kMaxDictionaryBytes) {  // too many distinct strings: PLAIN from here on
     close_page();
     dictionary_ = false;
   }
@@ -126,10 +128,8 @@ std::string ColumnWriter::page_body() const {
     const int bit_width = std::max(1, static_cast<int>(std::bit_width(dictionary_index_.size() - 1)));
     body.push_back(static_cast<char>(bit_width));
     body += encode_indices(indices_, bit_width);
-  } else if (column_.type == ColumnType::kBoolean)
-    body += pack_booleans(page_values_);
-  else
-    body += page_values_;
+  } else if (column_.type == ColumnType::kBoolean) body += pack_booleans(page_values_);
+  else body += page_values_;
   return body;
 }
 
@@ -167,7 +167,7 @@ void ColumnWriter::close_page() {
   page_values_.clear();
   indices_.clear();
   if (body.size() < kCompressAsideBytes) {
-    collect_pages(0);   // pages stay in order
+    collect_pages(0);  // pages stay in order
     append_page(data_page(body, values, encoding, codec_));
     return;
   }
@@ -182,7 +182,7 @@ void ColumnWriter::close_page() {
 
 void ColumnWriter::collect_pages(size_t keep) {
   while (pages_aside_.size() > keep) {
-    CompressedPage page = pages_aside_.front().get();   // rethrows the compression's error
+    CompressedPage page = pages_aside_.front().get();  // rethrows the compression's error
     pages_aside_.pop_front();
     pages_aside_bytes_ -= page.body_bytes;
     append_page(page);
@@ -220,10 +220,8 @@ ColumnChunkBytes ColumnWriter::finish_chunk() {
   chunk.dictionary_page_bytes = dictionary.size();
   format::ColumnMetaData& m = chunk.meta;
   m.__set_type(physical_type(column_.type));
-  if (dictionary.empty())
-    m.__set_encodings({format::Encoding::PLAIN, format::Encoding::RLE});
-  else
-    m.__set_encodings({kDictionaryEncoding, format::Encoding::PLAIN, format::Encoding::RLE});
+  if (dictionary.empty()) m.__set_encodings({format::Encoding::PLAIN, format::Encoding::RLE});
+  else m.__set_encodings({kDictionaryEncoding, format::Encoding::PLAIN, format::Encoding::RLE});
   m.__set_path_in_schema({column_.name});
   m.__set_codec(format::CompressionCodec::ZSTD);
   m.__set_num_values(chunk_values_);

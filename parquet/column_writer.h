@@ -29,8 +29,8 @@ namespace trialdb::parquet {
 // A column chunk ready to be placed in the file: its pages (headers and compressed data) and its
 // metadata, data_page_offset left for the file writer to set.
 struct ColumnChunkBytes {
-  std::string pages;                // the dictionary page (if any), then the data pages
-  size_t dictionary_page_bytes = 0;   // 0: no dictionary page
+  std::string pages;                 // the dictionary page (if any), then the data pages
+  size_t dictionary_page_bytes = 0;  // 0: no dictionary page
   format::ColumnMetaData meta;
 };
 
@@ -45,7 +45,7 @@ inline constexpr size_t kMaxPagesAside = 2;
 // A data page ready for its chunk: header and compressed body, and the sizes the metadata counts.
 struct CompressedPage {
   std::string bytes;
-  size_t body_bytes = 0;     // uncompressed
+  size_t body_bytes = 0;  // uncompressed
   size_t header_bytes = 0;
 };
 
@@ -57,7 +57,7 @@ class ColumnWriter {
   void add(bool v);
   void add(int64_t v);
   void add(double v);
-  void add(std::string_view v);   // kString and kBytes
+  void add(std::string_view v);  // kString and kBytes
 
   const Column& column() const { return column_; }
   // Bytes of the row group so far before compression (closed pages and the open one).
@@ -70,18 +70,18 @@ class ColumnWriter {
  private:
   void value_added();
   void close_page();
-  void collect_pages(size_t keep);   // takes pages compressed aside into the chunk until `keep` are left
+  void collect_pages(size_t keep);  // takes pages compressed aside into the chunk until `keep` are left
   void append_page(const CompressedPage& page);
-  std::string page_body() const;   // levels with their length, then the values
-  void add_to_dictionary(std::string_view v);   // its index, and v to the dictionary if new
-  bool dictionary_page_open() const;   // the open page holds dictionary indices
-  std::string dictionary_page();   // its header and compressed values; "" without a dictionary
+  std::string page_body() const;               // levels with their length, then the values
+  void add_to_dictionary(std::string_view v);  // its index, and v to the dictionary if new
+  bool dictionary_page_open() const;           // the open page holds dictionary indices
+  std::string dictionary_page();               // its header and compressed values; "" without a dictionary
 
   Column column_;
   size_t page_bytes_;
   ZstdCodec codec_;
-  std::vector<uint8_t> levels_;   // the open page's definition levels
-  std::string page_values_;       // its PLAIN values (booleans: one byte each until the page closes)
+  std::vector<uint8_t> levels_;  // the open page's definition levels
+  std::string page_values_;      // its PLAIN values (booleans: one byte each until the page closes)
   // Dictionary encoding (strings): whether it is still in use in this chunk, the dictionary's
   // PLAIN values and the index of each, the open page's indices, the last string added.
   bool dictionary_ = false;
@@ -99,8 +99,8 @@ class ColumnWriter {
   // page to compress); declared before the pages, whose futures wait for their work when destroyed.
   std::array<ZstdCodec, kMaxPagesAside> aside_codecs_;
   size_t pages_sent_aside_ = 0;
-  std::deque<std::future<CompressedPage>> pages_aside_;   // being compressed, in page order
-  size_t pages_aside_bytes_ = 0;                          // their bodies' bytes
+  std::deque<std::future<CompressedPage>> pages_aside_;  // being compressed, in page order
+  size_t pages_aside_bytes_ = 0;                         // their bodies' bytes
   std::string chunk_pages_;
   int64_t chunk_values_ = 0;
   int64_t chunk_uncompressed_ = 0;

@@ -9,7 +9,7 @@ namespace trialdb::parquet {
 namespace {
 
 constexpr std::string_view kMagic = "PAR1";
-constexpr int32_t kFormatVersion = 1;   // data pages v1
+constexpr int32_t kFormatVersion = 1;  // data pages v1
 constexpr const char* kCreatedBy = "trialdb";
 
 format::SchemaElement leaf(const Column& c) {

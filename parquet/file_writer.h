@@ -23,7 +23,7 @@ class ByteSink {
 };
 
 struct WriterOptions {
-  size_t row_group_bytes = 64u << 20;   // scanned well by every engine (tens of MB)
+  size_t row_group_bytes = 64u << 20;  // scanned well by every engine (tens of MB)
   size_t page_bytes = 1u << 20;
 };
 
@@ -57,7 +57,7 @@ class FileWriter {
   std::vector<Column> columns_;
   ByteSink& sink_;
   WriterOptions options_;
-  std::vector<std::unique_ptr<ColumnWriter>> writers_;   // owned apart: each holds a zstd context
+  std::vector<std::unique_ptr<ColumnWriter>> writers_;  // owned apart: each holds a zstd context
   size_t next_column_ = 0;
   int64_t rows_ = 0;
   int64_t group_rows_ = 0;

@@ -71,7 +71,9 @@ std::string encode_hybrid(const std::vector<T>& values, int bit_width) {
 
 }  // namespace
 
-std::string encode_levels(const std::vector<uint8_t>& levels, int bit_width) { return encode_hybrid(levels, bit_width); }
+std::string encode_levels(const std::vector<uint8_t>& levels, int bit_width) {
+  return encode_hybrid(levels, bit_width);
+}
 
 std::string encode_indices(const std::vector<uint32_t>& indices, int bit_width) {
   return encode_hybrid(indices, bit_width);

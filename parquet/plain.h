@@ -12,12 +12,8 @@ namespace trialdb::parquet {
 
 static_assert(std::endian::native == std::endian::little, "PLAIN encoding is written as the host's bytes");
 
-inline void append_plain(std::string& out, int64_t v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-inline void append_plain(std::string& out, double v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
+inline void append_plain(std::string& out, int64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+inline void append_plain(std::string& out, double v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
 inline void append_plain_length(std::string& out, uint32_t n) {
   out.append(reinterpret_cast<const char*>(&n), sizeof n);
 }

@@ -31,7 +31,7 @@ class ColumnStatistics {
   ColumnType type_;
   int64_t nulls_ = 0;
   bool has_bounds_ = false;
-  bool bounds_dropped_ = false;   // a byte-array value too long for statistics
+  bool bounds_dropped_ = false;  // a byte-array value too long for statistics
   int64_t int_min_ = 0, int_max_ = 0;
   double real_min_ = 0, real_max_ = 0;
   std::string bytes_min_, bytes_max_;

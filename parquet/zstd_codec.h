@@ -8,7 +8,7 @@ struct ZSTD_CCtx_s;
 
 namespace trialdb::parquet {
 
-inline constexpr int kZstdLevel = 3;   // zstd's own default: see bench/README.md for the trade-off
+inline constexpr int kZstdLevel = 3;  // zstd's own default: see bench/README.md for the trade-off
 
 class ZstdCodec {
  public:

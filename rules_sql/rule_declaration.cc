@@ -75,7 +75,8 @@ std::vector<std::string> split_list(std::string_view s) {
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front()))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 // Decimal numbers only: no hex, no NaN, no inf spelled as a number, nothing after the digits.
@@ -127,7 +128,8 @@ std::string column_expression(const ParamDeclaration& p, const std::string& v) {
     case ParamType::kRealList: e = "rule_list_json(" + v + ")"; break;
     case ParamType::kMode: e = "nullif(nullif(upper(trim(" + v + ")), ''), 'NONE')"; break;
   }
-  if (!p.word.empty()) e = "CASE WHEN lower(trim(" + v + ")) = " + sql_literal(p.word) + " THEN NULL ELSE " + e + " END";
+  if (!p.word.empty())
+    e = "CASE WHEN lower(trim(" + v + ")) = " + sql_literal(p.word) + " THEN NULL ELSE " + e + " END";
   return e;
 }
 
@@ -187,12 +189,10 @@ bool value_fits(const ParamDeclaration& p, const std::string& value, std::string
     return false;
   };
   switch (p.type) {
-    case ParamType::kReal:
-      return is_decimal(value, false) || fail(quoted + " is not a decimal number");
+    case ParamType::kReal: return is_decimal(value, false) || fail(quoted + " is not a decimal number");
     case ParamType::kRealOrInf:
       return is_decimal(value, false) || is_infinity(value) || fail(quoted + " is not a decimal number");
-    case ParamType::kInteger:
-      return is_decimal(value, true) || fail(quoted + " is not an integer");
+    case ParamType::kInteger: return is_decimal(value, true) || fail(quoted + " is not an integer");
     case ParamType::kBoolean: {
       const std::string l = lower(trim(value));
       return l == "true" || l == "false" || fail(quoted + " is not true or false");
@@ -232,10 +232,10 @@ RuleDeclaration parse_declaration(std::string_view sql, const std::string& sourc
     const std::string_view line = trim(sql.substr(pos, eol - pos));
     pos = eol + 1;
     ++line_no;
-    if (line.empty() && d.name.empty()) continue;   // blank lines before the block
+    if (line.empty() && d.name.empty()) continue;  // blank lines before the block
     if (line.rfind("-- @", 0) != 0) {
-      if (d.name.empty() && line.rfind("--", 0) == 0) continue;   // a comment before the block
-      break;                                                       // the block ends
+      if (d.name.empty() && line.rfind("--", 0) == 0) continue;  // a comment before the block
+      break;                                                     // the block ends
     }
     std::string_view rest = line.substr(4);
     std::string keyword;
@@ -245,8 +245,10 @@ RuleDeclaration parse_declaration(std::string_view sql, const std::string& sourc
       std::string kind;
       if (!next_token(&rest, &d.name) || !next_token(&rest, &kind) || !trim(rest).empty())
         throw fail("expected '-- @rule NAME KIND'");
-      if (!is_identifier(d.name)) throw fail("rule name '" + d.name + "' is not an SQL identifier (letters, digits, _)");
-      if (std::find_if(std::begin(kKinds), std::end(kKinds), [&](const char* k) { return kind == k; }) == std::end(kKinds))
+      if (!is_identifier(d.name))
+        throw fail("rule name '" + d.name + "' is not an SQL identifier (letters, digits, _)");
+      if (std::find_if(std::begin(kKinds), std::end(kKinds), [&](const char* k) { return kind == k; }) ==
+          std::end(kKinds))
         throw fail("kind '" + kind + "' is not batch, step or clock");
       d.kind = kind;
     } else if (keyword == "param") {
@@ -263,25 +265,27 @@ RuleDeclaration parse_declaration(std::string_view sql, const std::string& sourc
       if (d.param(p.name)) throw fail("parameter " + p.name + " is declared twice");
       std::string why;
       if (!parse_type(type, &p, &why)) throw fail("parameter " + p.name + ": " + why);
-      if (p.meaning.empty()) throw fail("parameter " + p.name + " has no meaning (the rest of the line says what it is)");
+      if (p.meaning.empty())
+        throw fail("parameter " + p.name + " has no meaning (the rest of the line says what it is)");
       const bool no_trial = p.type == ParamType::kTrial && p.default_value.empty();
-      if (!no_trial && !value_fits(p, p.default_value, &why))
-        throw fail("the default of " + p.name + ": " + why);
+      if (!no_trial && !value_fits(p, p.default_value, &why)) throw fail("the default of " + p.name + ": " + why);
       d.params.push_back(std::move(p));
     } else {
       throw fail("unknown declaration '@" + keyword + "' (expected @rule or @param)");
     }
   }
   if (d.name.empty())
-    throw Error(ErrorKind::kUsage, source + ": no declaration: a rule file opens with '-- @rule NAME KIND' "
-                                            "and a '-- @param NAME TYPE DEFAULT MEANING' line per parameter");
+    throw Error(ErrorKind::kUsage, source +
+                                       ": no declaration: a rule file opens with '-- @rule NAME KIND' "
+                                       "and a '-- @param NAME TYPE DEFAULT MEANING' line per parameter");
   return d;
 }
 
 std::string declaration_sql(const RuleDeclaration& d, const std::string& source) {
   const std::string rule = sql_literal(d.name);
   std::string sql = "INSERT INTO rule_catalog(rule, kind, source) VALUES (" + rule + ", " + sql_literal(d.kind) + ", " +
-                    sql_literal(source) + ")\n  ON CONFLICT (rule) DO UPDATE SET kind = excluded.kind, source = excluded.source;\n";
+                    sql_literal(source) +
+                    ")\n  ON CONFLICT (rule) DO UPDATE SET kind = excluded.kind, source = excluded.source;\n";
   sql += "DELETE FROM rule_param_declared WHERE rule = " + rule + ";\n";
   for (size_t i = 0; i < d.params.size(); ++i) {
     const ParamDeclaration& p = d.params[i];
@@ -311,7 +315,8 @@ std::string parameter_table_markdown(const std::vector<RuleDeclaration>& rules) 
   for (const RuleDeclaration& d : rules)
     for (const ParamDeclaration& p : d.params)
       md += "| " + d.name + " | `" + p.name + "` | " + cell(type_text(p)) + " | " +
-            (p.default_value.empty() ? std::string() : "`" + cell(p.default_value) + "`") + " | " + cell(p.meaning) + " |\n";
+            (p.default_value.empty() ? std::string() : "`" + cell(p.default_value) + "`") + " | " + cell(p.meaning) +
+            " |\n";
   return md;
 }
 

@@ -22,22 +22,22 @@
 namespace trialdb::rules {
 
 enum class ParamType {
-  kReal,        // a finite decimal number
-  kRealOrInf,   // a decimal number, or inf / +inf / -inf
-  kInteger,     // a decimal integer
-  kBoolean,     // true or false
-  kRegex,       // comma-separated Python regexes (re.search); empty: none
-  kText,        // any text
-  kTrial,       // the name of a trial of the database
-  kList,        // comma-separated names; empty: none
-  kRealList,    // comma-separated decimal numbers (inf allowed)
-  kMode,        // none, TRAIN, EVAL, PREDICT or GLOBAL
+  kReal,       // a finite decimal number
+  kRealOrInf,  // a decimal number, or inf / +inf / -inf
+  kInteger,    // a decimal integer
+  kBoolean,    // true or false
+  kRegex,      // comma-separated Python regexes (re.search); empty: none
+  kText,       // any text
+  kTrial,      // the name of a trial of the database
+  kList,       // comma-separated names; empty: none
+  kRealList,   // comma-separated decimal numbers (inf allowed)
+  kMode,       // none, TRAIN, EVAL, PREDICT or GLOBAL
 };
 
 struct ParamDeclaration {
   std::string name;
   ParamType type = ParamType::kText;
-  std::string word;           // the word a `TYPE|WORD` parameter may also be; empty: none
+  std::string word;  // the word a `TYPE|WORD` parameter may also be; empty: none
   std::string default_value;
   std::string meaning;
 };

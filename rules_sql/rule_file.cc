@@ -26,8 +26,8 @@ std::string lower(const char* s) {
 // the file's; the probe's own write and the built-in rules' triggers are the runner's).
 struct Guard {
   enum Mode { kFile, kCheck } mode = kFile;
-  std::string own;       // "rule_<name>", lower case
-  std::string refused;   // what the last refused action would have done
+  std::string own;      // "rule_<name>", lower case
+  std::string refused;  // what the last refused action would have done
 };
 
 bool is_own(const Guard& g, const char* name) { return lower(name).rfind(g.own + "_", 0) == 0; }
@@ -43,10 +43,8 @@ int authorize(void* user, int action, const char* a1, const char* a2, const char
   switch (action) {
     case SQLITE_SELECT:
     case SQLITE_READ:
-    case SQLITE_RECURSIVE:
-      return SQLITE_OK;
-    case SQLITE_FUNCTION:
-      return lower(a2) == "load_extension" ? refuse("calls load_extension") : SQLITE_OK;
+    case SQLITE_RECURSIVE: return SQLITE_OK;
+    case SQLITE_FUNCTION: return lower(a2) == "load_extension" ? refuse("calls load_extension") : SQLITE_OK;
     case SQLITE_INSERT:
     case SQLITE_UPDATE:
     case SQLITE_DELETE: {
@@ -55,15 +53,18 @@ int authorize(void* user, int action, const char* a1, const char* a2, const char
       if (table == "sqlite_master" || table == "sqlite_temp_master") return SQLITE_OK;
       if (g.mode == Guard::kCheck && !(inner && is_own(g, inner))) return SQLITE_OK;
       if (is_own(g, a1)) return SQLITE_OK;
-      const char* verb = action == SQLITE_INSERT ? "inserts into" : action == SQLITE_UPDATE ? "updates" : "deletes from";
+      const char* verb = action == SQLITE_INSERT   ? "inserts into"
+                         : action == SQLITE_UPDATE ? "updates"
+                                                   : "deletes from";
       return refuse(std::string(verb) + " table " + arg1 + (inner ? std::string(" (in ") + inner + ")" : ""));
     }
     case SQLITE_CREATE_TABLE:
     case SQLITE_DROP_TABLE:
-      return is_own(g, a1) ? SQLITE_OK : refuse((action == SQLITE_CREATE_TABLE ? "creates" : "drops") + std::string(" table ") + arg1);
-    case SQLITE_CREATE_INDEX:   // also the automatic index of a PRIMARY KEY or UNIQUE: named by SQLite
-    case SQLITE_DROP_INDEX:
-      return is_own(g, a2) ? SQLITE_OK : refuse("creates or drops index " + arg1 + " on " + arg2);
+      return is_own(g, a1)
+                 ? SQLITE_OK
+                 : refuse((action == SQLITE_CREATE_TABLE ? "creates" : "drops") + std::string(" table ") + arg1);
+    case SQLITE_CREATE_INDEX:  // also the automatic index of a PRIMARY KEY or UNIQUE: named by SQLite
+    case SQLITE_DROP_INDEX: return is_own(g, a2) ? SQLITE_OK : refuse("creates or drops index " + arg1 + " on " + arg2);
     case SQLITE_CREATE_VIEW:
     case SQLITE_DROP_VIEW: {
       const std::string view = lower(a1);
@@ -73,22 +74,17 @@ int authorize(void* user, int action, const char* a1, const char* a2, const char
     case SQLITE_CREATE_TRIGGER:
     case SQLITE_DROP_TRIGGER:
       return is_own(g, a1) && lower(a2) == "rule_progress" ? SQLITE_OK
-                                                             : refuse("creates or drops trigger " + arg1 + " on " + arg2);
-    case SQLITE_REINDEX:   // CREATE INDEX fills the new index
+                                                           : refuse("creates or drops trigger " + arg1 + " on " + arg2);
+    case SQLITE_REINDEX:  // CREATE INDEX fills the new index
       return is_own(g, a1) ? SQLITE_OK : refuse("reindexes " + arg1);
-    case SQLITE_ALTER_TABLE:   // RENAME TO would carry a table out of the rule's names
+    case SQLITE_ALTER_TABLE:  // RENAME TO would carry a table out of the rule's names
       return refuse("alters table " + arg2);
-    case SQLITE_PRAGMA:
-      return refuse("PRAGMA " + arg1);
-    case SQLITE_ATTACH:
-      return refuse("ATTACH");
-    case SQLITE_DETACH:
-      return refuse("DETACH");
+    case SQLITE_PRAGMA: return refuse("PRAGMA " + arg1);
+    case SQLITE_ATTACH: return refuse("ATTACH");
+    case SQLITE_DETACH: return refuse("DETACH");
     case SQLITE_TRANSACTION:
-    case SQLITE_SAVEPOINT:
-      return refuse("controls the transaction (the runner's transaction holds the whole file)");
-    default:
-      return refuse("is not a statement a rule makes (authorizer action " + std::to_string(action) + ")");
+    case SQLITE_SAVEPOINT: return refuse("controls the transaction (the runner's transaction holds the whole file)");
+    default: return refuse("is not a statement a rule makes (authorizer action " + std::to_string(action) + ")");
   }
 }
 
@@ -108,7 +104,8 @@ class Authorized {
 // text itself when none does).
 std::string_view first_statement(const char* start) {
   const std::string_view text(start);
-  for (size_t semicolon = text.find(';'); semicolon != std::string_view::npos; semicolon = text.find(';', semicolon + 1))
+  for (size_t semicolon = text.find(';'); semicolon != std::string_view::npos;
+       semicolon = text.find(';', semicolon + 1))
     if (sqlite3_complete(std::string(text.substr(0, semicolon + 1)).c_str())) return text.substr(0, semicolon + 1);
   return text;
 }
@@ -166,7 +163,8 @@ RuleFile read_rule_file(const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error(ErrorKind::kUsage, "--rule-file " + path + ": not a regular file (a FIFO, device or directory is not read)");
+    throw Error(ErrorKind::kUsage,
+                "--rule-file " + path + ": not a regular file (a FIFO, device or directory is not read)");
   }
   f.sql.resize(kMaxRuleFileBytes + 1);
   size_t got = 0;
@@ -179,9 +177,11 @@ RuleFile read_rule_file(const std::string& path) {
   }
   ::close(fd);
   if (got > kMaxRuleFileBytes)
-    throw Error(ErrorKind::kUsage, "--rule-file " + path + ": larger than " + std::to_string(kMaxRuleFileBytes) + " bytes");
+    throw Error(ErrorKind::kUsage,
+                "--rule-file " + path + ": larger than " + std::to_string(kMaxRuleFileBytes) + " bytes");
   f.sql.resize(got);
-  if (f.sql.find('\0') != std::string::npos) throw Error(ErrorKind::kUsage, "--rule-file " + path + ": not a text file");
+  if (f.sql.find('\0') != std::string::npos)
+    throw Error(ErrorKind::kUsage, "--rule-file " + path + ": not a text file");
   f.declaration = parse_declaration(f.sql, "--rule-file " + path);
   return f;
 }
@@ -212,24 +212,27 @@ void run_rule_file(Database& db, const RuleFile& file) {
       if (rc != SQLITE_OK) err = sqlite3_errmsg(h);
     }
     sqlite3_finalize(stmt);
-    const std::string where = "--rule-file " + file.path + ": statement " + std::to_string(n) + " (" +
-                              statement_text(prepared ? std::string_view(start, static_cast<size_t>(tail - start)) : first_statement(start)) + ")";
+    const std::string where =
+        "--rule-file " + file.path + ": statement " + std::to_string(n) + " (" +
+        statement_text(prepared ? std::string_view(start, static_cast<size_t>(tail - start)) : first_statement(start)) +
+        ")";
     if (rc != SQLITE_OK && !guard.refused.empty())
       throw Error(ErrorKind::kUsage, where + " " + guard.refused + ": not allowed (" + allowed(name) + ")");
     if (rc != SQLITE_OK) throw Error(ErrorKind::kUsage, where + ": " + err);
-    if (!stmt) break;   // only comments and blanks were left
+    if (!stmt) break;  // only comments and blanks were left
   }
 
   Statement view(h, "SELECT 1 FROM sqlite_schema WHERE type = 'view' AND name = ?1");
   if (!view.bind(1, "rule_" + name).step())
-    throw Error(ErrorKind::kUsage, "--rule-file " + file.path + ": declares rule " + name + " but creates no view rule_" + name +
+    throw Error(ErrorKind::kUsage, "--rule-file " + file.path + ": declares rule " + name +
+                                       " but creates no view rule_" + name +
                                        " (columns trial, step, tensor, worker, value, message)");
   check_compiles(h, &guard, file, "SELECT trial, step, tensor, worker, value, message FROM rule_" + name,
                  "view rule_" + name + " (it must have the columns trial, step, tensor, worker, value, message)");
   // Every trigger on rule_progress fires for one of these; compiling them compiles the bodies.
-  for (const char* probe : {"INSERT INTO rule_progress(trial, rule, step) SELECT '', '', NULL WHERE 0",
-                            "UPDATE rule_progress SET step = step, evaluated = evaluated WHERE 0",
-                            "DELETE FROM rule_progress WHERE 0"})
+  for (const char* probe :
+       {"INSERT INTO rule_progress(trial, rule, step) SELECT '', '', NULL WHERE 0",
+        "UPDATE rule_progress SET step = step, evaluated = evaluated WHERE 0", "DELETE FROM rule_progress WHERE 0"})
     check_compiles(h, &guard, file, probe, "a trigger of rule " + name);
 }
 

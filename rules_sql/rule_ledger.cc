@@ -39,13 +39,14 @@ std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::st
   // there are complete steps up to there means none of those is owed, and only the steps after
   // it need to be read (the common case, without a lookup per step). Rules evaluated as far
   // share that count and those steps, read once.
-  std::map<std::optional<int64_t>, int64_t> complete_through;      // complete steps <= through
-  std::map<std::optional<int64_t>, std::vector<StepRow>> after;    // complete steps > through
+  std::map<std::optional<int64_t>, int64_t> complete_through;    // complete steps <= through
+  std::map<std::optional<int64_t>, std::vector<StepRow>> after;  // complete steps > through
   Statement evaluated(db_.handle(),
                       "SELECT (SELECT evaluated FROM rule_progress WHERE trial = ?1 AND rule = ?2), "
                       "       (SELECT max(step) FROM rule_evaluated WHERE trial = ?1 AND rule = ?2)");
   Statement complete(db_.handle(), "SELECT count(*) FROM steps WHERE trial = ?1 AND complete AND step <= ?2");
-  Statement later(db_.handle(), "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete AND step > ?2 ORDER BY step");
+  Statement later(db_.handle(),
+                  "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete AND step > ?2 ORDER BY step");
   Statement unevaluated(db_.handle(),
                         "SELECT s.step, s.mode, s.mode_step FROM steps s WHERE s.trial = ?1 AND s.complete "
                         "AND NOT EXISTS (SELECT 1 FROM rule_evaluated e WHERE e.trial = ?1 AND e.rule = ?2 "
@@ -61,14 +62,15 @@ std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::st
   for (const std::string& rule : rules) {
     evaluated.bind(1, trial).bind(2, rule).step();
     const int64_t count = evaluated.is_null(0) ? 0 : evaluated.int64(0);
-    const std::optional<int64_t> through = evaluated.is_null(1) ? std::nullopt : std::optional<int64_t>(evaluated.int64(1));
+    const std::optional<int64_t> through =
+        evaluated.is_null(1) ? std::nullopt : std::optional<int64_t>(evaluated.int64(1));
     evaluated.reset();
     if (through && !complete_through.count(through)) {
       complete.bind(1, trial).bind(2, *through).step();
       complete_through[through] = complete.int64(0);
       complete.reset();
     }
-    if (through && complete_through[through] != count) {   // a step became complete late
+    if (through && complete_through[through] != count) {  // a step became complete late
       unevaluated.bind(1, trial).bind(2, rule);
       read(unevaluated, &owed[rule]);
       continue;
@@ -83,7 +85,8 @@ std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::st
 }
 
 std::optional<StepRow> RuleLedger::last_complete_step(const std::string& trial) {
-  Statement q(db_.handle(), "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete ORDER BY step DESC LIMIT 1");
+  Statement q(db_.handle(),
+              "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete ORDER BY step DESC LIMIT 1");
   if (!q.bind(1, trial).step()) return std::nullopt;
   return StepRow{q.int64(0), q.int64(2), q.text(1)};
 }

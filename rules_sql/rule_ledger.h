@@ -23,7 +23,7 @@
 namespace trialdb::rules {
 
 struct Finding {
-  int64_t id = 0;   // rule_finding.finding_id
+  int64_t id = 0;  // rule_finding.finding_id
   std::string trial, rule;
   int64_t step = 0;
   std::string mode;
@@ -44,7 +44,8 @@ class RuleLedger {
 
   // Per rule, the complete steps of `trial` it has not evaluated, in step order, none after
   // last_step (when given).
-  std::map<std::string, std::vector<StepRow>> owed_steps(const std::string& trial, const std::vector<std::string>& rules,
+  std::map<std::string, std::vector<StepRow>> owed_steps(const std::string& trial,
+                                                         const std::vector<std::string>& rules,
                                                          std::optional<int64_t> last_step);
   // The last complete step of `trial`, if any.
   std::optional<StepRow> last_complete_step(const std::string& trial);

@@ -27,7 +27,7 @@ namespace {
 
 struct RuleSource {
   const char* name;
-  const char* sql;   // opens with the rule's declaration (rule_declaration.h)
+  const char* sql;  // opens with the rule's declaration (rule_declaration.h)
 };
 
 const char* const kBaseSql =
@@ -99,8 +99,9 @@ const std::vector<std::string>& builtin_rule_names() {
 
 const std::set<std::string>& reserved_names() {
   static const std::set<std::string> names = [] {
-    static const std::regex kCreate(R"(CREATE\s+(?:UNIQUE\s+)?(?:TABLE|VIEW|INDEX|TRIGGER)\s+(?:IF\s+NOT\s+EXISTS\s+)?rule_(\w+))",
-                                    std::regex::icase);
+    static const std::regex kCreate(
+        R"(CREATE\s+(?:UNIQUE\s+)?(?:TABLE|VIEW|INDEX|TRIGGER)\s+(?:IF\s+NOT\s+EXISTS\s+)?rule_(\w+))",
+        std::regex::icase);
     std::set<std::string> v;
     const std::string base = kBaseSql;
     for (auto m = std::sregex_iterator(base.begin(), base.end(), kCreate); m != std::sregex_iterator(); ++m)
@@ -113,7 +114,7 @@ const std::set<std::string>& reserved_names() {
 std::string install_sql() {
   std::string sql = kBaseSql;
   const std::vector<RuleDeclaration>& declared = builtin_declarations();
-  for (size_t i = 0; i < declared.size(); ++i) {   // appended piece by piece: GCC 12's -Wrestrict at -O3
+  for (size_t i = 0; i < declared.size(); ++i) {  // appended piece by piece: GCC 12's -Wrestrict at -O3
     sql += '\n';
     sql += declaration_sql(declared[i], "builtin");
     sql += '\n';
@@ -121,16 +122,19 @@ std::string install_sql() {
   }
   // Rows for every trial that only repeat a declared default (older runners stored each default
   // there) say nothing: the declaration is where defaults live.
-  sql += "\nDELETE FROM rule_param\n"
-         "WHERE trial IS NULL\n"
-         "  AND value = (SELECT d.value FROM rule_param_declared d WHERE d.rule = rule_param.rule AND d.param = rule_param.param);\n";
+  sql +=
+      "\nDELETE FROM rule_param\n"
+      "WHERE trial IS NULL\n"
+      "  AND value = (SELECT d.value FROM rule_param_declared d WHERE d.rule = rule_param.rule AND d.param = "
+      "rule_param.param);\n";
   return sql;
 }
 
 RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(std::move(options)) {
   if (!options_.clock) options_.clock = system_clock_now;
   if (trialdb_register_sql_functions(db_.handle()) != SQLITE_OK)
-    throw Error(Status::database(std::string("cannot register the SQL functions: ") + sqlite3_errmsg(db_.handle())).at(db_.path()));
+    throw Error(Status::database(std::string("cannot register the SQL functions: ") + sqlite3_errmsg(db_.handle()))
+                    .at(db_.path()));
   // Everything that can be checked before writing is: the files, their rules' names, the trials.
   std::vector<RuleFile> files;
   for (const std::string& path : options_.rule_files) {
@@ -138,12 +142,13 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
     const std::string& name = files.back().declaration.name;
     for (const std::string& reserved : reserved_names())
       if (namespaces_overlap(name, reserved))
-        throw Error(ErrorKind::kUsage, "--rule-file " + path + ": rule name " + name + " collides with rule_" + reserved +
-                                           ", which the rule runner uses; give the rule another name");
+        throw Error(ErrorKind::kUsage, "--rule-file " + path + ": rule name " + name + " collides with rule_" +
+                                           reserved + ", which the rule runner uses; give the rule another name");
     for (const std::string& builtin : builtin_rule_names())
       if (namespaces_overlap(name, builtin))
-        throw Error(ErrorKind::kUsage, "--rule-file " + path + ": rule name " + name + " collides with the built-in rule " +
-                                           builtin + "; give the rule another name");
+        throw Error(ErrorKind::kUsage, "--rule-file " + path + ": rule name " + name +
+                                           " collides with the built-in rule " + builtin +
+                                           "; give the rule another name");
     for (size_t i = 0; i + 1 < files.size(); ++i)
       if (namespaces_overlap(name, files[i].declaration.name))
         throw Error(ErrorKind::kUsage, "--rule-file " + path + ": rule name " + name + " collides with rule " +
@@ -151,7 +156,8 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
   }
   for (const std::string& trial : options_.trials) {
     Statement q(db_.handle(), "SELECT 1 FROM trials WHERE trial = ?1");
-    if (!q.bind(1, trial).step()) throw Error(ErrorKind::kUsage, "--trial " + trial + ": no such trial in " + db_.path());
+    if (!q.bind(1, trial).step())
+      throw Error(ErrorKind::kUsage, "--trial " + trial + ": no such trial in " + db_.path());
   }
 
   // One transaction: a bad rule file or parameter leaves the database as it was.
@@ -181,7 +187,8 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
   // rule to be evaluated again from the start (rule_rerun).
   const std::vector<RuleSetting> settings = check_settings(db_, options_.params);
   Statement rerun(db_.handle(), "INSERT OR IGNORE INTO rule_rerun(trial, rule) VALUES (?1, ?2)");
-  for (const auto& [trial, rule] : store_settings(db_, settings, options_.trials)) rerun.bind(1, trial).bind(2, rule).run();
+  for (const auto& [trial, rule] : store_settings(db_, settings, options_.trials))
+    rerun.bind(1, trial).bind(2, rule).run();
   if (options_.rerun) {
     std::vector<std::string> trials = options_.trials;
     if (trials.empty()) {
@@ -206,12 +213,13 @@ void RuleRunner::load_rule_file(const RuleFile& file) {
   const std::string& name = file.declaration.name;
   // Another custom rule whose objects this one's could be named like (rule_a_b of rule a).
   {
-    Statement q(db_.handle(), "SELECT rule, source FROM rule_catalog WHERE source NOT IN ('builtin', ?1) AND rule <> ?2");
+    Statement q(db_.handle(),
+                "SELECT rule, source FROM rule_catalog WHERE source NOT IN ('builtin', ?1) AND rule <> ?2");
     q.bind(1, file.path).bind(2, name);
     while (q.step())
       if (namespaces_overlap(name, q.text(0)))
-        throw Error(ErrorKind::kUsage, "--rule-file " + file.path + ": rule name " + name + " collides with rule " + q.text(0) +
-                                           " of " + q.text(1));
+        throw Error(ErrorKind::kUsage, "--rule-file " + file.path + ": rule name " + name + " collides with rule " +
+                                           q.text(0) + " of " + q.text(1));
   }
   // What an earlier load of this file or of this rule created goes first, so that the file may
   // create it again: the rules it declared, their views and triggers (state tables stay).
@@ -223,14 +231,15 @@ void RuleRunner::load_rule_file(const RuleFile& file) {
   }
   for (const std::string& rule : earlier) {
     if (!is_identifier(rule)) continue;
-    std::vector<std::pair<std::string, std::string>> objects;   // (type, name)
+    std::vector<std::pair<std::string, std::string>> objects;  // (type, name)
     Statement q(db_.handle(),
                 "SELECT type, name FROM sqlite_schema WHERE type IN ('view', 'trigger') "
                 "AND (name = 'rule_' || ?1 OR substr(name, 1, length(?1) + 6) = 'rule_' || ?1 || '_')");
     q.bind(1, rule);
     while (q.step()) objects.emplace_back(q.text(0), q.text(1));
     for (const auto& [type, object] : objects)
-      if (is_identifier(object)) db_.exec((type == "view" ? "DROP VIEW IF EXISTS " : "DROP TRIGGER IF EXISTS ") + object);
+      if (is_identifier(object))
+        db_.exec((type == "view" ? "DROP VIEW IF EXISTS " : "DROP TRIGGER IF EXISTS ") + object);
     Statement forget(db_.handle(), "DELETE FROM rule_catalog WHERE rule = ?1");
     forget.bind(1, rule).run();
     Statement undeclare(db_.handle(), "DELETE FROM rule_param_declared WHERE rule = ?1");
@@ -268,7 +277,8 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   Statement ensure_progress(h, "INSERT OR IGNORE INTO rule_progress(trial, rule, step) VALUES (?1, ?2, NULL)");
   Statement advance(h, "UPDATE rule_progress SET step = ?3, evaluated = evaluated + ?4 WHERE trial = ?1 AND rule = ?2");
-  Statement mark_evaluated(h, "INSERT OR IGNORE INTO rule_evaluated(trial, rule, step) SELECT trial, ?1, step FROM rule_batch");
+  Statement mark_evaluated(
+      h, "INSERT OR IGNORE INTO rule_evaluated(trial, rule, step) SELECT trial, ?1, step FROM rule_batch");
   // The INSERT of each rule's findings for the batch, prepared once per runner (a rule view is a
   // large query). The view is materialized first: it is evaluated once for the whole batch, never
   // once per batch row.
@@ -277,18 +287,26 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     if (!stmt) {
       if (!is_identifier(rule)) throw Error(ErrorKind::kUsage, "rule_catalog: bad rule name '" + rule + "'");
       stmt = std::make_unique<Statement>(
-          h, "WITH r AS MATERIALIZED (SELECT trial, step, tensor, worker, value, message FROM rule_" + rule + ") "
-             "INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, message, found_at) "
-             "SELECT b.trial, ?1, b.step, b.mode, b.mode_step, r.tensor, ifnull(r.worker, (SELECT worker FROM rule_primary_worker)), r.value, r.message, b.now "
-             "FROM r JOIN rule_batch b ON b.trial = r.trial AND b.step = r.step");
+          h, "WITH r AS MATERIALIZED (SELECT trial, step, tensor, worker, value, message FROM rule_" + rule +
+                 ") "
+                 "INSERT OR IGNORE INTO rule_finding(trial, rule, step, mode, mode_step, tensor, worker, value, "
+                 "message, found_at) "
+                 "SELECT b.trial, ?1, b.step, b.mode, b.mode_step, r.tensor, ifnull(r.worker, (SELECT worker FROM "
+                 "rule_primary_worker)), r.value, r.message, b.now "
+                 "FROM r JOIN rule_batch b ON b.trial = r.trial AND b.step = r.step");
     }
     return *stmt;
   };
   auto fill_batch = [&](std::vector<StepRow>::const_iterator first, std::vector<StepRow>::const_iterator last) {
     clear_batch.run();
     for (auto s = first; s != last; ++s)
-      add_to_batch.bind(1, trial).bind(2, s->step).bind(3, s->mode).bind(4, s->mode_step)
-          .bind(5, s->mode == "GLOBAL" ? s->mode_step : s->step).bind(6, now).run();
+      add_to_batch.bind(1, trial)
+          .bind(2, s->step)
+          .bind(3, s->mode)
+          .bind(4, s->mode_step)
+          .bind(5, s->mode == "GLOBAL" ? s->mode_step : s->step)
+          .bind(6, now)
+          .run();
   };
   // A rule evaluated again (rule_rerun) reports only findings its earlier evaluation had not.
   std::map<std::string, std::set<std::tuple<int64_t, std::string, std::string>>> earlier;
@@ -326,7 +344,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
       db_.exec("RELEASE rule_batch");
       return true;
     } catch (const std::exception& e) {
-      if (sqlite3_get_autocommit(h)) {   // interrupted at the time limit: the transaction is gone
+      if (sqlite3_get_autocommit(h)) {  // interrupted at the time limit: the transaction is gone
         stopped_.emplace(trial, rule);
         failures_.push_back("rule " + rule + " on trial " + trial + where() + ": " + e.what());
         throw TransactionRolledBack{};
@@ -366,7 +384,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
   for (const std::string& rule : ledger_->pending_reruns(trial))
     if (std::find(rules_.begin(), rules_.end(), rule) != rules_.end()) reruns.insert(rule);
   auto evaluate_owed = [&](const std::string& rule) {
-    if (stopped_.count({trial, rule})) return true;   // past its time limit in this run: left as it was
+    if (stopped_.count({trial, rule})) return true;  // past its time limit in this run: left as it was
     if (reruns.count(rule)) earlier[rule] = ledger_->reset(trial, rule);
     if (kinds_.at(rule) == kClockKind) return true;
     std::vector<StepRow> owed = std::move(ledger_->owed_steps(trial, {rule}, options_.last_step)[rule]);
@@ -400,19 +418,22 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
   // The clock: when the last complete step changed, progress was made now.
   const std::optional<StepRow> last = ledger_->last_complete_step(trial);
   if (last) {
-    Statement clock(h,
-                    "INSERT INTO rule_trial_clock(trial, last_step, progress_at) VALUES (?1, ?2, ?3) "
-                    "ON CONFLICT (trial) DO UPDATE SET last_step = excluded.last_step, progress_at = excluded.progress_at "
-                    "WHERE last_step <> excluded.last_step");
+    Statement clock(
+        h,
+        "INSERT INTO rule_trial_clock(trial, last_step, progress_at) VALUES (?1, ?2, ?3) "
+        "ON CONFLICT (trial) DO UPDATE SET last_step = excluded.last_step, progress_at = excluded.progress_at "
+        "WHERE last_step <> excluded.last_step");
     clock.bind(1, trial).bind(2, last->step).bind(3, now).run();
     const std::vector<StepRow> at_last{*last};
     for (const std::string& rule : rules_) {
       if (kinds_.at(rule) != kClockKind || stopped_.count({trial, rule})) continue;
-      guarded(rule, [] { return std::string(); }, [&] {
-        fill_batch(at_last.begin(), at_last.end());
-        run_rule(rule);
-        clear_batch.run();
-      });
+      guarded(
+          rule, [] { return std::string(); },
+          [&] {
+            fill_batch(at_last.begin(), at_last.end());
+            run_rule(rule);
+            clear_batch.run();
+          });
     }
   }
   tx.commit();
@@ -431,7 +452,7 @@ void RuleRunner::note_unmatched_selections(const std::string& trial, const std::
 }
 
 void RuleRunner::note_from_rule(const std::string& trial, const std::string& rule) {
-  if (noted_by_rule_.count({trial, rule})) return;   // once per trial and run: the view is not free
+  if (noted_by_rule_.count({trial, rule})) return;  // once per trial and run: the view is not free
   auto it = note_statement_.find(rule);
   if (it == note_statement_.end()) {
     Statement q(db_.handle(), "SELECT 1 FROM sqlite_schema WHERE type = 'view' AND name = ?1");

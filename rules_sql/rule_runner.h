@@ -37,17 +37,17 @@
 namespace trialdb::rules {
 
 struct RuleOptions {
-  std::vector<std::string> trials;        // empty: every trial of the database
-  std::vector<std::string> rules;         // empty: every rule of rule_catalog
-  std::vector<std::string> rule_files;    // custom rules to load (each creates view rule_<name>)
+  std::vector<std::string> trials;      // empty: every trial of the database
+  std::vector<std::string> rules;       // empty: every rule of rule_catalog
+  std::vector<std::string> rule_files;  // custom rules to load (each creates view rule_<name>)
   // RULE.KEY=VALUE settings stored in rule_param before evaluating: for each of `trials`
   // when given, else as the default of every trial.
   std::vector<std::string> params;
   // Evaluate the selected rules again from the first step on the selected trials (their
   // findings replaced), as a changed parameter does.
   bool rerun = false;
-  std::function<double()> clock;          // unix seconds; default: the system clock
-  std::optional<int64_t> last_step;       // evaluate no step after this one (replays, benchmarks)
+  std::function<double()> clock;     // unix seconds; default: the system clock
+  std::optional<int64_t> last_step;  // evaluate no step after this one (replays, benchmarks)
   // Queue every finding recorded for delivery (rule_delivery), in the transaction that records
   // it: for an --on-finding command, which confirms each with confirm_delivery().
   bool queue_deliveries = false;
@@ -106,25 +106,25 @@ class RuleRunner {
   void load_rule_file(const RuleFile& file);
   void add_note(const std::string& trial, const std::string& rule, const std::string& text);
   void note_unmatched_selections(const std::string& trial, const std::string& rule);
-  void note_from_rule(const std::string& trial, const std::string& rule);   // while its batch is filled
+  void note_from_rule(const std::string& trial, const std::string& rule);  // while its batch is filled
   // Appends the ids of the findings recorded to *found.
   void evaluate_trial(const std::string& trial, double now, std::vector<int64_t>* found);
 
   Database& db_;
   RuleOptions options_;
-  std::vector<std::string> rules_;        // selected rules
-  std::map<std::string, std::string> kinds_;   // of each selected rule (rule_catalog.kind)
-  std::map<std::string, std::unique_ptr<Statement>> record_;   // per rule: INSERT its findings
+  std::vector<std::string> rules_;                            // selected rules
+  std::map<std::string, std::string> kinds_;                  // of each selected rule (rule_catalog.kind)
+  std::map<std::string, std::unique_ptr<Statement>> record_;  // per rule: INSERT its findings
   std::unique_ptr<RuleLedger> ledger_;
   std::vector<std::string> failures_;
   // (trial, rule) stopped at the time limit in this run: an interrupted statement rolls back the
   // trial's whole transaction (SQLite's rule), so the trial is evaluated again without them.
   std::set<std::pair<std::string, std::string>> stopped_;
   std::vector<std::string> notes_;
-  std::set<std::pair<std::string, std::string>> looked_at_;   // (trial, rule): selections checked
-  std::set<std::string> noted_;                                // notes given
-  std::set<std::pair<std::string, std::string>> noted_by_rule_;   // (trial, rule): its _note view spoke
-  std::map<std::string, std::unique_ptr<Statement>> note_statement_;   // per rule: its _note view, if any
+  std::set<std::pair<std::string, std::string>> looked_at_;           // (trial, rule): selections checked
+  std::set<std::string> noted_;                                       // notes given
+  std::set<std::pair<std::string, std::string>> noted_by_rule_;       // (trial, rule): its _note view spoke
+  std::map<std::string, std::unique_ptr<Statement>> note_statement_;  // per rule: its _note view, if any
 };
 
 }  // namespace trialdb::rules

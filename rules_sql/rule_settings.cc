@@ -45,11 +45,13 @@ std::vector<RuleSetting> check_settings(Database& db, const std::vector<std::str
                                          "' (known: " + (known.empty() ? "none" : known) + ")");
     }
     std::string why;
-    if (!value_fits(*p, s.value, &why)) throw Error(ErrorKind::kUsage, "--param " + s.rule + "." + s.key + "=" + s.value + ": " + why);
+    if (!value_fits(*p, s.value, &why))
+      throw Error(ErrorKind::kUsage, "--param " + s.rule + "." + s.key + "=" + s.value + ": " + why);
     if (p->type == ParamType::kTrial) {
       Statement trial(db.handle(), "SELECT 1 FROM trials WHERE trial = ?1");
       if (!trial.bind(1, s.value).step())
-        throw Error(ErrorKind::kUsage, "--param " + s.rule + "." + s.key + "=" + s.value + ": no such trial in " + db.path());
+        throw Error(ErrorKind::kUsage,
+                    "--param " + s.rule + "." + s.key + "=" + s.value + ": no such trial in " + db.path());
     }
     out.push_back(std::move(s));
   }
@@ -136,7 +138,7 @@ std::string exact_regex(const std::string& name) {
   return out + "$";
 }
 
-constexpr size_t kSuggested = 4;   // closest names a note names
+constexpr size_t kSuggested = 4;  // closest names a note names
 
 // The trial's tensor names closest to `pattern`: those sharing the most words with it, by edit
 // distance to its letters; none when no name shares more than half of its words (a name sharing
@@ -146,7 +148,7 @@ std::vector<std::string> closest_tensors(Database& db, const std::string& trial,
   std::string literal;
   for (char c : pattern)
     if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '/') literal += c;
-  std::vector<std::tuple<size_t, size_t, std::string>> scored;   // (-shared words, distance, name)
+  std::vector<std::tuple<size_t, size_t, std::string>> scored;  // (-shared words, distance, name)
   Statement q(db.handle(), "SELECT tensor FROM tensors WHERE trial = ?1");
   q.bind(1, trial);
   while (q.step()) {
@@ -156,7 +158,7 @@ std::vector<std::string> closest_tensors(Database& db, const std::string& trial,
     if (2 * shared > wanted.size()) scored.emplace_back(wanted.size() - shared, edit_distance(literal, name), name);
   }
   std::sort(scored.begin(), scored.end());
-  std::vector<std::string> names;   // those sharing the most words, the closest first
+  std::vector<std::string> names;  // those sharing the most words, the closest first
   for (size_t i = 0; i < scored.size() && i < kSuggested && std::get<0>(scored[i]) == std::get<0>(scored[0]); ++i)
     names.push_back(std::get<2>(scored[i]));
   return names;
@@ -169,7 +171,7 @@ std::string suggestion(Database& db, const std::string& trial, const std::string
   if (names.empty()) return "";
   std::string listed, regex;
   for (const std::string& n : names) {
-    listed += listed.empty() ? "'" : ", '";   // appended piece by piece: GCC 12's -Wrestrict at -O3
+    listed += listed.empty() ? "'" : ", '";  // appended piece by piece: GCC 12's -Wrestrict at -O3
     listed += n;
     listed += '\'';
     if (!regex.empty()) regex += ',';
@@ -181,12 +183,14 @@ std::string suggestion(Database& db, const std::string& trial, const std::string
 }  // namespace
 
 std::vector<std::string> unmatched_selections(Database& db, const std::string& trial, const std::string& rule) {
-  std::vector<std::pair<std::string, std::string>> regexes;   // (param, value), non-empty
+  std::vector<std::pair<std::string, std::string>> regexes;  // (param, value), non-empty
   std::string tensor_regex, collection_names;
   {
     Statement q(db.handle(),
-                "SELECT d.param, d.type, coalesce((SELECT value FROM rule_param WHERE trial = ?1 AND rule = ?2 AND param = d.param),"
-                "                                 (SELECT value FROM rule_param WHERE trial IS NULL AND rule = ?2 AND param = d.param),"
+                "SELECT d.param, d.type, coalesce((SELECT value FROM rule_param WHERE trial = ?1 AND rule = ?2 AND "
+                "param = d.param),"
+                "                                 (SELECT value FROM rule_param WHERE trial IS NULL AND rule = ?2 AND "
+                "param = d.param),"
                 "                                 d.value, '')"
                 " FROM rule_param_declared d WHERE d.rule = ?2 ORDER BY d.position");
     q.bind(1, trial).bind(2, rule);
@@ -210,15 +214,18 @@ std::vector<std::string> unmatched_selections(Database& db, const std::string& t
     if (q.int64(0) == 0) {
       std::string what;
       if (!tensor_regex.empty()) what = "tensor_regex '" + tensor_regex + "'";
-      if (!collection_names.empty()) what += (what.empty() ? "" : " and ") + std::string("collection_names '") + collection_names + "'";
-      notes.push_back(what + (tensor_regex.empty() || collection_names.empty() ? " matches" : " match") + " none" + none_of +
+      if (!collection_names.empty())
+        what += (what.empty() ? "" : " and ") + std::string("collection_names '") + collection_names + "'";
+      notes.push_back(what + (tensor_regex.empty() || collection_names.empty() ? " matches" : " match") + " none" +
+                      none_of +
                       (tensor_regex.empty() ? "" : suggestion(db, trial, rule, "tensor_regex", tensor_regex)));
     }
   }
   for (const auto& [param, value] : regexes) {
     Statement q(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1 AND rule_regexp_any(?2, tensor)");
     q.bind(1, trial).bind(2, value).step();
-    if (q.int64(0) == 0) notes.push_back(param + " '" + value + "' matches none" + none_of + suggestion(db, trial, rule, param, value));
+    if (q.int64(0) == 0)
+      notes.push_back(param + " '" + value + "' matches none" + none_of + suggestion(db, trial, rule, param, value));
   }
   return notes;
 }

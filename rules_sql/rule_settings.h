@@ -18,7 +18,7 @@ namespace trialdb::rules {
 
 struct RuleSetting {
   std::string rule, key, value;
-  std::string text;   // as given, for messages
+  std::string text;  // as given, for messages
 };
 
 // Parses every setting and checks it; throws Error (kUsage) naming RULE.KEY and what is wrong.

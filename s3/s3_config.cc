@@ -17,8 +17,7 @@ bool is_bucket_char(char c) {
   // Real S3 allows [a-z0-9.-]; S3-compatible servers are laxer, so only refuse what would break
   // the URL or the host name.
   unsigned char u = static_cast<unsigned char>(c);
-  return u > 0x20 && u < 0x7f && c != '/' && c != '?' && c != '#' && c != '%' && c != '\\' &&
-         c != '@' && c != ':';
+  return u > 0x20 && u < 0x7f && c != '/' && c != '?' && c != '#' && c != '%' && c != '\\' && c != '@' && c != ':';
 }
 
 // What a secret becomes in a message.
@@ -105,11 +104,11 @@ S3Location parse_s3_url(const std::string& url) {
   S3Location loc;
   loc.bucket = rest.substr(0, slash);
   if (slash != std::string::npos) loc.prefix = strip_slashes(rest.substr(slash + 1));
-  if (loc.bucket.empty())
-    throw Error(ErrorKind::kUsage, "'" + url + "' names no bucket (expected s3://bucket/prefix)");
+  if (loc.bucket.empty()) throw Error(ErrorKind::kUsage, "'" + url + "' names no bucket (expected s3://bucket/prefix)");
   for (char c : loc.bucket)
     if (!is_bucket_char(c))
-      throw Error(ErrorKind::kUsage, "'" + url + "': bucket name '" + loc.bucket + "' contains a character that is not allowed");
+      throw Error(ErrorKind::kUsage,
+                  "'" + url + "': bucket name '" + loc.bucket + "' contains a character that is not allowed");
   return loc;
 }
 
@@ -120,7 +119,7 @@ std::optional<std::string> process_env(const char* name) {
 }
 
 S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env, const FileLookup& files) {
-  std::optional<AwsProfile> loaded;   // read only when the environment leaves something unset
+  std::optional<AwsProfile> loaded;  // read only when the environment leaves something unset
   auto profile = [&]() -> const AwsProfile& {
     if (!loaded) loaded = load_aws_profile(env, files);
     return *loaded;
@@ -167,21 +166,22 @@ S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env, const
       for (const std::string& f : p.files) where += (where.empty() ? "" : " or ") + f;
       if (where.empty()) where = "no file (HOME is not set)";
       const std::string which = "AWS profile '" + p.name + "'";
-      if (p.explicit_name && !p.found)
-        throw Error(ErrorKind::kUsage, which + " (AWS_PROFILE) is not in " + where);
+      if (p.explicit_name && !p.found) throw Error(ErrorKind::kUsage, which + " (AWS_PROFILE) is not in " + where);
       if (!p.unsupported.empty())
         throw Error(ErrorKind::kUsage, which + " gets its credentials through " + p.unsupported +
-                          ", which trialdb does not support; export temporary keys instead, e.g. "
-                          "eval \"$(aws configure export-credentials --profile " + p.name + " --format env)\"");
+                                           ", which trialdb does not support; export temporary keys instead, e.g. "
+                                           "eval \"$(aws configure export-credentials --profile " +
+                                           p.name + " --format env)\"");
       if (p.access_key_id.empty() && p.secret_access_key.empty())
-        throw Error(ErrorKind::kUsage, 
-            "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN "
-            "for temporary credentials), or put aws_access_key_id and aws_secret_access_key under profile '" +
-            p.name + "' (AWS_PROFILE picks another) in " + where +
-            ", or set TRIALDB_S3_NO_SIGN_REQUEST=1 for a public bucket");
+        throw Error(ErrorKind::kUsage,
+                    "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN "
+                    "for temporary credentials), or put aws_access_key_id and aws_secret_access_key under profile '" +
+                        p.name + "' (AWS_PROFILE picks another) in " + where +
+                        ", or set TRIALDB_S3_NO_SIGN_REQUEST=1 for a public bucket");
       if (p.access_key_id.empty() || p.secret_access_key.empty())
         throw Error(ErrorKind::kUsage, "incomplete AWS credentials in " + which + " (" + where + "): " +
-                          (p.access_key_id.empty() ? "aws_access_key_id" : "aws_secret_access_key") + " is missing");
+                                           (p.access_key_id.empty() ? "aws_access_key_id" : "aws_secret_access_key") +
+                                           " is missing");
       c.access_key_id = p.access_key_id;
       c.secret_access_key = p.secret_access_key;
       c.session_token = p.session_token;
@@ -191,9 +191,11 @@ S3Config resolve_s3_config(const S3Options& options, const EnvLookup& env, const
                            (c.session_token.empty() ? "" : " and AWS_SESSION_TOKEN");
     }
     if (c.access_key_id.empty())
-      throw Error(ErrorKind::kUsage, "incomplete AWS credentials: AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not");
+      throw Error(ErrorKind::kUsage,
+                  "incomplete AWS credentials: AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not");
     if (c.secret_access_key.empty())
-      throw Error(ErrorKind::kUsage, "incomplete AWS credentials: AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
+      throw Error(ErrorKind::kUsage,
+                  "incomplete AWS credentials: AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
   }
   return c;
 }
@@ -222,8 +224,8 @@ std::string s3_uri_encode(std::string_view s, bool keep_slash) {
   out.reserve(s.size() + s.size() / 4);
   for (char ch : s) {
     unsigned char c = static_cast<unsigned char>(ch);
-    bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                      c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/');
+    bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '_' || c == '.' || c == '~' || (keep_slash && c == '/');
     if (unreserved) {
       out.push_back(ch);
     } else {

@@ -23,8 +23,8 @@ struct S3Options {
   bool unsigned_requests = false;  // public buckets: send no credentials (or TRIALDB_S3_NO_SIGN_REQUEST=1)
 
   // Tuning. The defaults suit AWS; tests shrink them.
-  int max_in_flight = 8;      // concurrent requests in read_ranges
-  int max_attempts = 5;       // per request, including the first
+  int max_in_flight = 8;                      // concurrent requests in read_ranges
+  int max_attempts = 5;                       // per request, including the first
   std::chrono::milliseconds retry_base{200};  // first backoff; doubles per attempt, with jitter
   std::chrono::milliseconds retry_cap{5000};  // longest single backoff
   std::chrono::milliseconds connect_timeout{10000};
@@ -46,12 +46,12 @@ S3Location parse_s3_url(const std::string& url);
 
 // Everything a request needs, resolved once.
 struct S3Config {
-  std::string endpoint;   // scheme://host[:port][/base], no trailing '/'
+  std::string endpoint;  // scheme://host[:port][/base], no trailing '/'
   std::string region;
   bool path_style = false;
   bool sign = true;
   std::string access_key_id, secret_access_key, session_token;
-  std::string credentials_from;   // where they came from, for messages (variables or profile and file)
+  std::string credentials_from;  // where they came from, for messages (variables or profile and file)
   S3Options tuning;
 };
 

@@ -22,8 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 // SHA-256 of the empty payload: S3 wants the payload hash spelled out in x-amz-content-sha256
 // (libcurl uses the header's value when signing); requests with a body bring their own.
-constexpr const char* kEmptyPayloadSha256 =
-    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+constexpr const char* kEmptyPayloadSha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 void global_init_once() {
   static std::once_flag once;
@@ -31,10 +30,9 @@ void global_init_once() {
 }
 
 bool is_throttling_code(const std::string& code) {
-  return code == "SlowDown" || code == "Throttling" || code == "ThrottlingException" ||
-         code == "RequestThrottled" || code == "RequestLimitExceeded" || code == "TooManyRequestsException" ||
-         code == "RequestTimeout" || code == "RequestTimeoutException" || code == "InternalError" ||
-         code == "ServiceUnavailable";
+  return code == "SlowDown" || code == "Throttling" || code == "ThrottlingException" || code == "RequestThrottled" ||
+         code == "RequestLimitExceeded" || code == "TooManyRequestsException" || code == "RequestTimeout" ||
+         code == "RequestTimeoutException" || code == "InternalError" || code == "ServiceUnavailable";
 }
 
 // Transport failures worth another try: the network or the server hiccuped.
@@ -50,10 +48,8 @@ bool is_transient_curl_error(CURLcode rc) {
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
-    case CURLE_WEIRD_SERVER_REPLY:
-      return true;
-    default:
-      return false;
+    case CURLE_WEIRD_SERVER_REPLY: return true;
+    default: return false;
   }
 }
 
@@ -217,7 +213,8 @@ void S3Http::start(Lane& lane, Transfer& t) {
   }
   t.response.body.clear();
   if (t.request->range)  // one allocation for the expected body (spans are bounded by the caller)
-    t.response.body.reserve(static_cast<size_t>(std::min<uint64_t>(t.request->range->second - t.request->range->first + 1, 8u << 20)));
+    t.response.body.reserve(
+        static_cast<size_t>(std::min<uint64_t>(t.request->range->second - t.request->range->first + 1, 8u << 20)));
   t.response.content_range.clear();
   t.response.bucket_region.clear();
   t.response.etag.clear();
@@ -367,9 +364,10 @@ std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& re
       }
       if (t->body_full && !t->body_is_range)
         throw Error(ErrorKind::kIo, "S3 " + t->request->what + ": the response body is over " +
-                                        std::to_string(kMaxWholeBodyBytes) + " bytes (decoded), more than any listing, "
+                                        std::to_string(kMaxWholeBodyBytes) +
+                                        " bytes (decoded), more than any listing, "
                                         "index or collections file; refused rather than held");
-      if (t->body_full && rc == CURLE_WRITE_ERROR) rc = CURLE_OK;   // the range is all there
+      if (t->body_full && rc == CURLE_WRITE_ERROR) rc = CURLE_OK;  // the range is all there
       if (t->range_ignored && rc == CURLE_OK) t->response.status = kHttpPartial;
       curl_multi_remove_handle(lane.multi, t->easy);
       lane.idle.push_back(t->easy);
@@ -381,12 +379,12 @@ std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& re
         t->last_failure = why;
         if (t->response.attempts >= config_.tuning.max_attempts)
           throw Error(ErrorKind::kIo, "S3 " + t->request->what + ": gave up after " +
-                                   std::to_string(t->response.attempts) + " attempts; last failure: " + why);
+                                          std::to_string(t->response.attempts) + " attempts; last failure: " + why);
         t->ready_at = Clock::now() + backoff(lane, t->response.attempts);
         waiting.push_back(t);
       } else if (rc != CURLE_OK) {
         throw Error(ErrorKind::kIo, "S3 " + t->request->what + ": " + curl_easy_strerror(rc) +
-                                 (t->errbuf[0] ? std::string(" (") + t->errbuf + ")" : ""));
+                                        (t->errbuf[0] ? std::string(" (") + t->errbuf + ")" : ""));
       }
     }
 
@@ -397,14 +395,12 @@ std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& re
     if (active < max_active && !waiting.empty()) {
       Clock::time_point next = waiting.front()->ready_at;
       for (Transfer* t : waiting) next = std::min(next, t->ready_at);
-      wait_ms = std::clamp<int64_t>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count(), 0, 100);
+      wait_ms = std::clamp<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count(),
+                                    0, 100);
     }
     if (wait_ms == 0) continue;
-    if (active == 0)
-      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
-    else
-      curl_multi_poll(lane.multi, nullptr, 0, static_cast<int>(wait_ms), nullptr);
+    if (active == 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    else curl_multi_poll(lane.multi, nullptr, 0, static_cast<int>(wait_ms), nullptr);
   }
 
   std::vector<S3Response> out;

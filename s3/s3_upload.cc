@@ -45,7 +45,7 @@ S3ObjectUpload::S3ObjectUpload(S3Http& http, const S3Config& config, std::string
 
 S3ObjectUpload::~S3ObjectUpload() {
   if (done_ || upload_id_.empty()) return;
-  try {   // best effort: an upload left open is also removed by the bucket's lifecycle rules
+  try {  // best effort: an upload left open is also removed by the bucket's lifecycle rules
     send("DELETE", "uploadId=" + s3_uri_encode(upload_id_, false), {}, "AbortMultipartUpload");
   } catch (const Error&) {
   }
@@ -87,17 +87,19 @@ void S3ObjectUpload::start_multipart() {
   const S3Response r = send("POST", "uploads=", {}, "CreateMultipartUpload");
   upload_id_ = xml_element(r.body, "UploadId");
   if (upload_id_.empty())
-    throw Error(ErrorKind::kIo, "S3 CreateMultipartUpload " + object_name(bucket_, key_) + ": no UploadId in the answer");
+    throw Error(ErrorKind::kIo,
+                "S3 CreateMultipartUpload " + object_name(bucket_, key_) + ": no UploadId in the answer");
 }
 
 void S3ObjectUpload::upload_part() {
-  const std::string query = "partNumber=" + std::to_string(etags_.size() + 1) +
-                            "&uploadId=" + s3_uri_encode(upload_id_, false);
+  const std::string query =
+      "partNumber=" + std::to_string(etags_.size() + 1) + "&uploadId=" + s3_uri_encode(upload_id_, false);
   const S3Response r = send("PUT", query, buffer_, "UploadPart");
   // Without its ETag a part cannot be named in CompleteMultipartUpload ("" quoted is none either).
   if (r.etag.empty() || r.etag == "\"\"")
-    throw Error(ErrorKind::kIo, "S3 UploadPart " + std::to_string(etags_.size() + 1) + " of " + object_name(bucket_, key_) +
-                                    ": no ETag in the answer; the part cannot be committed, so the object was not stored");
+    throw Error(ErrorKind::kIo,
+                "S3 UploadPart " + std::to_string(etags_.size() + 1) + " of " + object_name(bucket_, key_) +
+                    ": no ETag in the answer; the part cannot be committed, so the object was not stored");
   etags_.push_back(r.etag);
   buffer_.clear();
 }
@@ -116,7 +118,8 @@ void S3ObjectUpload::complete() {
     const S3Response r = send("POST", "uploadId=" + s3_uri_encode(upload_id_, false), xml, "CompleteMultipartUpload");
     if (xml_root_name(r.body) != "CompleteMultipartUploadResult")
       throw Error(ErrorKind::kIo, "S3 CompleteMultipartUpload " + object_name(bucket_, key_) + ": HTTP " +
-                                      std::to_string(r.status) + " without a CompleteMultipartUploadResult in the "
+                                      std::to_string(r.status) +
+                                      " without a CompleteMultipartUploadResult in the "
                                       "answer; the object was not stored");
   }
   done_ = true;

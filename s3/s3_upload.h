@@ -41,9 +41,9 @@ class S3ObjectUpload {
   const S3Config& config_;
   std::string bucket_, key_;
   size_t part_bytes_;
-  std::string buffer_;                 // the part being filled
-  std::string upload_id_;              // "" until a multipart upload started
-  std::vector<std::string> etags_;     // of the parts uploaded, in order
+  std::string buffer_;              // the part being filled
+  std::string upload_id_;           // "" until a multipart upload started
+  std::vector<std::string> etags_;  // of the parts uploaded, in order
   bool done_ = false;
 };
 

@@ -158,8 +158,7 @@ void walk(std::string_view xml, OnElement&& on_element) {
         text.emplace_back();
         break;
       case XmlReader::kEnd:
-        if (path.empty() || path.back() != ev.name)
-          throw XmlError{"unexpected </" + std::string(ev.name) + ">"};
+        if (path.empty() || path.back() != ev.name) throw XmlError{"unexpected </" + std::string(ev.name) + ">"};
         on_element(path, text.back());
         path.pop_back();
         text.pop_back();
@@ -231,7 +230,7 @@ S3ListPage parse_list_objects_v2(std::string_view xml) {
   }
   if (root != "ListBucketResult")
     throw Error(ErrorKind::kIo, "malformed ListObjectsV2 response: root element is <" + std::string(root) +
-                      ">, expected <ListBucketResult>");
+                                    ">, expected <ListBucketResult>");
   return page;
 }
 

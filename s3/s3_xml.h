@@ -27,7 +27,7 @@ struct S3ListPage {
 S3ListPage parse_list_objects_v2(std::string_view xml);
 
 struct S3ErrorBody {
-  std::string code;     // e.g. NoSuchKey, AccessDenied, SlowDown; "" when the body is no <Error>
+  std::string code;  // e.g. NoSuchKey, AccessDenied, SlowDown; "" when the body is no <Error>
   std::string message;
 };
 // Best effort: never throws; empty fields when the body is not an S3 error document.

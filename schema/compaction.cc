@@ -19,7 +19,9 @@ uint64_t file_size_or_zero(const std::string& path) {
   return ec ? 0 : static_cast<uint64_t>(size);
 }
 
-uint64_t bytes_on_disk(const Database& db) { return file_size_or_zero(db.path()) + file_size_or_zero(db.path() + "-wal"); }
+uint64_t bytes_on_disk(const Database& db) {
+  return file_size_or_zero(db.path()) + file_size_or_zero(db.path() + "-wal");
+}
 
 int64_t pragma_int(Database& db, const char* pragma) {
   Statement q(db.handle(), std::string("PRAGMA ") + pragma);

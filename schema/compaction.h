@@ -14,7 +14,7 @@ namespace trialdb {
 class Database;
 
 struct CompactionResult {
-  uint64_t bytes_before = 0, bytes_after = 0;   // the database file and its WAL
+  uint64_t bytes_before = 0, bytes_after = 0;  // the database file and its WAL
 };
 
 // progress(done, total): pages of the database copied so far, of the pages in use; called from

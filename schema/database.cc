@@ -148,9 +148,10 @@ bool Database::check_trialdb(bool may_be_new) {
   bool has_version = false, has_tables = false;
   {
     // trialdb's tables, for databases created before trialdb set its application_id.
-    Statement q(db_, "SELECT count(*), ifnull(max(type = 'table' AND name = 'schema_version'), 0), "
-                     "ifnull(sum(type = 'table' AND name IN ('trial', 'step', 'tensor', 'value')), 0) = 4 "
-                     "FROM sqlite_master");
+    Statement q(db_,
+                "SELECT count(*), ifnull(max(type = 'table' AND name = 'schema_version'), 0), "
+                "ifnull(sum(type = 'table' AND name IN ('trial', 'step', 'tensor', 'value')), 0) = 4 "
+                "FROM sqlite_master");
     if (q.step()) {
       objects = q.int64(0);
       has_version = q.int64(1) != 0;
@@ -181,8 +182,7 @@ bool Database::check_trialdb(bool may_be_new) {
   const std::string is = "database schema version " + std::to_string(version) + " is " +
                          (version > kSchemaVersion ? "newer" : "older") + " than this trialdb's (" +
                          std::to_string(kSchemaVersion) + ")";
-  if (!can_upgrade(version))
-    throw Error(Status::database(is + "; ingest the trials into a new database").at(path_));
+  if (!can_upgrade(version)) throw Error(Status::database(is + "; ingest the trials into a new database").at(path_));
   if (mode_ == OpenMode::kReadOnly && !readable_without_upgrade(version))
     throw Error(Status::database(is + "; a command that writes (e.g. trialdb ingest) upgrades it").at(path_));
   return true;
@@ -202,7 +202,7 @@ void Database::check_file_size() {
   // the WAL is empty, so that no writer or checkpoint is changing the file meanwhile.
   constexpr size_t kHeaderBytes = 100;
   constexpr size_t kPageSizeAt = 16, kChangeCounterAt = 24, kPageCountAt = 28, kValidForAt = 92;
-  constexpr uint32_t kLargestPageSize = 65536;   // stored as 1
+  constexpr uint32_t kLargestPageSize = 65536;  // stored as 1
   exec("BEGIN");
   try {
     Statement hold(db_, "SELECT count(*) FROM sqlite_master");
@@ -219,12 +219,14 @@ void Database::check_file_size() {
       auto be32 = [&](size_t at) {
         return uint32_t{h[at]} << 24 | uint32_t{h[at + 1]} << 16 | uint32_t{h[at + 2]} << 8 | uint32_t{h[at + 3]};
       };
-      if (file->pMethods->xFileSize(file, &file_bytes) == SQLITE_OK && file_bytes >= static_cast<sqlite3_int64>(kHeaderBytes) &&
+      if (file->pMethods->xFileSize(file, &file_bytes) == SQLITE_OK &&
+          file_bytes >= static_cast<sqlite3_int64>(kHeaderBytes) &&
           file->pMethods->xRead(file, h, kHeaderBytes, 0) == SQLITE_OK) {
         const uint32_t raw_page_size = uint32_t{h[kPageSizeAt]} << 8 | h[kPageSizeAt + 1];
         const uint64_t page_size = raw_page_size == 1 ? kLargestPageSize : raw_page_size;
         const uint64_t pages = be32(kPageCountAt);
-        if (pages > 0 && be32(kChangeCounterAt) == be32(kValidForAt) && static_cast<uint64_t>(file_bytes) < pages * page_size)
+        if (pages > 0 && be32(kChangeCounterAt) == be32(kValidForAt) &&
+            static_cast<uint64_t>(file_bytes) < pages * page_size)
           throw corruption_error(path_, "the file has " + std::to_string(file_bytes) + " bytes, its header says " +
                                             std::to_string(pages) + " pages of " + std::to_string(page_size) +
                                             " bytes: it was cut short");
@@ -252,7 +254,8 @@ void Database::setup_read_only() {
     const int code = e.sqlite_code() & 0xff;
     if ((code != SQLITE_READONLY && code != SQLITE_CANTOPEN) || std::filesystem::exists(path_ + "-shm")) throw;
     throw Error(Status::database("cannot read this WAL-mode database read-only: its -shm file does not exist and "
-                                 "this user may not create it in the folder (" + e.status().cause() +
+                                 "this user may not create it in the folder (" +
+                                 e.status().cause() +
                                  "); run the command where the folder is writable, or while the database is open "
                                  "elsewhere (e.g. an ingest)")
                     .at(path_),
@@ -308,14 +311,14 @@ void Database::setup() {
   try {
     exec(schema_sql());
     const bool versioned = [&] {
-      Statement v(db_, "SELECT count(*) FROM schema_version");   // finalized before the DDL below
+      Statement v(db_, "SELECT count(*) FROM schema_version");  // finalized before the DDL below
       return v.step() && v.int64(0) > 0;
     }();
     if (!versioned) {
       exec("INSERT INTO schema_version(version) VALUES (" + std::to_string(kSchemaVersion) + ")");
       install_planner_stats();
     } else if (found_version_ < kSchemaVersion) {
-      upgrade(*this, found_version_);   // migrations.h
+      upgrade(*this, found_version_);  // migrations.h
     }
     // Also on databases older than it; written only when it differs, as a write of page 1 changes
     // the file's bytes even when nothing else changed.
@@ -325,7 +328,7 @@ void Database::setup() {
     }();
     if (!marked) exec("PRAGMA application_id=" + std::to_string(kApplicationId));
     exec("COMMIT");
-    exec("ANALYZE sqlite_schema");   // (re)load the statistics into this connection
+    exec("ANALYZE sqlite_schema");  // (re)load the statistics into this connection
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
@@ -335,7 +338,7 @@ void Database::setup() {
 // Statistics shaped like a large trial (schema.sql explains why). Each row: index, then the
 // table's row count and the average rows per distinct prefix of the index's columns.
 void Database::install_planner_stats() {
-  exec("ANALYZE sqlite_schema");   // creates sqlite_stat1 if needed
+  exec("ANALYZE sqlite_schema");  // creates sqlite_stat1 if needed
   exec("DELETE FROM sqlite_stat1");
   static const char* kStats[][3] = {
       {"trial", "sqlite_autoindex_trial_1", "10 1"},
@@ -349,7 +352,7 @@ void Database::install_planner_stats() {
       {"collection_member", "collection_member_by_tensor", "200000 2"},
       {"reduction_kind", nullptr, "18"},
       {"dtype_name", nullptr, "16"},
-      {"value", "value", "10000000 1000 1 1 1"},   // WITHOUT ROWID: the key is named after the table
+      {"value", "value", "10000000 1000 1 1 1"},  // WITHOUT ROWID: the key is named after the table
       {"value", "value_by_step", "10000000 1000000 100"},
       {"value_blob", nullptr, "10000000"},
       {"value_distribution", "value_distribution", "10000000 1000 1 1 1"},
@@ -384,8 +387,8 @@ void Database::set_time_limit(double seconds, const std::string& what) {
   TimeLimitState& state = g_time_limits[db_];
   // Past a century is no limit; it also keeps the addition below from overflowing.
   const double capped = std::min(seconds, 100.0 * 365 * 24 * 3600);
-  state.deadline = std::chrono::steady_clock::now() +
-                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(capped));
+  state.deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                          std::chrono::duration<double>(capped));
   state.what = what;
   sqlite3_progress_handler(db_, kProgressInstructions, past_deadline, &state);
 }
@@ -410,8 +413,8 @@ void Database::exec(std::string_view sql) {
 }
 
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
-  if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
-                         &stmt_, nullptr) != SQLITE_OK)
+  if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) !=
+      SQLITE_OK)
     throw sql_error(db, sql, "cannot prepare");
 }
 Statement::~Statement() { sqlite3_finalize(stmt_); }
@@ -455,7 +458,7 @@ bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  Error e = error("");   // before the reset, which may change the connection's message
+  Error e = error("");  // before the reset, which may change the connection's message
   sqlite3_reset(stmt_);
   throw e;
 }

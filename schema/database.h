@@ -13,14 +13,14 @@ namespace trialdb {
 
 // The shape of every table, the rule runner's included; older versions are upgraded by the steps
 // of schema/migrations.h.
-inline constexpr int kSchemaVersion = 9;   // 2: value.dtype is a code; 3: small blobs in value.data;
-                                           // 4: value clustered by (tensor, step, worker);
-                                           // 5: value.tensor_step, trial.complete_through;
-                                           // 6: value_distribution, value_histogram, bucket_octave;
-                                           // 7: value locations (event_file), partial_file;
-                                           // 8: trial_follower, the rule runner's tables versioned;
-                                           // 9: database_identity, trial.uid and change_seq,
-                                           //    step.change_seq
+inline constexpr int kSchemaVersion = 9;  // 2: value.dtype is a code; 3: small blobs in value.data;
+                                          // 4: value clustered by (tensor, step, worker);
+                                          // 5: value.tensor_step, trial.complete_through;
+                                          // 6: value_distribution, value_histogram, bucket_octave;
+                                          // 7: value locations (event_file), partial_file;
+                                          // 8: trial_follower, the rule runner's tables versioned;
+                                          // 9: database_identity, trial.uid and change_seq,
+                                          //    step.change_seq
 
 // PRAGMA application_id of a trialdb database (the bytes "trdb"): how a file is recognised as
 // trialdb's, rather than another program's that happens to have a table of the same name.
@@ -48,9 +48,9 @@ const char* schema_sql();
 // SQLite would read as zeros; the writing modes also run PRAGMA quick_check first, so nothing is
 // ever written into a damaged database.
 enum class OpenMode {
-  kCreate,     // read-write; a missing or empty file gets the schema
-  kExisting,   // read-write; the file must already hold a trialdb database
-  kReadOnly,   // SQLITE_OPEN_READONLY and defensive: nothing is ever written (info, sql, plot, ...)
+  kCreate,    // read-write; a missing or empty file gets the schema
+  kExisting,  // read-write; the file must already hold a trialdb database
+  kReadOnly,  // SQLITE_OPEN_READONLY and defensive: nothing is ever written (info, sql, plot, ...)
 };
 
 // SQLite's verdict that a file is damaged or is no database (SQLITE_CORRUPT, SQLITE_NOTADB).
@@ -95,7 +95,7 @@ class Database {
   };
 
  private:
-  void setup();   // pragmas, version check, schema; idempotent
+  void setup();  // pragmas, version check, schema; idempotent
   void setup_read_only();
   // Whether the file holds a trialdb database of this version (or one migrations.h upgrades, per
   // mode): false when it holds nothing at all (and may_be_new), else throws naming what it holds
@@ -107,7 +107,7 @@ class Database {
   sqlite3* db_ = nullptr;
   std::string path_;
   OpenMode mode_;
-  int64_t found_version_ = 0;   // schema_version of an existing file
+  int64_t found_version_ = 0;  // schema_version of an existing file
 };
 
 // A prepared statement with typed bind/column helpers; reset() before re-binding. Its errors
@@ -122,15 +122,18 @@ class Statement {
   Statement& bind(int i, int64_t v);
   Statement& bind(int i, int v) { return bind(i, static_cast<int64_t>(v)); }
   Statement& bind(int i, double v);
-  Statement& bind(int i, std::string_view v);          // TEXT, copied
+  Statement& bind(int i, std::string_view v);            // TEXT, copied
   Statement& bind_blob(int i, const void* p, size_t n);  // copied
   // Not copied: the bytes must stay unchanged until the statement is reset. Saves a copy of
   // every tensor on the writer thread.
   Statement& bind_blob_static(int i, const void* p, size_t n);
-  Statement& bind_text_static(int i, std::string_view v);   // not copied: v must outlive the step
+  Statement& bind_text_static(int i, std::string_view v);  // not copied: v must outlive the step
   Statement& bind_null(int i);
-  bool step();   // true while a row is available; throws Error (kDatabase) on failure
-  void run() { step(); reset(); }
+  bool step();  // true while a row is available; throws Error (kDatabase) on failure
+  void run() {
+    step();
+    reset();
+  }
   void reset();
 
   int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
@@ -140,7 +143,7 @@ class Statement {
   sqlite3_stmt* handle() const { return stmt_; }
 
  private:
-  Error error(const std::string& what) const;   // the connection's last error, naming the SQL
+  Error error(const std::string& what) const;  // the connection's last error, naming the SQL
   [[noreturn]] void bind_failed(int i) const;
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;

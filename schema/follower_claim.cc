@@ -15,9 +15,7 @@ namespace trialdb {
 
 namespace {
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 std::string this_host() {
   char name[256] = {};
@@ -105,7 +103,7 @@ HeldClaim::~HeldClaim() {
   try {
     Statement q(db_.handle(), "DELETE FROM trial_follower WHERE trial_id = ?1 AND host = ?2 AND pid = ?3");
     q.bind(1, trial_id_).bind(2, self_.host).bind(3, self_.pid).run();
-  } catch (const Error&) {   // it expires on its own
+  } catch (const Error&) {  // it expires on its own
   }
 }
 

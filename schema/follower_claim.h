@@ -23,8 +23,8 @@ inline constexpr double kHeartbeatSeconds = 10;
 struct FollowerClaim {
   std::string host;
   int64_t pid = 0;
-  int64_t started = 0;   // clock ticks after boot (/proc/<pid>/stat), 0 where unknown
-  double since = 0, heartbeat = 0;   // unix times
+  int64_t started = 0;              // clock ticks after boot (/proc/<pid>/stat), 0 where unknown
+  double since = 0, heartbeat = 0;  // unix times
 };
 
 // "ingest --follow, pid 123 on host h, since 2026-11-26 12:00:00 UTC"

@@ -9,8 +9,8 @@ namespace trialdb {
 namespace {
 
 struct Migration {
-  int64_t from;            // upgrades from this version to from + 1
-  bool read_compatible;    // readers read the older shape correctly
+  int64_t from;          // upgrades from this version to from + 1
+  bool read_compatible;  // readers read the older shape correctly
   void (*apply)(Database& db);
 };
 
@@ -70,19 +70,22 @@ void upgrade_7(Database& db) {
 // trial and step, 0 for what was written before.
 void upgrade_8(Database& db) {
   db.exec("CREATE TABLE IF NOT EXISTS database_identity (uid TEXT NOT NULL)");
-  db.exec("INSERT INTO database_identity(uid) SELECT lower(hex(randomblob(16))) "
-          "WHERE NOT EXISTS (SELECT 1 FROM database_identity)");
+  db.exec(
+      "INSERT INTO database_identity(uid) SELECT lower(hex(randomblob(16))) "
+      "WHERE NOT EXISTS (SELECT 1 FROM database_identity)");
   if (!has_column(db, "trial", "uid")) {
     db.exec("ALTER TABLE trial ADD COLUMN uid TEXT NOT NULL DEFAULT ''");
     db.exec("UPDATE trial SET uid = lower(hex(randomblob(16)))");
   }
-  if (!has_column(db, "trial", "change_seq")) db.exec("ALTER TABLE trial ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0");
-  if (!has_column(db, "step", "change_seq")) db.exec("ALTER TABLE step ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0");
+  if (!has_column(db, "trial", "change_seq"))
+    db.exec("ALTER TABLE trial ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0");
+  if (!has_column(db, "step", "change_seq"))
+    db.exec("ALTER TABLE step ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0");
 }
 
 constexpr Migration kMigrations[] = {
     {7, true, upgrade_7},
-    {8, true, upgrade_8},   // the views read none of it; export needs it (a writing command upgrades)
+    {8, true, upgrade_8},  // the views read none of it; export needs it (a writing command upgrades)
 };
 
 static_assert(kMigrations[std::size(kMigrations) - 1].from + 1 == kSchemaVersion,

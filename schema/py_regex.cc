@@ -73,8 +73,8 @@ Status PyRegex::compile(std::string_view pattern, std::unique_ptr<PyRegex>* out)
   if (!re) {
     PCRE2_UCHAR buf[256];
     pcre2_get_error_message(code, buf, sizeof buf);
-    return Status::invalid("invalid regular expression '" + std::string(pattern) + "': " +
-                           reinterpret_cast<const char*>(buf) + " at offset " + std::to_string(offset));
+    return Status::invalid("invalid regular expression '" + std::string(pattern) +
+                           "': " + reinterpret_cast<const char*>(buf) + " at offset " + std::to_string(offset));
   }
   pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);  // falls back to the interpreter if JIT is missing
   std::unique_ptr<PyRegex> r(new PyRegex());

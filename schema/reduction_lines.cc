@@ -49,11 +49,18 @@ std::string for_kind(std::string sql, int64_t idx, bool abs) {
 std::string values_sql(const std::string& schema, int64_t idx, bool abs, bool ranged) {
   const ViewText& view = reductions_view_text();
   return "SELECT v.tensor_step, v.tensor_step + v.step_offset,\n"
-         "       " + for_kind(view.value, idx, abs) + "\n"
-         "FROM " + schema + ".tensor tn\n"
-         "JOIN " + schema + ".value v ON v.tensor_id = tn.tensor_id" +
-         (ranged ? " AND v.tensor_step BETWEEN ?3 AND ?4" : "") + "\n"
-         "WHERE tn.trial_id = ?1 AND tn.name = ?2 AND (" + for_kind(view.filter, idx, abs) + ")\n"
+         "       " +
+         for_kind(view.value, idx, abs) +
+         "\n"
+         "FROM " +
+         schema +
+         ".tensor tn\n"
+         "JOIN " +
+         schema + ".value v ON v.tensor_id = tn.tensor_id" + (ranged ? " AND v.tensor_step BETWEEN ?3 AND ?4" : "") +
+         "\n"
+         "WHERE tn.trial_id = ?1 AND tn.name = ?2 AND (" +
+         for_kind(view.filter, idx, abs) +
+         ")\n"
          "ORDER BY v.tensor_step, v.step_offset, v.worker_id";
 }
 
@@ -65,8 +72,8 @@ class StepFinder {
   // The index of `step`, or steps.size() when it is not a (complete) step of the trial.
   size_t find(int64_t step) {
     const size_t n = steps_.size();
-    if (at_ < n && steps_[at_] == step) return at_;              // another worker of the step
-    if (at_ + 1 < n && steps_[at_ + 1] == step) return ++at_;    // the next step
+    if (at_ < n && steps_[at_] == step) return at_;            // another worker of the step
+    if (at_ + 1 < n && steps_[at_ + 1] == step) return ++at_;  // the next step
     const auto it = std::lower_bound(steps_.begin(), steps_.end(), step);
     if (it == steps_.end() || *it != step) return n;
     return at_ = static_cast<size_t>(it - steps_.begin());
@@ -80,8 +87,8 @@ class StepFinder {
 }  // namespace
 
 bool read_reduction_lines(sqlite3* db, const std::string& schema, const std::string& trial,
-                          const std::vector<std::string>& tensors, const std::string& reduction, bool abs,
-                          int64_t from, int64_t to, std::vector<std::string>* modes,
+                          const std::vector<std::string>& tensors, const std::string& reduction, bool abs, int64_t from,
+                          int64_t to, std::vector<std::string>* modes,
                           const std::function<void(const ReductionRow&)>& on_row) {
   Statement t(db, "SELECT trial_id, complete_through FROM " + schema + ".trial WHERE name = ?1");
   t.bind(1, trial);
@@ -104,7 +111,7 @@ bool read_reduction_lines(sqlite3* db, const std::string& schema, const std::str
 
   Statement kind(db, "SELECT idx FROM " + schema + ".reduction_kind WHERE reduction = ?1 AND abs = ?2");
   kind.bind(1, reduction).bind(2, abs ? 1 : 0);
-  if (!kind.step()) return true;   // no such reduction: the view has no rows either
+  if (!kind.step()) return true;  // no such reduction: the view has no rows either
   const bool ranged = from != std::numeric_limits<int64_t>::min() || to != std::numeric_limits<int64_t>::max();
   Statement v(db, values_sql(schema, kind.int64(0), abs, ranged));
   StepFinder finder(steps);
@@ -114,7 +121,7 @@ bool read_reduction_lines(sqlite3* db, const std::string& schema, const std::str
     if (ranged) v.bind(3, from).bind(4, to);
     while (v.step()) {
       const size_t at = finder.find(v.int64(1));
-      if (at == steps.size()) continue;   // not a complete step: the view has no row either
+      if (at == steps.size()) continue;  // not a complete step: the view has no row either
       const double value = v.is_null(2) ? std::numeric_limits<double>::quiet_NaN() : v.real(2);
       on_row({i, v.int64(0), step_modes[at], value});
     }

@@ -16,10 +16,10 @@
 namespace trialdb {
 
 struct ReductionRow {
-  size_t tensor;   // index into the tensor names asked for
-  int64_t step;    // the views' step (smdebug's: the global step, except for GLOBAL-mode steps)
-  size_t mode;     // index into the modes read_reduction_lines fills
-  double value;    // NaN where the view has NULL (a NaN reduction)
+  size_t tensor;  // index into the tensor names asked for
+  int64_t step;   // the views' step (smdebug's: the global step, except for GLOBAL-mode steps)
+  size_t mode;    // index into the modes read_reduction_lines fills
+  double value;   // NaN where the view has NULL (a NaN reduction)
 };
 
 // Calls on_row for the rows of `tensors` of `trial` in `schema` (the database holding the trial:
@@ -29,8 +29,8 @@ struct ReductionRow {
 // AND abs = ? AND step BETWEEN ? AND ?, ordered by step. `modes` receives the mode names the
 // rows' indexes refer to. Returns false, calling nothing, when the schema has no such trial.
 bool read_reduction_lines(sqlite3* db, const std::string& schema, const std::string& trial,
-                          const std::vector<std::string>& tensors, const std::string& reduction, bool abs,
-                          int64_t from, int64_t to, std::vector<std::string>* modes,
+                          const std::vector<std::string>& tensors, const std::string& reduction, bool abs, int64_t from,
+                          int64_t to, std::vector<std::string>* modes,
                           const std::function<void(const ReductionRow&)>& on_row);
 
 }  // namespace trialdb

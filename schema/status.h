@@ -19,16 +19,16 @@ namespace trialdb {
 
 enum class ErrorKind {
   kOk,
-  kInvalidInput,   // the data is malformed (a file, a blob, an argument to an SQL function)
-  kIncomplete,     // the data ends early: a live job may still be writing it
-  kIo,             // a file or object cannot be read or written
-  kDatabase,       // SQLite failed (Error::sqlite_code has its extended result code)
-  kUsage,          // the command line asks for something impossible
+  kInvalidInput,  // the data is malformed (a file, a blob, an argument to an SQL function)
+  kIncomplete,    // the data ends early: a live job may still be writing it
+  kIo,            // a file or object cannot be read or written
+  kDatabase,      // SQLite failed (Error::sqlite_code has its extended result code)
+  kUsage,         // the command line asks for something impossible
 };
 
 class [[nodiscard]] Status {
  public:
-  Status() = default;   // OK
+  Status() = default;  // OK
   static Status ok() { return Status(); }
   static Status invalid(std::string cause) { return Status(ErrorKind::kInvalidInput, std::move(cause)); }
   static Status incomplete(std::string cause) { return Status(ErrorKind::kIncomplete, std::move(cause)); }
@@ -43,12 +43,10 @@ class [[nodiscard]] Status {
   ErrorKind kind() const { return kind_; }
   const std::string& cause() const { return cause_; }
   const std::string& file() const { return file_; }
-  int64_t step() const { return step_; }   // kNoStep: not tied to a step
+  int64_t step() const { return step_; }  // kNoStep: not tied to a step
 
   // The same failure, said of a file (and step): where a parser's error happened.
-  Status at(std::string file, int64_t step = kNoStep) const {
-    return Status(kind_, cause_, std::move(file), step);
-  }
+  Status at(std::string file, int64_t step = kNoStep) const { return Status(kind_, cause_, std::move(file), step); }
   // The same failure with context before its cause ("tensor 'w': " + cause), file and step kept.
   Status prefixed(const std::string& context) const { return Status(kind_, context + cause_, file_, step_); }
 
@@ -76,7 +74,7 @@ class Error : public std::runtime_error {
 
   const Status& status() const { return status_; }
   ErrorKind kind() const { return status_.kind(); }
-  int sqlite_code() const { return sqlite_code_; }   // SQLite's extended result code, or 0
+  int sqlite_code() const { return sqlite_code_; }  // SQLite's extended result code, or 0
 
  private:
   Status status_;

@@ -83,9 +83,10 @@ void remove_trial(Database& db, const std::string& name) {
     q.bind(1, id).run();
   }
   for (const std::string& t : tables_naming_trials(db)) {
-    if (t == "rule_finding") {   // queued deliveries of the trial's findings go with them
-      Statement d(db.handle(),
-                  "DELETE FROM rule_delivery WHERE finding_id IN (SELECT finding_id FROM rule_finding WHERE trial = ?1)");
+    if (t == "rule_finding") {  // queued deliveries of the trial's findings go with them
+      Statement d(
+          db.handle(),
+          "DELETE FROM rule_delivery WHERE finding_id IN (SELECT finding_id FROM rule_finding WHERE trial = ?1)");
       d.bind(1, name).run();
     }
     Statement q(db.handle(), "DELETE FROM " + quoted_identifier(t) + " WHERE trial = ?1");

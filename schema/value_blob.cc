@@ -17,10 +17,9 @@ struct DTypeInfo {
   size_t size;
 };
 constexpr DTypeInfo kInfo[kDTypeCount] = {
-    {"bool", 1},     {"int8", 1},    {"uint8", 1},   {"int16", 2},     {"uint16", 2},
-    {"int32", 4},    {"uint32", 4},  {"int64", 8},   {"uint64", 8},    {"float16", 2},
-    {"bfloat16", 2}, {"float32", 4}, {"float64", 8}, {"complex64", 8}, {"complex128", 16},
-    {"string", 0},
+    {"bool", 1},    {"int8", 1},      {"uint8", 1},       {"int16", 2},   {"uint16", 2},   {"int32", 4},
+    {"uint32", 4},  {"int64", 8},     {"uint64", 8},      {"float16", 2}, {"bfloat16", 2}, {"float32", 4},
+    {"float64", 8}, {"complex64", 8}, {"complex128", 16}, {"string", 0},
 };
 
 uint64_t load_u64(const uint8_t* p) {
@@ -111,7 +110,8 @@ Status decode_blob(const void* blob, size_t size, TensorView* out, std::vector<u
       return Status::invalid("compressed value blob claims an impossible uncompressed size");
     if (raw > max_inflated_bytes)
       return Status::invalid("compressed value blob would inflate to " + std::to_string(raw) +
-                             " bytes, over the limit of " + std::to_string(max_inflated_bytes) + " bytes for one value");
+                             " bytes, over the limit of " + std::to_string(max_inflated_bytes) +
+                             " bytes for one value");
     scratch->resize(raw);
     uLongf dest = static_cast<uLongf>(raw);
     if (uncompress(scratch->data(), &dest, data + 8, static_cast<uLong>(n - 8)) != Z_OK || dest != raw)
@@ -153,8 +153,7 @@ void append_blob_header(std::string* out, DType dtype, const int64_t* dims, int 
   }
 }
 
-std::string encode_blob(DType dtype, const int64_t* dims, int ndim, const void* data, size_t bytes,
-                        bool compress) {
+std::string encode_blob(DType dtype, const int64_t* dims, int ndim, const void* data, size_t bytes, bool compress) {
   std::string out;
   if (compress && bytes >= 64) {
     uLongf bound = compressBound(static_cast<uLong>(bytes));

@@ -20,14 +20,28 @@
 namespace trialdb {
 
 enum class DType : uint8_t {
-  Bool = 0, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64,
-  Float16, BFloat16, Float32, Float64, Complex64, Complex128, String,
+  Bool = 0,
+  Int8,
+  UInt8,
+  Int16,
+  UInt16,
+  Int32,
+  UInt32,
+  Int64,
+  UInt64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
+  Complex64,
+  Complex128,
+  String,
 };
 inline constexpr int kDTypeCount = 16;
 
-const char* dtype_name(DType t);                      // numpy names; "string" for strings
+const char* dtype_name(DType t);  // numpy names; "string" for strings
 std::optional<DType> dtype_from_name(std::string_view name);
-size_t dtype_size(DType t);                           // bytes per element; 0 for String
+size_t dtype_size(DType t);  // bytes per element; 0 for String
 inline bool dtype_is_real(DType t) { return t != DType::String && t != DType::Complex64 && t != DType::Complex128; }
 
 inline constexpr uint8_t kBlobMagic = 0xB1;

@@ -22,7 +22,7 @@ zlib1g-dev libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libcli11-dev libpc
 thrift-compiler libthrift-dev libboost-dev libzstd-dev libcpp-httplib-dev"
 # What only the tests (and bench/run) need: add test-only packages here.
 TEST_PKGS="libgtest-dev libgmock-dev python3 python3-numpy python3-pandas python3-protobuf time clang
-libclang-rt-14-dev libbenchmark-dev chromium chromium-driver python3-selenium"
+libclang-rt-14-dev libbenchmark-dev chromium chromium-driver python3-selenium clang-format"
 
 pkgs=$PRODUCT_PKGS
 [ $tests = OFF ] || pkgs="$pkgs $TEST_PKGS"

@@ -10,24 +10,46 @@ namespace trialdb::sqlext {
 
 enum class Op {
   // unary (tensor_map only) -> float64
-  Abs, Neg, Sign, Sqrt, Square, Exp, Log,
+  Abs,
+  Neg,
+  Sign,
+  Sqrt,
+  Square,
+  Exp,
+  Log,
   // unary -> bool
-  IsNan, IsInf, IsFinite,
+  IsNan,
+  IsInf,
+  IsFinite,
   // binary arithmetic -> float64
-  Add, Sub, Mul, Div, Pow, Min, Max,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Min,
+  Max,
   // binary comparisons -> bool (NaN compares unequal to everything, as in numpy)
-  Eq, Ne, Lt, Le, Gt, Ge,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
   Invalid,
 };
 
 inline Op parse_op(std::string_view s) {
-  struct Name { const char* name; Op op; };
+  struct Name {
+    const char* name;
+    Op op;
+  };
   static constexpr Name kNames[] = {
-      {"abs", Op::Abs}, {"neg", Op::Neg}, {"sign", Op::Sign}, {"sqrt", Op::Sqrt}, {"square", Op::Square},
-      {"exp", Op::Exp}, {"log", Op::Log}, {"isnan", Op::IsNan}, {"isinf", Op::IsInf},
-      {"isfinite", Op::IsFinite}, {"+", Op::Add}, {"-", Op::Sub}, {"*", Op::Mul}, {"/", Op::Div},
-      {"pow", Op::Pow}, {"min", Op::Min}, {"max", Op::Max}, {"=", Op::Eq}, {"==", Op::Eq},
-      {"!=", Op::Ne}, {"<>", Op::Ne}, {"<", Op::Lt}, {"<=", Op::Le}, {">", Op::Gt}, {">=", Op::Ge},
+      {"abs", Op::Abs}, {"neg", Op::Neg}, {"sign", Op::Sign},   {"sqrt", Op::Sqrt},   {"square", Op::Square},
+      {"exp", Op::Exp}, {"log", Op::Log}, {"isnan", Op::IsNan}, {"isinf", Op::IsInf}, {"isfinite", Op::IsFinite},
+      {"+", Op::Add},   {"-", Op::Sub},   {"*", Op::Mul},       {"/", Op::Div},       {"pow", Op::Pow},
+      {"min", Op::Min}, {"max", Op::Max}, {"=", Op::Eq},        {"==", Op::Eq},       {"!=", Op::Ne},
+      {"<>", Op::Ne},   {"<", Op::Lt},    {"<=", Op::Le},       {">", Op::Gt},        {">=", Op::Ge},
   };
   for (const Name& n : kNames)
     if (s == n.name) return n.op;
@@ -70,13 +92,32 @@ inline double apply_op(double x, double y) {
 // Calls f(std::integral_constant<Op, op>) for a runtime op.
 template <class F>
 void visit_op(Op op, F&& f) {
-#define TRIALDB_OP(name) case Op::name: f(std::integral_constant<Op, Op::name>{}); return;
+#define TRIALDB_OP(name) \
+  case Op::name: f(std::integral_constant<Op, Op::name>{}); return;
   switch (op) {
-    TRIALDB_OP(Abs) TRIALDB_OP(Neg) TRIALDB_OP(Sign) TRIALDB_OP(Sqrt) TRIALDB_OP(Square)
-    TRIALDB_OP(Exp) TRIALDB_OP(Log) TRIALDB_OP(IsNan) TRIALDB_OP(IsInf) TRIALDB_OP(IsFinite)
-    TRIALDB_OP(Add) TRIALDB_OP(Sub) TRIALDB_OP(Mul) TRIALDB_OP(Div) TRIALDB_OP(Pow)
-    TRIALDB_OP(Min) TRIALDB_OP(Max) TRIALDB_OP(Eq) TRIALDB_OP(Ne) TRIALDB_OP(Lt)
-    TRIALDB_OP(Le) TRIALDB_OP(Gt) TRIALDB_OP(Ge)
+    TRIALDB_OP(Abs)
+    TRIALDB_OP(Neg)
+    TRIALDB_OP(Sign)
+    TRIALDB_OP(Sqrt)
+    TRIALDB_OP(Square)
+    TRIALDB_OP(Exp)
+    TRIALDB_OP(Log)
+    TRIALDB_OP(IsNan)
+    TRIALDB_OP(IsInf)
+    TRIALDB_OP(IsFinite)
+    TRIALDB_OP(Add)
+    TRIALDB_OP(Sub)
+    TRIALDB_OP(Mul)
+    TRIALDB_OP(Div)
+    TRIALDB_OP(Pow)
+    TRIALDB_OP(Min)
+    TRIALDB_OP(Max)
+    TRIALDB_OP(Eq)
+    TRIALDB_OP(Ne)
+    TRIALDB_OP(Lt)
+    TRIALDB_OP(Le)
+    TRIALDB_OP(Gt)
+    TRIALDB_OP(Ge)
     case Op::Invalid: return;
   }
 #undef TRIALDB_OP

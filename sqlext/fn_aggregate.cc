@@ -103,13 +103,16 @@ void sum_value(sqlite3_context* ctx) { sum_result(ctx, false); }
 struct ConcatState {
   bool started = false;
   DType dtype = DType::Float64;
-  int inner_ndim = 0;                    // dims after axis 0
+  int inner_ndim = 0;  // dims after axis 0
   int64_t inner[kMaxDims] = {};
-  std::string data;                      // the rows' data, oldest first, from offset head
+  std::string data;  // the rows' data, oldest first, from offset head
   size_t head = 0;
-  struct Row { size_t bytes; int64_t len; };
-  std::deque<Row> rows;                  // for xInverse: what each row contributed
-  int64_t len = 0;                       // total size of axis 0
+  struct Row {
+    size_t bytes;
+    int64_t len;
+  };
+  std::deque<Row> rows;  // for xInverse: what each row contributed
+  int64_t len = 0;       // total size of axis 0
 };
 
 void concat_step(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
@@ -130,7 +133,8 @@ void concat_step(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
       s->inner_ndim = inner_ndim;
       std::copy(inner, inner + inner_ndim, s->inner);
     } else if (v.dtype != s->dtype) {
-      return result_errorf(ctx, "%s: dtype %s differs from the first row's %s", fn, dtype_name(v.dtype), dtype_name(s->dtype));
+      return result_errorf(ctx, "%s: dtype %s differs from the first row's %s", fn, dtype_name(v.dtype),
+                           dtype_name(s->dtype));
     } else if (inner_ndim != s->inner_ndim || !std::equal(inner, inner + inner_ndim, s->inner)) {
       return result_errorf(ctx, "%s: shape %s does not match the first row's trailing dimensions %s", fn,
                            shape_json(v.dims, v.ndim).c_str(), shape_json(s->inner, s->inner_ndim).c_str());

@@ -21,8 +21,8 @@ namespace {
 
 // Decodes both tensors and checks their shapes. stride_a/b: 0 for a broadcast single element.
 // Returns false with an error set, or with *null set when either side is NULL.
-bool get_pair(sqlite3_context* ctx, sqlite3_value** argv, const char* fn, TensorArg* ta, TensorArg* tb,
-              int64_t* sa, int64_t* sb, int64_t* n, bool* null) {
+bool get_pair(sqlite3_context* ctx, sqlite3_value** argv, const char* fn, TensorArg* ta, TensorArg* tb, int64_t* sa,
+              int64_t* sb, int64_t* n, bool* null) {
   *null = false;
   ArgStatus s1 = get_tensor(ctx, argv, 0, fn, ta);
   if (s1 == kArgError) return false;
@@ -36,7 +36,8 @@ bool get_pair(sqlite3_context* ctx, sqlite3_value** argv, const char* fn, Tensor
   if (a.ndim == b.ndim && std::equal(a.dims, a.dims + a.ndim, b.dims)) return true;
   if (b.numel == 1) return *sb = 0, true;
   if (a.numel == 1) return *sa = 0, *n = b.numel, true;
-  result_errorf(ctx, "%s: shapes %s and %s differ", fn, shape_json(a.dims, a.ndim).c_str(), shape_json(b.dims, b.ndim).c_str());
+  result_errorf(ctx, "%s: shapes %s and %s differ", fn, shape_json(a.dims, a.ndim).c_str(),
+                shape_json(b.dims, b.ndim).c_str());
   return false;
 }
 
@@ -106,9 +107,11 @@ int register_compare_functions(sqlite3* db) {
   int rc = SQLITE_OK;
   for (int nargs = 2; nargs <= 5; ++nargs)
     if (rc == SQLITE_OK)
-      rc = sqlite3_create_function_v2(db, "tensor_allclose", nargs, kScalarFlags, nullptr, allclose_fn, nullptr, nullptr, nullptr);
+      rc = sqlite3_create_function_v2(db, "tensor_allclose", nargs, kScalarFlags, nullptr, allclose_fn, nullptr,
+                                      nullptr, nullptr);
   if (rc == SQLITE_OK)
-    rc = sqlite3_create_function_v2(db, "tensor_diff_norm", 2, kScalarFlags, nullptr, diff_norm_fn, nullptr, nullptr, nullptr);
+    rc = sqlite3_create_function_v2(db, "tensor_diff_norm", 2, kScalarFlags, nullptr, diff_norm_fn, nullptr, nullptr,
+                                    nullptr);
   return rc;
 }
 

@@ -42,8 +42,14 @@ int64_t do_count(sqlite3_context* ctx, int argc, sqlite3_value** argv, const cha
   *numel = v.numel;
   std::string name;
   if (!get_text(ctx, argv, 1, fn, "op", &name)) return -1;
-  static constexpr struct { const char* name; Class c; } kClasses[] = {
-      {"nan", Class::Nan}, {"inf", Class::Inf}, {"finite", Class::Finite}, {"zero", Class::Zero}, {"nonzero", Class::NonZero}};
+  static constexpr struct {
+    const char* name;
+    Class c;
+  } kClasses[] = {{"nan", Class::Nan},
+                  {"inf", Class::Inf},
+                  {"finite", Class::Finite},
+                  {"zero", Class::Zero},
+                  {"nonzero", Class::NonZero}};
   for (const auto& k : kClasses) {
     if (name != k.name) continue;
     if (argc > 2) return result_errorf(ctx, "%s: op '%s' takes no x", fn, name.c_str()), -1;
@@ -63,8 +69,10 @@ int64_t do_count(sqlite3_context* ctx, int argc, sqlite3_value** argv, const cha
   }
   Op op = parse_op(name);
   if (!op_is_comparison(op))
-    return result_errorf(ctx, "%s: unknown op '%s' (expected = != < <= > >= with x, or nan, inf, finite, zero, nonzero)",
-                         fn, name.c_str()), -1;
+    return result_errorf(ctx,
+                         "%s: unknown op '%s' (expected = != < <= > >= with x, or nan, inf, finite, zero, nonzero)", fn,
+                         name.c_str()),
+           -1;
   if (argc < 3) return result_errorf(ctx, "%s: op '%s' needs an operand x", fn, name.c_str()), -1;
   if (sqlite3_value_type(argv[2]) == SQLITE_NULL) return -2;
   if (v.dtype == DType::String) {
@@ -111,8 +119,12 @@ void fraction_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 int register_count_functions(sqlite3* db) {
   int rc = SQLITE_OK;
   for (int nargs : {2, 3}) {
-    if (rc == SQLITE_OK) rc = sqlite3_create_function_v2(db, "tensor_count", nargs, kScalarFlags, nullptr, count_fn, nullptr, nullptr, nullptr);
-    if (rc == SQLITE_OK) rc = sqlite3_create_function_v2(db, "tensor_fraction", nargs, kScalarFlags, nullptr, fraction_fn, nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_create_function_v2(db, "tensor_count", nargs, kScalarFlags, nullptr, count_fn, nullptr, nullptr,
+                                      nullptr);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_create_function_v2(db, "tensor_fraction", nargs, kScalarFlags, nullptr, fraction_fn, nullptr,
+                                      nullptr, nullptr);
   }
   return rc;
 }

@@ -35,7 +35,7 @@ namespace trialdb::sqlext {
 
 namespace {
 
-constexpr int kPercentsJsonDepth = 2;   // an array of numbers
+constexpr int kPercentsJsonDepth = 2;  // an array of numbers
 
 bool valid_percent(double p) { return p >= 0 && p <= 100; }
 
@@ -49,11 +49,11 @@ void percentile_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
     double p;
     if (!get_double(ctx, argv, 1, fn, "p", &p)) return;
     if (!valid_percent(p)) return result_errorf(ctx, "%s: p must be in [0, 100], got %g", fn, p);
-    if (t.view.numel == 0) return;   // numpy raises; SQL gets NULL
+    if (t.view.numel == 0) return;  // numpy raises; SQL gets NULL
     double out;
     const int64_t nan = compute_percentiles(t.view, &p, 1, &out);
     if (nan < 0) return result_errorf(ctx, "%s: the value has too many elements", fn);
-    if (nan > 0 || std::isnan(out)) return;   // numpy gives NaN, SQL NULL
+    if (nan > 0 || std::isnan(out)) return;  // numpy gives NaN, SQL NULL
     sqlite3_result_double(ctx, out);
   });
 }
@@ -120,7 +120,7 @@ void quantile_step(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
     if (!s) return sqlite3_result_error_nomem(ctx);
     if (s->failed) return;
     for (int i = 0; i < 4; ++i)
-      if (sqlite3_value_type(argv[i]) == SQLITE_NULL) return;   // NULL rows are skipped
+      if (sqlite3_value_type(argv[i]) == SQLITE_NULL) return;  // NULL rows are skipped
     double lo, hi, q;
     int64_t count;
     if (!get_double(ctx, argv, 0, fn, "lo", &lo) || !get_double(ctx, argv, 1, fn, "hi", &hi) ||
@@ -152,7 +152,7 @@ double within_bucket(const QuantileState::Bucket& b, int64_t offset) {
 
 void quantile_final(sqlite3_context* ctx) {
   QuantileState* s = quantile_state(ctx, false);
-  if (!s) return;   // no rows: NULL
+  if (!s) return;  // no rows: NULL
   guarded(ctx, "distribution_quantile", [&] {
     if (s->failed) return;
     std::vector<QuantileState::Bucket> buckets;
@@ -161,9 +161,8 @@ void quantile_final(sqlite3_context* ctx) {
       for (const auto& [hi_bits, b] : by_hi)
         if (b.count > 0) buckets.push_back(b), total += b.count;
     if (total == 0) return;
-    std::sort(buckets.begin(), buckets.end(), [](const auto& a, const auto& b) {
-      return a.lo != b.lo ? a.lo < b.lo : a.hi < b.hi;
-    });
+    std::sort(buckets.begin(), buckets.end(),
+              [](const auto& a, const auto& b) { return a.lo != b.lo ? a.lo < b.lo : a.hi < b.hi; });
     const PercentilePosition at = quantile_position(total, s->q);
     double value[2];
     const int64_t ranks[2] = {at.lower, at.upper};

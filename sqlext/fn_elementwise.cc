@@ -18,8 +18,9 @@ namespace trialdb::sqlext {
 
 namespace {
 
-constexpr const char* kMapOps = "abs, neg, sign, sqrt, square, exp, log, isnan, isinf, isfinite, "
-                                "+, -, *, /, pow, min, max, =, !=, <, <=, >, >=";
+constexpr const char* kMapOps =
+    "abs, neg, sign, sqrt, square, exp, log, isnan, isinf, isfinite, "
+    "+, -, *, /, pow, min, max, =, !=, <, <=, >, >=";
 constexpr const char* kBinOps = "+, -, *, /, pow, min, max, =, !=, <, <=, >, >=";
 
 bool get_op(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, Op* op) {
@@ -61,9 +62,13 @@ void map_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     if (!require_real(ctx, v, fn, 0) || !get_op(ctx, argv, 1, fn, &op)) return;
     double x = 0;
     if (op_is_unary(op)) {
-      if (argc > 2) return result_errorf(ctx, "%s: op '%s' takes no operand", fn, reinterpret_cast<const char*>(sqlite3_value_text(argv[1])));
+      if (argc > 2)
+        return result_errorf(ctx, "%s: op '%s' takes no operand", fn,
+                             reinterpret_cast<const char*>(sqlite3_value_text(argv[1])));
     } else {
-      if (argc < 3) return result_errorf(ctx, "%s: op '%s' needs an operand x", fn, reinterpret_cast<const char*>(sqlite3_value_text(argv[1])));
+      if (argc < 3)
+        return result_errorf(ctx, "%s: op '%s' needs an operand x", fn,
+                             reinterpret_cast<const char*>(sqlite3_value_text(argv[1])));
       if (sqlite3_value_type(argv[2]) == SQLITE_NULL) return;  // v op NULL is NULL
       if (!get_double(ctx, argv, 2, fn, "x", &x)) return;
     }
@@ -72,7 +77,9 @@ void map_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     if (!out.ok()) return;
     visit_real(v.dtype, [&](auto loader) {
       using L = decltype(loader);
-      visit_op(op, [&](auto kop) { apply<decltype(kop)::value, L, L>(v.data, 1, nullptr, 0, v.numel, x, true, out.data()); });
+      visit_op(op, [&](auto kop) {
+        apply<decltype(kop)::value, L, L>(v.data, 1, nullptr, 0, v.numel, x, true, out.data());
+      });
     });
     out.finish();
   });
@@ -89,7 +96,9 @@ void binop_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
     const TensorView &a = ta.view, &b = tb.view;
     Op op;
     if (!require_real(ctx, a, fn, 0) || !require_real(ctx, b, fn, 2) || !get_op(ctx, argv, 1, fn, &op)) return;
-    if (op_is_unary(op)) return result_errorf(ctx, "%s: op '%s' is unary; use tensor_map", fn, reinterpret_cast<const char*>(sqlite3_value_text(argv[1])));
+    if (op_is_unary(op))
+      return result_errorf(ctx, "%s: op '%s' is unary; use tensor_map", fn,
+                           reinterpret_cast<const char*>(sqlite3_value_text(argv[1])));
     // Equal shapes, or one side a single element broadcast against the other.
     const TensorView* shape = &a;
     int64_t stride_a = 1, stride_b = 1;
@@ -113,7 +122,7 @@ void binop_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
     visit_real(a.dtype, [&](auto la) {
       visit_op(op, [&](auto kop) {
         apply<decltype(kop)::value, decltype(la), LoadAs<double>>(a.data, stride_a, bp, stride_b, shape->numel, 0,
-                                                                   false, out.data());
+                                                                  false, out.data());
       });
     });
     out.finish();
@@ -125,7 +134,8 @@ void binop_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
 int register_elementwise_functions(sqlite3* db) {
   int rc = SQLITE_OK;
   auto add = [&](const char* name, int nargs, void (*f)(sqlite3_context*, int, sqlite3_value**)) {
-    if (rc == SQLITE_OK) rc = sqlite3_create_function_v2(db, name, nargs, kScalarFlags, nullptr, f, nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_create_function_v2(db, name, nargs, kScalarFlags, nullptr, f, nullptr, nullptr, nullptr);
   };
   add("tensor_map", 2, map_fn);
   add("tensor_map", 3, map_fn);

@@ -32,10 +32,8 @@ struct JsonWriter {
   int64_t next = 0;  // flat index of the next element
 
   void element() {
-    if (v.dtype == DType::String)
-      append_json_string(out, strings.next());
-    else
-      append_json_element(out, v, next);
+    if (v.dtype == DType::String) append_json_string(out, strings.next());
+    else append_json_element(out, v, next);
     ++next;
   }
   void nested(int dim) {
@@ -233,7 +231,8 @@ struct FromJson {
 
   bool walk(const nlohmann::json& j, int dim) {
     if (dim < ndim) {
-      if (!j.is_array() || static_cast<int64_t>(j.size()) != dims[dim]) return fail("ragged array (shape differs from the first element's)", j);
+      if (!j.is_array() || static_cast<int64_t>(j.size()) != dims[dim])
+        return fail("ragged array (shape differs from the first element's)", j);
       for (const auto& e : j)
         if (!walk(e, dim + 1)) return false;
       return true;
@@ -288,9 +287,13 @@ struct FromJson {
   }
   void put_int(int64_t x) {
     switch (dtype) {
-      case DType::Bool: case DType::Int8: case DType::UInt8: put(static_cast<uint8_t>(x)); break;
-      case DType::Int16: case DType::UInt16: put(static_cast<uint16_t>(x)); break;
-      case DType::Int32: case DType::UInt32: put(static_cast<uint32_t>(x)); break;
+      case DType::Bool:
+      case DType::Int8:
+      case DType::UInt8: put(static_cast<uint8_t>(x)); break;
+      case DType::Int16:
+      case DType::UInt16: put(static_cast<uint16_t>(x)); break;
+      case DType::Int32:
+      case DType::UInt32: put(static_cast<uint32_t>(x)); break;
       default: put(static_cast<uint64_t>(x)); break;
     }
   }
@@ -310,17 +313,42 @@ struct FromJson {
       case DType::Bool:
         if (!integer(j, 0, 1)) return false;
         break;
-      case DType::Int8: if (!integer(j, INT8_MIN, INT8_MAX)) return false; break;
-      case DType::UInt8: if (!integer(j, 0, UINT8_MAX)) return false; break;
-      case DType::Int16: if (!integer(j, INT16_MIN, INT16_MAX)) return false; break;
-      case DType::UInt16: if (!integer(j, 0, UINT16_MAX)) return false; break;
-      case DType::Int32: if (!integer(j, INT32_MIN, INT32_MAX)) return false; break;
-      case DType::UInt32: if (!integer(j, 0, UINT32_MAX)) return false; break;
-      case DType::Int64: if (!integer(j, INT64_MIN, INT64_MAX)) return false; break;
-      case DType::UInt64: if (!integer(j, 0, UINT64_MAX)) return false; break;
-      case DType::Float16: if (!number(j, &d)) return false; put(double_to_half(d)); break;
-      case DType::BFloat16: if (!number(j, &d)) return false; put(float_to_bfloat16(static_cast<float>(d))); break;
-      case DType::Float32: if (!number(j, &d)) return false; put(static_cast<float>(d)); break;
+      case DType::Int8:
+        if (!integer(j, INT8_MIN, INT8_MAX)) return false;
+        break;
+      case DType::UInt8:
+        if (!integer(j, 0, UINT8_MAX)) return false;
+        break;
+      case DType::Int16:
+        if (!integer(j, INT16_MIN, INT16_MAX)) return false;
+        break;
+      case DType::UInt16:
+        if (!integer(j, 0, UINT16_MAX)) return false;
+        break;
+      case DType::Int32:
+        if (!integer(j, INT32_MIN, INT32_MAX)) return false;
+        break;
+      case DType::UInt32:
+        if (!integer(j, 0, UINT32_MAX)) return false;
+        break;
+      case DType::Int64:
+        if (!integer(j, INT64_MIN, INT64_MAX)) return false;
+        break;
+      case DType::UInt64:
+        if (!integer(j, 0, UINT64_MAX)) return false;
+        break;
+      case DType::Float16:
+        if (!number(j, &d)) return false;
+        put(double_to_half(d));
+        break;
+      case DType::BFloat16:
+        if (!number(j, &d)) return false;
+        put(float_to_bfloat16(static_cast<float>(d)));
+        break;
+      case DType::Float32:
+        if (!number(j, &d)) return false;
+        put(static_cast<float>(d));
+        break;
       case DType::Float64:
       case DType::Complex64:
       case DType::Complex128:  // the [re, im] pairs are the last dimension
@@ -403,7 +431,8 @@ void from_json_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 int register_json_functions(sqlite3* db) {
   int rc = SQLITE_OK;
   auto add = [&](const char* name, int nargs, void (*f)(sqlite3_context*, int, sqlite3_value**)) {
-    if (rc == SQLITE_OK) rc = sqlite3_create_function_v2(db, name, nargs, kScalarFlags, nullptr, f, nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_create_function_v2(db, name, nargs, kScalarFlags, nullptr, f, nullptr, nullptr, nullptr);
   };
   add("tensor_json", 1, json_fn);
   add("tensor_json", 2, json_fn);

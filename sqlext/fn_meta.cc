@@ -43,7 +43,8 @@ void meta(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
 int register_meta_functions(sqlite3* db) {
   int rc = SQLITE_OK;
   auto add = [&](const char* name, void (*f)(sqlite3_context*, int, sqlite3_value**)) {
-    if (rc == SQLITE_OK) rc = sqlite3_create_function_v2(db, name, 1, kScalarFlags, nullptr, f, nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_create_function_v2(db, name, 1, kScalarFlags, nullptr, f, nullptr, nullptr, nullptr);
   };
   add("tensor_dtype", meta<Meta::DTypeName>);
   add("tensor_shape", meta<Meta::Shape>);

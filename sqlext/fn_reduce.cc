@@ -66,7 +66,7 @@ void reduce_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     }
     double r;
     if (!reduce_one(t.view, index, &r)) return;  // strings, complex, empty: NULL
-    sqlite3_result_double(ctx, r);              // NaN becomes NULL in SQLite
+    sqlite3_result_double(ctx, r);               // NaN becomes NULL in SQLite
   });
 }
 
@@ -97,7 +97,8 @@ void reduce_axis_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
     if (get_tensor(ctx, argv, 0, fn, &t) != kArgOk) return;
     const TensorView& v = t.view;
     int index, axis;
-    if (!get_reduction(ctx, argv, 1, fn, &index) || !require_real(ctx, v, fn, 0) || !get_axis(ctx, argv, 2, fn, v, &axis))
+    if (!get_reduction(ctx, argv, 1, fn, &index) || !require_real(ctx, v, fn, 0) ||
+        !get_axis(ctx, argv, 2, fn, v, &axis))
       return;
     AxisSplit s = split_at(v, axis);
     if (s.len == 0) return result_errorf(ctx, "%s: axis %d has length 0; there is nothing to reduce", fn, axis);
@@ -182,7 +183,8 @@ void argmax_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 int register_reduce_functions(sqlite3* db) {
   int rc = SQLITE_OK;
   auto add = [&](const char* name, int nargs, void (*f)(sqlite3_context*, int, sqlite3_value**)) {
-    if (rc == SQLITE_OK) rc = sqlite3_create_function_v2(db, name, nargs, kScalarFlags, nullptr, f, nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_create_function_v2(db, name, nargs, kScalarFlags, nullptr, f, nullptr, nullptr, nullptr);
   };
   add("tensor_reduce", 2, reduce_fn);
   add("tensor_reduce", 3, reduce_fn);

@@ -36,8 +36,8 @@ void regexp_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
 }  // namespace
 
 int register_regexp_function(sqlite3* db) {
-  return sqlite3_create_function_v2(db, "regexp", 2, kScalarFlags, CompiledCache<PyRegex>::create(), regexp_fn,
-                                    nullptr, nullptr, CompiledCache<PyRegex>::destroy);
+  return sqlite3_create_function_v2(db, "regexp", 2, kScalarFlags, CompiledCache<PyRegex>::create(), regexp_fn, nullptr,
+                                    nullptr, CompiledCache<PyRegex>::destroy);
 }
 
 }  // namespace trialdb::sqlext

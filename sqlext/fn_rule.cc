@@ -114,12 +114,9 @@ std::string number_text(double x) {
   char buf[64];
   if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 9.007199254740992e15)
     snprintf(buf, sizeof buf, "%lld", static_cast<long long>(x));
-  else if (std::isnan(x))
-    return "NaN";
-  else if (std::isinf(x))
-    return x > 0 ? "Infinity" : "-Infinity";
-  else
-    snprintf(buf, sizeof buf, "%.17g", x);
+  else if (std::isnan(x)) return "NaN";
+  else if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
+  else snprintf(buf, sizeof buf, "%.17g", x);
   return buf;
 }
 
@@ -130,12 +127,14 @@ void real_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   guarded(ctx, "rule_real", [&] {
     int type = sqlite3_value_type(argv[0]);
     if (type == SQLITE_NULL) return;
-    if (type == SQLITE_INTEGER || type == SQLITE_FLOAT) return sqlite3_result_double(ctx, sqlite3_value_double(argv[0]));
+    if (type == SQLITE_INTEGER || type == SQLITE_FLOAT)
+      return sqlite3_result_double(ctx, sqlite3_value_double(argv[0]));
     std::string_view s = value_text(argv[0]);
     double d;
     int rc = parse_real(s, &d);
     if (rc == 1) return;
-    if (rc < 0) return result_errorf(ctx, "rule parameter '%.*s' is not a number", static_cast<int>(s.size()), s.data());
+    if (rc < 0)
+      return result_errorf(ctx, "rule parameter '%.*s' is not a number", static_cast<int>(s.size()), s.data());
     sqlite3_result_double(ctx, d);
   });
 }
@@ -144,10 +143,12 @@ void bool_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   guarded(ctx, "rule_bool", [&] {
     int type = sqlite3_value_type(argv[0]);
     if (type == SQLITE_NULL) return sqlite3_result_int(ctx, 0);
-    if (type == SQLITE_INTEGER || type == SQLITE_FLOAT) return sqlite3_result_int(ctx, sqlite3_value_double(argv[0]) != 0);
+    if (type == SQLITE_INTEGER || type == SQLITE_FLOAT)
+      return sqlite3_result_int(ctx, sqlite3_value_double(argv[0]) != 0);
     std::string s = lower(trim(value_text(argv[0])));
     if (s == "true" || s == "1" || s == "yes" || s == "on") return sqlite3_result_int(ctx, 1);
-    if (s == "false" || s == "0" || s == "no" || s == "off" || s.empty() || s == "none") return sqlite3_result_int(ctx, 0);
+    if (s == "false" || s == "0" || s == "no" || s == "off" || s.empty() || s == "none")
+      return sqlite3_result_int(ctx, 0);
     result_errorf(ctx, "rule parameter '%s' is not a boolean (true or false)", s.c_str());
   });
 }
@@ -279,7 +280,7 @@ void label_pairs_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
       for (int64_t r = 0; r < rows; ++r) {
         int64_t best = 0;
         double best_x = predictions[r * k];
-        for (int64_t j = 1; j < k && !std::isnan(best_x); ++j) {   // numpy: the first NaN wins
+        for (int64_t j = 1; j < k && !std::isnan(best_x); ++j) {  // numpy: the first NaN wins
           double x = predictions[r * k + j];
           if (x > best_x || std::isnan(x)) best = j, best_x = x;
         }
@@ -315,7 +316,7 @@ void channel_sums_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
     if (axis < 0) axis += v.ndim;
     if (axis < 0 || axis >= v.ndim) return;
     const int64_t len = v.dims[axis];
-    if (len > length_limit(ctx) / 2) return sqlite3_result_error_toobig(ctx);   // an empty tensor's dim may be huge
+    if (len > length_limit(ctx) / 2) return sqlite3_result_error_toobig(ctx);  // an empty tensor's dim may be huge
     int64_t inner = 1;
     for (int d = static_cast<int>(axis) + 1; d < v.ndim; ++d) inner *= v.dims[d];
     std::vector<double> sums(static_cast<size_t>(len), 0.0);

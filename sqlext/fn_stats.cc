@@ -58,9 +58,14 @@ class Binner {
   // first and last: the range as numpy holds it (before rounding to the dtype); edges: in the
   // dtype; width: last - first as numpy computes it for its norm.
   Binner(const std::vector<double>& edges, double first, double width, BinArithmetic round)
-      : e_(edges.data()), bins_(static_cast<int64_t>(edges.size()) - 1), subtract_(round.with_scalar(first)),
-        lo_(subtract_(first)), hi_(edges.back()), norm_(static_cast<double>(bins_) / width),
-        scale_(subtract_.with_scalar(norm_)), finite_width_(std::isfinite(width) && std::isfinite(norm_) && width > 0) {}
+      : e_(edges.data()),
+        bins_(static_cast<int64_t>(edges.size()) - 1),
+        subtract_(round.with_scalar(first)),
+        lo_(subtract_(first)),
+        hi_(edges.back()),
+        norm_(static_cast<double>(bins_) / width),
+        scale_(subtract_.with_scalar(norm_)),
+        finite_width_(std::isfinite(width) && std::isfinite(norm_) && width > 0) {}
 
   int64_t bin(double x) const {
     if (!(x >= lo_ && x <= hi_)) return -1;
@@ -82,9 +87,9 @@ class Binner {
   }
   const double* e_;
   int64_t bins_;
-  BinArithmetic subtract_;   // x - first
+  BinArithmetic subtract_;  // x - first
   double lo_, hi_, norm_;
-  BinArithmetic scale_;      // (x - first) * norm
+  BinArithmetic scale_;  // (x - first) * norm
   bool finite_width_;
 };
 
@@ -92,10 +97,10 @@ class Binner {
 // name a contiguous range of float32 values, and nearly every such range lies in one bin (or
 // wholly outside [lo, hi]). A table of the 65536 prefixes gives the bin of each that does; only
 // elements whose prefix straddles an edge are binned one by one.
-constexpr int64_t kPrefixTableMinElements = 1 << 17;   // below this the table costs more than it saves
+constexpr int64_t kPrefixTableMinElements = 1 << 17;  // below this the table costs more than it saves
 constexpr int kPrefixShift = 16;
 constexpr int16_t kStraddles = -2;
-constexpr int64_t kPrefixTableMaxBins = INT16_MAX;   // bins fit the table's int16 entries
+constexpr int64_t kPrefixTableMaxBins = INT16_MAX;  // bins fit the table's int16 entries
 
 void count_float32_by_prefix(const Binner& binner, const TensorView& v, int64_t* counts) {
   std::vector<int16_t> table(size_t{1} << (32 - kPrefixShift));
@@ -149,7 +154,8 @@ void histogram_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     if (given) {
       if (!get_double(ctx, argv, 2, fn, "lo", &lo) || !get_double(ctx, argv, 3, fn, "hi", &hi)) return;
       if (lo > hi) return result_errorf(ctx, "%s: lo (%g) must not exceed hi (%g)", fn, lo, hi);
-      if (!std::isfinite(lo) || !std::isfinite(hi)) return result_errorf(ctx, "%s: the range [%g, %g] is not finite", fn, lo, hi);
+      if (!std::isfinite(lo) || !std::isfinite(hi))
+        return result_errorf(ctx, "%s: the range [%g, %g] is not finite", fn, lo, hi);
     } else if (v.numel == 0) {
       lo = 0, hi = 1;
     } else {
@@ -258,7 +264,8 @@ void bincount_fn(sqlite3_context* ctx, int /*argc*/, sqlite3_value** argv) {
 int register_stats_functions(sqlite3* db) {
   int rc = SQLITE_OK;
   auto add = [&](const char* name, int nargs, void (*f)(sqlite3_context*, int, sqlite3_value**)) {
-    if (rc == SQLITE_OK) rc = sqlite3_create_function_v2(db, name, nargs, kScalarFlags, nullptr, f, nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_create_function_v2(db, name, nargs, kScalarFlags, nullptr, f, nullptr, nullptr, nullptr);
   };
   add("tensor_histogram", 2, histogram_fn);
   add("tensor_histogram", 3, histogram_fn);

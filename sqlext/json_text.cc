@@ -85,15 +85,20 @@ void append_json_element(std::string* out, const TensorView& v, int64_t i) {
       out->append(buf, r.ptr);
       return;
     }
-    case DType::Int8: case DType::UInt8: case DType::Int16: case DType::UInt16:
-    case DType::Int32: case DType::UInt32: case DType::Int64: {
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Int16:
+    case DType::UInt16:
+    case DType::Int32:
+    case DType::UInt32:
+    case DType::Int64: {
       auto r = std::to_chars(buf, buf + sizeof buf, element_as_int64(v, i));
       out->append(buf, r.ptr);
       return;
     }
-    case DType::Float16: case DType::BFloat16: case DType::Float32:
-      append_json_float(out, static_cast<float>(element_as_double(v, i)));
-      return;
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Float32: append_json_float(out, static_cast<float>(element_as_double(v, i))); return;
     case DType::Float64: append_json_double(out, element_as_double(v, i)); return;
     case DType::Complex64: {
       float c[2];
@@ -124,13 +129,13 @@ uint16_t double_to_half(double d) {
   uint16_t sign = std::signbit(d) ? 0x8000 : 0;
   if (std::isnan(d)) return sign | 0x7e00;
   double a = std::fabs(d);
-  if (a >= 65520.0) return sign | 0x7c00;          // rounds to infinity
-  if (a < 6.103515625e-05) {                       // subnormal: multiples of 2^-24
+  if (a >= 65520.0) return sign | 0x7c00;                                 // rounds to infinity
+  if (a < 6.103515625e-05) {                                              // subnormal: multiples of 2^-24
     return sign | static_cast<uint16_t>(std::nearbyint(a * 16777216.0));  // 1024 = smallest normal
   }
   int e;
-  double f = std::frexp(a, &e);                    // a = f * 2^e, f in [0.5, 1)
-  double m = std::nearbyint((f * 2 - 1) * 1024);   // exact: f * 2 - 1 in [0, 1)
+  double f = std::frexp(a, &e);                   // a = f * 2^e, f in [0.5, 1)
+  double m = std::nearbyint((f * 2 - 1) * 1024);  // exact: f * 2 - 1 in [0, 1)
   int exp = e - 1 + 15;
   if (m == 1024) {
     m = 0;

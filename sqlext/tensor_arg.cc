@@ -92,7 +92,8 @@ bool get_int(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* 
   return true;
 }
 
-bool get_text(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, const char* what, std::string* out) {
+bool get_text(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, const char* what,
+              std::string* out) {
   int t = sqlite3_value_type(argv[argno]);
   if (t != SQLITE_TEXT) {
     result_errorf(ctx, "%s: %s (argument %d) must be text, got %s", fn, what, argno + 1, type_name(t));

@@ -45,7 +45,8 @@ void result_errorf(sqlite3_context* ctx, const char* fmt, ...) __attribute__((fo
 bool get_double(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, const char* what, double* out);
 bool get_int(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, const char* what, int64_t* out);
 // Text argument; false (error set) when it is not text.
-bool get_text(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, const char* what, std::string* out);
+bool get_text(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, const char* what,
+              std::string* out);
 
 // An error unless the tensor holds real numbers (not strings or complex).
 bool require_real(sqlite3_context* ctx, const TensorView& v, const char* fn, int argno);
@@ -94,7 +95,7 @@ void result_element(sqlite3_context* ctx, const TensorView& v, int64_t i);
 // All elements of a real tensor as doubles (C order).
 std::vector<double> to_doubles(const TensorView& v);
 
-bool dtype_is_integer(DType t);   // bool and the int/uint types
+bool dtype_is_integer(DType t);  // bool and the int/uint types
 
 // Registration hooks, one per source file (register.cc calls them all).
 int register_meta_functions(sqlite3* db);
@@ -108,7 +109,7 @@ int register_json_functions(sqlite3* db);
 int register_aggregate_functions(sqlite3* db);
 int register_each_module(sqlite3* db);
 int register_regexp_function(sqlite3* db);
-int register_rule_functions(sqlite3* db);   // fn_rule.cc: the rule_* helpers of the rule views
+int register_rule_functions(sqlite3* db);  // fn_rule.cc: the rule_* helpers of the rule views
 
 // Flags every scalar function is registered with.
 inline constexpr int kScalarFlags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;

@@ -26,7 +26,7 @@ namespace {
 enum Column { kColIdx = 0, kColValue = 1, kColTensor = 2 };
 
 struct EachCursor {
-  sqlite3_vtab_cursor base;  // first: SQLite casts between the two
+  sqlite3_vtab_cursor base;   // first: SQLite casts between the two
   std::vector<uint8_t> blob;  // xFilter's argument is only valid during the call: keep a copy
   TensorArg t;
   int64_t i = 0;
@@ -145,10 +145,8 @@ int each_column(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
   switch (col) {
     case kColIdx: sqlite3_result_int64(ctx, c->i); break;
     case kColValue:
-      if (c->strings)
-        sqlite3_result_text64(ctx, c->current.data(), c->current.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-      else
-        result_element(ctx, c->t.view, c->i);
+      if (c->strings) sqlite3_result_text64(ctx, c->current.data(), c->current.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+      else result_element(ctx, c->t.view, c->i);
       break;
     default: sqlite3_result_blob(ctx, c->blob.data(), static_cast<int>(c->blob.size()), SQLITE_TRANSIENT); break;
   }

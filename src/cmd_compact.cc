@@ -26,15 +26,16 @@ constexpr const char* kEraseToEnd = "\x1b[K";
 std::string compaction_line(uint64_t done, uint64_t total, uint64_t page_size) {
   const int filled = total ? static_cast<int>(kBarWidth * done / total) : kBarWidth;
   const uint64_t percent = total ? 100 * done / total : 100;
-  return "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(kBarWidth - filled), ' ') +
-         "] " + std::to_string(percent) + "%  " + format_bytes(static_cast<double>(done * page_size)) + " of " +
+  return "[" + std::string(static_cast<size_t>(filled), '#') +
+         std::string(static_cast<size_t>(kBarWidth - filled), ' ') + "] " + std::to_string(percent) + "%  " +
+         format_bytes(static_cast<double>(done * page_size)) + " of " +
          format_bytes(static_cast<double>(total * page_size)) + " copied";
 }
 
 void run(const std::string& path, bool quiet) {
   auto db = open_db(path, OpenMode::kExisting);
   const uint64_t page_size = [&] {
-    Statement q(db->handle(), "PRAGMA page_size");   // finalized before VACUUM, which wants none open
+    Statement q(db->handle(), "PRAGMA page_size");  // finalized before VACUUM, which wants none open
     return q.step() ? static_cast<uint64_t>(q.int64(0)) : 0;
   }();
   const bool bar = !quiet && isatty(STDERR_FILENO);

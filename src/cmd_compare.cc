@@ -5,8 +5,8 @@
 // (TRAIN step 10 of A next to TRAIN step 10 of B, whatever their global steps are). By default
 // only keys present in both trials are shown; --all adds those present in one trial only, with
 // the other side blank. The ratio is B / A: A is the baseline; 0/0 and NaN give nan, x/0 gives
-// inf (in JSON "NaN" and "Infinity", output.h). step_a/step_b are each value's step as in the reductions view (the global step; for
-// GLOBAL-mode steps smdebug's tensor step, which is the mode step).
+// inf (in JSON "NaN" and "Infinity", output.h). step_a/step_b are each value's step as in the reductions view (the
+// global step; for GLOBAL-mode steps smdebug's tensor step, which is the mode step).
 //
 // Data comes from the public views `reductions` and `steps` (see kReductionRowsSql).
 #include <cmath>
@@ -53,8 +53,8 @@ struct Key {
 
 struct Side {
   bool present = false;
-  int64_t step = 0;   // global step (smdebug tensor step)
-  double value = 0;   // NaN when the reduction is NaN
+  int64_t step = 0;  // global step (smdebug tensor step)
+  double value = 0;  // NaN when the reduction is NaN
 };
 
 struct Row {
@@ -110,11 +110,11 @@ void require_trial(Database& db, const std::string& name) {
   Statement all(db.handle(), "SELECT trial FROM trials ORDER BY trial");
   while (all.step()) known += (known.empty() ? "" : ", ") + all.text(0);
   throw Error(ErrorKind::kInvalidInput, "no trial named '" + name + "' in " + db.path() +
-                                        (known.empty() ? " (it has no trials)" : " (trials: " + known + ")"));
+                                            (known.empty() ? " (it has no trials)" : " (trials: " + known + ")"));
 }
 
-void load_side(Database& db, const CompareArgs& a, const std::string& trial, const PyRegex* re,
-               bool is_a, std::map<Key, Row>* rows) {
+void load_side(Database& db, const CompareArgs& a, const std::string& trial, const PyRegex* re, bool is_a,
+               std::map<Key, Row>* rows) {
   Statement q(db.handle(), kReductionRowsSql);
   q.bind(1, trial).bind(2, a.reduction).bind(3, a.abs ? 1 : 0).bind(4, a.mode);
   std::map<std::string, bool> wanted;  // regex verdict per tensor name
@@ -203,14 +203,14 @@ void run_compare(const CompareArgs& a) {
 
 void add_compare(CLI::App& app) {
   auto args = std::make_shared<CompareArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "compare",
-      "Compare two trials: one reduction per tensor and step, side by side, with the ratio B/A.\n"
-      "Steps are aligned by mode and mode step (TRAIN step 10 of A next to TRAIN step 10 of B),\n"
-      "so trials saved at different intervals line up; only steps saved in both are shown\n"
-      "unless --all is given.\n"
-      "Example: trialdb compare --db trials.db pt_bad_init pt_good_init --tensor '^gradient/' "
-      "--reduction l2 --mode TRAIN");
+  CLI::App* cmd =
+      app.add_subcommand("compare",
+                         "Compare two trials: one reduction per tensor and step, side by side, with the ratio B/A.\n"
+                         "Steps are aligned by mode and mode step (TRAIN step 10 of A next to TRAIN step 10 of B),\n"
+                         "so trials saved at different intervals line up; only steps saved in both are shown\n"
+                         "unless --all is given.\n"
+                         "Example: trialdb compare --db trials.db pt_bad_init pt_good_init --tensor '^gradient/' "
+                         "--reduction l2 --mode TRAIN");
   cmd->add_option("--db", args->db, "Database file")->required();
   cmd->add_option("TRIAL_A", args->trial_a, "Baseline trial (the ratio's denominator)")->required();
   cmd->add_option("TRIAL_B", args->trial_b, "Trial compared with A")->required();

@@ -61,7 +61,8 @@ void print_reports(const exporter::ExportReport& report) {
   Table t{{"trial", "table", "files", "rows", "bytes"}, {}, {false, false, true, true, true}};
   for (const exporter::TableReport& r : report.tables)
     if (r.files_written)
-      t.rows.push_back({r.trial, r.table, std::to_string(r.files_written), std::to_string(r.rows), std::to_string(r.bytes)});
+      t.rows.push_back(
+          {r.trial, r.table, std::to_string(r.files_written), std::to_string(r.rows), std::to_string(r.bytes)});
   if (t.rows.empty()) {
     std::cout << "nothing new to export\n";
     return;
@@ -98,10 +99,8 @@ void run_export(const ExportArgs& a) {
       options.trials = a.trials;
     }
     std::unique_ptr<exporter::ExportTarget> target;
-    if (a.out.rfind("s3://", 0) == 0)
-      target = std::make_unique<exporter::S3Target>(a.out, s3_options(a));
-    else
-      target = std::make_unique<exporter::LocalTarget>(a.out);
+    if (a.out.rfind("s3://", 0) == 0) target = std::make_unique<exporter::S3Target>(a.out, s3_options(a));
+    else target = std::make_unique<exporter::LocalTarget>(a.out);
     const exporter::ExportReport report = exporter::export_trials(*db, *target, options);
     bar.erase();
     if (!a.quiet) print_reports(report);
@@ -148,10 +147,11 @@ void add_export(CLI::App& app) {
       "  trialdb export --ddl athena --db trials.db --out s3://team-bucket/trialdb\n"
       "  trialdb export --db trials.db --tensorboard runs/ && tensorboard --logdir runs/");
   cmd->add_option("--db", a->db, "Database file (with --ddl: optional, its trials listed for Athena)");
-  CLI::Option* out = cmd->add_option("--out", a->out, "Folder or s3://bucket/prefix to write the datasets into (with --ddl: where they are)");
-  CLI::Option* tensorboard = cmd->add_option(
-      "--tensorboard", a->tensorboard,
-      "Write TensorBoard runs into this folder instead (DIR/<trial>/<mode>/; docs/TENSORBOARD.md)");
+  CLI::Option* out = cmd->add_option(
+      "--out", a->out, "Folder or s3://bucket/prefix to write the datasets into (with --ddl: where they are)");
+  CLI::Option* tensorboard =
+      cmd->add_option("--tensorboard", a->tensorboard,
+                      "Write TensorBoard runs into this folder instead (DIR/<trial>/<mode>/; docs/TENSORBOARD.md)");
   out->excludes(tensorboard);
   cmd->add_option("--tensors", a->tensor_regex, "--tensorboard: only tensors matching this regex (Python re.search)")
       ->needs(tensorboard);

@@ -38,7 +38,8 @@ std::string trials_sql(const InfoArgs& a) {
          "       (SELECT count(*) FROM tensors x WHERE x.trial = t.trial) AS tensors,\n"
          "       (SELECT count(*) FROM collection_definitions c WHERE c.trial = t.trial) AS collections,\n"
          "       (SELECT count(*) FROM ingest_errors e WHERE e.trial = t.trial) AS errors, t.ended\n"
-         "FROM trials t" + trial_filter(a, "t.trial") + " ORDER BY t.trial";
+         "FROM trials t" +
+         trial_filter(a, "t.trial") + " ORDER BY t.trial";
 }
 
 std::string collections_sql(const InfoArgs& a) {
@@ -55,11 +56,13 @@ std::string tensors_sql(const InfoArgs& a) {
   return "WITH seen AS (\n"
          "  SELECT trial, tensor, group_concat(DISTINCT dtype) AS dtype, group_concat(DISTINCT shape) AS shape,\n"
          "         count(DISTINCT global_step) AS steps, count(DISTINCT worker) AS workers\n"
-         "  FROM tensor_values" + trial_filter(a, "trial") + "\n"
+         "  FROM tensor_values" +
+         trial_filter(a, "trial") +
+         "\n"
          "  GROUP BY trial, tensor)\n"
          "SELECT t.trial, t.tensor, s.dtype, s.shape, ifnull(s.steps, 0) AS steps, ifnull(s.workers, 0) AS workers\n"
-         "FROM tensors t LEFT JOIN seen s ON s.trial = t.trial AND s.tensor = t.tensor" + trial_filter(a, "t.trial") +
-         "\nORDER BY t.trial, t.tensor";
+         "FROM tensors t LEFT JOIN seen s ON s.trial = t.trial AND s.tensor = t.tensor" +
+         trial_filter(a, "t.trial") + "\nORDER BY t.trial, t.tensor";
 }
 
 // --json: one document, each trial an object with its steps per mode and its collections.
@@ -81,12 +84,14 @@ void print_json(Database& db, const InfoArgs& a) {
   }
   for (auto& t : trials) {
     const std::string name = t["trial"];
-    Statement modes(db.handle(), "SELECT mode, count(*) FROM steps WHERE trial = ?1 AND complete GROUP BY mode ORDER BY mode");
+    Statement modes(db.handle(),
+                    "SELECT mode, count(*) FROM steps WHERE trial = ?1 AND complete GROUP BY mode ORDER BY mode");
     modes.bind(1, name);
     while (modes.step()) t["steps_per_mode"][modes.text(0)] = modes.int64(1);
-    Statement colls(db.handle(),
-                    "SELECT c.collection, m.tensor FROM collection_definitions c LEFT JOIN collections m "
-                    "ON m.trial = c.trial AND m.collection = c.collection WHERE c.trial = ?1 ORDER BY c.collection, m.tensor");
+    Statement colls(
+        db.handle(),
+        "SELECT c.collection, m.tensor FROM collection_definitions c LEFT JOIN collections m "
+        "ON m.trial = c.trial AND m.collection = c.collection WHERE c.trial = ?1 ORDER BY c.collection, m.tensor");
     colls.bind(1, name);
     while (colls.step()) {
       auto& members = t["collections"][colls.text(0)];
@@ -116,11 +121,14 @@ void run(const InfoArgs& a) {
 
 void add_info(CLI::App& app) {
   auto a = std::make_shared<InfoArgs>();
-  CLI::App* cmd = app.add_subcommand("info", "Show the trials in a database: steps per mode, tensors, workers, collections");
-  cmd->footer("Examples:\n  trialdb info --db trials.db --trial pt_bad_init\n  trialdb info --db trials.db --tensors --full");
+  CLI::App* cmd =
+      app.add_subcommand("info", "Show the trials in a database: steps per mode, tensors, workers, collections");
+  cmd->footer(
+      "Examples:\n  trialdb info --db trials.db --trial pt_bad_init\n  trialdb info --db trials.db --tensors --full");
   cmd->add_option("--db", a->db, "Database file")->required();
   cmd->add_option("--trial", a->trial, "Only this trial");
-  cmd->add_flag("--tensors", a->tensors, "List every tensor: dtype, shape, steps saved, workers (smdebug's tensor_names())");
+  cmd->add_flag("--tensors", a->tensors,
+                "List every tensor: dtype, shape, steps saved, workers (smdebug's tensor_names())");
   cmd->add_flag("--full", a->full, "Show every name whole, however wide the table gets");
   auto* csv = cmd->add_flag("--csv", a->csv, "CSV output (trials, then collections)");
   cmd->add_flag("--json", a->json, "JSON output: each trial with its steps per mode and collections")->excludes(csv);

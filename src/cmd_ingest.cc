@@ -58,7 +58,7 @@ struct IngestArgs {
   bool path_style = false;
   bool strict = false, compress = false, follow = false, rules = false, quiet = false, wal = false, exit_code = false;
   double interval = 0.2;
-  double idle_timeout = 0;   // --follow: seconds without a new file before giving up (0: never)
+  double idle_timeout = 0;  // --follow: seconds without a new file before giving up (0: never)
   double rule_timeout = kDefaultRuleTimeout;
   double on_finding_timeout = kDefaultOnFindingTimeout;
   int threads = 0;
@@ -73,7 +73,8 @@ void report_errors(const IngestStats& s) {
     std::cerr << "trialdb ingest: " << printable(s.errors[i].to_string()) << "\n";
   }
   if (s.errors.size() > shown)
-    std::cerr << "trialdb ingest: ... and " << s.errors.size() - shown << " more errors (SELECT * FROM ingest_errors)\n";
+    std::cerr << "trialdb ingest: ... and " << s.errors.size() - shown
+              << " more errors (SELECT * FROM ingest_errors)\n";
 }
 
 void print_findings(const std::vector<rules::Finding>& fs) {
@@ -90,7 +91,8 @@ void set_selection(const IngestArgs& a, IngestOptions* opt) {
     if (Status st = parse_step_range(a.steps, &opt->selection); !st.is_ok()) throw Error(st);
   if (!a.tensors.empty()) {
     std::unique_ptr<PyRegex> compiled;
-    if (Status st = PyRegex::compile(a.tensors, &compiled); !st.is_ok()) throw Error(Status::usage("--tensors: " + st.cause()));
+    if (Status st = PyRegex::compile(a.tensors, &compiled); !st.is_ok())
+      throw Error(Status::usage("--tensors: " + st.cause()));
   }
   opt->selection.tensor_regex = a.tensors;
   opt->selection.collections = a.collections;
@@ -120,15 +122,16 @@ void check_collections(TrialSource& source, const IngestArgs& a, const std::stri
     if (!defined.count(name)) unknown.push_back(name);
   if (!unknown.empty() && db_exists) {
     auto db = open_db(a.db, OpenMode::kReadOnly);
-    Statement q(db->handle(), "SELECT c.name FROM collection c JOIN trial t ON t.trial_id = c.trial_id WHERE t.name = ?1");
+    Statement q(db->handle(),
+                "SELECT c.name FROM collection c JOIN trial t ON t.trial_id = c.trial_id WHERE t.name = ?1");
     q.bind(1, trial);
     while (q.step()) defined.insert(q.text(0));
     std::erase_if(unknown, [&](const std::string& name) { return defined.count(name) > 0; });
   }
   if (unknown.empty()) return;
-  throw Error(Status::usage("--collections: the trial defines no collection '" + join(unknown, "', '") +
-                            "' (collections: " + (defined.empty() ? "none" : join({defined.begin(), defined.end()}, ", ")) +
-                            ")")
+  throw Error(Status::usage(
+                  "--collections: the trial defines no collection '" + join(unknown, "', '") +
+                  "' (collections: " + (defined.empty() ? "none" : join({defined.begin(), defined.end()}, ", ")) + ")")
                   .at(source.root()));
 }
 
@@ -181,7 +184,8 @@ int run(const IngestArgs& a) {
     if (layout.kind() == ErrorKind::kUsage) throw Error(layout);
     if (!layout.is_ok()) std::cerr << "trialdb ingest: warning: " << printable(layout.to_string()) << "\n";
     // (--follow waits for collections files as for everything else.)
-    if (!a.collections.empty()) check_collections(*source, a, a.name.empty() ? default_trial_name(source->root()) : a.name);
+    if (!a.collections.empty())
+      check_collections(*source, a, a.name.empty() ? default_trial_name(source->root()) : a.name);
   }
   std::unique_ptr<Database> opened = open_db(a.db, OpenMode::kCreate, write_combining_vfs_name());
   Database& db = *opened;
@@ -189,15 +193,16 @@ int run(const IngestArgs& a) {
   // --follow keeps WAL, so the queries made while a job trains never wait.
   opt.bulk_load = !a.follow && !a.wal;
   ProgressBar progress(*source);
-  if (!a.quiet && isatty(STDERR_FILENO) && !a.follow) opt.progress = [&progress](size_t done, size_t total) { progress(done, total); };
+  if (!a.quiet && isatty(STDERR_FILENO) && !a.follow)
+    opt.progress = [&progress](size_t done, size_t total) { progress(done, total); };
   // Rules run after each commit that completed steps, so findings appear while the job trains,
   // and after each pass, so steps owed by an earlier run (killed after its commit) are evaluated
   // even when nothing new completes. --on-finding commands run after each evaluation.
   std::unique_ptr<rules::RuleRunner> runner;
   std::set<int64_t> failed_deliveries;
   bool deliveries_failed = false;
-  size_t reported_failures = 0;   // of runner->failures()
-  bool found_any = false;   // --exit-code: stop after this pass
+  size_t reported_failures = 0;  // of runner->failures()
+  bool found_any = false;        // --exit-code: stop after this pass
   std::function<void(int64_t)> evaluate = [&](int64_t) {
     if (!runner) return;
     const std::vector<rules::Finding> found = runner->evaluate_new_steps();
@@ -207,8 +212,8 @@ int run(const IngestArgs& a) {
       std::cerr << "trialdb ingest: " << printable(runner->failures()[i]) << "\n";
     reported_failures = runner->failures().size();
     if (!a.on_finding.empty())
-      deliveries_failed |= !deliver_findings(*runner, a.on_finding, a.db, "ingest", a.on_finding_timeout,
-                                                 &failed_deliveries);
+      deliveries_failed |=
+          !deliver_findings(*runner, a.on_finding, a.db, "ingest", a.on_finding_timeout, &failed_deliveries);
   };
   if (a.rules) opt.on_steps_completed = evaluate;
   Ingester ing(db, *source, opt);
@@ -231,7 +236,7 @@ int run(const IngestArgs& a) {
   auto last_beat = std::chrono::steady_clock::now();
 
   bool had_errors = false;
-  auto last_file = std::chrono::steady_clock::now();   // when a pass last ingested a file
+  auto last_file = std::chrono::steady_clock::now();  // when a pass last ingested a file
   while (true) {
     if (claim && !claim->held()) {
       std::cerr << "trialdb ingest: trial " << printable(ing.trial_name())
@@ -264,13 +269,15 @@ int run(const IngestArgs& a) {
       break;
     }
     if (!a.quiet && s.files_ingested) std::cerr << "trialdb ingest: " << summary.pass_line(s) << "\n";
-    if (s.ended && s.files_waiting == 0) {   // everything before the end marker is in
+    if (s.ended && s.files_waiting == 0) {  // everything before the end marker is in
       if (!a.quiet) std::cerr << "trialdb ingest: " << summary.ended_line(db) << "\n";
       break;
     }
-    if (a.idle_timeout > 0 && std::chrono::steady_clock::now() - last_file > std::chrono::duration<double>(a.idle_timeout)) {
+    if (a.idle_timeout > 0 &&
+        std::chrono::steady_clock::now() - last_file > std::chrono::duration<double>(a.idle_timeout)) {
       if (!a.quiet)
-        std::cerr << "trialdb ingest: no new file for " << a.idle_timeout << " s and no end marker; stopping (--idle-timeout)\n";
+        std::cerr << "trialdb ingest: no new file for " << a.idle_timeout
+                  << " s and no end marker; stopping (--idle-timeout)\n";
       break;
     }
     if (claim && std::chrono::steady_clock::now() - last_beat > std::chrono::duration<double>(kHeartbeatSeconds)) {
@@ -278,9 +285,11 @@ int run(const IngestArgs& a) {
       last_beat = std::chrono::steady_clock::now();
     }
     auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(a.interval);
-    while (!g_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (!g_stop && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (g_stop) {
-      if (!a.quiet) std::cerr << "trialdb ingest: stopped; all complete steps are kept (" << summary.total_line() << ")\n";
+      if (!a.quiet)
+        std::cerr << "trialdb ingest: stopped; all complete steps are kept (" << summary.total_line() << ")\n";
       break;
     }
   }
@@ -304,14 +313,16 @@ void add_ingest(CLI::App& app) {
   cmd->add_option("--name", a->name, "Trial name (default: the folder's base name)");
   cmd->add_flag("--strict", a->strict, "Stop at the first error instead of skipping bad input");
   cmd->add_flag("--compress", a->compress, "zlib-compress value blobs that shrink");
-  cmd->add_option("--threads", a->threads, "Decoding threads, 1 to " + std::to_string(kMaxThreads) + " (default: all cores)")
+  cmd->add_option("--threads", a->threads,
+                  "Decoding threads, 1 to " + std::to_string(kMaxThreads) + " (default: all cores)")
       ->check(CLI::Range(1, kMaxThreads));
   CLI::Option* follow_flag =
       cmd->add_flag("--follow", a->follow, "Keep ingesting while the trial grows; exit after training_job_end.ts");
   cmd->add_flag("--wal", a->wal,
                 "Write through the WAL even when no one else has the database open (slower for large tensors; "
                 "whoever opens the database during the ingest never waits for it). Always so with --follow");
-  cmd->add_option("--interval", a->interval, "Seconds between polls in --follow, " + interval_range() + " (default 0.2)")
+  cmd->add_option("--interval", a->interval,
+                  "Seconds between polls in --follow, " + interval_range() + " (default 0.2)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             // CLI::Range lets NaN through (every comparison with it is false).
@@ -322,7 +333,8 @@ void add_ingest(CLI::App& app) {
             return {};
           },
           "SECONDS"));
-  CLI::Option* rules_flag = cmd->add_flag("--rules", a->rules, "Evaluate the rules on each newly complete step (see trialdb rules)");
+  CLI::Option* rules_flag =
+      cmd->add_flag("--rules", a->rules, "Evaluate the rules on each newly complete step (see trialdb rules)");
   cmd->add_option("--param", a->params, "With --rules: RULE.KEY=VALUE (repeatable)");
   cmd->add_option("--rule", a->rule_names, "With --rules: only this rule (repeatable; default: every rule)")
       ->needs(rules_flag);
@@ -343,12 +355,14 @@ void add_ingest(CLI::App& app) {
       ->needs(rules_flag);
   add_timeout_option(cmd, &a->rule_timeout,
                      "With --rules: seconds a rule may take on one batch of steps; past it the rule is stopped and "
-                     "reported (default " + format_real(kDefaultRuleTimeout) + "; 0: no limit)",
+                     "reported (default " +
+                         format_real(kDefaultRuleTimeout) + "; 0: no limit)",
                      "--rule-timeout")
       ->needs(rules_flag);
   add_timeout_option(cmd, &a->on_finding_timeout,
                      "With --on-finding: seconds the command may run before it is killed and reported; following "
-                     "goes on (default " + format_real(kDefaultOnFindingTimeout) + "; 0: no limit)",
+                     "goes on (default " +
+                         format_real(kDefaultOnFindingTimeout) + "; 0: no limit)",
                      "--on-finding-timeout")
       ->needs(rules_flag);
   cmd->add_option("--endpoint", a->endpoint, "S3-compatible endpoint URL (else AWS_ENDPOINT_URL)");

@@ -76,8 +76,8 @@ void plot_findings(const PlotArgs& a) {
   {
     Statement v(db->handle(), "SELECT 1 FROM sqlite_master WHERE name = 'rule_findings' AND type IN ('view', 'table')");
     if (!v.step())
-      throw Error(ErrorKind::kInvalidInput, a.db + " has no rule_findings view: run the rules first (trialdb rules --db " + a.db +
-                                            ")");
+      throw Error(ErrorKind::kInvalidInput,
+                  a.db + " has no rule_findings view: run the rules first (trialdb rules --db " + a.db + ")");
   }
   std::unique_ptr<PyRegex> rule_re;
   if (!a.rule_regex.empty()) rule_re = compile_or_throw(a.rule_regex, "--rule");
@@ -127,28 +127,29 @@ void plot_findings(const PlotArgs& a) {
   }
   if (n.empty())
     throw Error(ErrorKind::kInvalidInput,
-                "nothing to draw: no rule findings in trial" + std::string(trials.size() == 1 ? " " : "s ") + join(trials, ", ") +
-                    (a.rule_regex.empty() ? "" : " for rules matching '" + a.rule_regex + "'") +
-                    (a.mode.empty() ? "" : " in mode " + a.mode) + " (what the rules have evaluated: trialdb rules --db " +
-                    a.db + " --summary; evaluate them with: trialdb rules --db " + a.db + ")");
+                "nothing to draw: no rule findings in trial" + std::string(trials.size() == 1 ? " " : "s ") +
+                    join(trials, ", ") + (a.rule_regex.empty() ? "" : " for rules matching '" + a.rule_regex + "'") +
+                    (a.mode.empty() ? "" : " in mode " + a.mode) +
+                    " (what the rules have evaluated: trialdb rules --db " + a.db +
+                    " --summary; evaluate them with: trialdb rules --db " + a.db + ")");
   for (const auto& [key, count] : n)
-    t.marks.push_back({key.first, static_cast<double>(key.second), count,
-                       plot::palette(rule_color[rule_at[key]])});
+    t.marks.push_back({key.first, static_cast<double>(key.second), count, plot::palette(rule_color[rule_at[key]])});
   t.rows = row_labels;
   t.x_lo = std::isfinite(lo) ? lo : 0;
   t.x_hi = std::isfinite(hi) ? hi : 1;
   t.x_title = step_title(a);
   size_t total = 0;
   for (const auto& [key, count] : n) total += count;
-  t.title = a.title.empty() ? "rule findings" + (trials.size() == 1 ? ": " + trials[0] : "") + " (" +
-                                  std::to_string(total) + ")"
-                            : a.title;
+  t.title = a.title.empty()
+                ? "rule findings" + (trials.size() == 1 ? ": " + trials[0] : "") + " (" + std::to_string(total) + ")"
+                : a.title;
   if (a.by_tensor || trials.size() > 1) {
     for (const auto& [rule, ci] : rule_color)
       t.legend.push_back({rule, plot::palette(ci), plot::Dash::Solid, LegendEntry::Point});
   }
   t.legend.push_back({"bigger: more findings", {}, plot::Dash::Solid, LegendEntry::Line, true});
-  int h = a.height ? a.height : std::clamp(140 + 34 * static_cast<int>(std::max<size_t>(row_labels.size(), 1)), 380, 1600);
+  int h =
+      a.height ? a.height : std::clamp(140 + 34 * static_cast<int>(std::max<size_t>(row_labels.size(), 1)), 380, 1600);
   plot::render_timeline(t, a.out, {a.width, h, a.height == 0});
 }
 
@@ -167,8 +168,10 @@ void add_plot(CLI::App& app) {
       "--tensor '^gradient/.*weight' --reduction l2 --log\n"
       "  trialdb plot --db trials.db --out loss.png reduction --trial pt_bad_init --tensor CrossEntropyLoss_output_0 "
       "--reduction mean --by-mode\n"
-      "  trialdb plot --db trials.db --out loss.png reduction --tensor Loss --reduction mean --smooth 0.9 --steps 100:\n"
-      "  trialdb plot --db trials.db --out h.png histogram --trial pt_bad_init --tensor relu0_output_0 --step 0 --step 20\n"
+      "  trialdb plot --db trials.db --out loss.png reduction --tensor Loss --reduction mean --smooth 0.9 --steps "
+      "100:\n"
+      "  trialdb plot --db trials.db --out h.png histogram --trial pt_bad_init --tensor relu0_output_0 --step 0 --step "
+      "20\n"
       "  trialdb plot --db trials.db --out findings.png findings --trial pt_bad_init");
   // The chart kind is checked in the callback, so a missing or unknown one is named with the
   // kinds there are.
@@ -184,7 +187,8 @@ void add_plot(CLI::App& app) {
 
   const auto modes = CLI::IsMember({"TRAIN", "EVAL", "PREDICT", "GLOBAL"}, CLI::ignore_case);
   auto add_mode = [&](CLI::App* sub) {
-    sub->add_option("--mode", args->mode, "Only steps of this mode; x is then the mode step (default: all, x = global step)")
+    sub->add_option("--mode", args->mode,
+                    "Only steps of this mode; x is then the mode step (default: all, x = global step)")
         ->transform(modes);
   };
   auto add_steps = [&](CLI::App* sub) {
@@ -197,10 +201,10 @@ void add_plot(CLI::App& app) {
                     "Draw at most about N points per line, keeping each stretch's first, last, lowest and highest");
   };
 
-  CLI::App* dist = cmd->add_subcommand(
-      "distribution",
-      "Histogram of one tensor's elements at every step, as a heat map (x = step, y = value, "
-      "colour = elements per bin). One panel per --trial.");
+  CLI::App* dist =
+      cmd->add_subcommand("distribution",
+                          "Histogram of one tensor's elements at every step, as a heat map (x = step, y = value, "
+                          "colour = elements per bin). One panel per --trial.");
   dist->add_option("--trial", args->trials, "Trial (repeat for stacked panels)")->required();
   dist->add_option("--tensor", args->tensor, "Tensor name (exact)")->required();
   add_mode(dist);
@@ -271,8 +275,8 @@ void add_plot(CLI::App& app) {
     try {
       static const char* const kKinds = "distribution, percentiles, histogram, reduction or findings";
       if (!cmd->remaining().empty())
-        throw Error(ErrorKind::kUsage, "not a chart kind or option: '" + cmd->remaining().front() + "' (chart kinds: " +
-                                           kKinds + ")");
+        throw Error(ErrorKind::kUsage,
+                    "not a chart kind or option: '" + cmd->remaining().front() + "' (chart kinds: " + kKinds + ")");
       if (cmd->get_subcommands().empty()) throw Error(ErrorKind::kUsage, std::string("give a chart kind: ") + kKinds);
       check_common_options(*args);
       if (dist->parsed()) plot_distribution(*args);

@@ -28,7 +28,6 @@ struct RulesArgs {
   double on_finding_timeout = kDefaultOnFindingTimeout;
 };
 
-
 // "column IN ('a', 'b')", or "1" when the list is empty (everything).
 std::string in_list(const char* column, const std::vector<std::string>& values) {
   if (values.empty()) return "1";
@@ -41,8 +40,9 @@ std::string in_list(const char* column, const std::vector<std::string>& values) 
 // rules', and with a database the custom rules registered in it) with type, default and
 // meaning; with a database also the value in effect for every trial without its own (`value`)
 // and the trials' own values (`per_trial`). Reads only.
-Table parameter_listing(Database* db, const std::vector<std::string>& only, const std::vector<std::string>& rule_files) {
-  std::vector<std::pair<rules::RuleDeclaration, std::string>> declared;   // (declaration, source)
+Table parameter_listing(Database* db, const std::vector<std::string>& only,
+                        const std::vector<std::string>& rule_files) {
+  std::vector<std::pair<rules::RuleDeclaration, std::string>> declared;  // (declaration, source)
   for (const rules::RuleDeclaration& d : rules::builtin_declarations()) declared.emplace_back(d, "builtin");
   for (const std::string& path : rule_files) declared.emplace_back(rules::read_rule_file(path).declaration, path);
   auto has_table = [&](const char* name) {
@@ -58,7 +58,8 @@ Table parameter_listing(Database* db, const std::vector<std::string>& only, cons
       rules::RuleDeclaration d;
       d.name = rule;
       d.kind = q.text(1);
-      Statement p(db->handle(), "SELECT param, type, value, meaning FROM rule_param_declared WHERE rule = ?1 ORDER BY position");
+      Statement p(db->handle(),
+                  "SELECT param, type, value, meaning FROM rule_param_declared WHERE rule = ?1 ORDER BY position");
       p.bind(1, rule);
       while (p.step()) d.params.push_back(rules::param_declaration(p.text(0), p.text(1), p.text(2), p.text(3)));
       declared.emplace_back(std::move(d), q.text(2));
@@ -79,7 +80,9 @@ Table parameter_listing(Database* db, const std::vector<std::string>& only, cons
       if (!db) continue;
       std::string value = p.default_value, per_trial;
       if (installed) {
-        Statement q(db->handle(), "SELECT trial, value FROM rule_param WHERE rule = ?1 AND param = ?2 ORDER BY trial IS NOT NULL, trial");
+        Statement q(
+            db->handle(),
+            "SELECT trial, value FROM rule_param WHERE rule = ?1 AND param = ?2 ORDER BY trial IS NOT NULL, trial");
         q.bind(1, d.name).bind(2, p.name);
         while (q.step()) {
           if (q.is_null(0)) value = q.text(1);
@@ -94,14 +97,15 @@ Table parameter_listing(Database* db, const std::vector<std::string>& only, cons
 
 std::string summary_sql(const std::vector<std::string>& trials, const std::vector<std::string>& rules) {
   return "SELECT trial, rule, tensor, count(*) AS findings, min(step) AS first_step, max(step) AS last_step\n"
-         "FROM rule_findings WHERE " + in_list("trial", trials) + " AND " + in_list("rule", rules) +
+         "FROM rule_findings WHERE " +
+         in_list("trial", trials) + " AND " + in_list("rule", rules) +
          "\nGROUP BY trial, rule, tensor ORDER BY trial, rule, tensor";
 }
 
 std::string all_findings_sql(const std::vector<std::string>& trials, const std::vector<std::string>& rules) {
   return "SELECT trial, rule, step, mode, mode_step, tensor, worker, value, message\n"
-         "FROM rule_findings WHERE " + in_list("trial", trials) + " AND " + in_list("rule", rules) +
-         "\nORDER BY trial, rule, step, tensor, worker";
+         "FROM rule_findings WHERE " +
+         in_list("trial", trials) + " AND " + in_list("rule", rules) + "\nORDER BY trial, rule, step, tensor, worker";
 }
 
 }  // namespace
@@ -114,15 +118,18 @@ void add_rules(CLI::App& app) {
       "Re-running evaluates only steps completed since, and records nothing twice.\n"
       "Examples:\n"
       "  trialdb rules --db trials.db\n"
-      "  trialdb rules --db trials.db --trial run1 --rule similar_across_runs --param similar_across_runs.other_trial=run0\n"
-      "  trialdb rules --db trials.db --rule-file my_rule.sql --exit-code --on-finding 'echo $TRIALDB_RULE at $TRIALDB_STEP'");
+      "  trialdb rules --db trials.db --trial run1 --rule similar_across_runs --param "
+      "similar_across_runs.other_trial=run0\n"
+      "  trialdb rules --db trials.db --rule-file my_rule.sql --exit-code --on-finding 'echo $TRIALDB_RULE at "
+      "$TRIALDB_STEP'");
   cmd->add_option("--db", a->db, "Database file (required but for --list and --print-sql)");
   cmd->add_option("--trial", a->trials, "Only this trial (repeatable; default: every trial)");
   cmd->add_option("--rule", a->rules, "Only this rule (repeatable; default: every rule)");
   cmd->add_option("--param", a->params,
                   "RULE.KEY=VALUE: set a rule parameter (stored in rule_param; for the --trial trials, else for all)");
-  cmd->add_option("--rule-file", a->rule_files,
-                  "A custom rule: an SQL file that declares it and creates view rule_<name> (repeatable; docs/RULES.md)");
+  cmd->add_option(
+      "--rule-file", a->rule_files,
+      "A custom rule: an SQL file that declares it and creates view rule_<name> (repeatable; docs/RULES.md)");
   cmd->add_flag("--rerun", a->rerun,
                 "Evaluate the --rule rules (default: all) on the --trial trials (default: all) again from the first "
                 "step, replacing their findings (a changed --param does this by itself)");
@@ -132,7 +139,8 @@ void add_rules(CLI::App& app) {
   cmd->add_flag("--print-sql", a->print_sql,
                 "Print the SQL that installs the built-in rules, for evaluating them by hand in a sqlite3 shell "
                 "with build/lib/trialdb.so loaded (docs/RULES.md)");
-  cmd->add_flag("--summary", a->summary, "After evaluating, print per trial, rule and tensor: findings, first and last step");
+  cmd->add_flag("--summary", a->summary,
+                "After evaluating, print per trial, rule and tensor: findings, first and last step");
   cmd->add_flag("--all", a->all, "After evaluating, print every finding recorded (not only the new ones)");
   cmd->add_flag("--json", a->json, "Print as JSON");
   cmd->add_flag("--csv", a->csv, "Print as CSV");
@@ -144,7 +152,8 @@ void add_rules(CLI::App& app) {
                   "TRIALDB_MESSAGE, TRIALDB_DB set");
   add_timeout_option(cmd, &a->timeout,
                      "Seconds a rule may take on one batch of steps; past it the rule is stopped and reported, "
-                     "exit 1 (default " + format_real(kDefaultRuleTimeout) + "; 0: no limit)");
+                     "exit 1 (default " +
+                         format_real(kDefaultRuleTimeout) + "; 0: no limit)");
   add_timeout_option(cmd, &a->on_finding_timeout,
                      "Seconds an --on-finding command may run before it is killed and reported (default " +
                          format_real(kDefaultOnFindingTimeout) + "; 0: no limit)",
@@ -180,7 +189,8 @@ void add_rules(CLI::App& app) {
     for (const std::string& failure : runner.failures()) std::cerr << "trialdb rules: " << printable(failure) << "\n";
     for (const std::string& note : runner.notes()) std::cerr << "trialdb rules: note: " << printable(note) << "\n";
     if (a->summary || a->all) {
-      print_query(db->handle(), a->summary ? summary_sql(a->trials, runner.rules()) : all_findings_sql(a->trials, runner.rules()),
+      print_query(db->handle(),
+                  a->summary ? summary_sql(a->trials, runner.rules()) : all_findings_sql(a->trials, runner.rules()),
                   format, std::cout);
       std::cerr << counted(found.size(), "new finding") << "\n";
       if (!runner.failures().empty()) exit_code() = kExitError;
@@ -192,14 +202,14 @@ void add_rules(CLI::App& app) {
     t.columns = {"trial", "rule", "step", "mode", "mode_step", "tensor", "worker", "value", "message"};
     t.numeric = {false, false, true, false, true, false, false, true, false};
     for (const auto& f : found)
-      t.rows.push_back({f.trial, f.rule, std::to_string(f.step), f.mode, std::to_string(f.mode_step), f.tensor, f.worker,
-                        f.value ? finding_value_text(*f.value) : kNullCell, f.message});
+      t.rows.push_back({f.trial, f.rule, std::to_string(f.step), f.mode, std::to_string(f.mode_step), f.tensor,
+                        f.worker, f.value ? finding_value_text(*f.value) : kNullCell, f.message});
     if (a->json || a->csv || !found.empty()) print_table(t, format, std::cout);
     if (!a->json) std::cerr << counted(found.size(), "new finding") << "\n";
 
     std::set<int64_t> failed_ids;
-    const bool failed = !a->on_finding.empty() && !deliver_findings(runner, a->on_finding, a->db, "rules", a->on_finding_timeout,
-                                                                     &failed_ids);
+    const bool failed = !a->on_finding.empty() &&
+                        !deliver_findings(runner, a->on_finding, a->db, "rules", a->on_finding_timeout, &failed_ids);
     if (!runner.failures().empty()) exit_code() = kExitError;
     else if (a->exit_code && !found.empty()) exit_code() = kExitFindings;
     else if (failed) exit_code() = kExitPartial;

@@ -15,7 +15,8 @@ void add_serve(CLI::App& app) {
   cmd->add_option("--port", o->port, "Port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
   cmd->add_option("--host", o->host,
                   "Address to listen on (default 127.0.0.1, this machine only; another one prints a warning)");
-  cmd->add_option("--token", o->token, "Require this bearer token on every request for data (the printed URL carries it)");
+  cmd->add_option("--token", o->token,
+                  "Require this bearer token on every request for data (the printed URL carries it)");
   cmd->callback([o] { serve::run_server(*o); });
 }
 

@@ -101,11 +101,11 @@ int run_shell(const ShellArgs& a) {
 
 void add_shell(CLI::App& app) {
   auto args = std::make_shared<ShellArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "shell",
-      "Open the sqlite3 shell on a database, read-only, with the trialdb extension loaded.\n"
-      "Anything after -- goes to sqlite3 (options such as -table, or SQL to run).\n"
-      "Example: trialdb shell --db trials.db -- -table \"SELECT * FROM trials\"");
+  CLI::App* cmd =
+      app.add_subcommand("shell",
+                         "Open the sqlite3 shell on a database, read-only, with the trialdb extension loaded.\n"
+                         "Anything after -- goes to sqlite3 (options such as -table, or SQL to run).\n"
+                         "Example: trialdb shell --db trials.db -- -table \"SELECT * FROM trials\"");
   cmd->add_option("--db", args->db, "Database file")->required();
   cmd->add_option("--extension", args->extension, "The extension to load (default: ../lib/trialdb.so beside trialdb)");
   cmd->add_option("--sqlite3", args->sqlite3, "The sqlite3 shell to run (default: sqlite3 on PATH)");

@@ -20,13 +20,15 @@ struct SqlArgs {
   std::string db, query, file;
   bool csv = false, json = false, write = false;
   int precision = 0;
-  double timeout = 0;   // seconds; 0: none
+  double timeout = 0;  // seconds; 0: none
 };
 
 // The SQL to run: the argument, standard input for "-", or --file (each bounded: sql_file.h).
 std::string query_text(const SqlArgs& a) {
-  if (!a.file.empty() && !a.query.empty()) throw Error(ErrorKind::kUsage, "give the SQL as an argument or --file, not both");
-  if (a.query.empty() && a.file.empty()) throw Error(ErrorKind::kUsage, "give the SQL: an argument, - for standard input, or --file");
+  if (!a.file.empty() && !a.query.empty())
+    throw Error(ErrorKind::kUsage, "give the SQL as an argument or --file, not both");
+  if (a.query.empty() && a.file.empty())
+    throw Error(ErrorKind::kUsage, "give the SQL: an argument, - for standard input, or --file");
   if (a.query != "-" && a.file.empty()) return a.query;
   return a.query == "-" ? read_sql_file("-", "sql -") : read_sql_file(a.file, "--file");
 }
@@ -36,12 +38,9 @@ std::string query_text(const SqlArgs& a) {
 int read_only_authorizer(void*, int action, const char* arg1, const char*, const char*, const char*) {
   switch (action) {
     case SQLITE_ATTACH:
-    case SQLITE_DETACH:
-      return SQLITE_DENY;
-    case SQLITE_PRAGMA:
-      return arg1 && strcasecmp(arg1, "writable_schema") == 0 ? SQLITE_DENY : SQLITE_OK;
-    default:
-      return SQLITE_OK;
+    case SQLITE_DETACH: return SQLITE_DENY;
+    case SQLITE_PRAGMA: return arg1 && strcasecmp(arg1, "writable_schema") == 0 ? SQLITE_DENY : SQLITE_OK;
+    default: return SQLITE_OK;
   }
 }
 }  // namespace
@@ -54,8 +53,9 @@ void add_sql(CLI::App& app) {
       "  trialdb sql --db trials.db \"SELECT tensor, step, value FROM reductions\n"
       "     WHERE trial = 'pt_bad_init' AND reduction = 'mean' AND abs = 1 AND tensor REGEXP '^gradient'\"");
   cmd->add_option("--db", a->db, "Database file")->required();
-  cmd->add_option("query", a->query,
-                  "SQL (several statements allowed; the last one's rows are printed), or - to read it from standard input");
+  cmd->add_option(
+      "query", a->query,
+      "SQL (several statements allowed; the last one's rows are printed), or - to read it from standard input");
   cmd->add_option("--file", a->file, "Read the SQL from this file");
   auto* csv = cmd->add_flag("--csv", a->csv, "CSV output, streamed (blobs as hex)");
   cmd->add_flag("--json", a->json,
@@ -68,9 +68,9 @@ void add_sql(CLI::App& app) {
   cmd->add_flag("--write", a->write, "Allow statements that change the database (and ATTACH, VACUUM INTO)");
   add_timeout_option(cmd, &a->timeout, "Stop the SQL after this many seconds, exit 1 (default: no limit)");
   cmd->callback([a] {
-    const std::string sql = query_text(*a);   // before the database is opened: a bad argument changes nothing
+    const std::string sql = query_text(*a);  // before the database is opened: a bad argument changes nothing
     std::unique_ptr<Database> db = open_db(a->db, a->write ? OpenMode::kExisting : OpenMode::kReadOnly);
-    trialdb_register_sql_functions(db->handle());   // the rule_* helpers too: rule views can be queried
+    trialdb_register_sql_functions(db->handle());  // the rule_* helpers too: rule views can be queried
     if (!a->write) sqlite3_set_authorizer(db->handle(), read_only_authorizer, nullptr);
     if (a->precision) set_real_digits(a->precision);
     const Database::TimeLimit limit(*db, a->timeout, "--timeout " + format_real(a->timeout) + " s");
@@ -79,7 +79,8 @@ void add_sql(CLI::App& app) {
         print_query(db->handle(), sql, a->json ? Format::kJson : a->csv ? Format::kCsv : Format::kTable, std::cout);
       } catch (const Error& e) {
         if (!db->time_limit_reached()) throw;
-        throw Error(Status::database("the SQL ran past --timeout " + format_real(a->timeout) + " s; stopped").at(a->db));
+        throw Error(
+            Status::database("the SQL ran past --timeout " + format_real(a->timeout) + " s; stopped").at(a->db));
       }
     });
   });

@@ -62,7 +62,7 @@ struct TensorSpec {
 };
 
 std::vector<int64_t> shape_for(Kind kind, int64_t e) {
-  if (e == 1) return {};                      // scalars
+  if (e == 1) return {};  // scalars
   if (kind == kWeight || kind == kGradWeight) {
     int64_t r = static_cast<int64_t>(std::sqrt(static_cast<double>(e)));
     while (r > 1 && e % r != 0) --r;
@@ -83,15 +83,17 @@ std::vector<CollectionSpec> synth_collections(const std::vector<TensorSpec>& spe
     if (reductions_only) {
       c.save_raw_tensor = false;
       c.save_shape = true;
-      c.reductions = "min,max,mean,prod,std,variance,sum,l1_norm,l2_norm,abs_min,abs_max,abs_mean,abs_prod,"
-                     "abs_std,abs_variance,abs_sum,abs_l1_norm,abs_l2_norm";
+      c.reductions =
+          "min,max,mean,prod,std,variance,sum,l1_norm,l2_norm,abs_min,abs_max,abs_mean,abs_prod,"
+          "abs_std,abs_variance,abs_sum,abs_l1_norm,abs_l2_norm";
     }
     return c;
   };
   std::vector<CollectionSpec> out;
   out.push_back(make("weights", {"^(?!gradient).*weight"}, [](const TensorSpec& t) { return t.kind == kWeight; }));
   out.push_back(make("biases", {"^(?!gradient).*bias"}, [](const TensorSpec& t) { return t.kind == kBias; }));
-  out.push_back(make("gradients", {"^gradient"}, [](const TensorSpec& t) { return t.kind == kGradWeight || t.kind == kGradBias; }));
+  out.push_back(make("gradients", {"^gradient"},
+                     [](const TensorSpec& t) { return t.kind == kGradWeight || t.kind == kGradBias; }));
   out.push_back(make("default", {".*relu.*_output"}, [](const TensorSpec& t) { return t.kind == kActivation; }));
   CollectionSpec losses = make("losses", {"[Ll]oss_(?!input).*output"}, [](const TensorSpec&) { return false; });
   losses.tensor_names = {loss};
@@ -219,22 +221,29 @@ int run_synth(const SynthArgs& a) {
 void add_synth(CLI::App& app) {
   auto args = std::make_shared<SynthArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "synth", "Write a synthetic smdebug trial (weights, biases, activations, gradients, a loss; TRAIN and EVAL "
-               "steps; collections; end marker), deterministic for a seed");
+      "synth",
+      "Write a synthetic smdebug trial (weights, biases, activations, gradients, a loss; TRAIN and EVAL "
+      "steps; collections; end marker), deterministic for a seed");
   cmd->add_option("OUT", args->out, "New trial folder to write")->required();
   CLI::Option* steps = cmd->add_option("--steps", args->steps, "Global steps")->capture_default_str();
-  CLI::Option* tensors = cmd->add_option("--tensors", args->tensors, "Tensors of --elements values each (plus one scalar loss; every weight and bias gets its gradient, which may add one or two)")
-      ->capture_default_str();
-  CLI::Option* elements = cmd->add_option("--elements", args->elements, "Elements per tensor (1 = scalars)")->capture_default_str();
-  CLI::Option* workers = cmd->add_option("--workers", args->workers, "Workers, each writing every step")->capture_default_str();
+  CLI::Option* tensors = cmd->add_option("--tensors", args->tensors,
+                                         "Tensors of --elements values each (plus one scalar loss; every weight and "
+                                         "bias gets its gradient, which may add one or two)")
+                             ->capture_default_str();
+  CLI::Option* elements =
+      cmd->add_option("--elements", args->elements, "Elements per tensor (1 = scalars)")->capture_default_str();
+  CLI::Option* workers =
+      cmd->add_option("--workers", args->workers, "Workers, each writing every step")->capture_default_str();
   CLI::Option* dtype = cmd->add_option("--dtype", args->dtype, "float32, float64, float16, bfloat16, int32 or int64")
-      ->capture_default_str();
+                           ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed; the same seed writes the same bytes")->capture_default_str();
-  CLI::Option* eval_every = cmd->add_option("--eval-every", args->eval_every, "Every Nth global step is EVAL (0 = TRAIN only)")
-      ->capture_default_str();
+  CLI::Option* eval_every =
+      cmd->add_option("--eval-every", args->eval_every, "Every Nth global step is EVAL (0 = TRAIN only)")
+          ->capture_default_str();
   cmd->add_flag("--checksums", args->checksums, "Footers are real data CRCs (smdebug write_checksum)");
-  CLI::Option* reductions_only = cmd->add_flag("--reductions-only", args->reductions_only,
-                "Save the 18 reductions and the shape of each tensor instead of its values");
+  CLI::Option* reductions_only =
+      cmd->add_flag("--reductions-only", args->reductions_only,
+                    "Save the 18 reductions and the shape of each tensor instead of its values");
   cmd->add_option("--profile", args->profile,
                   "A shape profile (bench/profiles/*.json): write a trial of its tensors, dtypes, shapes, modes, "
                   "collections and value character instead")

@@ -41,7 +41,8 @@ void rename_command(const TrialArgs& a) {
 
 void add_trial_commands(CLI::App& app) {
   auto rm = std::make_shared<TrialArgs>();
-  CLI::App* r = app.add_subcommand("rm", "Remove a trial and everything of it (values, statistics, findings) from a database");
+  CLI::App* r =
+      app.add_subcommand("rm", "Remove a trial and everything of it (values, statistics, findings) from a database");
   r->footer("Example:\n  trialdb rm --db trials.db --trial old_run");
   r->add_option("--db", rm->db, "Database file")->required();
   r->add_option("--trial", rm->trial, "The trial to remove")->required();

@@ -8,10 +8,10 @@ namespace trialdb::cli {
 // Exit codes, documented in README.md.
 enum Exit : int {
   kExitOk = 0,
-  kExitError = 1,          // failed: nothing (more) was done
-  kExitUsage = 2,          // bad command line
-  kExitFindings = 3,       // rules --exit-code: a new finding was recorded
-  kExitPartial = 4,        // finished with errors: bad input was reported and skipped
+  kExitError = 1,     // failed: nothing (more) was done
+  kExitUsage = 2,     // bad command line
+  kExitFindings = 3,  // rules --exit-code: a new finding was recorded
+  kExitPartial = 4,   // finished with errors: bad input was reported and skipped
 };
 int& exit_code();
 
@@ -23,7 +23,7 @@ void add_compare(CLI::App& app);
 void add_plot(CLI::App& app);
 void add_shell(CLI::App& app);
 void add_rules(CLI::App& app);
-void add_trial_commands(CLI::App& app);   // rm, rename
+void add_trial_commands(CLI::App& app);  // rm, rename
 void add_compact(CLI::App& app);
 void add_export(CLI::App& app);
 void add_serve(CLI::App& app);

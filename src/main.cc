@@ -48,7 +48,8 @@ size_t distance(const std::string& a, const std::string& b) {
   for (size_t i = 1; i <= a.size(); ++i)
     for (size_t j = 1; j <= b.size(); ++j) {
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   return d[a.size()][b.size()];
 }
@@ -90,7 +91,8 @@ void long_options(const CLI::App* app, std::vector<std::string>* out) {
 std::string unknown_names(CLI::App& app, int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return "";
   std::vector<std::string> commands;
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(sub->get_name());
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    commands.push_back(sub->get_name());
   const std::string command = argv[1];
   if (std::find(commands.begin(), commands.end(), command) == commands.end())
     return "trialdb: unknown subcommand '" + trialdb::cli::printable(command) + "'" + did_you_mean(command, commands);
@@ -98,11 +100,12 @@ std::string unknown_names(CLI::App& app, int argc, char** argv) {
   long_options(app.get_subcommand(command), &options);
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--") break;   // what follows is passed on (trialdb shell -- ...)
+    if (arg == "--") break;  // what follows is passed on (trialdb shell -- ...)
     if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) continue;
     const std::string name = arg.substr(0, arg.find('='));
     if (std::find(options.begin(), options.end(), name) == options.end())
-      return "trialdb " + command + ": unknown option '" + trialdb::cli::printable(name) + "'" + did_you_mean(name, options);
+      return "trialdb " + command + ": unknown option '" + trialdb::cli::printable(name) + "'" +
+             did_you_mean(name, options);
   }
   return "";
 }
@@ -114,8 +117,9 @@ int main(int argc, char** argv) {
   tune_heap();
   // Ingests map event files; one truncated meanwhile must not end the process (mapped_range.h).
   trialdb::MappedRange::install_sigbus_handler();
-  CLI::App app{"trialdb: SageMaker Debugger trials as SQL.\n"
-               "Example: trialdb ingest ./my_trial --db trials.db && trialdb info --db trials.db"};
+  CLI::App app{
+      "trialdb: SageMaker Debugger trials as SQL.\n"
+      "Example: trialdb ingest ./my_trial --db trials.db && trialdb info --db trials.db"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trialdb 0.1.0");
   add_ingest(app);
@@ -132,7 +136,8 @@ int main(int argc, char** argv) {
   add_serve(app);
   // Command-line errors quote the arguments: shown printable like every other message.
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {
-    std::string help = a->get_help_ptr() ? "Run with " + a->get_help_ptr()->get_name() + " for more information.\n" : "";
+    std::string help =
+        a->get_help_ptr() ? "Run with " + a->get_help_ptr()->get_name() + " for more information.\n" : "";
     return printable(e.what()) + "\n" + help;
   });
   if (const std::string unknown = unknown_names(app, argc, argv); !unknown.empty()) {

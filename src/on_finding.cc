@@ -51,7 +51,7 @@ int run_on_finding(const std::string& cmd, const std::string& db, const rules::F
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     _exit(kCannotRun);
   }
-  setpgid(pid, pid);   // also here: whichever runs first, the group exists before a kill
+  setpgid(pid, pid);  // also here: whichever runs first, the group exists before a kill
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   int status = 0;
   for (;;) {

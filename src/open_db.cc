@@ -13,11 +13,13 @@ constexpr const char* kMemoryDatabase = ":memory:";
 
 std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const char* vfs) {
   if (path.empty() || path == kMemoryDatabase)
-    throw Error(ErrorKind::kUsage, "--db '" + path + "': give a database file (an in-memory or temporary database "
-                                   "would be lost when the command ends)");
+    throw Error(ErrorKind::kUsage, "--db '" + path +
+                                       "': give a database file (an in-memory or temporary database "
+                                       "would be lost when the command ends)");
   std::error_code ec;
   if (mode != OpenMode::kCreate && !std::filesystem::is_regular_file(path, ec))
-    throw Error(ErrorKind::kIo, "no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
+    throw Error(ErrorKind::kIo,
+                "no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
   return std::make_unique<Database>(path, mode, vfs);
 }
 

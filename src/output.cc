@@ -17,7 +17,7 @@
 namespace trialdb::cli {
 
 namespace {
-bool g_full_width = false;   // set_full_width: tables never cut a column to the terminal
+bool g_full_width = false;  // set_full_width: tables never cut a column to the terminal
 }  // namespace
 
 void set_full_width() { g_full_width = true; }
@@ -31,7 +31,7 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
 std::vector<std::string> json_keys(const std::vector<std::string>& names) {
   const std::set<std::string> columns(names.begin(), names.end());
   std::set<std::string> used;
-  std::map<std::string, int> last_suffix;   // per repeated name: the suffix it last took
+  std::map<std::string, int> last_suffix;  // per repeated name: the suffix it last took
   std::vector<std::string> keys;
   for (const std::string& name : names) {
     std::string key = name;
@@ -109,7 +109,7 @@ std::string printable(std::string_view text) {
       append_hex_byte(&out, "\\x", c);
       ++i;
     } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) {
-      append_hex_byte(&out, "\\u00", static_cast<unsigned char>(text[i + 1]));   // C1: U+0080..U+009F
+      append_hex_byte(&out, "\\u00", static_cast<unsigned char>(text[i + 1]));  // C1: U+0080..U+009F
       i += n;
     } else {
       out.append(text.substr(i, n));
@@ -130,7 +130,7 @@ std::string csv_cell(const std::string& s) {
 }
 
 namespace {
-int g_real_digits = 0;   // 0: the shortest text that reads back as the same double
+int g_real_digits = 0;  // 0: the shortest text that reads back as the same double
 }  // namespace
 
 void set_real_digits(int digits) { g_real_digits = digits; }
@@ -219,8 +219,7 @@ void print_table(const Table& t, Format format, std::ostream& out) {
   for (size_t c = 0; c < nc; ++c) out << (c ? "  " : "") << std::string(w[c], '-');
   out << "\n";
   for (const auto& r : rows) {
-    for (size_t c = 0; c < nc; ++c)
-      out << (c ? "  " : "") << cell(r[c], c, c < t.numeric.size() && t.numeric[c]);
+    for (size_t c = 0; c < nc; ++c) out << (c ? "  " : "") << cell(r[c], c, c < t.numeric.size() && t.numeric[c]);
     out << "\n";
   }
 }

@@ -50,7 +50,7 @@ inline const std::string kNullCell = std::string(1, '\x01');
 struct Table {
   std::vector<std::string> columns;
   std::vector<std::vector<std::string>> rows;
-  std::vector<bool> numeric;    // per column: print unquoted in JSON, right-aligned in tables
+  std::vector<bool> numeric;  // per column: print unquoted in JSON, right-aligned in tables
 };
 void print_table(const Table& t, Format format, std::ostream& out);
 

@@ -16,7 +16,7 @@ struct PlotArgs {
   std::string db, out, title;
   int width = 900, height = 0;  // 0: a height that suits the chart
   std::vector<std::string> trials;
-  std::string mode, worker;     // distribution, percentiles, findings: one mode or all
+  std::string mode, worker;        // distribution, percentiles, findings: one mode or all
   std::vector<std::string> modes;  // reduction: the modes to show (empty: all)
   bool by_mode = false;            // reduction: one line per mode
   // distribution
@@ -38,8 +38,8 @@ struct PlotArgs {
   int64_t step_lo = INT64_MIN, step_hi = INT64_MAX;
   // line charts (reduction, percentiles, histogram)
   bool symlog_y = false;
-  size_t max_points = 0;   // 0: every point
-  double smooth = 0;       // reduction: TensorBoard's smoothing weight, 0 <= w < 1
+  size_t max_points = 0;  // 0: every point
+  double smooth = 0;      // reduction: TensorBoard's smoothing weight, 0 <= w < 1
   // histogram
   std::vector<int64_t> hist_steps;
   bool offset = false;
@@ -56,9 +56,9 @@ std::string step_title(const PlotArgs& a);
 // The regex of an option, or a usage error naming the option.
 std::unique_ptr<PyRegex> compile_or_throw(const std::string& pattern, const char* option);
 
-void plot_reduction(const PlotArgs& a);      // reductions over steps (src/plot_reduction.cc)
-void plot_distribution(const PlotArgs& a);   // heat map of histogram_buckets
-void plot_percentiles(const PlotArgs& a);    // percentile bands of distributions
-void plot_histogram(const PlotArgs& a);      // one step's histogram, or several overlaid
+void plot_reduction(const PlotArgs& a);     // reductions over steps (src/plot_reduction.cc)
+void plot_distribution(const PlotArgs& a);  // heat map of histogram_buckets
+void plot_percentiles(const PlotArgs& a);   // percentile bands of distributions
+void plot_histogram(const PlotArgs& a);     // one step's histogram, or several overlaid
 
 }  // namespace trialdb::cli

@@ -32,7 +32,8 @@ namespace {
 // filters (the step of the x axis: the mode step when a mode is chosen).
 constexpr const char* kFilter =
     " WHERE trial = ?1 AND tensor = ?2 AND (?3 = '' OR mode = ?3) AND (?4 = '' OR worker = ?4)"
-    " AND (CASE WHEN ?3 = '' THEN step ELSE mode_step END) >= ?5 AND (CASE WHEN ?3 = '' THEN step ELSE mode_step END) < ?6";
+    " AND (CASE WHEN ?3 = '' THEN step ELSE mode_step END) >= ?5 AND (CASE WHEN ?3 = '' THEN step ELSE mode_step END) "
+    "< ?6";
 
 void bind_filter(Statement& q, const PlotArgs& a, const std::string& trial) {
   q.bind(1, trial).bind(2, a.tensor).bind(3, a.mode).bind(4, a.worker).bind(5, a.step_lo).bind(6, a.step_hi);
@@ -56,14 +57,14 @@ std::string nothing_to_draw(Database& db, const PlotArgs& a, const std::string& 
                                               "' (list them with: trialdb info --db " + a.db + " --trial " + trial +
                                               " --tensors)");
   std::vector<std::string> modes, workers;
-  Statement has(db.handle(), "SELECT DISTINCT mode, worker FROM distributions WHERE trial = ?1 AND tensor = ?2 ORDER BY 1, 2");
+  Statement has(db.handle(),
+                "SELECT DISTINCT mode, worker FROM distributions WHERE trial = ?1 AND tensor = ?2 ORDER BY 1, 2");
   has.bind(1, trial).bind(2, a.tensor);
   while (has.step()) {
     if (std::find(modes.begin(), modes.end(), has.text(0)) == modes.end()) modes.push_back(has.text(0));
     if (std::find(workers.begin(), workers.end(), has.text(1)) == workers.end()) workers.push_back(has.text(1));
   }
-  if (modes.empty())
-    return "no numeric raw values (saved as reductions or shapes only)";
+  if (modes.empty()) return "no numeric raw values (saved as reductions or shapes only)";
   if (!a.mode.empty() && std::find(modes.begin(), modes.end(), a.mode) == modes.end())
     return "no values in mode " + a.mode + " (it has values in " + join(modes, ", ") + ")";
   return "no values of worker " + a.worker + " (its workers: " + join(workers, ", ") + ")";
@@ -108,9 +109,10 @@ TrialBuckets trial_buckets(Database& db, const PlotArgs& a, const std::string& t
   auto q = filtered(db, "SELECT step, mode_step, buckets, mode FROM histograms", a, trial);
   while (q->step()) {
     if (!decode_bucket_runs(q->text(2), &runs))
-      throw Error(ErrorKind::kDatabase, "trial " + trial + ", tensor " + a.tensor + ": a stored histogram is not readable");
+      throw Error(ErrorKind::kDatabase,
+                  "trial " + trial + ", tensor " + a.tensor + ": a stored histogram is not readable");
     const int64_t x = a.mode.empty() ? q->int64(0) : q->int64(1);
-    if (a.mode.empty() && q->text(3) == "EVAL") t.eval_steps.insert(x);   // marked where modes mix
+    if (a.mode.empty() && q->text(3) == "EVAL") t.eval_steps.insert(x);  // marked where modes mix
     auto& buckets = t.steps[x];
     for (const auto& [bucket, count] : runs) {
       const double blo = bucket_lo(bucket), bhi = bucket_hi(bucket);
@@ -127,8 +129,8 @@ plot::HeatPanel distribution_panel(Database& db, const PlotArgs& a, const std::s
                                    double lo, double hi) {
   plot::HeatPanel p;
   p.title = trial;
-  if (!(lo <= hi)) lo = 0, hi = 1;                      // no finite element at all
-  if (hi == lo) plot::pad_range(&lo, &hi, 0, false);   // a single distinct value
+  if (!(lo <= hi)) lo = 0, hi = 1;                    // no finite element at all
+  if (hi == lo) plot::pad_range(&lo, &hi, 0, false);  // a single distinct value
   const int bins = a.bins;
   for (int b = 0; b <= bins; b++) p.y_edges.push_back(bin_edge(lo, hi, b, bins));
   double outside = 0;
@@ -244,16 +246,16 @@ void plot_percentiles(const PlotArgs& a) {
   if (a.trials.size() != 1) throw Error(ErrorKind::kUsage, "percentiles: give one --trial");
   if (a.tensor.empty()) throw Error(ErrorKind::kUsage, "percentiles: give --tensor NAME");
   auto db = open_db(a.db, OpenMode::kReadOnly);
-  trialdb_register_sql_functions(db->handle());   // distribution_quantile
+  trialdb_register_sql_functions(db->handle());  // distribution_quantile
   require_trials(*db, a.trials);
   const PercentileSeries s = percentile_series(*db, a, a.trials[0]);
   if (s.x.empty())
-    throw Error(ErrorKind::kInvalidInput,
-                "nothing to draw: trial " + a.trials[0] + ", tensor " + a.tensor + ": " + nothing_to_draw(*db, a, a.trials[0]));
+    throw Error(ErrorKind::kInvalidInput, "nothing to draw: trial " + a.trials[0] + ", tensor " + a.tensor + ": " +
+                                              nothing_to_draw(*db, a, a.trials[0]));
   plot::LineChart chart;
-  chart.title = a.title.empty() ? "percentiles of " + a.tensor + " in " + a.trials[0] +
-                                      (a.mode.empty() ? "" : " (" + a.mode + ")")
-                                : a.title;
+  chart.title = a.title.empty()
+                    ? "percentiles of " + a.tensor + " in " + a.trials[0] + (a.mode.empty() ? "" : " (" + a.mode + ")")
+                    : a.title;
   chart.x_title = step_title(a);
   chart.y_title = std::string("value") + (a.log_y ? " (log scale)" : a.symlog_y ? " (symmetric log scale)" : "");
   set_y_scale(a, {s.p, s.p + kPercents}, &chart);
@@ -261,7 +263,7 @@ void plot_percentiles(const PlotArgs& a) {
   // Each band is drawn over the wider ones, so the legend shows the colour their overlap makes.
   const plot::Rgb band{0.16, 0.42, 0.70};
   const double alpha[] = {0.12, 0.16, 0.20, 0.26, 0.34};
-  double shown = 0;   // opacity where this band and the wider ones overlap
+  double shown = 0;  // opacity where this band and the wider ones overlap
   for (int i = 0; i < 5; ++i) {
     chart.bands.push_back({s.x, s.p[i], s.p[kPercents - 1 - i], band, alpha[i]});
     shown = shown + alpha[i] * (1 - shown);
@@ -279,7 +281,8 @@ void plot_percentiles(const PlotArgs& a) {
     median.y.push_back(s.p[5][i]);
   }
   chart.series.push_back(std::move(median));
-  chart.legend.push_back({"median", {0.05, 0.15, 0.35}, plot::Dash::Solid, plot::LegendEntry::Line, false, plot::Marker::Circle});
+  chart.legend.push_back(
+      {"median", {0.05, 0.15, 0.35}, plot::Dash::Solid, plot::LegendEntry::Line, false, plot::Marker::Circle});
   plot::render_line_chart(chart, a.out, {a.width, a.height ? a.height : 540, a.height == 0});
 }
 
@@ -293,8 +296,8 @@ void plot_histogram(const PlotArgs& a) {
   const std::string& trial = a.trials[0];
   TrialBuckets all = trial_buckets(*db, a, trial);
   if (all.steps.empty())
-    throw Error(ErrorKind::kInvalidInput, "nothing to draw: trial " + trial + ", tensor " + a.tensor + ": " +
-                                              nothing_to_draw(*db, a, trial));
+    throw Error(ErrorKind::kInvalidInput,
+                "nothing to draw: trial " + trial + ", tensor " + a.tensor + ": " + nothing_to_draw(*db, a, trial));
   // The steps asked for (each must have a histogram), else the last one.
   TrialBuckets chosen;
   if (a.hist_steps.empty()) {
@@ -322,20 +325,22 @@ void plot_histogram(const PlotArgs& a) {
       chosen.hi = std::max(chosen.hi, std::isinf(bhi) ? blo : bhi);
     }
   const bool given = a.range.size() == 2;
-  const plot::HeatPanel bins = distribution_panel(*db, a, trial, chosen, given ? a.range[0] : chosen.lo,
-                                                  given ? a.range[1] : chosen.hi);
+  const plot::HeatPanel bins =
+      distribution_panel(*db, a, trial, chosen, given ? a.range[0] : chosen.lo, given ? a.range[1] : chosen.hi);
   const size_t nbins = bins.y_edges.size() - 1;
   // Offset: each later step raised by a fifth of the tallest bin, so the curves read as a stack.
   double tallest = 0;
   for (double c : bins.counts) tallest = std::max(tallest, c);
   const double offset = a.offset ? tallest * 0.2 : 0;
   plot::LineChart chart;
-  chart.title = a.title.empty() ? "histogram of " + a.tensor + " in " + trial +
-                                      (a.mode.empty() ? "" : " (" + a.mode + ")")
-                                : a.title;
+  chart.title = a.title.empty()
+                    ? "histogram of " + a.tensor + " in " + trial + (a.mode.empty() ? "" : " (" + a.mode + ")")
+                    : a.title;
   chart.x_title = "value";
   chart.y_title = std::string("elements per bin") + (a.offset ? ", each step raised" : "") +
-                  (a.log_y ? " (log scale)" : a.symlog_y ? " (symmetric log scale)" : "");
+                  (a.log_y      ? " (log scale)"
+                   : a.symlog_y ? " (symmetric log scale)"
+                                : "");
   std::vector<std::vector<double>> ys;
   for (size_t col = 0; col < bins.x.size(); ++col) {
     plot::LineSeries s;

@@ -83,25 +83,26 @@ std::string no_reduction_hint(Database& db, const PlotArgs& a, const std::vector
   }
   const std::string what = a.reduction + (a.abs ? " of |x|" : "");
   if (matched.empty())
-    return "no tensor " + where + " matches --tensor '" + a.tensor_regex + "' (list them with: trialdb info --db " + a.db +
-           " --tensors)";
+    return "no tensor " + where + " matches --tensor '" + a.tensor_regex + "' (list them with: trialdb info --db " +
+           a.db + " --tensors)";
   const bool one = matched.size() == 1;
-  const std::string tensors = (one ? "the tensor " + *matched.begin() : "the " + std::to_string(matched.size()) +
-                                                                          " tensors matching '" + a.tensor_regex + "'") +
-                              " " + where + (one ? " has" : " have");
+  const std::string tensors =
+      (one ? "the tensor " + *matched.begin()
+           : "the " + std::to_string(matched.size()) + " tensors matching '" + a.tensor_regex + "'") +
+      " " + where + (one ? " has" : " have");
   std::vector<std::string> mode_list(modes.begin(), modes.end());
   std::sort(mode_list.begin(), mode_list.end(),
             [](const std::string& x, const std::string& y) { return mode_rank(x) < mode_rank(y); });
   if (!modes.empty())
-    return tensors + " no " + what + " values in mode " + join(a.modes, " or ") + "; " + (one ? "it has" : "they have") +
-           " some in " + join(mode_list, ", ");
+    return tensors + " no " + what + " values in mode " + join(a.modes, " or ") + "; " +
+           (one ? "it has" : "they have") + " some in " + join(mode_list, ", ");
   if (!others.empty())
     return tensors + " no " + what + " values; " + (one ? "it has" : "they have") + " " +
            join({others.begin(), others.end()}, ", ") + " (choose with --reduction and --abs)";
   return tensors + " no reductions (not numeric, or saved as shapes only)";
 }
 
-constexpr double kRawAlpha = 0.25;   // the raw line under a smoothed one
+constexpr double kRawAlpha = 0.25;  // the raw line under a smoothed one
 
 // The points of a line to draw: all of them, or --max-points of them keeping the extremes.
 void drawn_points(const PlotArgs& a, const std::vector<double>& x, const std::vector<double>& y, plot::LineSeries* s) {
@@ -174,7 +175,7 @@ void plot_reduction(const PlotArgs& a) {
   const bool trial_part = !primary_is_trial && trials.size() > 1;
   const bool mode_part = modes.size() > 1;
   const bool worker_part = workers.size() > 1 && !trial_part && !mode_part;
-  const bool worker_lines = workers.size() > 1 && !worker_part;   // told apart by their labels only
+  const bool worker_lines = workers.size() > 1 && !worker_part;  // told apart by their labels only
   // The dash groups in order (trial, mode as training goes: TRAIN first, worker), so the main
   // curve is the solid one.
   std::vector<std::string> secondary;
@@ -197,25 +198,31 @@ void plot_reduction(const PlotArgs& a) {
         secondary.push_back(group);
     }
   }
-  std::string secondary_title = join([&] {
-    std::vector<std::string> parts;
-    if (trial_part) parts.push_back("trial");
-    if (mode_part) parts.push_back("mode");
-    if (worker_part) parts.push_back("worker");
-    return parts;
-  }(), " · ");
+  std::string secondary_title = join(
+      [&] {
+        std::vector<std::string> parts;
+        if (trial_part) parts.push_back("trial");
+        if (mode_part) parts.push_back("mode");
+        if (worker_part) parts.push_back("worker");
+        return parts;
+      }(),
+      " · ");
   std::string red = a.reduction + (a.abs ? " of |x|" : "");
   std::vector<std::string> mode_list(modes.begin(), modes.end());
   std::sort(mode_list.begin(), mode_list.end(),
             [](const std::string& x, const std::string& y) { return mode_rank(x) < mode_rank(y); });
   std::string mode_note = one_mode ? " (" + a.modes[0] + ")" : mode_part ? " (" + join(mode_list, " and ") + ")" : "";
   plot::LineChart chart;
-  chart.title = a.title.empty() ? red + " of " +
-                                      (tensor_list.size() == 1 ? tensor_list[0] : "tensors matching '" + a.tensor_regex + "'") +
-                                      (trials.size() == 1 ? " in " + trials[0] : "") + mode_note
-                                : a.title;
+  chart.title = a.title.empty()
+                    ? red + " of " +
+                          (tensor_list.size() == 1 ? tensor_list[0] : "tensors matching '" + a.tensor_regex + "'") +
+                          (trials.size() == 1 ? " in " + trials[0] : "") + mode_note
+                    : a.title;
   chart.x_title = one_mode ? a.modes[0] + " step" : "global step";
-  chart.y_title = red + (a.log_y ? " (log scale)" : a.symlog_y ? " (symmetric log scale)" : "") +
+  chart.y_title = red +
+                  (a.log_y      ? " (log scale)"
+                   : a.symlog_y ? " (symmetric log scale)"
+                                : "") +
                   (a.smooth > 0 ? ", smoothed " + plot::format_number(a.smooth) : "");
   chart.log_y = a.log_y;
   chart.symlog_y = a.symlog_y;
@@ -234,7 +241,8 @@ void plot_reduction(const PlotArgs& a) {
     s.marker = style.marker;
     s.dash = style.dash;
     if (const std::string group = group_of(ti, mode, worker); !group.empty())
-      s.dash = plot::dash_kind(static_cast<int>(std::find(secondary.begin(), secondary.end(), group) - secondary.begin()));
+      s.dash =
+          plot::dash_kind(static_cast<int>(std::find(secondary.begin(), secondary.end(), group) - secondary.begin()));
     s.label = tensor + (worker_lines ? " (" + worker + ")" : "");
     // Smoothed: the raw values faint beneath, as TensorBoard draws them.
     if (a.smooth > 0) {
@@ -260,7 +268,8 @@ void plot_reduction(const PlotArgs& a) {
   if (!secondary.empty()) {
     chart.legend.push_back({secondary_title, {}, plot::Dash::Solid, LegendEntry::Line, true});
     for (size_t i = 0; i < secondary.size(); i++)
-      chart.legend.push_back({secondary[i], {0.25, 0.25, 0.25}, plot::dash_kind(static_cast<int>(i)), LegendEntry::Line});
+      chart.legend.push_back(
+          {secondary[i], {0.25, 0.25, 0.25}, plot::dash_kind(static_cast<int>(i)), LegendEntry::Line});
   }
   if (worker_lines) chart.legend.push_back({"one line per worker", {}, plot::Dash::Solid, LegendEntry::Line, true});
   plot::render_line_chart(chart, a.out, {a.width, a.height ? a.height : 540, a.height == 0});

@@ -39,7 +39,7 @@ Status CountingSource::map_range(const std::string& path, uint64_t offset, uint6
 }
 
 Status CountingSource::read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<std::string>>* out) {
-  Status st = inner_->read_ranges(ranges, out);   // the inner source's own way (S3: concurrently)
+  Status st = inner_->read_ranges(ranges, out);  // the inner source's own way (S3: concurrently)
   for (const auto& d : *out) count(d);
   return st;
 }
@@ -57,7 +57,12 @@ std::string format_bytes(double bytes) {
   }
   char text[32];
   if (unit == 0) std::snprintf(text, sizeof text, "%.0f B", bytes);
-  else std::snprintf(text, sizeof text, bytes < 9.995 ? "%.2f %s" : bytes < 99.95 ? "%.1f %s" : "%.0f %s", bytes, kUnits[unit]);
+  else
+    std::snprintf(text, sizeof text,
+                  bytes < 9.995   ? "%.2f %s"
+                  : bytes < 99.95 ? "%.1f %s"
+                                  : "%.0f %s",
+                  bytes, kUnits[unit]);
   return text;
 }
 
@@ -81,15 +86,15 @@ std::string format_duration(double seconds) {
 namespace {
 
 constexpr int kMinColumns = 20;
-constexpr int kMinBar = 10, kMaxBar = 40;          // characters between the brackets
-constexpr double kRateAfter = 0.2;                  // seconds before a rate means anything
+constexpr int kMinBar = 10, kMaxBar = 40;  // characters between the brackets
+constexpr double kRateAfter = 0.2;         // seconds before a rate means anything
 constexpr auto kRedrawEvery = std::chrono::milliseconds(100);
 constexpr const char* kEraseToEnd = "\x1b[K";
 
 }  // namespace
 
 std::string progress_line(const ProgressState& s, int columns) {
-  columns = std::max(columns, kMinColumns) - 1;   // the last column stays empty: no wrap
+  columns = std::max(columns, kMinColumns) - 1;  // the last column stays empty: no wrap
   const bool timed = s.seconds >= kRateAfter;
   const std::string bytes = format_bytes(static_cast<double>(s.bytes));
   const std::string rate = timed ? format_bytes(static_cast<double>(s.bytes) / s.seconds) + "/s" : "-- B/s";
@@ -100,9 +105,12 @@ std::string progress_line(const ProgressState& s, int columns) {
   const std::string done = std::to_string(s.done) + "/" + std::to_string(s.total);
   const std::string percent = std::to_string(s.total ? 100 * s.done / s.total : 100) + "%";
   // From the most to the least said; the first that fits is shown.
-  const std::vector<std::vector<std::string>> variants = {
-      {done + " " + s.unit, bytes, rate, eta}, {done, bytes, rate, eta}, {percent, bytes, rate, eta},
-      {bytes, rate, eta}, {bytes, eta}, {bytes}};
+  const std::vector<std::vector<std::string>> variants = {{done + " " + s.unit, bytes, rate, eta},
+                                                          {done, bytes, rate, eta},
+                                                          {percent, bytes, rate, eta},
+                                                          {bytes, rate, eta},
+                                                          {bytes, eta},
+                                                          {bytes}};
   std::string text;
   for (const auto& parts : variants) {
     text = join(parts, "  ");
@@ -110,7 +118,7 @@ std::string progress_line(const ProgressState& s, int columns) {
     text = join(parts, " ");
     if (static_cast<int>(text.size()) <= columns) break;
   }
-  const int room = columns - static_cast<int>(text.size()) - 3;   // "[", "] "
+  const int room = columns - static_cast<int>(text.size()) - 3;  // "[", "] "
   if (room < kMinBar) return text.substr(0, static_cast<size_t>(columns));
   const int bar = std::min(room, kMaxBar);
   const int filled = s.total ? static_cast<int>(bar * s.done / s.total) : bar;
@@ -183,17 +191,18 @@ std::string waiting_and_errors(size_t waiting, size_t errors) {
 
 std::string IngestSummary::total_line() const {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  return printable(trial_) + ": " + counted(files_, "file") + " (" + format_bytes(static_cast<double>(source_.bytes_read())) +
-         " in " + format_duration(seconds) + "), " + counted(values_, "value") + ", " +
-         counted(static_cast<uint64_t>(steps_), "step") + " completed" + bytes_added(values_added_) +
-         waiting_and_errors(waiting_, errors_);
+  return printable(trial_) + ": " + counted(files_, "file") + " (" +
+         format_bytes(static_cast<double>(source_.bytes_read())) + " in " + format_duration(seconds) + "), " +
+         counted(values_, "value") + ", " + counted(static_cast<uint64_t>(steps_), "step") + " completed" +
+         bytes_added(values_added_) + waiting_and_errors(waiting_, errors_);
 }
 
 std::string IngestSummary::pass_line(const IngestStats& pass) const {
-  return printable(trial_) + ": +" + counted(pass.files_ingested, "file") + ", +" + counted(pass.values, "value") + ", +" +
-         counted(static_cast<uint64_t>(pass.steps_completed), "step") + " completed; so far " + counted(files_, "file") +
-         " (" + format_bytes(static_cast<double>(source_.bytes_read())) + "), " + counted(values_, "value") + ", " +
-         counted(static_cast<uint64_t>(steps_), "step") + " completed" + waiting_and_errors(waiting_, errors_);
+  return printable(trial_) + ": +" + counted(pass.files_ingested, "file") + ", +" + counted(pass.values, "value") +
+         ", +" + counted(static_cast<uint64_t>(pass.steps_completed), "step") + " completed; so far " +
+         counted(files_, "file") + " (" + format_bytes(static_cast<double>(source_.bytes_read())) + "), " +
+         counted(values_, "value") + ", " + counted(static_cast<uint64_t>(steps_), "step") + " completed" +
+         waiting_and_errors(waiting_, errors_);
 }
 
 std::string IngestSummary::ended_line(Database& db) const {
@@ -212,9 +221,9 @@ std::string IngestSummary::ended_line(Database& db) const {
     steps += static_cast<uint64_t>(q.int64(1));
   }
   return printable(trial_) + ": training has ended: " + counted(steps, "step") +
-         (per_mode.empty() ? "" : " (" + join(per_mode, ", ") + ")") + "; this run ingested " + counted(files_, "file") +
-         " (" + format_bytes(static_cast<double>(source_.bytes_read())) + "), " + counted(values_, "value") + " in " +
-         format_duration(seconds) + waiting_and_errors(0, errors_);
+         (per_mode.empty() ? "" : " (" + join(per_mode, ", ") + ")") + "; this run ingested " +
+         counted(files_, "file") + " (" + format_bytes(static_cast<double>(source_.bytes_read())) + "), " +
+         counted(values_, "value") + " in " + format_duration(seconds) + waiting_and_errors(0, errors_);
 }
 
 }  // namespace trialdb::cli

@@ -29,8 +29,10 @@ class CountingSource : public TrialSource {
   std::string root() const override { return inner_->root(); }
   std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after) override;
   Status read(const std::string& path, std::optional<std::string>* out) override;
-  Status read_range(const std::string& path, uint64_t offset, uint64_t length, std::optional<std::string>* out) override;
-  Status map_range(const std::string& path, uint64_t offset, uint64_t length, std::unique_ptr<MappedRange>* out) override;
+  Status read_range(const std::string& path, uint64_t offset, uint64_t length,
+                    std::optional<std::string>* out) override;
+  Status map_range(const std::string& path, uint64_t offset, uint64_t length,
+                   std::unique_ptr<MappedRange>* out) override;
   Status read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<std::string>>* out) override;
   bool exists(const std::string& path) override { return inner_->exists(path); }
 
@@ -53,7 +55,7 @@ std::string format_duration(double seconds);
 struct ProgressState {
   size_t done = 0, total = 0;  // units of the work
   uint64_t bytes = 0;
-  double seconds = 0;          // since the work began
+  double seconds = 0;  // since the work began
   const char* unit = "files";
 };
 std::string progress_line(const ProgressState& s, int columns);

@@ -40,7 +40,9 @@ std::string hex(const unsigned char* p, size_t n) {
   return out;
 }
 
-[[noreturn]] void sql_error(sqlite3* db) { throw Error(Status::database(std::string("SQL error: ") + sqlite3_errmsg(db))); }
+[[noreturn]] void sql_error(sqlite3* db) {
+  throw Error(Status::database(std::string("SQL error: ") + sqlite3_errmsg(db)));
+}
 
 // A streamed result stops at the first row that could not be written (a full disk behind
 // stdout), rather than running the whole query into a failed stream.
@@ -54,7 +56,7 @@ bool nothing_follows(sqlite3* db, const char* tail) {
   const int rc = sqlite3_prepare_v2(db, tail, -1, &next, nullptr);
   const bool empty = rc == SQLITE_OK && next == nullptr;
   sqlite3_finalize(next);
-  return empty;   // a statement that does not prepare yet (it needs an earlier one) still follows
+  return empty;  // a statement that does not prepare yet (it needs an earlier one) still follows
 }
 
 // The JSON keys of the statement's columns (json_keys in output.h).
@@ -91,9 +93,7 @@ std::string text_cell(sqlite3_stmt* st, int c, Format format, bool* numeric) {
       const size_t n = static_cast<size_t>(sqlite3_column_bytes(st, c));
       return format == Format::kCsv ? hex(p, n) : "<blob " + std::to_string(n) + " bytes>";
     }
-    default:
-      *numeric = false;
-      return reinterpret_cast<const char*>(sqlite3_column_text(st, c));
+    default: *numeric = false; return reinterpret_cast<const char*>(sqlite3_column_text(st, c));
   }
 }
 
@@ -156,7 +156,7 @@ void print_query(sqlite3* db, const std::string& sql, Format format, std::ostrea
   while (tail && *tail) {
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(db, tail, -1, &st, &tail) != SQLITE_OK) sql_error(db);
-    if (!st) continue;   // whitespace or a comment
+    if (!st) continue;  // whitespace or a comment
     try {
       if (sqlite3_column_count(st) > 0 && nothing_follows(db, tail)) {
         print_rows(db, st, format, out);

@@ -41,8 +41,9 @@ std::string read_sql_file(const std::string& path, const std::string& option) {
     throw Error(Status::io(option + ": cannot read the file: " + std::strerror(errno)).at(path));
   // Checked before opening: opening a FIFO waits for a writer.
   if (!S_ISREG(st.st_mode))
-    throw Error(ErrorKind::kUsage, option + " " + path + ": not a regular file (a FIFO, a device or a folder); give a file "
-                                                         "of SQL, or - for standard input");
+    throw Error(ErrorKind::kUsage, option + " " + path +
+                                       ": not a regular file (a FIFO, a device or a folder); give a file "
+                                       "of SQL, or - for standard input");
   if (static_cast<uint64_t>(st.st_size) > kMaxSqlFileBytes) throw Error(ErrorKind::kUsage, too_large(option, path));
   std::FILE* in = std::fopen(path.c_str(), "rb");
   if (!in) throw Error(Status::io(option + ": cannot read the file: " + std::strerror(errno)).at(path));

@@ -40,8 +40,8 @@ struct ProfileTensor {
   int64_t values_saved = 0;
   std::vector<TrialMode> modes;
   std::vector<std::string> collections;
-  double zero_fraction = 0, median = 0, range = 1;   // the value character (numeric tensors)
-  int64_t classes = 0;                                 // > 0: class indices 0..classes-1
+  double zero_fraction = 0, median = 0, range = 1;  // the value character (numeric tensors)
+  int64_t classes = 0;                              // > 0: class indices 0..classes-1
   int64_t numel() const {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
@@ -50,7 +50,7 @@ struct ProfileTensor {
 };
 
 struct Profile {
-  std::vector<std::pair<TrialMode, int64_t>> steps_per_mode;   // in TRAIN, EVAL, PREDICT, GLOBAL order
+  std::vector<std::pair<TrialMode, int64_t>> steps_per_mode;  // in TRAIN, EVAL, PREDICT, GLOBAL order
   std::vector<ProfileTensor> tensors;
 };
 
@@ -85,9 +85,9 @@ std::string parse_profile(const nlohmann::json& doc, Profile* out) {
       p.name = t.at("name").get<std::string>();
       std::string dtype = t.at("dtype").get<std::string>();
       auto dt = dtype_from_name(dtype);
-      bool supported = dt && (*dt == DType::String || *dt == DType::Float32 || *dt == DType::Float64 ||
-                              *dt == DType::Float16 || *dt == DType::BFloat16 || *dt == DType::Int32 ||
-                              *dt == DType::Int64);
+      bool supported =
+          dt && (*dt == DType::String || *dt == DType::Float32 || *dt == DType::Float64 || *dt == DType::Float16 ||
+                 *dt == DType::BFloat16 || *dt == DType::Int32 || *dt == DType::Int64);
       if (!supported) return "tensor '" + p.name + "': dtype '" + dtype + "' is not supported";
       p.dtype = *dt;
       p.shape = t.at("shape").get<std::vector<int64_t>>();
@@ -127,8 +127,9 @@ std::vector<TrialMode> interleave_modes(const Profile& p) {
     double behind = -1e300;
     for (size_t i = 0; i < p.steps_per_mode.size(); ++i) {
       if (given[i] == p.steps_per_mode[i].second) continue;
-      double b = static_cast<double>(p.steps_per_mode[i].second) * static_cast<double>(g + 1) / static_cast<double>(total) -
-                 static_cast<double>(given[i]);
+      double b =
+          static_cast<double>(p.steps_per_mode[i].second) * static_cast<double>(g + 1) / static_cast<double>(total) -
+          static_cast<double>(given[i]);
       if (b > behind) behind = b, best = i;
     }
     ++given[best];
@@ -208,7 +209,8 @@ int synth_from_profile(const std::string& profile_path, const std::string& out, 
         for (auto& w : words) w = "w" + std::to_string(rng.next() % 8);
         step->add_strings(t.name, words, t.shape);
       } else if (t.classes > 0) {
-        fill_values(&buf, t.dtype, n, 1.0f, [&] { return static_cast<float>(rng.next() % static_cast<uint64_t>(t.classes)); });
+        fill_values(&buf, t.dtype, n, 1.0f,
+                    [&] { return static_cast<float>(rng.next() % static_cast<uint64_t>(t.classes)); });
         step->add_tensor(t.name, t.dtype, t.shape, buf.data(), buf.size());
       } else if (n == 1) {
         const float v = static_cast<float>(t.median + std::abs(t.median) * 0.05 * rng.uniform_pm1());
@@ -221,7 +223,7 @@ int synth_from_profile(const std::string& profile_path, const std::string& out, 
         fill_values(&buf, t.dtype, n, 1.0f, [&] {
           if (zeros > 0 && rng.uniform01() < zeros) return 0.0f;
           const float u = rng.uniform01();
-          return low + (rectified ? 1.0f - u : u) * range;   // rectified: (0, range]
+          return low + (rectified ? 1.0f - u : u) * range;  // rectified: (0, range]
         });
         step->add_tensor(t.name, t.dtype, t.shape, buf.data(), buf.size());
       }

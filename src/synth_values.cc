@@ -15,22 +15,22 @@ uint16_t float_to_half(float f) {
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t mag = x & 0x7FFFFFFFu;
   if (mag >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | (mag > 0x7F800000u ? 0x200u : 0));
-  if (mag >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);   // overflow to inf
-  if (mag < 0x38800000u) {                                                  // subnormal or zero
+  if (mag >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // overflow to inf
+  if (mag < 0x38800000u) {                                               // subnormal or zero
     float a;
     std::memcpy(&a, &mag, 4);
     return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(a * 16777216.0f)));
   }
   uint32_t h = ((mag - 0x38000000u) >> 13);
   uint32_t rest = mag & 0x1FFFu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;                   // round to nearest even
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) ++h;  // round to nearest even
   return static_cast<uint16_t>(sign | h);
 }
 
 uint16_t float_to_bfloat16(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);
-  x += 0x7FFFu + ((x >> 16) & 1);   // round to nearest even (no NaNs here)
+  x += 0x7FFFu + ((x >> 16) & 1);  // round to nearest even (no NaNs here)
   return static_cast<uint16_t>(x >> 16);
 }
 

@@ -22,14 +22,14 @@ struct Rng {
     return s * 0x2545F4914F6CDD1Dull;
   }
   float uniform_pm1() { return static_cast<float>(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }  // [-1, 1)
-  float uniform01() { return static_cast<float>(next() >> 40) * (1.0f / 16777216.0f); }            // [0, 1)
+  float uniform01() { return static_cast<float>(next() >> 40) * (1.0f / 16777216.0f); }           // [0, 1)
 };
 
 // Mixes two numbers into a seed (splitmix64's finaliser): one stream per tensor, step and worker.
 uint64_t mix(uint64_t a, uint64_t b);
 
-uint16_t float_to_half(float f);       // IEEE binary16, round to nearest even
-uint16_t float_to_bfloat16(float f);   // round to nearest even (no NaNs)
+uint16_t float_to_half(float f);      // IEEE binary16, round to nearest even
+uint16_t float_to_bfloat16(float f);  // round to nearest even (no NaNs)
 
 // Stores v as element i of a buffer of `dtype` (Float32, Float64, Float16, BFloat16, Int32, Int64;
 // integers are lrint(v * int_scale)); other dtypes store nothing.

@@ -15,12 +15,12 @@ class EventFile {
   // Creates the run folder if needed; the file is named events.out.tfevents.<seconds>.trialdb.<n>,
   // n making it sort after every event file already there.
   EventFile(const std::filesystem::path& run_folder, double wall_time);
-  ~EventFile();   // removes the temporary file unless committed
+  ~EventFile();  // removes the temporary file unless committed
   EventFile(const EventFile&) = delete;
   EventFile& operator=(const EventFile&) = delete;
 
   void append(std::string_view event);
-  void commit();   // flush, fsync, rename into place, fsync the folder
+  void commit();  // flush, fsync, rename into place, fsync the folder
 
   int64_t events() const { return events_; }
   const std::filesystem::path& path() const { return final_; }

@@ -59,11 +59,13 @@ struct ExportState {
     try {
       const nlohmann::json j = nlohmann::json::parse(in);
       for (const auto& range : j.at("steps"))
-        for (int64_t step = range.at(0).get<int64_t>(); step <= range.at(1).get<int64_t>(); ++step) s.steps.insert(step);
+        for (int64_t step = range.at(0).get<int64_t>(); step <= range.at(1).get<int64_t>(); ++step)
+          s.steps.insert(step);
       for (const auto& [rule, by_step] : j.at("findings").items())
         for (const auto& [step, n] : by_step.items()) s.findings[rule][std::stoll(step)] = n.get<int64_t>();
     } catch (const std::exception& e) {
-      throw Error(ErrorKind::kInvalidInput, std::string("not a trialdb TensorBoard state file: ") + e.what(), file.string());
+      throw Error(ErrorKind::kInvalidInput, std::string("not a trialdb TensorBoard state file: ") + e.what(),
+                  file.string());
     }
     return s;
   }
@@ -133,7 +135,8 @@ class TrialExport {
 
   // The collection a tensor's tags are grouped under: its first by name that is not a catch-all.
   void load_groups() {
-    Statement q(db_.handle(), "SELECT tensor, collection FROM collections WHERE trial = ?1 ORDER BY tensor, collection");
+    Statement q(db_.handle(),
+                "SELECT tensor, collection FROM collections WHERE trial = ?1 ORDER BY tensor, collection");
     q.bind(1, trial_);
     while (q.step()) {
       const std::string tensor = q.text(0), collection = q.text(1);
@@ -161,11 +164,13 @@ class TrialExport {
   // the selected tensors under <collection>/<tensor>/<reduction>. A NaN in any worker is NaN.
   void write_reductions() {
     std::vector<ReductionChoice> wanted = options_.reductions;
-    const bool mean_wanted = std::any_of(wanted.begin(), wanted.end(), [](const ReductionChoice& r) { return r.name == "mean" && !r.abs; });
-    if (!mean_wanted) wanted.push_back({"mean", false});   // for the losses and metrics
-    Statement q(db_.handle(),
-                "SELECT global_step, tensor, CASE WHEN count(value) = count(*) THEN avg(value) END FROM reductions "
-                "WHERE trial = ?1 AND reduction = ?2 AND abs = ?3 GROUP BY global_step, tensor ORDER BY global_step, tensor");
+    const bool mean_wanted =
+        std::any_of(wanted.begin(), wanted.end(), [](const ReductionChoice& r) { return r.name == "mean" && !r.abs; });
+    if (!mean_wanted) wanted.push_back({"mean", false});  // for the losses and metrics
+    Statement q(
+        db_.handle(),
+        "SELECT global_step, tensor, CASE WHEN count(value) = count(*) THEN avg(value) END FROM reductions "
+        "WHERE trial = ?1 AND reduction = ?2 AND abs = ?3 GROUP BY global_step, tensor ORDER BY global_step, tensor");
     for (const ReductionChoice& r : wanted) {
       const bool chosen = r.name != "mean" || r.abs || mean_wanted;
       const std::string suffix = r.name + (r.abs ? std::string(kAbsSuffix) : "");
@@ -191,10 +196,11 @@ class TrialExport {
   // min, max and the finite count from distributions; sum and sum of squares from the reductions.
   std::map<std::pair<int64_t, std::string>, HistogramStats> histogram_stats() {
     std::map<std::pair<int64_t, std::string>, HistogramStats> stats;
-    Statement d(db_.handle(),
-                "SELECT s.step, d.tensor, min(d.p0), max(d.p100), sum(d.count - d.nan - d.pos_inf - d.neg_inf) "
-                "FROM distributions d JOIN steps s ON s.trial = d.trial AND s.mode = d.mode AND s.mode_step = d.mode_step "
-                "WHERE d.trial = ?1 GROUP BY s.step, d.tensor");
+    Statement d(
+        db_.handle(),
+        "SELECT s.step, d.tensor, min(d.p0), max(d.p100), sum(d.count - d.nan - d.pos_inf - d.neg_inf) "
+        "FROM distributions d JOIN steps s ON s.trial = d.trial AND s.mode = d.mode AND s.mode_step = d.mode_step "
+        "WHERE d.trial = ?1 GROUP BY s.step, d.tensor");
     d.bind(1, trial_);
     while (d.step()) {
       if (!new_step(d.int64(0)) || !selected(d.text(1))) continue;
@@ -252,7 +258,7 @@ class TrialExport {
         tensor = q.text(1);
       }
       const double lo = q.real(2), hi = q.real(3), count = q.real(4);
-      if (lo == hi) {   // the zeros: (previous limit, 0]
+      if (lo == hi) {  // the zeros: (previous limit, 0]
         if (!h.limits.empty() && h.limits.back() == hi) h.counts.back() += count;
         else h.limits.push_back(hi), h.counts.push_back(count);
         continue;
@@ -320,7 +326,8 @@ std::vector<ReductionChoice> parse_reductions(const std::string& list) {
     const size_t comma = std::min(list.find(',', start), list.size());
     std::string name = list.substr(start, comma - start);
     ReductionChoice r;
-    if (name.size() > kAbsSuffix.size() && name.compare(name.size() - kAbsSuffix.size(), kAbsSuffix.size(), kAbsSuffix) == 0) {
+    if (name.size() > kAbsSuffix.size() &&
+        name.compare(name.size() - kAbsSuffix.size(), kAbsSuffix.size(), kAbsSuffix) == 0) {
       r.abs = true;
       name.resize(name.size() - kAbsSuffix.size());
     }
@@ -349,7 +356,7 @@ std::string escape_run_name(const std::string& trial) {
 
 std::vector<RunReport> export_tensorboard(Database& db, const std::string& folder, const TensorBoardOptions& options) {
   std::vector<RunReport> reports;
-  db.exec("BEGIN");   // every trial read in one snapshot
+  db.exec("BEGIN");  // every trial read in one snapshot
   try {
     for (const std::string& trial : options.trials) {
       TrialExport t(db, folder, trial, options);

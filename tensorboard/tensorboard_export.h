@@ -32,13 +32,13 @@
 namespace trialdb::tensorboard {
 
 struct ReductionChoice {
-  std::string name;   // min, max, mean, prod, std, variance, sum, l1, l2
+  std::string name;  // min, max, mean, prod, std, variance, sum, l1, l2
   bool abs = false;
 };
 
 struct TensorBoardOptions {
-  std::vector<std::string> trials;   // those to export, all of them existing
-  std::string tensor_regex;          // empty: every tensor
+  std::vector<std::string> trials;  // those to export, all of them existing
+  std::string tensor_regex;         // empty: every tensor
   std::vector<ReductionChoice> reductions;
 };
 

@@ -7,7 +7,7 @@
 namespace trialdb::web {
 
 struct Asset {
-  std::string_view path;    // the URL path it is served at, "/index.html"
+  std::string_view path;  // the URL path it is served at, "/index.html"
   std::string_view bytes;
 };
 

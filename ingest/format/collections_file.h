@@ -15,12 +15,12 @@ struct CollectionDef {
   std::string name;
   std::vector<std::string> include_regex;
   std::vector<std::string> tensor_names;
-  std::string definition_json;   // the collection's own JSON object, as written
+  std::string definition_json;  // the collection's own JSON object, as written
 };
 
 struct CollectionsFile {
   std::vector<CollectionDef> collections;
-  int num_workers = 0;           // _meta.num_workers, 0 when absent
+  int num_workers = 0;  // _meta.num_workers, 0 when absent
 };
 
 // kInvalidInput (saying what is wrong) when the file is not a usable collections file; the

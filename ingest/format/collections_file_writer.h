@@ -15,7 +15,7 @@ std::string collections_file_name(std::string_view worker);
 struct SaveConfig {
   int save_interval = 1;
   int64_t start_step = 0;
-  int64_t end_step = -1;             // -1 = null
+  int64_t end_step = -1;  // -1 = null
 };
 
 // One collection as the hook exports it.
@@ -24,7 +24,7 @@ struct CollectionSpec {
   std::vector<std::string> include_regex;
   std::vector<std::string> tensor_names;
   bool save_raw_tensor = true;
-  std::string reductions;            // reduction_config.reductions, e.g. "min,max,abs_mean"
+  std::string reductions;  // reduction_config.reductions, e.g. "min,max,abs_mean"
   bool save_shape = false;
   SaveConfig train, eval, predict, global;
   bool save_histogram = true;

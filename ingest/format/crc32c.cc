@@ -41,8 +41,8 @@ uint32_t mul_mod_p(uint32_t a, uint32_t b) {
   }
   return p;
 }
-uint32_t x_pow(uint64_t e) {   // x^e mod P
-  uint32_t result = 1u << 31, base = 1u << 30;   // 1 and x
+uint32_t x_pow(uint64_t e) {                    // x^e mod P
+  uint32_t result = 1u << 31, base = 1u << 30;  // 1 and x
   for (; e; e >>= 1) {
     if (e & 1) result = mul_mod_p(result, base);
     base = mul_mod_p(base, base);
@@ -55,7 +55,7 @@ uint32_t x_pow_8n(uint64_t n) { return x_pow(8 * n); }
 // The crc32 instruction has a latency of 3 cycles and a throughput of 1: three independent
 // streams over thirds of a block keep it busy, and the thirds are combined with two GF(2)
 // multiplications per block.
-constexpr size_t kStripe = 4096;   // bytes per stream per block
+constexpr size_t kStripe = 4096;  // bytes per stream per block
 __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const uint8_t* p, size_t n, uint32_t crc) {
   static const uint32_t k1 = x_pow_8n(kStripe), k2 = x_pow_8n(2 * kStripe);
   uint64_t c = ~crc;
@@ -105,8 +105,8 @@ uint32_t crc32c_portable(const void* data, size_t n, uint32_t crc) {
     std::memcpy(&lo, p, 4);
     std::memcpy(&hi, p + 4, 4);
     lo ^= c;
-    c = T[7][lo & 0xff] ^ T[6][(lo >> 8) & 0xff] ^ T[5][(lo >> 16) & 0xff] ^ T[4][lo >> 24] ^
-        T[3][hi & 0xff] ^ T[2][(hi >> 8) & 0xff] ^ T[1][(hi >> 16) & 0xff] ^ T[0][hi >> 24];
+    c = T[7][lo & 0xff] ^ T[6][(lo >> 8) & 0xff] ^ T[5][(lo >> 16) & 0xff] ^ T[4][lo >> 24] ^ T[3][hi & 0xff] ^
+        T[2][(hi >> 8) & 0xff] ^ T[1][(hi >> 16) & 0xff] ^ T[0][hi >> 24];
     p += 8;
     n -= 8;
   }

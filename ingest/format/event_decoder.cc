@@ -35,25 +35,55 @@ bool dtype_from_tf(int tf, DType* out, bool* readable) {
   // COMPLEX128; every other dtype raises KeyError in its reader.
   *readable = false;
   switch (tf) {
-    case 1: *out = DType::Float32; *readable = true; return true;
-    case 2: *out = DType::Float64; *readable = true; return true;
-    case 3: *out = DType::Int32; *readable = true; return true;
-    case 4: *out = DType::UInt8; *readable = true; return true;
+    case 1:
+      *out = DType::Float32;
+      *readable = true;
+      return true;
+    case 2:
+      *out = DType::Float64;
+      *readable = true;
+      return true;
+    case 3:
+      *out = DType::Int32;
+      *readable = true;
+      return true;
+    case 4:
+      *out = DType::UInt8;
+      *readable = true;
+      return true;
     case 5: *out = DType::Int16; return true;
-    case 6: *out = DType::UInt8; *readable = true; return true;  // smdebug maps DT_INT8 to uint8
-    case 7: *out = DType::String; *readable = true; return true;
+    case 6:
+      *out = DType::UInt8;
+      *readable = true;
+      return true;  // smdebug maps DT_INT8 to uint8
+    case 7:
+      *out = DType::String;
+      *readable = true;
+      return true;
     case 8: *out = DType::Complex64; return true;
-    case 9: *out = DType::Int64; *readable = true; return true;
-    case 10: *out = DType::Bool; *readable = true; return true;
-    case 11: *out = DType::Int8; return true;     // QINT8
-    case 12: *out = DType::UInt8; return true;    // QUINT8
-    case 13: *out = DType::Int32; return true;    // QINT32
+    case 9:
+      *out = DType::Int64;
+      *readable = true;
+      return true;
+    case 10:
+      *out = DType::Bool;
+      *readable = true;
+      return true;
+    case 11: *out = DType::Int8; return true;   // QINT8
+    case 12: *out = DType::UInt8; return true;  // QUINT8
+    case 13: *out = DType::Int32; return true;  // QINT32
     case 14: *out = DType::BFloat16; return true;
-    case 15: *out = DType::Int16; return true;    // QINT16
-    case 16: *out = DType::UInt16; return true;   // QUINT16
+    case 15: *out = DType::Int16; return true;   // QINT16
+    case 16: *out = DType::UInt16; return true;  // QUINT16
     case 17: *out = DType::UInt16; return true;
-    case 18: *out = DType::Complex128; *readable = true; return true;
-    case 19: *out = DType::Float16; *readable = true; return true;
+    case 18:
+      *out = DType::Complex128;
+      *readable = true;
+      return true;
+    case 19:
+      *out = DType::Float16;
+      *readable = true;
+      return true;
     case 22: *out = DType::UInt32; return true;
     case 23: *out = DType::UInt64; return true;
     default: return false;
@@ -135,7 +165,8 @@ Status decode_tensor(pb::TensorProto& t, const std::string_view* cut, uint64_t m
                                std::to_string(numel));
     }
     const uint64_t string_item = 4 + (t.string_val_size() == 1 ? t.string_val(0).size() : 0);
-    if (t.string_val_size() == 1 && numel > 1 && !growth_fits(static_cast<uint64_t>(numel) - 1, string_item, max_growth))
+    if (t.string_val_size() == 1 && numel > 1 &&
+        !growth_fits(static_cast<uint64_t>(numel) - 1, string_item, max_growth))
       return too_much_growth("one string value", numel, (static_cast<uint64_t>(numel) - 1) * string_item, max_growth);
     for (int64_t i = 0; i < numel; ++i) {
       const std::string& s = t.string_val(t.string_val_size() == 1 ? 0 : static_cast<int>(i));
@@ -151,11 +182,11 @@ Status decode_tensor(pb::TensorProto& t, const std::string_view* cut, uint64_t m
   if (!content.empty() || numel == 0) {
     // Divide rather than multiply: a forged shape must not wrap around to the content's size.
     if (content.size() % item != 0 || static_cast<uint64_t>(numel) != content.size() / item)
-      return Status::invalid("tensor_content has " + std::to_string(content.size()) + " bytes but dtype " +
-                             dtype_name(d->dtype) + " x shape " + shape_json(d->dims.data(), static_cast<int>(d->dims.size())) +
-                             " needs " +
-                             (static_cast<uint64_t>(numel) > UINT64_MAX / item ? std::string("more than 2^64")
-                                                                                : std::to_string(static_cast<uint64_t>(numel) * item)));
+      return Status::invalid(
+          "tensor_content has " + std::to_string(content.size()) + " bytes but dtype " + dtype_name(d->dtype) +
+          " x shape " + shape_json(d->dims.data(), static_cast<int>(d->dims.size())) + " needs " +
+          (static_cast<uint64_t>(numel) > UINT64_MAX / item ? std::string("more than 2^64")
+                                                            : std::to_string(static_cast<uint64_t>(numel) * item)));
     if (cut && !content.empty()) {
       d->borrowed = content;
       d->is_borrowed = true;
@@ -231,7 +262,7 @@ bool whole_strtoll(const std::string& c, long long* out) {
 // payload when the caller borrows: a large tensor's record is then parsed without its content,
 // as a small one.
 constexpr size_t kArenaMaxBytes = 64u << 10;
-constexpr size_t kArenaBlockBytes = 16u << 10;   // holds a small record's tree; more grows on demand
+constexpr size_t kArenaBlockBytes = 16u << 10;  // holds a small record's tree; more grows on demand
 
 // cut: the contents split_tensor_content() took out of payload, one per Summary.Value; null when
 // payload is the record as written.
@@ -241,7 +272,7 @@ Status parse_and_decode(std::string_view payload, const std::vector<std::string_
     return Status::invalid("event protobuf does not parse");
   if (!ev.has_summary()) return Status::ok();
   if (cut && cut->size() != static_cast<size_t>(ev.summary().value_size()))
-    return Status::invalid("event protobuf does not parse");   // cannot happen: one content per value
+    return Status::invalid("event protobuf does not parse");  // cannot happen: one content per value
   size_t index = 0;
   for (auto& v : *ev.mutable_summary()->mutable_value()) {
     const std::string_view* content = cut ? &(*cut)[index++] : nullptr;
@@ -298,15 +329,16 @@ Status decode_event(std::string_view payload, std::vector<DecodedTensor>* out, s
     return parse_and_decode(payload, cut, max_growth_bytes, ev, out);
   }
   struct ThreadArena {
-    std::unique_ptr<char[]> block{new char[kArenaBlockBytes]};   // heap, not 16 KiB of TLS per thread
+    std::unique_ptr<char[]> block{new char[kArenaBlockBytes]};  // heap, not 16 KiB of TLS per thread
     google::protobuf::Arena arena{block.get(), kArenaBlockBytes};
   };
   thread_local ThreadArena t;
   struct ResetAfter {
     google::protobuf::Arena& a;
-    ~ResetAfter() { a.Reset(); }   // also on an early return: nothing outlives the call
+    ~ResetAfter() { a.Reset(); }  // also on an early return: nothing outlives the call
   } reset{t.arena};
-  return parse_and_decode(payload, cut, max_growth_bytes, *google::protobuf::Arena::CreateMessage<pb::Event>(&t.arena), out);
+  return parse_and_decode(payload, cut, max_growth_bytes, *google::protobuf::Arena::CreateMessage<pb::Event>(&t.arena),
+                          out);
 }
 
 }  // namespace trialdb

@@ -23,7 +23,7 @@ bool parse_mode(std::string_view name, Mode* out);
 struct DecodedTensor {
   std::string tag;
   int64_t event_step = 0;
-  bool has_mode = false;       // plugin_data carried mode/mode_step
+  bool has_mode = false;  // plugin_data carried mode/mode_step
   Mode mode = Mode::kGlobal;
   int64_t mode_step = 0;
   DType dtype = DType::Float32;
@@ -31,7 +31,7 @@ struct DecodedTensor {
   // whether reductions are offered, see Ingester.
   bool smdebug_readable = true;
   std::vector<int64_t> dims;
-  std::string data;            // C-order little-endian bytes; strings: u32 length + bytes each
+  std::string data;  // C-order little-endian bytes; strings: u32 length + bytes each
   // Set instead of data when the tensor_content was left in the payload (see decode_event's
   // borrow_from_bytes); valid as long as the payload is.
   std::string_view borrowed;

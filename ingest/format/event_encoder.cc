@@ -16,19 +16,19 @@ constexpr int kWireFixed64 = 1;
 constexpr int kWireLengthDelimited = 2;
 
 // Field numbers along the path Event.summary.value.tensor.tensor_content.
-constexpr int kEventWallTime = 1;      // double
-constexpr int kEventStep = 2;          // int64
-constexpr int kEventSummary = 5;       // Summary
-constexpr int kSummaryValue = 1;       // repeated Value
-constexpr int kValueTag = 1;           // string
-constexpr int kValueTensor = 8;        // TensorProto
-constexpr int kValueMetadata = 9;      // SummaryMetadata
-constexpr int kTensorDtype = 1;        // int32
-constexpr int kTensorShape = 2;        // TensorShapeProto
-constexpr int kTensorContent = 4;      // bytes
-constexpr int kShapeDim = 2;           // repeated Dim
-constexpr int kDimSize = 1;            // int64
-constexpr int kDimName = 2;            // string
+constexpr int kEventWallTime = 1;  // double
+constexpr int kEventStep = 2;      // int64
+constexpr int kEventSummary = 5;   // Summary
+constexpr int kSummaryValue = 1;   // repeated Value
+constexpr int kValueTag = 1;       // string
+constexpr int kValueTensor = 8;    // TensorProto
+constexpr int kValueMetadata = 9;  // SummaryMetadata
+constexpr int kTensorDtype = 1;    // int32
+constexpr int kTensorShape = 2;    // TensorShapeProto
+constexpr int kTensorContent = 4;  // bytes
+constexpr int kShapeDim = 2;       // repeated Dim
+constexpr int kDimSize = 1;        // int64
+constexpr int kDimName = 2;        // string
 
 // Every field above is numbered below 16, so each key is one byte.
 constexpr size_t kKeyBytes = 1;
@@ -115,7 +115,7 @@ int tf_dtype_number(DType t) {
     case DType::UInt8: number = TfDataType::kUInt8; break;
     case DType::Int16: number = TfDataType::kInt16; break;
     case DType::Int8: number = TfDataType::kInt8; break;
-    case DType::String: number = TfDataType::kInvalid; break;   // smdebug leaves it unset
+    case DType::String: number = TfDataType::kInvalid; break;  // smdebug leaves it unset
     case DType::Complex64: number = TfDataType::kComplex64; break;
     case DType::Int64: number = TfDataType::kInt64; break;
     case DType::Bool: number = TfDataType::kBool; break;
@@ -160,7 +160,7 @@ void encode_tensor_content_event(const TensorEvent& event, int tf_dtype, size_t 
   put_delimited_header(&head, kValueTensor, tensor_bytes);
   if (tf_dtype != 0) put_varint_field(&head, kTensorDtype, tf_dtype);
   put_delimited_field(&head, kTensorShape, shape);
-  if (content_bytes != 0) put_delimited_header(&head, kTensorContent, content_bytes);   // the content follows
+  if (content_bytes != 0) put_delimited_header(&head, kTensorContent, content_bytes);  // the content follows
 
   frame->trailer.clear();
   put_delimited_field(&frame->trailer, kValueMetadata, event.plugin_metadata);

@@ -21,7 +21,7 @@ namespace trialdb {
 // TensorFlow's DataType numbers (tensorflow/core/framework/types.proto) for the dtypes this
 // project writes: the value of TensorProto.dtype.
 enum class TfDataType : int {
-  kInvalid = 0,   // smdebug leaves dtype unset for string tensors
+  kInvalid = 0,  // smdebug leaves dtype unset for string tensors
   kFloat = 1,
   kDouble = 2,
   kInt32 = 3,
@@ -52,8 +52,8 @@ struct TensorEvent {
   double wall_time = 0;
   int64_t step = 0;
   std::string_view tag;
-  std::span<const int64_t> shape;        // one Dim {size, name "<tag>_<size>"} per axis
-  std::string_view plugin_metadata;      // a serialized SummaryMetadata, always written
+  std::span<const int64_t> shape;    // one Dim {size, name "<tag>_<size>"} per axis
+  std::string_view plugin_metadata;  // a serialized SummaryMetadata, always written
 };
 
 // The Event of a numeric tensor without its tensor_content: the record's payload is

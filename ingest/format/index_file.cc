@@ -53,7 +53,7 @@ namespace {
 
 // A number as the DOM saw it, reduced to what the index needs.
 struct Number {
-  bool nonneg_int = false;   // integer-shaped and the DOM's int64 view of it is >= 0
+  bool nonneg_int = false;  // integer-shaped and the DOM's int64 view of it is >= 0
   int64_t value = 0;
 };
 
@@ -63,7 +63,7 @@ struct Entry {
   std::string name;
   bool start_ok = false, length_ok = false;
   uint64_t start = 0, length = 0;
-  bool shape_array = false;   // "shape" is an array
+  bool shape_array = false;  // "shape" is an array
   bool shape_bad_dim = false;
   size_t shape_count = 0;
   int64_t dims[kMaxDims];
@@ -79,7 +79,8 @@ bool valid_name(const Entry& e, const char* list, size_t i, std::string* why) {
   if (e.name.find('\0') != std::string::npos) return *why = where() + " has a tensorname containing U+0000", false;
   if (e.name.size() > kMaxTensorNameBytes)
     return *why = where() + " has a tensorname of " + std::to_string(e.name.size()) + " bytes (the limit is " +
-                  std::to_string(kMaxTensorNameBytes) + ")", false;
+                  std::to_string(kMaxTensorNameBytes) + ")",
+           false;
   return true;
 }
 
@@ -101,16 +102,16 @@ class IndexSax {
   Number mode_step;
   Field event_file = Field::kAbsent;
   std::string event_file_name;
-  std::vector<std::string> shape_skipped;   // reported after tensor_payload's, as before
+  std::vector<std::string> shape_skipped;  // reported after tensor_payload's, as before
 
   // nlohmann's SAX interface.
   bool null() { return value(Kind::kNull); }
   bool boolean(bool) { return value(Kind::kOther); }
-  bool number_integer(json::number_integer_t v) {   // only negative-signed numbers come here
+  bool number_integer(json::number_integer_t v) {  // only negative-signed numbers come here
     number_ = Number{v >= 0, v >= 0 ? v : 0};
     return value(Kind::kNumber);
   }
-  bool number_unsigned(json::number_unsigned_t v) {   // 2^63 and above: the DOM's int64 view is negative
+  bool number_unsigned(json::number_unsigned_t v) {  // 2^63 and above: the DOM's int64 view is negative
     number_ = v <= static_cast<uint64_t>(INT64_MAX) ? Number{true, static_cast<int64_t>(v)} : Number{};
     return value(Kind::kNumber);
   }
@@ -138,9 +139,9 @@ class IndexSax {
   enum class Ctx : uint8_t { kTop, kMeta, kPayload, kEntry, kShape };
   struct Frame {
     Ctx ctx;
-    bool shapes = false;   // kPayload, kEntry: shape_payload rather than tensor_payload
-    size_t i = 0;          // kPayload: the element being read
-    std::string key;       // objects: the member being read
+    bool shapes = false;  // kPayload, kEntry: shape_payload rather than tensor_payload
+    size_t i = 0;         // kPayload: the element being read
+    std::string key;      // objects: the member being read
   };
 
   // A value of `kind` begins (a scalar: is also complete) where the top frame says.
@@ -149,7 +150,7 @@ class IndexSax {
       if (kind == Kind::kObject || kind == Kind::kArray) ++skip_;
       return true;
     }
-    if (stack_.empty()) {   // the top-level value
+    if (stack_.empty()) {  // the top-level value
       top_is_object = kind == Kind::kObject;
       return top_is_object ? push(Ctx::kTop) : skip_if_container(kind);
     }
@@ -201,11 +202,11 @@ class IndexSax {
           }
         }
         return skip_if_container(kind);
-      case Ctx::kPayload: {   // one element of tensor_payload or shape_payload
+      case Ctx::kPayload: {  // one element of tensor_payload or shape_payload
         e_.name_state = Entry::kNoName;
         e_.start_ok = e_.length_ok = e_.shape_array = false;
         if (kind == Kind::kObject) return push(Ctx::kEntry, f.shapes);
-        if (kind == Kind::kArray) return skip_if_container(kind);   // judged when it ends
+        if (kind == Kind::kArray) return skip_if_container(kind);  // judged when it ends
         element_done(f);
         return true;
       }
@@ -266,7 +267,7 @@ class IndexSax {
     std::string why;
     if (!payload.shapes) {
       if (!valid_name(e_, "tensor_payload", i, &why)) {
-        out_->skipped.push_back(std::move(why));   // one bad entry costs only that tensor
+        out_->skipped.push_back(std::move(why));  // one bad entry costs only that tensor
       } else if (!e_.start_ok || !e_.length_ok) {
         out_->skipped.push_back("index entry for '" + e_.name + "' has no valid start_idx/length");
       } else {
@@ -289,10 +290,10 @@ class IndexSax {
 
   IndexFile* const out_;
   const size_t tensors0_, shapes0_, skipped0_;
-  std::vector<Frame> stack_;   // the containers being read: at most top, payload, entry, shape
-  size_t skip_ = 0;            // > 0: inside a value being skipped, this many containers deep
-  Number number_;              // the number being reported
-  json::string_t* string_ = nullptr;   // the string being reported
+  std::vector<Frame> stack_;          // the containers being read: at most top, payload, entry, shape
+  size_t skip_ = 0;                   // > 0: inside a value being skipped, this many containers deep
+  Number number_;                     // the number being reported
+  json::string_t* string_ = nullptr;  // the string being reported
   Entry e_;
 };
 
@@ -312,7 +313,7 @@ Status parse_index_json(std::string_view text, IndexFile* out) {
   bool ok;
   try {
     ok = nlohmann::json::sax_parse(text.begin(), text.end(), &h, nlohmann::json::input_format_t::json, true, false);
-  } catch (const std::exception&) {   // out of memory; sax_parse reports bad JSON through parse_error
+  } catch (const std::exception&) {  // out of memory; sax_parse reports bad JSON through parse_error
     ok = false;
   }
   if (!ok) return fail("index file is not valid JSON");

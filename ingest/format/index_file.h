@@ -27,7 +27,7 @@ struct ShapeEntry {
 struct IndexFile {
   Mode mode = Mode::kGlobal;
   int64_t mode_step = 0;
-  std::optional<std::string> event_file;   // relative to the trial root, validated
+  std::optional<std::string> event_file;  // relative to the trial root, validated
   std::vector<IndexEntry> tensors;
   std::vector<ShapeEntry> shapes;
   // Entries left out because they are malformed (bad name, offsets or shape): what is wrong

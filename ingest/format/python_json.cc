@@ -11,15 +11,19 @@ constexpr char kHexDigits[] = "0123456789abcdef";
 constexpr uint32_t kFirstPrintable = 0x20;
 constexpr uint32_t kLastPrintable = 0x7E;
 constexpr uint32_t kFirstNonAscii = 0x80;
-constexpr uint32_t kFirstAstral = 0x10000;      // above the BMP: written as a surrogate pair
+constexpr uint32_t kFirstAstral = 0x10000;  // above the BMP: written as a surrogate pair
 constexpr uint32_t kHighSurrogate = 0xD800, kLowSurrogate = 0xDC00;
 constexpr uint32_t kSurrogateBits = 10;
 constexpr uint32_t kLowSurrogateMask = (1u << kSurrogateBits) - 1;
 
 // "\uXXXX" with lowercase hex digits, as Python writes it.
 void append_unicode_escape(std::string* out, uint32_t code_unit) {
-  const char escape[6] = {'\\', 'u', kHexDigits[(code_unit >> 12) & 15], kHexDigits[(code_unit >> 8) & 15],
-                          kHexDigits[(code_unit >> 4) & 15], kHexDigits[code_unit & 15]};
+  const char escape[6] = {'\\',
+                          'u',
+                          kHexDigits[(code_unit >> 12) & 15],
+                          kHexDigits[(code_unit >> 8) & 15],
+                          kHexDigits[(code_unit >> 4) & 15],
+                          kHexDigits[code_unit & 15]};
   out->append(escape, sizeof escape);
 }
 
@@ -49,7 +53,7 @@ int utf8_sequence_length(unsigned char lead) {
 bool decode_utf8(std::string_view s, size_t i, int length, uint32_t* code_point) {
   if (length == 0 || i + length > s.size()) return false;
   constexpr unsigned char kContinuationTag = 0x80, kContinuationTagMask = 0xC0, kPayloadMask = 0x3F;
-  uint32_t cp = static_cast<unsigned char>(s[i]) & (0x7F >> length);   // the lead byte's payload
+  uint32_t cp = static_cast<unsigned char>(s[i]) & (0x7F >> length);  // the lead byte's payload
   for (int k = 1; k < length; ++k) {
     const unsigned char c = static_cast<unsigned char>(s[i + k]);
     if ((c & kContinuationTagMask) != kContinuationTag) return false;

@@ -47,7 +47,7 @@ std::string encode_text_event(double wall_time, int64_t step, std::string_view t
   v->mutable_metadata()->add_plugin_data()->set_plugin_name(std::string(kTextPluginName));
   pb::TensorProto* t = v->mutable_tensor();
   t->set_dtype(kTfString);
-  t->mutable_tensor_shape();   // a scalar: no dims
+  t->mutable_tensor_shape();  // a scalar: no dims
   t->add_string_val(std::string(markdown));
   return ev.SerializeAsString();
 }

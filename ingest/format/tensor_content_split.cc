@@ -7,7 +7,7 @@ namespace trialdb {
 namespace {
 
 // The field followed at each level, and whether it may repeat there.
-constexpr uint32_t kPathField[] = {5, 1, 8, 4};   // summary, value, tensor, tensor_content
+constexpr uint32_t kPathField[] = {5, 1, 8, 4};  // summary, value, tensor, tensor_content
 constexpr bool kPathRepeated[] = {false, true, false, false};
 constexpr int kValueLevel = 2, kContentLevel = 3;
 
@@ -41,14 +41,22 @@ bool strip(std::string_view msg, int level, std::string* out, std::vector<std::s
     const size_t key_end = pos;
     uint64_t len = 0, ignored;
     switch (key & 7) {
-      case 0: if (!read_varint(msg, &pos, &ignored)) return false; break;
-      case 1: if (msg.size() - pos < 8) return false; pos += 8; break;
+      case 0:
+        if (!read_varint(msg, &pos, &ignored)) return false;
+        break;
+      case 1:
+        if (msg.size() - pos < 8) return false;
+        pos += 8;
+        break;
       case 2:
         if (!read_varint(msg, &pos, &len) || len > msg.size() - pos) return false;
         pos += len;
         break;
-      case 5: if (msg.size() - pos < 4) return false; pos += 4; break;
-      default: return false;   // groups: not written by any TensorFlow writer
+      case 5:
+        if (msg.size() - pos < 4) return false;
+        pos += 4;
+        break;
+      default: return false;  // groups: not written by any TensorFlow writer
     }
     if ((key >> 3) != kPathField[level]) {
       out->append(msg.substr(field_begin, pos - field_begin));
@@ -64,7 +72,7 @@ bool strip(std::string_view msg, int level, std::string* out, std::vector<std::s
     const size_t had = contents->size();
     std::string inner;
     if (!strip(payload, level + 1, &inner, contents)) return false;
-    if (level + 1 == kValueLevel && contents->size() == had) contents->push_back({});   // a value without content
+    if (level + 1 == kValueLevel && contents->size() == had) contents->push_back({});  // a value without content
     out->append(msg.substr(field_begin, key_end - field_begin));
     append_varint(out, inner.size());
     out->append(inner);

@@ -21,8 +21,8 @@ struct RecordResult {
   // OK; kIncomplete: the record runs past the bytes given (wait for more); kInvalidInput: the
   // record is corrupt, the cause says how.
   Status status;
-  std::string_view payload;   // valid when OK
-  size_t consumed = 0;        // bytes of the whole record when OK
+  std::string_view payload;  // valid when OK
+  size_t consumed = 0;       // bytes of the whole record when OK
 };
 
 // Parses one record at the start of bytes.
@@ -34,10 +34,10 @@ void append_record(std::string* out, std::string_view data, bool real_crc = fals
 // Writer side, for a record written in pieces straight from the caller's buffers (no copy into
 // one string): record_header(total length), the pieces, then the 4-byte footer, either
 // record_footer(crc32c chained over the pieces) or smdebug_constant_footer().
-inline constexpr size_t kRecordHeaderBytes = 12;   // 8 length + 4 masked crc(length)
+inline constexpr size_t kRecordHeaderBytes = 12;  // 8 length + 4 masked crc(length)
 inline constexpr size_t kRecordFooterBytes = 4;
 using RecordHeader = std::array<char, kRecordHeaderBytes>;
 RecordHeader record_header(uint64_t length);
-uint32_t record_footer(uint32_t data_crc);   // data_crc unmasked, as crc32c returns it
+uint32_t record_footer(uint32_t data_crc);  // data_crc unmasked, as crc32c returns it
 
 }  // namespace trialdb

@@ -17,7 +17,9 @@ Catalog::Catalog(Database& db, std::string name, std::string root) : db_(db), na
     // The name's check and its claim in one transaction: of two ingests of different folders
     // under one new name, the second finds the first's path and is refused.
     Transaction tx(db_);
-    Statement ins(db_.handle(), "INSERT INTO trial(name, path, uid) VALUES (?, ?, lower(hex(randomblob(16)))) ON CONFLICT(name) DO NOTHING");
+    Statement ins(
+        db_.handle(),
+        "INSERT INTO trial(name, path, uid) VALUES (?, ?, lower(hex(randomblob(16)))) ON CONFLICT(name) DO NOTHING");
     ins.bind(1, name_).bind(2, root).run();
     Statement q(db_.handle(), "SELECT trial_id, path FROM trial WHERE name = ?");
     q.bind(1, name_);
@@ -55,8 +57,7 @@ int64_t Catalog::find_or_insert(const char* table, const char* id_column,
                 std::string("INSERT INTO ") + table + "(trial_id, name) VALUES (?, ?) ON CONFLICT DO NOTHING");
   ins.bind(1, trial_id_).bind(2, name).run();
   *created = sqlite3_changes(db_.handle()) > 0;
-  Statement q(db_.handle(),
-              std::string("SELECT ") + id_column + " FROM " + table + " WHERE trial_id = ? AND name = ?");
+  Statement q(db_.handle(), std::string("SELECT ") + id_column + " FROM " + table + " WHERE trial_id = ? AND name = ?");
   q.bind(1, trial_id_).bind(2, name);
   q.step();
   return cache[name] = q.int64(0);
@@ -81,7 +82,7 @@ void Catalog::add_memberships(int64_t id, const std::string& name) {
     for (size_t i = 0; !member && i < c.regexes.size(); ++i) {
       try {
         member = c.regexes[i]->search(name);
-      } catch (const Error& e) {   // a pattern past its match limit: reported, the tensor left out
+      } catch (const Error& e) {  // a pattern past its match limit: reported, the tensor left out
         membership_errors_.push_back(e.status().prefixed("collection '" + c.name + "': ").at("collections/"));
       }
     }
@@ -163,7 +164,8 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
       if (m.save_config.is_null() || m.reduction_config.is_null()) {
         // parse_collections_json checked the text and its depth
         const nlohmann::json own = nlohmann::json::parse(c.definition_json, nullptr, false);
-        if (own.is_object() && m.save_config.is_null() && own.contains("save_config")) m.save_config = own["save_config"];
+        if (own.is_object() && m.save_config.is_null() && own.contains("save_config"))
+          m.save_config = own["save_config"];
         if (own.is_object() && m.reduction_config.is_null() && own.contains("reduction_config"))
           m.reduction_config = own["reduction_config"];
       }
@@ -180,9 +182,8 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
   bool changed = false;
   std::vector<Collection> loaded;
   for (const auto& [name, m] : merged) {
-    nlohmann::json def = {
-        {"include_regex", std::vector<std::string>(m.include_regex.begin(), m.include_regex.end())},
-        {"tensor_names", std::vector<std::string>(m.tensor_names.begin(), m.tensor_names.end())}};
+    nlohmann::json def = {{"include_regex", std::vector<std::string>(m.include_regex.begin(), m.include_regex.end())},
+                          {"tensor_names", std::vector<std::string>(m.tensor_names.begin(), m.tensor_names.end())}};
     if (!m.save_config.is_null()) def["save_config"] = m.save_config;
     if (!m.reduction_config.is_null()) def["reduction_config"] = m.reduction_config;
     const std::string text = def.dump();

@@ -73,7 +73,8 @@ void FileLedger::forget_waiting(const std::string& path) {
   d.bind(1, trial_id_).bind(2, path).run();
 }
 
-std::vector<std::string> FileLedger::unlisted(const std::set<std::string>& listed, const std::string& start_after) const {
+std::vector<std::string> FileLedger::unlisted(const std::set<std::string>& listed,
+                                              const std::string& start_after) const {
   std::vector<std::string> gone;
   for (const auto& w : waiting_)
     if (w > start_after && !listed.count(w)) gone.push_back(w);

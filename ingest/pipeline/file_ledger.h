@@ -44,10 +44,10 @@ class FileLedger {
   std::set<std::string> stored_tensors(int64_t step, const std::string& worker);
 
   // Inside the caller's transaction.
-  void mark_ingested(const std::string& path);   // no longer partial either
+  void mark_ingested(const std::string& path);  // no longer partial either
   void mark_partial(const std::string& path, const std::string& key);
-  void mark_waiting(const std::string& path);   // a file not yet waiting
-  void record_error(const Status& error);       // once per (file, message)
+  void mark_waiting(const std::string& path);  // a file not yet waiting
+  void record_error(const Status& error);      // once per (file, message)
 
   // Re-reads the waiting files: another process may have ingested some meanwhile.
   void reload_waiting();
@@ -65,7 +65,7 @@ class FileLedger {
   int64_t trial_id_;
   std::set<std::string> ingested_;
   std::set<std::string> waiting_;
-  std::map<std::string, std::string> partial_;   // path -> the selection it was read under
+  std::map<std::string, std::string> partial_;  // path -> the selection it was read under
   Statement is_ingested_, insert_ingested_, insert_error_, stored_tensors_;
 };
 

@@ -85,7 +85,7 @@ std::vector<PendingFile> Ingester::list_pending(IngestStats* stats, bool ended) 
   listed_whole_ = true;
   std::vector<PendingFile> pending;
   std::vector<Status> permanent, retry;
-  std::vector<std::string> skipped;   // index files of steps the selection leaves out
+  std::vector<std::string> skipped;  // index files of steps the selection leaves out
   std::set<std::string> listed;
   for (auto& f : source_.list("index/", start_after)) {
     listed.insert(f.path);
@@ -135,7 +135,7 @@ std::vector<PendingFile> Ingester::list_pending(IngestStats* stats, bool ended) 
 // Writes one prepared file inside the open transaction: its step, values, errors and ledger row.
 void Ingester::write_file(PreparedFile& f, IngestStats* stats) {
   if (ledger_->ingested_by_another(f.file.path)) return;
-  if (!f.index_valid) {   // unusable index (ended trial): report it, never look at it again
+  if (!f.index_valid) {  // unusable index (ended trial): report it, never look at it again
     for (const auto& e : f.errors) record_error(e, stats);
     ledger_->mark_ingested(f.file.path);
     return;
@@ -204,7 +204,9 @@ IngestStats Ingester::run_once() {
   // writer prepares it itself when it gets to it, so the pass goes on, only slower.
   auto submit_until = [&](size_t limit) {
     for (; submitted < pending.size() && submitted < limit; ++submitted) {
-      auto prepare_one = [this, &pending, &prepare, t = submitted] { return prepare_file(source_, pending[t], t, prepare); };
+      auto prepare_one = [this, &pending, &prepare, t = submitted] {
+        return prepare_file(source_, pending[t], t, prepare);
+      };
       try {
         futures[submitted] = std::async(std::launch::async, prepare_one);
       } catch (const std::system_error&) {
@@ -266,7 +268,7 @@ IngestStats Ingester::run_once() {
         if (opt_.strict && !f.errors.empty()) stop_strict(f.errors.front());
         if (!tx) tx = std::make_unique<Transaction>(db_);
         write_file(f, &stats);
-        if (f.mapped_span && f.mapped_span->shrank())   // the open transaction is rolled back
+        if (f.mapped_span && f.mapped_span->shrank())  // the open transaction is rolled back
           throw Error(Status::io("the file shrank while its tensors were being stored (truncated by another "
                                  "process?); nothing of it was stored. Run the ingest again.")
                           .at(source_.root() + "/" + f.mapped_file));

@@ -51,17 +51,17 @@ inline constexpr uint64_t kReadAheadBytes = 640u << 20;
 inline constexpr int kMaxThreads = 256;
 
 struct IngestOptions {
-  std::string name;            // trial name; empty = the location's base name
-  bool strict = false;         // stop at the first error (Error of kind kInvalidInput) instead of skipping
-  bool compress = false;       // zlib blobs that shrink
-  SelectionSpec selection;     // only these steps and tensors (selection.h); whole by default
+  std::string name;         // trial name; empty = the location's base name
+  bool strict = false;      // stop at the first error (Error of kind kInvalidInput) instead of skipping
+  bool compress = false;    // zlib blobs that shrink
+  SelectionSpec selection;  // only these steps and tensors (selection.h); whole by default
   // false (ingest --values none): raw values are decoded for their reductions and distributions
   // and located (value_locations), but only their header is stored (schema/value_blob.h).
   bool store_values = true;
   // ingest --values all: first read the bytes of the values stored without them
   // (value_backfill.h).
   bool add_missing_values = false;
-  int threads = 0;             // preparing threads; 0 = hardware concurrency
+  int threads = 0;  // preparing threads; 0 = hardware concurrency
   // Write each pass through a rollback journal when no other connection has the database open
   // (ingest/store/bulk_load.h: every byte written once, not twice); readers that open it during
   // the pass then wait for its commits. Off: always WAL, readers never wait.
@@ -73,9 +73,9 @@ struct IngestOptions {
 
 struct IngestStats {
   size_t files_ingested = 0;
-  size_t files_waiting = 0;    // not yet complete on disk; retried on the next pass
+  size_t files_waiting = 0;  // not yet complete on disk; retried on the next pass
   size_t values = 0;
-  size_t values_added = 0;     // bytes added to values stored without them (--values all)
+  size_t values_added = 0;  // bytes added to values stored without them (--values all)
   int64_t steps_completed = 0;
   uint64_t bytes_read = 0;
   bool ended = false;
@@ -106,9 +106,9 @@ class Ingester {
   std::unique_ptr<FileLedger> ledger_;
   std::unique_ptr<StepCompletion> steps_;
   std::unique_ptr<ValueWriter> writer_;
-  std::unique_ptr<Selection> selection_;   // of the pass: collections may have grown
+  std::unique_ptr<Selection> selection_;  // of the pass: collections may have grown
   std::set<std::string> retries_reported_;
-  bool listed_whole_ = false;   // a pass of this Ingester listed all of index/
+  bool listed_whole_ = false;  // a pass of this Ingester listed all of index/
 };
 
 // The trial name used when none is given: the last path component of the location.

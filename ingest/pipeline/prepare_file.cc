@@ -78,7 +78,9 @@ void for_each_index(size_t n, size_t helpers, Fn&& fn) {
 // Adds one decoded record to its tensor's value. Serial and in index order, so saved
 // reductions and duplicates resolve the same way whatever the threads did.
 void merge_record(DecodedRecord& d, const IndexEntry& e, ValueTable& values, PreparedFile& f) {
-  const auto error = [&](std::string cause) { f.errors.push_back(Status::invalid(std::move(cause)).at(f.file.path, f.file.step)); };
+  const auto error = [&](std::string cause) {
+    f.errors.push_back(Status::invalid(std::move(cause)).at(f.file.path, f.file.step));
+  };
   if (d.invalid_entry) return;
   if (!d.error.empty()) return error(std::move(d.error));
   if (d.is_reduction) {
@@ -106,7 +108,7 @@ void merge_record(DecodedRecord& d, const IndexEntry& e, ValueTable& values, Pre
     } else {
       v.red_src = ReductionSource::kColumns;
       std::memcpy(v.red, d.reductions.v, sizeof d.reductions.v);
-      for (int k = 0; k < kAllReductions; ++k)   // the hook's saved reductions win
+      for (int k = 0; k < kAllReductions; ++k)  // the hook's saved reductions win
         if (saved_mask & (1u << k)) v.red[k] = saved[k];
     }
     v.red_mask = kAllReductionsMask;
@@ -160,9 +162,9 @@ void check_entries(const IndexFile& idx, PreparedFile& f, uint64_t* lo, uint64_t
   *hi = 0;
   for (const auto& e : idx.tensors) {
     if (!entry_length_valid(e)) {
-      f.errors.push_back(Status::invalid("index entry for '" + e.tensor + "' has an invalid record length " +
-                                         std::to_string(e.length))
-                             .at(f.file.path, f.file.step));
+      f.errors.push_back(
+          Status::invalid("index entry for '" + e.tensor + "' has an invalid record length " + std::to_string(e.length))
+              .at(f.file.path, f.file.step));
       continue;
     }
     *lo = std::min(*lo, e.start);
@@ -205,7 +207,7 @@ void prepare_selected_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn
   if (read_failed(src.read_ranges(ranges, &records), "cannot read event file " + ev + ": ", f)) return;
   if (std::any_of(records.begin(), records.end(), [](const auto& r) { return !r; })) {
     error_or_wait("event file " + ev + " does not exist", opt, f);
-    return;   // its saved shapes are still kept
+    return;  // its saved shapes are still kept
   }
   std::vector<DecodedRecord> decoded(idx.tensors.size());
   for (size_t i = 0; i < decoded.size(); ++i) {
@@ -213,7 +215,7 @@ void prepare_selected_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn
     std::string& record = *records[i];
     f.bytes += record.size();
     if (record.size() < ranges[i].length && !opt.ended) {
-      f.status = FileStatus::kWait;   // the writer has not flushed everything yet
+      f.status = FileStatus::kWait;  // the writer has not flushed everything yet
       return;
     }
     decoded[i] = decode_record(e, f.file.step, record, e.start, ev, opt.max_blob_bytes);
@@ -243,7 +245,7 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   if (hi - lo >= kMapSpanBytes) read = src.map_range(ev, lo, hi - lo, &mapped);
   if (read.is_ok() && !mapped) read = src.read_range(ev, lo, hi - lo, &bytes);
   if (read_failed(read, "cannot read event file " + ev + ": ", f)) {
-    idx.tensors.clear();   // its saved shapes are still kept
+    idx.tensors.clear();  // its saved shapes are still kept
     return;
   }
   if (mapped) {
@@ -261,7 +263,7 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   char* const span_data = mapped ? mapped->data() : owned_span->data();
   f.bytes += span.size();
   if (span.size() < hi - lo && !opt.ended) {
-    f.status = FileStatus::kWait;   // the writer has not flushed everything yet
+    f.status = FileStatus::kWait;  // the writer has not flushed everything yet
     return;
   }
   // Decoding, CRC, reductions and blob encoding are independent per record: a file of big
@@ -285,7 +287,7 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   }
   const bool any_in_place =
       std::any_of(decoded.begin(), decoded.end(), [](const DecodedRecord& d) { return d.blob.in_span.data(); });
-  if (any_in_place) {   // kept until the writer has stored the blobs
+  if (any_in_place) {  // kept until the writer has stored the blobs
     f.span = std::move(owned_span);
     f.mapped_span = std::move(mapped);
     if (f.mapped_span) f.mapped_file = ev;
@@ -302,7 +304,7 @@ PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t tick
   std::optional<std::string> text;
   if (read_failed(read_at_most(src, file.path, kMaxIndexFileBytes, &text), "cannot read the index file: ", f)) return f;
   if (!text) {
-    f.status = FileStatus::kWait;   // listed, then gone: look again next pass
+    f.status = FileStatus::kWait;  // listed, then gone: look again next pass
     return f;
   }
   f.bytes += text->size();
@@ -319,7 +321,7 @@ PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t tick
   for (auto& why : idx.skipped) f.errors.push_back(Status::invalid(std::move(why)).at(file.path, file.step));
 
   leave_out_unselected(idx, opt.selection, f);
-  f.values.reserve(idx.tensors.size() + idx.shapes.size());   // ValueTable keeps views of the names
+  f.values.reserve(idx.tensors.size() + idx.shapes.size());  // ValueTable keeps views of the names
   ValueTable values(f.values);
   if (!idx.tensors.empty()) {
     if ((f.left_out || !f.file.stored.empty()) && records_sparse(idx))

@@ -14,13 +14,13 @@
 namespace trialdb {
 
 struct PrepareOptions {
-  bool ended = false;              // the trial has ended: what is incomplete now is an error
-  bool compress = false;           // zlib blobs that shrink
-  int threads = 1;                 // threads one large event file may be decoded on
-  uint64_t max_blob_bytes = 0;     // SQLite's length limit for one value
-  ReadBudget* budget = nullptr;    // shared by the pass's files, taken in ticket order
-  const Selection* selection = nullptr;   // the tensors to store (null: all)
-  bool store_values = true;        // false: raw values keep only their header (ingest --values none)
+  bool ended = false;                    // the trial has ended: what is incomplete now is an error
+  bool compress = false;                 // zlib blobs that shrink
+  int threads = 1;                       // threads one large event file may be decoded on
+  uint64_t max_blob_bytes = 0;           // SQLite's length limit for one value
+  ReadBudget* budget = nullptr;          // shared by the pass's files, taken in ticket order
+  const Selection* selection = nullptr;  // the tensors to store (null: all)
+  bool store_values = true;              // false: raw values keep only their header (ingest --values none)
 };
 
 // An index file larger than this is an error, never read whole (smdebug's are kilobytes).

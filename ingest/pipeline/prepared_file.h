@@ -20,7 +20,7 @@ namespace trialdb {
 
 // An index file waiting to be prepared: one step of one worker.
 struct PendingFile {
-  std::string path;   // relative to the trial root
+  std::string path;  // relative to the trial root
   int64_t step = 0;
   std::string worker;
   // A file read before under a selection (partial_file): the tensors of it already stored,
@@ -38,9 +38,9 @@ struct ValueBlob {
 
 // Where a value's reductions are, as stored in value.red_src.
 enum class ReductionSource : int {
-  kNone = 0,            // no reductions
-  kColumns = 1,         // the r_* / ra_* columns, red_mask saying which are present
-  kScalarElement = 2,   // a one-element value: its element is in r_min, all 18 follow from it
+  kNone = 0,           // no reductions
+  kColumns = 1,        // the r_* / ra_* columns, red_mask saying which are present
+  kScalarElement = 2,  // a one-element value: its element is in r_min, all 18 follow from it
 };
 
 // One tensor's contribution to one (step, worker): raw value, saved shape, reductions.
@@ -50,14 +50,14 @@ struct PreparedValue {
   DType dtype = DType::Float32;
   std::vector<int64_t> dims;
   ValueBlob blob;
-  bool raw_too_large = false;      // has_raw, but the value exceeds SQLite's length limit: no blob
-  uint64_t record_offset = 0;      // has_raw: where its record lies in the file's event file
+  bool raw_too_large = false;  // has_raw, but the value exceeds SQLite's length limit: no blob
+  uint64_t record_offset = 0;  // has_raw: where its record lies in the file's event file
   uint64_t record_length = 0;
-  bool has_shape = false;          // a saved shape (shape_payload) when there is no raw value
+  bool has_shape = false;  // a saved shape (shape_payload) when there is no raw value
   std::vector<int64_t> saved_shape;
-  std::string shape_text;          // value.shape, built on a preparing thread (the writer binds it)
+  std::string shape_text;  // value.shape, built on a preparing thread (the writer binds it)
   ReductionSource red_src = ReductionSource::kNone;
-  uint32_t red_mask = 0;           // with kColumns: bit i set = red[i] present
+  uint32_t red_mask = 0;  // with kColumns: bit i set = red[i] present
   double red[kAllReductions] = {};
   // Stored unless red_src is kScalarElement (the views derive a one-element value's from it).
   bool has_distribution = false;
@@ -65,28 +65,28 @@ struct PreparedValue {
 };
 
 enum class FileStatus {
-  kReady,   // to be written (values and/or errors)
-  kWait,    // not yet complete on disk: looked at again on the next pass
-  kRetry,   // a file could not be read now (kIo in errors): reported, nothing of it stored, and
-            // read again on the next pass and the next run, as long as it fails
+  kReady,  // to be written (values and/or errors)
+  kWait,   // not yet complete on disk: looked at again on the next pass
+  kRetry,  // a file could not be read now (kIo in errors): reported, nothing of it stored, and
+           // read again on the next pass and the next run, as long as it fails
 };
 
 struct PreparedFile {
   PendingFile file;
   FileStatus status = FileStatus::kReady;
-  bool index_valid = false;        // false: only errors to record, no step data
+  bool index_valid = false;  // false: only errors to record, no step data
   Mode mode = Mode::kGlobal;
   int64_t mode_step = 0;
   std::vector<PreparedValue> values;
-  std::string event_file;          // the raw values' event file, relative to the trial root
-  bool left_out = false;           // the selection left some of the file's values out
-  std::vector<Status> errors;      // each names the index file and the step
-  uint64_t bytes = 0;              // index and event bytes read
-  uint64_t reserved = 0;           // share of the read-ahead budget, released once written
+  std::string event_file;      // the raw values' event file, relative to the trial root
+  bool left_out = false;       // the selection left some of the file's values out
+  std::vector<Status> errors;  // each names the index file and the step
+  uint64_t bytes = 0;          // index and event bytes read
+  uint64_t reserved = 0;       // share of the read-ahead budget, released once written
   // The event bytes, read or mapped, while blobs built in place in them wait to be stored.
   std::unique_ptr<std::string> span;
   std::unique_ptr<MappedRange> mapped_span;
-  std::string mapped_file;         // the event file mapped_span is of
+  std::string mapped_file;  // the event file mapped_span is of
 };
 
 }  // namespace trialdb

@@ -45,9 +45,7 @@ std::string where(const IndexEntry& e, const std::string& event_file) {
 
 }  // namespace
 
-bool entry_length_valid(const IndexEntry& e) {
-  return e.length >= kRecordOverhead && e.start <= UINT64_MAX - e.length;
-}
+bool entry_length_valid(const IndexEntry& e) { return e.length >= kRecordOverhead && e.start <= UINT64_MAX - e.length; }
 
 DecodedRecord decode_record(const IndexEntry& e, int64_t step, std::string_view span, uint64_t span_offset,
                             const std::string& event_file, uint64_t max_blob_bytes, RecordStatistics statistics) {
@@ -80,7 +78,7 @@ DecodedRecord decode_record(const IndexEntry& e, int64_t step, std::string_view 
     d.error = where(e, event_file) + ": record holds no tensor";
     return d;
   }
-  DecodedTensor& t = decoded.front();   // smdebug writes one value per record
+  DecodedTensor& t = decoded.front();  // smdebug writes one value per record
   const bool is_reduction = parse_reduction_name(e.tensor, &d.reduced_tensor, &d.reduction_bit);
   if (t.tag != e.tensor && !(is_reduction && t.tag == d.reduced_tensor)) {
     d.error = where(e, event_file) + ": the record holds tensor '" + t.tag + "', not the one the index names";
@@ -111,7 +109,7 @@ DecodedRecord decode_record(const IndexEntry& e, int64_t step, std::string_view 
   if (statistics == RecordStatistics::kCompute) {
     // Reductions are offered where smdebug can read the value (parity with its Trial API);
     // tensor_reduce() answers for the rest.
-#ifndef TRIALDB_BENCH_WITHOUT_DISTRIBUTIONS   // bench/run's reference build only (bench/CMakeLists.txt)
+#ifndef TRIALDB_BENCH_WITHOUT_DISTRIBUTIONS  // bench/run's reference build only (bench/CMakeLists.txt)
     d.has_distribution = compute_reductions_and_distribution(tv, t.smdebug_readable ? &d.reductions : nullptr,
                                                              &d.has_reductions, &d.distribution);
 #else

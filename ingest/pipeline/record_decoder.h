@@ -17,21 +17,21 @@
 namespace trialdb {
 
 struct DecodedRecord {
-  bool invalid_entry = false;      // the entry's length is impossible (reported when the index was read)
-  std::string error;               // non-empty: the record is unusable, and why
+  bool invalid_entry = false;  // the entry's length is impossible (reported when the index was read)
+  std::string error;           // non-empty: the record is unusable, and why
   // A saved reduction ("smdebug/reductions/<reduction>/<tensor>"): its tensor and value.
   bool is_reduction = false;
   std::string reduced_tensor;
-  int reduction_bit = 0;           // ReductionIndex, + kRedCount for a reduction of |x|
+  int reduction_bit = 0;  // ReductionIndex, + kRedCount for a reduction of |x|
   double reduction_value = 0;
   // A raw value: dtype, dims, and its bytes until encode_record turns them into the blob.
   DecodedTensor tensor;
   int64_t numel = 0;
   bool has_reductions = false;
   Reductions reductions;
-  bool has_distribution = false;   // numeric: its distribution (kernels/distribution.h)
+  bool has_distribution = false;  // numeric: its distribution (kernels/distribution.h)
   Distribution distribution;
-  bool too_large = false;          // over SQLite's length limit: `notice` says so, no blob
+  bool too_large = false;  // over SQLite's length limit: `notice` says so, no blob
   std::string notice;
   ValueBlob blob;
 };

@@ -41,8 +41,8 @@ Selection::Selection(const SelectionSpec& spec, const Catalog& catalog) : spec_(
   for (const auto& name : spec_.collections) {
     std::vector<std::string> patterns;
     if (!catalog.collection_members(name, &member_names_, &patterns))
-      throw Error(Status::usage("--collections: the trial defines no collection '" + name + "' (collections: " +
-                                catalog.collection_names() + ")"));
+      throw Error(Status::usage("--collections: the trial defines no collection '" + name +
+                                "' (collections: " + catalog.collection_names() + ")"));
     key_ += "\ncollection " + name;
     for (const auto& p : patterns) {
       key_ += "\n  pattern " + p;

@@ -24,10 +24,10 @@ class Catalog;
 
 // The selection as asked on the command line.
 struct SelectionSpec {
-  std::optional<int64_t> first_step;   // --steps A:B selects A <= step < B (Python's range)
+  std::optional<int64_t> first_step;  // --steps A:B selects A <= step < B (Python's range)
   std::optional<int64_t> end_step;
-  std::string tensor_regex;            // --tensors: Python re.search; empty = not given
-  std::vector<std::string> collections;   // --collections
+  std::string tensor_regex;              // --tensors: Python re.search; empty = not given
+  std::vector<std::string> collections;  // --collections
 
   bool whole() const { return !first_step && !end_step && tensor_regex.empty() && collections.empty(); }
   bool selects_all_tensors() const { return tensor_regex.empty() && collections.empty(); }
@@ -59,8 +59,8 @@ class Selection {
   SelectionSpec spec_;
   std::string key_;
   std::unique_ptr<PyRegex> regex_;
-  std::set<std::string> member_names_;                  // the collections' listed tensor names
-  std::vector<std::unique_ptr<PyRegex>> member_regexes_;   // and their include_regex patterns
+  std::set<std::string> member_names_;                    // the collections' listed tensor names
+  std::vector<std::unique_ptr<PyRegex>> member_regexes_;  // and their include_regex patterns
   mutable std::mutex mutex_;
   mutable std::unordered_map<std::string, bool> decided_;
 };

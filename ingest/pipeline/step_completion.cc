@@ -6,15 +6,14 @@
 namespace trialdb {
 
 namespace {
-double now_unix() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double now_unix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
 StepCompletion::StepCompletion(Database& db, int64_t trial_id)
     : db_(db),
       trial_id_(trial_id),
-      step_mode_(db.handle(), "SELECT mode, mode_step, tensor_step, complete FROM step WHERE trial_id = ? AND step = ?"),
+      step_mode_(db.handle(),
+                 "SELECT mode, mode_step, tensor_step, complete FROM step WHERE trial_id = ? AND step = ?"),
       insert_step_(db.handle(),
                    "INSERT INTO step(trial_id, step, mode, mode_step, tensor_step) VALUES (?, ?, ?, ?, ?) "
                    "ON CONFLICT DO NOTHING"),
@@ -34,10 +33,10 @@ void StepCompletion::check_mode(PreparedFile& f) {
   const int64_t mode_step = step_mode_.int64(1);
   step_mode_.reset();
   if (mode == mode_name(f.mode) && mode_step == f.mode_step) return;
-  f.errors.push_back(Status::invalid("worker " + f.file.worker + " says step " + std::to_string(f.file.step) +
-                                     " is " + mode_name(f.mode) + " step " + std::to_string(f.mode_step) +
-                                     " but another worker wrote it as " + mode + " step " +
-                                     std::to_string(mode_step) + "; kept as " + mode)
+  f.errors.push_back(Status::invalid("worker " + f.file.worker + " says step " + std::to_string(f.file.step) + " is " +
+                                     mode_name(f.mode) + " step " + std::to_string(f.mode_step) +
+                                     " but another worker wrote it as " + mode + " step " + std::to_string(mode_step) +
+                                     "; kept as " + mode)
                          .at(f.file.path, f.file.step));
 }
 
@@ -50,7 +49,7 @@ int64_t StepCompletion::record_step(const PreparedFile& f) {
       .bind(4, f.mode_step)
       .bind(5, tensor_step)
       .run();
-  if (sqlite3_changes(db_.handle()) == 0) {   // another worker wrote the step first: its numbering holds
+  if (sqlite3_changes(db_.handle()) == 0) {  // another worker wrote the step first: its numbering holds
     step_mode_.bind(1, trial_id_).bind(2, f.file.step);
     if (step_mode_.step()) {
       tensor_step = step_mode_.int64(2);
@@ -109,8 +108,9 @@ int64_t StepCompletion::complete(int expected_workers, bool ended) {
                 "WHERE trial_id = ?2 AND step > ?3 AND step <= ?4 AND complete = 0");
     u.bind(1, now).bind(2, trial_id_).bind(3, before).bind(4, through).run();
     completed += sqlite3_changes(db_.handle());
-    Statement late(db_.handle(),
-                   "UPDATE step SET complete = 1, completed_at = ?1 WHERE trial_id = ?2 AND step = ?3 AND complete = 0");
+    Statement late(
+        db_.handle(),
+        "UPDATE step SET complete = 1, completed_at = ?1 WHERE trial_id = ?2 AND step = ?3 AND complete = 0");
     for (const auto& [step, unused] : touched_) {
       if (step > before) break;
       late.bind(1, now).bind(2, trial_id_).bind(3, step).run();

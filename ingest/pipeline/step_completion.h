@@ -52,8 +52,8 @@ class StepCompletion {
   // Rules that evaluated from_step or a later step are evaluated again from the first step.
   void revise_rules_from(int64_t from_step);
 
-  std::map<int64_t, bool> touched_;   // steps written in the open transaction
-  std::optional<int64_t> revised_;    // the first step written in it that was complete already
+  std::map<int64_t, bool> touched_;  // steps written in the open transaction
+  std::optional<int64_t> revised_;   // the first step written in it that was complete already
   Statement step_mode_, insert_step_, insert_step_worker_, next_change_, stamp_step_;
 };
 

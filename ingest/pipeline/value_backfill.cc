@@ -39,7 +39,7 @@ size_t add_missing_values(Database& db, TrialSource& source, int64_t trial_id, c
   Statement set_apart(db.handle(), std::string("UPDATE value SET data = NULL, value_id = ?1 ") + kKey);
   Statement insert_blob(db.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)");
   Statement max_value_id(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob");
-  StepCompletion steps(db, trial_id);   // the steps whose values got their bytes changed
+  StepCompletion steps(db, trial_id);  // the steps whose values got their bytes changed
   const uint64_t max_blob_bytes = static_cast<uint64_t>(sqlite3_limit(db.handle(), SQLITE_LIMIT_LENGTH, -1));
   MissingValue last{-1, 0, 0, 0, {}, {}, 0, 0};
   size_t added = 0;
@@ -56,8 +56,13 @@ size_t add_missing_values(Database& db, TrialSource& source, int64_t trial_id, c
     more = false;
     while (candidates.step()) {
       more = true;
-      last = MissingValue{candidates.int64(0), candidates.int64(1), candidates.int64(2), candidates.int64(3),
-                          candidates.text(4), candidates.text(5), static_cast<uint64_t>(candidates.int64(6)),
+      last = MissingValue{candidates.int64(0),
+                          candidates.int64(1),
+                          candidates.int64(2),
+                          candidates.int64(3),
+                          candidates.text(4),
+                          candidates.text(5),
+                          static_cast<uint64_t>(candidates.int64(6)),
                           static_cast<uint64_t>(candidates.int64(7))};
       const auto* data = static_cast<const char*>(sqlite3_column_blob(candidates.handle(), 8));
       const std::string_view blob(data, static_cast<size_t>(sqlite3_column_bytes(candidates.handle(), 8)));
@@ -93,8 +98,7 @@ size_t add_missing_values(Database& db, TrialSource& source, int64_t trial_id, c
       *bytes_read += m.length;
       DecodedRecord d = decode_record(IndexEntry{m.tensor, m.offset, m.length}, step, *records[i], m.offset,
                                       m.event_file, max_blob_bytes, RecordStatistics::kSkip);
-      if (d.error.empty() && !d.too_large && !d.invalid_entry)
-        encode_record(d, compress, records[i]->data(), 0, false);
+      if (d.error.empty() && !d.too_large && !d.invalid_entry) encode_record(d, compress, records[i]->data(), 0, false);
       if (!d.error.empty() || d.too_large || d.invalid_entry) {
         report(Status::invalid(d.error.empty() ? d.notice : d.error).at(where, step));
         continue;

@@ -9,9 +9,9 @@ namespace trialdb {
 struct ValueWriter::Row {
   PreparedValue* value;
   int64_t tensor_id;
-  int64_t value_id;   // its value_blob row, when apart
-  int64_t file_id;    // its event file's event_file row (with a raw value)
-  bool inline_blob;   // the blob goes into value.data
+  int64_t value_id;  // its value_blob row, when apart
+  int64_t file_id;   // its event file's event_file row (with a raw value)
+  bool inline_blob;  // the blob goes into value.data
   bool apart() const { return value->has_raw && !value->raw_too_large && !inline_blob; }
   // Whether the scalar statement can store it (its literals are this row's values).
   bool plain_scalar() const {
@@ -22,7 +22,13 @@ struct ValueWriter::Row {
 namespace {
 
 // Parameters ?1..?4 of an INSERT INTO value: what every row of one file shares.
-enum SharedParam : int { kTrialIdParam = 1, kTensorStepParam, kStepOffsetParam, kWorkerIdParam, kSharedParams = kWorkerIdParam };
+enum SharedParam : int {
+  kTrialIdParam = 1,
+  kTensorStepParam,
+  kStepOffsetParam,
+  kWorkerIdParam,
+  kSharedParams = kWorkerIdParam
+};
 
 // A row's parameters, numbered from 1 after the shared ones (row i starts at
 // kSharedParams + i * kRowParams), in the column order of kValueColumns.
@@ -32,10 +38,10 @@ enum RowParam : int {
   kShapeParam,
   kRedSrcParam,
   kRedMaskParam,
-  kFirstReductionParam,   // kAllReductions of them, in ReductionIndex order, plain then |x|
+  kFirstReductionParam,  // kAllReductions of them, in ReductionIndex order, plain then |x|
   kDataParam = kFirstReductionParam + kAllReductions,
   kValueIdParam,
-  kFileIdParam,           // the record's location (value_locations), NULL without a raw value
+  kFileIdParam,  // the record's location (value_locations), NULL without a raw value
   kRecOffsetParam,
   kRecLengthParam,
   kRowParams = kRecLengthParam,
@@ -43,12 +49,19 @@ enum RowParam : int {
 constexpr const char* kValueColumns =
     "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, "
     "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
-    "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, value_id, file_id, rec_offset, rec_length";
+    "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, value_id, file_id, rec_offset, "
+    "rec_length";
 
 // A plain scalar's parameters: shape, red_src and red_mask are literals, the rest NULL.
 enum ScalarParam : int {
-  kScalarTensorIdParam = 1, kScalarDtypeParam, kScalarElementParam, kScalarDataParam,
-  kScalarFileIdParam, kScalarRecOffsetParam, kScalarRecLengthParam, kScalarRowParams = kScalarRecLengthParam
+  kScalarTensorIdParam = 1,
+  kScalarDtypeParam,
+  kScalarElementParam,
+  kScalarDataParam,
+  kScalarFileIdParam,
+  kScalarRecOffsetParam,
+  kScalarRecLengthParam,
+  kScalarRowParams = kScalarRecLengthParam
 };
 constexpr const char* kScalarColumns =
     "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, r_min, data, "
@@ -56,9 +69,17 @@ constexpr const char* kScalarColumns =
 
 // Parameters of an INSERT INTO value_distribution, in the order of kDistributionColumns.
 enum DistributionParam : int {
-  kDistTensorIdParam = 1, kDistTensorStepParam, kDistStepOffsetParam, kDistWorkerIdParam,
-  kNanParam, kPosInfParam, kNegInfParam, kZeroParam, kNegativeParam, kPositiveParam,
-  kFirstPercentileParam,   // kDistributionPercentiles of them, in kDistributionPercents order
+  kDistTensorIdParam = 1,
+  kDistTensorStepParam,
+  kDistStepOffsetParam,
+  kDistWorkerIdParam,
+  kNanParam,
+  kPosInfParam,
+  kNegInfParam,
+  kZeroParam,
+  kNegativeParam,
+  kPositiveParam,
+  kFirstPercentileParam,  // kDistributionPercentiles of them, in kDistributionPercents order
   kHistogramIdParam = kFirstPercentileParam + kDistributionPercentiles,
 };
 constexpr const char* kDistributionInsert =
@@ -101,9 +122,9 @@ std::string scalar_row_sql(size_t i) {
   r += "'[1]',";
   r += std::to_string(static_cast<int>(ReductionSource::kScalarElement));
   r += ",0";
-  for (int p : std::initializer_list<int>{base + kScalarElementParam, base + kScalarDataParam,
-                                          base + kScalarFileIdParam, base + kScalarRecOffsetParam,
-                                          base + kScalarRecLengthParam}) {
+  for (int p :
+       std::initializer_list<int>{base + kScalarElementParam, base + kScalarDataParam, base + kScalarFileIdParam,
+                                  base + kScalarRecOffsetParam, base + kScalarRecLengthParam}) {
     r += ',';
     append_param(&r, p);
   }
@@ -123,7 +144,6 @@ std::string rows_sql(std::string (*row)(size_t), size_t n) {
 std::string insert_sql(const char* verb, const char* columns, const std::string& rows) {
   return std::string(verb) + " INTO value(" + columns + ") VALUES " + rows;
 }
-
 
 void bind_shared(Statement& ins, int64_t trial_id, int64_t tensor_step, int64_t step, int64_t worker_id) {
   ins.bind(kTrialIdParam, trial_id)
@@ -152,7 +172,7 @@ void bind_value_row(Statement& ins, size_t i, const Row& r) {
   const PreparedValue& v = *r.value;
   const int base = kSharedParams + static_cast<int>(i) * kRowParams;
   ins.bind(base + kTensorIdParam, r.tensor_id);
-  if (v.has_raw) ins.bind(base + kDtypeParam, static_cast<int64_t>(v.dtype));   // dtype_name.code
+  if (v.has_raw) ins.bind(base + kDtypeParam, static_cast<int64_t>(v.dtype));  // dtype_name.code
   if (v.has_raw || v.has_shape) ins.bind_text_static(base + kShapeParam, v.shape_text);
   const bool scalar = v.red_src == ReductionSource::kScalarElement;
   ins.bind(base + kRedSrcParam, static_cast<int64_t>(v.red_src))
@@ -177,7 +197,8 @@ ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress)
       compress_(compress),
       insert_value_(db.handle(), insert_sql("INSERT", kValueColumns, value_row_sql(0))),
       insert_value_fast_(db.handle(), insert_sql("INSERT OR IGNORE", kValueColumns, value_row_sql(0))),
-      insert_value_batch_(db.handle(), insert_sql("INSERT OR IGNORE", kValueColumns, rows_sql(value_row_sql, kValueBatch))),
+      insert_value_batch_(db.handle(),
+                          insert_sql("INSERT OR IGNORE", kValueColumns, rows_sql(value_row_sql, kValueBatch))),
       insert_scalar_batch_(db.handle(),
                            insert_sql("INSERT OR IGNORE", kScalarColumns, rows_sql(scalar_row_sql, kValueBatch))),
       has_step_worker_(db.handle(), "SELECT 1 FROM step_worker WHERE trial_id = ? AND step = ? AND worker_id = ?"),
@@ -227,7 +248,7 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
     rows.push_back(r);
     if (rows.size() == kValueBatch) stored += flush(f, worker_id, tensor_step, rows, fast, scalar, report);
   }
-  stored += flush(f, worker_id, tensor_step, scalar_batch, fast, true, report);   // short: row by row
+  stored += flush(f, worker_id, tensor_step, scalar_batch, fast, true, report);  // short: row by row
   stored += flush(f, worker_id, tensor_step, batch, fast, false, report);
   return stored;
 }
@@ -243,9 +264,9 @@ size_t ValueWriter::flush(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
       ins.step();
       ins.reset();
       if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n)
-        throw Error(Status::database("values of step " + std::to_string(f.file.step) + " for worker " +
-                                     f.file.worker + " collided with stored values although none were recorded for it (" +
-                                     f.file.path + ")")
+        throw Error(Status::database("values of step " + std::to_string(f.file.step) + " for worker " + f.file.worker +
+                                     " collided with stored values although none were recorded for it (" + f.file.path +
+                                     ")")
                         .at(db_.path()));
     };
     if (rows.size() == kValueBatch && scalars) insert(insert_scalar_batch_, bind_scalar_row<Row>, 0, kValueBatch);
@@ -273,7 +294,7 @@ size_t ValueWriter::flush(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
     if (!r.apart()) continue;
     const std::string_view blob = r.value->blob.bytes();
     insert_blob_.bind(1, r.value_id).bind_blob_static(2, blob.data(), blob.size()).run();
-    std::string().swap(r.value->blob.owned);   // release the tensor as soon as it is stored
+    std::string().swap(r.value->blob.owned);  // release the tensor as soon as it is stored
   }
   rows.clear();
   return stored;
@@ -298,7 +319,7 @@ void ValueWriter::write_distribution(const Row& r, int64_t worker_id, int64_t te
       .bind(kZeroParam, d.zero)
       .bind(kNegativeParam, d.negative)
       .bind(kPositiveParam, d.positive);
-  for (int i = 0; i < kDistributionPercentiles; ++i)   // NaN stays unbound: NULL
+  for (int i = 0; i < kDistributionPercentiles; ++i)  // NaN stays unbound: NULL
     if (!std::isnan(d.percentile[i])) ins.bind(kFirstPercentileParam + i, d.percentile[i]);
   ins.run();
 }

@@ -24,7 +24,7 @@ class ValueWriter {
  public:
   // Values whose blob is at most this many bytes are stored in value.data, the rest in value_blob.
   static constexpr size_t kInlineBlobBytes = 128;
-  static constexpr size_t kValueBatch = 32;   // rows per multi-row INSERT
+  static constexpr size_t kValueBatch = 32;  // rows per multi-row INSERT
 
   ValueWriter(Database& db, int64_t trial_id, bool compress);
   ValueWriter(const ValueWriter&) = delete;

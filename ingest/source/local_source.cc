@@ -32,10 +32,8 @@ Status open_failure(int err) {
     case ELOOP:
     case EISDIR:
     case ENXIO:
-    case ENODEV:
-      return Status::invalid(std::strerror(err));
-    default:
-      return Status::io(std::strerror(err));
+    case ENODEV: return Status::invalid(std::strerror(err));
+    default: return Status::io(std::strerror(err));
   }
 }
 
@@ -90,7 +88,7 @@ class LocalWalk {
     const std::string path = root_ + "/" + child;
     const bool after = start_after_.empty() || child > start_after_;
     struct stat st;
-    if (::lstat(path.c_str(), &st) != 0) return;   // vanished meanwhile
+    if (::lstat(path.c_str(), &st) != 0) return;  // vanished meanwhile
     if (S_ISLNK(st.st_mode)) {
       if (::stat(path.c_str(), &st) != 0) {
         if (after) out_->push_back({child, 0, errno == ENOENT ? dangling_symlink() : open_failure(errno)});
@@ -104,7 +102,8 @@ class LocalWalk {
     if (S_ISDIR(st.st_mode)) {
       if (visited_.count({st.st_dev, st.st_ino})) return;
       const std::string as_prefix = child + "/";
-      if (!start_after_.empty() && as_prefix < start_after_ && start_after_.compare(0, as_prefix.size(), as_prefix) != 0)
+      if (!start_after_.empty() && as_prefix < start_after_ &&
+          start_after_.compare(0, as_prefix.size(), as_prefix) != 0)
         return;
       folder(child);
     } else if (after) {
@@ -115,7 +114,7 @@ class LocalWalk {
 
   const std::string& root_;
   const std::string& start_after_;
-  std::function<bool(const std::string&)> inside_;   // whether a symlinked path stays in the trial
+  std::function<bool(const std::string&)> inside_;  // whether a symlinked path stays in the trial
   std::vector<SourceFile>* out_;
   std::set<std::pair<dev_t, ino_t>> visited_;
 };
@@ -143,12 +142,13 @@ std::vector<SourceFile> LocalSource::list(const std::string& prefix, const std::
   std::string rel = prefix;
   while (!rel.empty() && rel.back() == '/') rel.pop_back();
   struct stat st;
-  if (!rel.empty() && ::lstat(full(rel).c_str(), &st) == 0 && S_ISLNK(st.st_mode) && ::stat(full(rel).c_str(), &st) == 0 &&
-      !inside(rel)) {
+  if (!rel.empty() && ::lstat(full(rel).c_str(), &st) == 0 && S_ISLNK(st.st_mode) &&
+      ::stat(full(rel).c_str(), &st) == 0 && !inside(rel)) {
     out.push_back({rel + "/", 0, outside_symlink()});
     return out;
   }
-  LocalWalk walk(root_, start_after, [this](const std::string& child) { return inside(child); }, &out);
+  LocalWalk walk(
+      root_, start_after, [this](const std::string& child) { return inside(child); }, &out);
   walk.folder(rel);
   return out;
 }
@@ -212,7 +212,7 @@ Status LocalSource::map_range(const std::string& path, uint64_t offset, uint64_t
   int fd = -1;
   if (Status st = open_regular(path, &fd, &size); !st.is_ok() || fd < 0) return st;
   *out = MappedRange::map(fd, offset, length, size);
-  ::close(fd);   // the mapping keeps the file
+  ::close(fd);  // the mapping keeps the file
   return Status();
 }
 

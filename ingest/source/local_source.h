@@ -15,8 +15,10 @@ class LocalSource : public TrialSource {
   std::string root() const override { return root_; }
   std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after) override;
   Status read(const std::string& path, std::optional<std::string>* out) override;
-  Status read_range(const std::string& path, uint64_t offset, uint64_t length, std::optional<std::string>* out) override;
-  Status map_range(const std::string& path, uint64_t offset, uint64_t length, std::unique_ptr<MappedRange>* out) override;
+  Status read_range(const std::string& path, uint64_t offset, uint64_t length,
+                    std::optional<std::string>* out) override;
+  Status map_range(const std::string& path, uint64_t offset, uint64_t length,
+                   std::unique_ptr<MappedRange>* out) override;
   bool exists(const std::string& path) override;
 
  private:
@@ -28,7 +30,7 @@ class LocalSource : public TrialSource {
   bool inside(const std::string& rel) const;
 
   std::string root_;
-  std::string real_root_;   // root_ with every symlink resolved
+  std::string real_root_;  // root_ with every symlink resolved
 };
 
 }  // namespace trialdb

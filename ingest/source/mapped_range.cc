@@ -19,8 +19,8 @@ namespace {
 constexpr int kSlots = 256;
 struct Slot {
   std::atomic<bool> used{false};
-  std::atomic<uintptr_t> begin{0}, end{0};   // begin 0: not (or no longer) to be looked at
-  std::atomic<bool> hit{false};              // a fault was answered with zeros
+  std::atomic<uintptr_t> begin{0}, end{0};  // begin 0: not (or no longer) to be looked at
+  std::atomic<bool> hit{false};             // a fault was answered with zeros
 };
 Slot g_slots[kSlots];
 uintptr_t g_page = 4096;
@@ -48,7 +48,7 @@ void on_sigbus(int sig, siginfo_t* info, void* context) {
   } else {
     struct sigaction dfl = {};
     dfl.sa_handler = SIG_DFL;
-    ::sigaction(SIGBUS, &dfl, nullptr);   // the faulting access runs again, and ends the process
+    ::sigaction(SIGBUS, &dfl, nullptr);  // the faulting access runs again, and ends the process
   }
 }
 
@@ -83,14 +83,14 @@ std::unique_ptr<MappedRange> MappedRange::map(int fd, uint64_t offset, uint64_t 
   if (offset >= file_size || !g_installed.load(std::memory_order_acquire)) return nullptr;
   const size_t size = static_cast<size_t>(std::min(length, file_size - offset));
   const uint64_t page = static_cast<uint64_t>(g_page);
-  const uint64_t start = offset / page * page;   // mmap offsets are page-aligned
+  const uint64_t start = offset / page * page;  // mmap offsets are page-aligned
   const size_t mapped = size + static_cast<size_t>(offset - start);
   const int own_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (own_fd < 0) return nullptr;
   void* base = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, static_cast<off_t>(start));
-  const int slot = base == MAP_FAILED ? -1
-                                      : claim_slot(reinterpret_cast<uintptr_t>(base),
-                                                   reinterpret_cast<uintptr_t>(base) + mapped);
+  const int slot = base == MAP_FAILED
+                       ? -1
+                       : claim_slot(reinterpret_cast<uintptr_t>(base), reinterpret_cast<uintptr_t>(base) + mapped);
   if (slot < 0) {
     if (base != MAP_FAILED) ::munmap(base, mapped);
     ::close(own_fd);
@@ -108,7 +108,7 @@ bool MappedRange::shrank() const {
 
 MappedRange::~MappedRange() {
   Slot& s = g_slots[slot_];
-  s.begin.store(0, std::memory_order_release);   // before the addresses can be mapped again
+  s.begin.store(0, std::memory_order_release);  // before the addresses can be mapped again
   ::munmap(base_, mapped_);
   s.end.store(0);
   s.used.store(false, std::memory_order_release);

@@ -48,9 +48,9 @@ class MappedRange {
   size_t mapped_;
   char* data_;
   size_t size_;
-  int fd_;          // our duplicate of the file's descriptor, for shrank()'s fstat
-  uint64_t end_;    // offset + size in the file
-  int slot_;        // in the SIGBUS handler's table of live mappings
+  int fd_;        // our duplicate of the file's descriptor, for shrank()'s fstat
+  uint64_t end_;  // offset + size in the file
+  int slot_;      // in the SIGBUS handler's table of live mappings
 };
 
 }  // namespace trialdb

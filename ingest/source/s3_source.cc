@@ -19,9 +19,9 @@ constexpr uint64_t kCoalesceGap = 256 * 1024;
 constexpr uint64_t kMaxSpan = 8 * 1024 * 1024;
 
 bool is_credentials_error(long status, const std::string& code) {
-  return status == 403 || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" ||
-         code == "AccessDenied" || code == "ExpiredToken" || code == "InvalidToken" ||
-         code == "TokenRefreshRequired" || code == "InvalidSecurity";
+  return status == 403 || code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "AccessDenied" ||
+         code == "ExpiredToken" || code == "InvalidToken" || code == "TokenRefreshRequired" ||
+         code == "InvalidSecurity";
 }
 
 bool is_region_error(long status, const std::string& code) {
@@ -138,7 +138,7 @@ std::vector<SourceFile> S3Source::list(const std::string& prefix, const std::str
         after = page.objects.back().key;
       } else {
         throw Error(ErrorKind::kIo, "S3 LIST " + s3_name(key_prefix) +
-                          ": the server said the listing is truncated but gave no way to continue");
+                                        ": the server said the listing is truncated but gave no way to continue");
       }
     }
     std::sort(files.begin(), files.end(), [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
@@ -166,7 +166,7 @@ std::optional<std::string> S3Source::range_body(S3Response& r, const std::string
       std::optional<uint64_t> first = content_range_first(r.content_range);
       if (!first || *first != offset)
         throw Error(ErrorKind::kIo, "S3 GET " + s3_name(key) + ": asked for bytes from " + std::to_string(offset) +
-                          ", the server sent '" + r.content_range + "'");
+                                        ", the server sent '" + r.content_range + "'");
     }
     if (r.body.size() > length) r.body.resize(length);
     return std::move(r.body);
@@ -254,8 +254,8 @@ bool S3Source::exists(const std::string& path) {
     // A one-byte GET rather than HEAD: a HEAD 404 has no body, so it could not tell a missing key
     // (wait for it) from a missing bucket (an error). Empty objects answer 416, which also means
     // "exists".
-    S3Response r = http_.perform(
-        S3Request{s3_object_url(config_, location_.bucket, key), "GET " + s3_name(key), std::make_pair(uint64_t{0}, uint64_t{0})});
+    S3Response r = http_.perform(S3Request{s3_object_url(config_, location_.bucket, key), "GET " + s3_name(key),
+                                           std::make_pair(uint64_t{0}, uint64_t{0})});
     if (r.status == 200 || r.status == 206 || r.status == 416) return true;
     check_object_response(r, "GET", key);
     return false;

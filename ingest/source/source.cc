@@ -9,7 +9,7 @@
 namespace trialdb {
 
 namespace {
-constexpr size_t kTrialsNamed = 10;   // trials named when a folder of trials is given
+constexpr size_t kTrialsNamed = 10;  // trials named when a folder of trials is given
 }  // namespace
 
 Status read_at_most(TrialSource& source, const std::string& path, uint64_t max_bytes, std::optional<std::string>* out) {
@@ -44,7 +44,9 @@ Status check_trial_layout(TrialSource& source) {
   const bool index = !source.list("index/").empty(), events = !source.list("events/").empty();
   if (index && events) return Status();
   if (index) return Status::invalid("has index/ files but no events/ files they point into").at(source.root());
-  if (events) return Status::invalid("has events/ files but no index/ files (smdebug finds values through them)").at(source.root());
+  if (events)
+    return Status::invalid("has events/ files but no index/ files (smdebug finds values through them)")
+        .at(source.root());
   // Not a trial: the trials below it, if it is a folder of trials (a path ".../<trial>/index/...").
   std::set<std::string> below;
   const std::string kIndex = "/index/";

@@ -31,7 +31,7 @@ namespace trialdb {
 struct SourceFile {
   SourceFile(std::string path_in, uint64_t size_in, Status problem_in = Status())
       : path(std::move(path_in)), size(size_in), problem(std::move(problem_in)) {}
-  std::string path;   // relative to the trial root, '/'-separated
+  std::string path;  // relative to the trial root, '/'-separated
   uint64_t size = 0;
   Status problem;
 };
@@ -68,7 +68,8 @@ class TrialSource {
   virtual Status read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<std::string>>* out) {
     out->assign(ranges.size(), std::nullopt);
     for (size_t i = 0; i < ranges.size(); ++i)
-      if (Status st = read_range(ranges[i].path, ranges[i].offset, ranges[i].length, &(*out)[i]); !st.is_ok()) return st;
+      if (Status st = read_range(ranges[i].path, ranges[i].offset, ranges[i].length, &(*out)[i]); !st.is_ok())
+        return st;
     return Status();
   }
   virtual bool exists(const std::string& path) = 0;
@@ -86,9 +87,9 @@ Status file_problem(Status read_status);
 // Settings for s3:// locations; empty fields fall back to the standard AWS environment
 // variables (docs/S3.md).
 struct SourceOptions {
-  std::string s3_endpoint;           // --endpoint, else AWS_ENDPOINT_URL
-  std::string s3_region;             // --region, else AWS_REGION / AWS_DEFAULT_REGION
-  std::optional<bool> s3_path_style; // --path-style, else automatic
+  std::string s3_endpoint;            // --endpoint, else AWS_ENDPOINT_URL
+  std::string s3_region;              // --region, else AWS_REGION / AWS_DEFAULT_REGION
+  std::optional<bool> s3_path_style;  // --path-style, else automatic
 };
 
 // Whether a location names an S3 prefix (s3://bucket/prefix) rather than a local folder.

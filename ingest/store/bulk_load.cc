@@ -35,7 +35,7 @@ BulkLoad::BulkLoad(Database& db) : db_(db) {
   if (!active_) return;
   db_.exec("PRAGMA synchronous=FULL");
   writeback_ = std::make_unique<EarlyWriteback>(db_);
-  set_write_combining(h, true);   // false (not through the shim): pages are written one by one
+  set_write_combining(h, true);  // false (not through the shim): pages are written one by one
 }
 
 bool BulkLoad::in_effect() const { return active_ && journal_mode(db_.handle()) == "truncate"; }

@@ -24,12 +24,12 @@ namespace trialdb {
 class EarlyWriteback {
  public:
   explicit EarlyWriteback(Database& db);
-  ~EarlyWriteback();   // stops the thread; the descriptor stays SQLite's
+  ~EarlyWriteback();  // stops the thread; the descriptor stays SQLite's
   EarlyWriteback(const EarlyWriteback&) = delete;
   EarlyWriteback& operator=(const EarlyWriteback&) = delete;
 
   bool active() const { return fd_ >= 0; }
-  int descriptor() const { return fd_; }   // SQLite's, for tests
+  int descriptor() const { return fd_; }  // SQLite's, for tests
 
  private:
   void run();

@@ -5,8 +5,8 @@
 namespace trialdb {
 
 namespace {
-constexpr int kStartFrames = 8192;     // 32 MiB of 4 KiB pages: worth a pass
-constexpr int kMaxFrames = 262144;     // 1 GiB: the writer waits for the pass (bounds the WAL)
+constexpr int kStartFrames = 8192;  // 32 MiB of 4 KiB pages: worth a pass
+constexpr int kMaxFrames = 262144;  // 1 GiB: the writer waits for the pass (bounds the WAL)
 }  // namespace
 
 WalCheckpointer::WalCheckpointer(Database& db) : db_(db) {
@@ -15,11 +15,11 @@ WalCheckpointer::WalCheckpointer(Database& db) : db_(db) {
     if (!q.step() || q.text(0) != "wal") return;
   }
   const char* file = sqlite3_db_filename(db_.handle(), "main");
-  if (!file || !*file) return;   // in-memory or temporary database
+  if (!file || !*file) return;  // in-memory or temporary database
   if (sqlite3_open_v2(file, &ckpt_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     sqlite3_close(ckpt_);
     ckpt_ = nullptr;
-    return;   // the writer keeps its automatic checkpoint
+    return;  // the writer keeps its automatic checkpoint
   }
   sqlite3_busy_timeout(ckpt_, 1000);
   // A connection learns that the file is in WAL mode when it first reads it; until then a
@@ -29,7 +29,7 @@ WalCheckpointer::WalCheckpointer(Database& db) : db_(db) {
     ckpt_ = nullptr;
     return;
   }
-  sqlite3_wal_hook(db_.handle(), &WalCheckpointer::on_wal_commit, this);   // replaces the automatic checkpoint
+  sqlite3_wal_hook(db_.handle(), &WalCheckpointer::on_wal_commit, this);  // replaces the automatic checkpoint
   thread_ = std::thread([this] { run(); });
 }
 
@@ -41,7 +41,7 @@ WalCheckpointer::~WalCheckpointer() {
   }
   cv_.notify_all();
   thread_.join();
-  sqlite3_wal_autocheckpoint(db_.handle(), kWalAutoCheckpointFrames);   // also removes our hook
+  sqlite3_wal_autocheckpoint(db_.handle(), kWalAutoCheckpointFrames);  // also removes our hook
   sqlite3_close(ckpt_);
 }
 
@@ -71,7 +71,7 @@ void WalCheckpointer::run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     cv_.wait(lock, [&] { return wanted_ || stop_; });
-    if (!wanted_) return;   // stopping, and every pass asked for is done
+    if (!wanted_) return;  // stopping, and every pass asked for is done
     wanted_ = false;
     running_ = true;
     lock.unlock();

@@ -38,13 +38,13 @@ class WalCheckpointer {
   void run();
 
   Database& db_;
-  sqlite3* ckpt_ = nullptr;   // the thread's own connection
+  sqlite3* ckpt_ = nullptr;  // the thread's own connection
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  int wal_frames_ = 0;        // WAL size after the writer's last commit (from the WAL hook)
-  bool wanted_ = false;       // a pass is asked for
-  bool running_ = false;      // a pass is under way
+  int wal_frames_ = 0;    // WAL size after the writer's last commit (from the WAL hook)
+  bool wanted_ = false;   // a pass is asked for
+  bool running_ = false;  // a pass is under way
   bool stop_ = false;
   uint64_t passes_done_ = 0;
 };

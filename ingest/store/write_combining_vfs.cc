@@ -14,12 +14,12 @@ constexpr int kBufferBytes = 64 << 10;
 constexpr int kFcntlCombine = 0x74640001;
 
 struct CombiningFile {
-  sqlite3_file base;        // base.pMethods: kMethods
-  sqlite3_file* real;       // the default VFS's file, in the same allocation after this struct
+  sqlite3_file base;   // base.pMethods: kMethods
+  sqlite3_file* real;  // the default VFS's file, in the same allocation after this struct
   bool main_db;
-  char* buf;                // kBufferBytes while combining is on, else nullptr
-  sqlite3_int64 buf_offset; // where the held-back bytes go
-  int buf_len;              // held-back bytes: one run of consecutive writes
+  char* buf;                 // kBufferBytes while combining is on, else nullptr
+  sqlite3_int64 buf_offset;  // where the held-back bytes go
+  int buf_len;               // held-back bytes: one run of consecutive writes
 };
 
 sqlite3_vfs* g_real = nullptr;
@@ -73,9 +73,9 @@ int x_write(sqlite3_file* file, const void* p, int amt, sqlite3_int64 off) {
 }
 
 // Every other method writes what is held back, then defers to the real file.
-#define FLUSH_THEN(call)                      \
-  CombiningFile* f = cf(file);                \
-  if (int rc = flush(f)) return rc;           \
+#define FLUSH_THEN(call)            \
+  CombiningFile* f = cf(file);      \
+  if (int rc = flush(f)) return rc; \
   return real_methods(f)->call
 
 int x_truncate(sqlite3_file* file, sqlite3_int64 size) { FLUSH_THEN(xTruncate(f->real, size)); }
@@ -94,7 +94,7 @@ int x_fetch(sqlite3_file* file, sqlite3_int64 off, int amt, void** pp) { FLUSH_T
 
 void x_shm_barrier(sqlite3_file* file) {
   CombiningFile* f = cf(file);
-  flush(f);   // no way to report a failure here; the next sync or read reports it again
+  flush(f);  // no way to report a failure here; the next sync or read reports it again
   real_methods(f)->xShmBarrier(f->real);
 }
 int x_unfetch(sqlite3_file* file, sqlite3_int64 off, void* p) {
@@ -118,9 +118,9 @@ int x_file_control(sqlite3_file* file, int op, void* arg) {
   if (on && !f->main_db) return SQLITE_NOTFOUND;
   if (on && !f->buf) {
     f->buf = static_cast<char*>(sqlite3_malloc(kBufferBytes));
-    if (!f->buf) return SQLITE_NOMEM;   // the writes stay one by one
+    if (!f->buf) return SQLITE_NOMEM;  // the writes stay one by one
   } else if (!on) {
-    sqlite3_free(f->buf);   // flushed above
+    sqlite3_free(f->buf);  // flushed above
     f->buf = nullptr;
   }
   return SQLITE_OK;

@@ -56,8 +56,7 @@ const char* trial_mode_name(TrialMode m) { return mode_name(static_cast<Mode>(m)
 
 // ---- TrialWriter ----
 
-TrialWriter::TrialWriter(std::string root, TrialWriterOptions options)
-    : root_(std::move(root)), options_(options) {
+TrialWriter::TrialWriter(std::string root, TrialWriterOptions options) : root_(std::move(root)), options_(options) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   std::error_code ec;
   fs::create_directories(root_, ec);
@@ -89,10 +88,16 @@ void TrialWriter::write_end_marker() { write_file("training_job_end.ts", "", fal
 
 // ---- StepWriter ----
 
-StepWriter::StepWriter(TrialWriter* trial, int64_t step, std::string worker, TrialMode mode,
-                       int64_t mode_step, bool staged)
-    : trial_(trial), step_(step), worker_(std::move(worker)), mode_(mode), mode_step_(mode_step),
-      staged_(staged), event_rel_(event_file_name(step, worker_)), index_rel_(index_file_name(step, worker_)) {
+StepWriter::StepWriter(TrialWriter* trial, int64_t step, std::string worker, TrialMode mode, int64_t mode_step,
+                       bool staged)
+    : trial_(trial),
+      step_(step),
+      worker_(std::move(worker)),
+      mode_(mode),
+      mode_step_(mode_step),
+      staged_(staged),
+      event_rel_(event_file_name(step, worker_)),
+      index_rel_(index_file_name(step, worker_)) {
   metadata_bytes_ = encode_mode_plugin_metadata(static_cast<Mode>(mode), mode_step);
 }
 
@@ -120,7 +125,8 @@ void StepWriter::start_event_file() {
 }
 
 void StepWriter::check_open() const {
-  if (closed_) throw Error(ErrorKind::kUsage, "step " + std::to_string(step_) + " of " + worker_ + " is already closed");
+  if (closed_)
+    throw Error(ErrorKind::kUsage, "step " + std::to_string(step_) + " of " + worker_ + " is already closed");
 }
 
 double StepWriter::wall_time() const {
@@ -158,20 +164,21 @@ void StepWriter::append_record(std::string_view head, const void* data, size_t b
   emit(&footer, kRecordFooterBytes);
 }
 
-void StepWriter::add_tensor(std::string_view name, DType dtype, const std::vector<int64_t>& shape,
-                            const void* data, size_t bytes) {
+void StepWriter::add_tensor(std::string_view name, DType dtype, const std::vector<int64_t>& shape, const void* data,
+                            size_t bytes) {
   check_open();
-  if (dtype == DType::String) throw Error(ErrorKind::kUsage, "add_tensor: use add_strings for string tensor " + std::string(name));
+  if (dtype == DType::String)
+    throw Error(ErrorKind::kUsage, "add_tensor: use add_strings for string tensor " + std::string(name));
   int64_t numel = shape_numel(shape.data(), static_cast<int>(shape.size()));
   if (numel < 0 || static_cast<uint64_t>(numel) * dtype_size(dtype) != bytes)
-    throw Error(ErrorKind::kUsage, "add_tensor " + std::string(name) + ": " + std::to_string(bytes) +
-                                " bytes do not match shape " + shape_json(shape.data(), static_cast<int>(shape.size())) +
-                                " of " + dtype_name(dtype));
+    throw Error(ErrorKind::kUsage,
+                "add_tensor " + std::string(name) + ": " + std::to_string(bytes) + " bytes do not match shape " +
+                    shape_json(shape.data(), static_cast<int>(shape.size())) + " of " + dtype_name(dtype));
   start_event_file();
   uint64_t start = offset_;
-  encode_tensor_content_event({.wall_time = wall_time(), .step = step_, .tag = name, .shape = shape,
-                               .plugin_metadata = metadata_bytes_},
-                              tf_dtype_number(dtype), bytes, &frame_);
+  encode_tensor_content_event(
+      {.wall_time = wall_time(), .step = step_, .tag = name, .shape = shape, .plugin_metadata = metadata_bytes_},
+      tf_dtype_number(dtype), bytes, &frame_);
   append_record(frame_.head, data, bytes, frame_.trailer);
   entries_.push_back({std::string(name), start, offset_ - start});
 }
@@ -181,14 +188,16 @@ void StepWriter::add_strings(std::string_view name, const std::vector<std::strin
   int64_t numel = shape_numel(shape.data(), static_cast<int>(shape.size()));
   if (numel < 0 || static_cast<size_t>(numel) != values.size())
     throw Error(ErrorKind::kUsage, "add_strings " + std::string(name) + ": " + std::to_string(values.size()) +
-                                " strings do not match shape " + shape_json(shape.data(), static_cast<int>(shape.size())));
+                                       " strings do not match shape " +
+                                       shape_json(shape.data(), static_cast<int>(shape.size())));
   check_open();
   start_event_file();
   const uint64_t start = offset_;
-  append_record(encode_string_tensor_event({.wall_time = wall_time(), .step = step_, .tag = name, .shape = shape,
-                                            .plugin_metadata = metadata_bytes_},
-                                           values),
-                nullptr, 0);
+  append_record(
+      encode_string_tensor_event(
+          {.wall_time = wall_time(), .step = step_, .tag = name, .shape = shape, .plugin_metadata = metadata_bytes_},
+          values),
+      nullptr, 0);
   entries_.push_back({std::string(name), start, offset_ - start});
 }
 
@@ -245,7 +254,7 @@ void StepWriter::write_event_prefix(uint64_t n) {
 }
 
 void StepWriter::write_index_file() {
-  if (entries_.empty() && shapes_.empty()) return;   // smdebug writes no index for an empty step
+  if (entries_.empty() && shapes_.empty()) return;  // smdebug writes no index for an empty step
   trial_->write_file(index_rel_, index_json(), !staged_ && trial_->options().atomic_files);
   index_written_ = true;
 }

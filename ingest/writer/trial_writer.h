@@ -39,7 +39,7 @@ class Event;
 }
 
 enum class TrialMode : int { kTrain = 1, kEval = 2, kPredict = 3, kGlobal = 4 };
-const char* trial_mode_name(TrialMode m);   // "TRAIN", ...
+const char* trial_mode_name(TrialMode m);  // "TRAIN", ...
 
 struct TrialWriterOptions {
   bool real_data_crc = false;        // footer = masked CRC of the data (smdebug write_checksum)
@@ -55,13 +55,12 @@ class TrialWriter {
   explicit TrialWriter(std::string root, TrialWriterOptions options = {});
   const std::string& root() const { return root_; }
   const TrialWriterOptions& options() const { return options_; }
-  void set_wall_time(double t) { options_.wall_time = t; }   // for byte-identical reruns
+  void set_wall_time(double t) { options_.wall_time = t; }  // for byte-identical reruns
 
-  void write_collections(std::string_view worker, int num_workers,
-                         const std::vector<CollectionSpec>& collections);
-  std::unique_ptr<StepWriter> begin_step(int64_t step, std::string_view worker, TrialMode mode,
-                                         int64_t mode_step, bool staged = false);
-  void write_end_marker();           // training_job_end.ts (empty)
+  void write_collections(std::string_view worker, int num_workers, const std::vector<CollectionSpec>& collections);
+  std::unique_ptr<StepWriter> begin_step(int64_t step, std::string_view worker, TrialMode mode, int64_t mode_step,
+                                         bool staged = false);
+  void write_end_marker();  // training_job_end.ts (empty)
 
   // Whole file at root/relative (creating folders), via .tmp + rename when atomic.
   void write_file(const std::string& relative, std::string_view content, bool atomic = true);
@@ -75,32 +74,29 @@ class TrialWriter {
 // naming the file.
 class StepWriter {
  public:
-  StepWriter(TrialWriter* trial, int64_t step, std::string worker, TrialMode mode,
-             int64_t mode_step, bool staged);
-  ~StepWriter();   // close()s if the caller did not (errors are then swallowed)
+  StepWriter(TrialWriter* trial, int64_t step, std::string worker, TrialMode mode, int64_t mode_step, bool staged);
+  ~StepWriter();  // close()s if the caller did not (errors are then swallowed)
   StepWriter(const StepWriter&) = delete;
   StepWriter& operator=(const StepWriter&) = delete;
 
   // A numeric tensor: `bytes` of C-order little-endian data in `dtype`, written from `data`
   // without a copy. shape {} is a scalar; a 0 dim is an empty tensor.
-  void add_tensor(std::string_view name, DType dtype, const std::vector<int64_t>& shape,
-                  const void* data, size_t bytes);
+  void add_tensor(std::string_view name, DType dtype, const std::vector<int64_t>& shape, const void* data,
+                  size_t bytes);
   // A string tensor: dtype 0, one string_val per element.
-  void add_strings(std::string_view name, const std::vector<std::string>& values,
-                   const std::vector<int64_t>& shape);
+  void add_strings(std::string_view name, const std::vector<std::string>& values, const std::vector<int64_t>& shape);
   // The scalar `smdebug/reductions/[abs_]<reduction>/<tensor>` (tensor's ":<digits>" suffix
   // dropped). dtype: Float32 (PyTorch hook) or Float64.
   void add_reduction(std::string_view tensor, std::string_view reduction, bool abs, double value,
                      DType dtype = DType::Float32);
   // A shape_payload entry (save_shape). original_name "" = name.
-  void add_shape(std::string_view name, const std::vector<int64_t>& shape,
-                 std::string_view original_name = {});
+  void add_shape(std::string_view name, const std::vector<int64_t>& shape, std::string_view original_name = {});
   // Any Event (e.g. typed *_val encodings); index_name "" = no index entry.
   void add_event(const pb::Event& event, std::string_view index_name);
 
   using IndexEntry = TensorPayloadEntry;
   const std::vector<IndexEntry>& index_entries() const { return entries_; }
-  uint64_t event_bytes() const { return offset_; }   // event file size once complete
+  uint64_t event_bytes() const { return offset_; }  // event file size once complete
   const std::string& event_path() const { return event_rel_; }
   const std::string& index_path() const { return index_rel_; }
   std::string index_json() const;
@@ -128,16 +124,16 @@ class StepWriter {
   bool staged_;
   bool closed_ = false;
   bool index_written_ = false;
-  bool started_ = false;             // event file opened / file_version record written
+  bool started_ = false;  // event file opened / file_version record written
   std::string event_rel_, index_rel_;
-  std::string metadata_bytes_;       // serialized SummaryMetadata, the same for every record
-  TensorContentFrame frame_;         // scratch: a numeric tensor's Event around its data
+  std::string metadata_bytes_;  // serialized SummaryMetadata, the same for every record
+  TensorContentFrame frame_;    // scratch: a numeric tensor's Event around its data
   std::vector<IndexEntry> entries_;
   std::vector<ShapePayloadEntry> shapes_;
   uint64_t offset_ = 0;
-  FILE* file_ = nullptr;             // streaming: the open .tmp (or final) event file
-  std::string staged_bytes_;         // staged: the whole event file
-  uint64_t published_ = 0;           // staged: bytes written to disk so far
+  FILE* file_ = nullptr;      // streaming: the open .tmp (or final) event file
+  std::string staged_bytes_;  // staged: the whole event file
+  uint64_t published_ = 0;    // staged: bytes written to disk so far
 };
 
 }  // namespace trialdb

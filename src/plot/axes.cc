@@ -7,14 +7,18 @@
 
 namespace trialdb::plot {
 
-double base_font_size(int width, int height) {
-  return std::clamp(std::min(width, height) / 38.0, 9.0, 18.0);
-}
+double base_font_size(int width, int height) { return std::clamp(std::min(width, height) / 38.0, 9.0, 18.0); }
 
 Axes::Axes(Canvas& canvas, Rect area, AxisSpec x, AxisSpec y, double font_size)
     : c_(canvas), x_(std::move(x)), y_(std::move(y)), font_(font_size) {
-  if (!x_.categories.empty()) { x_.lo = -0.5; x_.hi = x_.categories.size() - 0.5; }
-  if (!y_.categories.empty()) { y_.lo = -0.5; y_.hi = y_.categories.size() - 0.5; }
+  if (!x_.categories.empty()) {
+    x_.lo = -0.5;
+    x_.hi = x_.categories.size() - 0.5;
+  }
+  if (!y_.categories.empty()) {
+    y_.lo = -0.5;
+    y_.hi = y_.categories.size() - 0.5;
+  }
   const double f = font_;
   // Bottom: tick labels, then the x title. Top: half a label so the top tick label fits.
   double bottom = f * 1.2 + 6 + (x_.title.empty() ? 0 : f * 1.5);
@@ -113,7 +117,9 @@ void Axes::draw_frame() {
     cairo_move_to(cr, plot_.x - 4, y);
     cairo_line_to(cr, plot_.x, y);
     cairo_stroke(cr);
-    std::string label = y_.categories.empty() ? t.label : c_.fit_text(t.label, f, max_label - (y_.title.empty() ? 0 : f * 1.6), false, Canvas::Cut::Middle);
+    std::string label = y_.categories.empty() ? t.label
+                                              : c_.fit_text(t.label, f, max_label - (y_.title.empty() ? 0 : f * 1.6),
+                                                            false, Canvas::Cut::Middle);
     c_.text(plot_.x - 7, y, label, f, HAlign::Right, VAlign::Middle);
   }
   if (!x_.title.empty())
@@ -122,8 +128,8 @@ void Axes::draw_frame() {
     double label_w = 0;
     for (const Tick& t : yticks_) label_w = std::max(label_w, c_.text_width(t.label, f));
     label_w = std::min(label_w, plot_.x - 8 - f * 1.6);
-    c_.text(plot_.x - label_w - 10 - f * 0.2, plot_.y + plot_.h / 2, y_.title, f * 1.05, HAlign::Center,
-            VAlign::Bottom, true, 90);
+    c_.text(plot_.x - label_w - 10 - f * 0.2, plot_.y + plot_.h / 2, y_.title, f * 1.05, HAlign::Center, VAlign::Bottom,
+            true, 90);
   }
   cairo_restore(cr);
 }
@@ -150,9 +156,21 @@ void Axes::unclip() { cairo_restore(c_.cr()); }
 void set_dash(Canvas& c, Dash dash, double lw) {
   switch (dash) {
     case Dash::Solid: cairo_set_dash(c.cr(), nullptr, 0, 0); return;
-    case Dash::Dashed: { const double d[] = {lw * 4, lw * 2.5}; cairo_set_dash(c.cr(), d, 2, 0); return; }
-    case Dash::Dotted: { const double d[] = {lw * 1, lw * 2}; cairo_set_dash(c.cr(), d, 2, 0); return; }
-    case Dash::DashDot: { const double d[] = {lw * 5, lw * 2, lw * 1, lw * 2}; cairo_set_dash(c.cr(), d, 4, 0); return; }
+    case Dash::Dashed: {
+      const double d[] = {lw * 4, lw * 2.5};
+      cairo_set_dash(c.cr(), d, 2, 0);
+      return;
+    }
+    case Dash::Dotted: {
+      const double d[] = {lw * 1, lw * 2};
+      cairo_set_dash(c.cr(), d, 2, 0);
+      return;
+    }
+    case Dash::DashDot: {
+      const double d[] = {lw * 5, lw * 2, lw * 1, lw * 2};
+      cairo_set_dash(c.cr(), d, 4, 0);
+      return;
+    }
   }
 }
 

@@ -36,11 +36,11 @@ class Axes {
   const AxisSpec& x_axis() const { return x_; }
   const AxisSpec& y_axis() const { return y_; }
 
-  void draw_grid();  // light lines at the ticks, under the data
-  void draw_frame(); // frame, tick marks, tick labels, axis titles, over the data
+  void draw_grid();   // light lines at the ticks, under the data
+  void draw_frame();  // frame, tick marks, tick labels, axis titles, over the data
   // A note in the plot's top right corner, on a pale ground so the data under it does not hide it.
   void draw_note(const std::string& note);
-  void clip();       // restrict drawing to the plot area (undo with unclip)
+  void clip();  // restrict drawing to the plot area (undo with unclip)
   void unclip();
 
  private:

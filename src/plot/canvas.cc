@@ -43,8 +43,9 @@ Canvas::Canvas(const std::string& path, int width, int height)
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw Error(ErrorKind::kIo, "cannot write " + path + ": it exists and is not a regular file (a FIFO, a device or "
-                                "a folder); give a new or a regular file");
+    throw Error(ErrorKind::kIo, "cannot write " + path +
+                                    ": it exists and is not a regular file (a FIFO, a device or "
+                                    "a folder); give a new or a regular file");
   // cairo reports an unwritable file only when it finally writes; find out now instead.
   FILE* probe = std::fopen(path.c_str(), "wb");
   if (!probe) throw Error(ErrorKind::kIo, "cannot write " + path + ": " + std::strerror(errno));
@@ -70,10 +71,10 @@ Canvas::~Canvas() {
   if (surface_) cairo_surface_destroy(surface_);
 }
 
-
 namespace {
 void select_ui_font(cairo_t* cr, double size, bool bold) {
-  cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                         bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
   cairo_set_font_size(cr, size);
 }
 }  // namespace
@@ -109,8 +110,7 @@ std::string Canvas::fit_text(const std::string& s, double size, double max_width
   return ellipsis;
 }
 
-void Canvas::text(double x, double y, const std::string& s, double size, HAlign h, VAlign v,
-                  bool bold, double angle) {
+void Canvas::text(double x, double y, const std::string& s, double size, HAlign h, VAlign v, bool bold, double angle) {
   select_font(size, bold);
   cairo_text_extents_t te;
   cairo_text_extents(cr_, s.c_str(), &te);
@@ -202,7 +202,8 @@ void Canvas::write_svg_text() const {
   }
   const size_t end = svg.rfind("</svg>");
   if (end == std::string::npos) throw Error(ErrorKind::kIo, "cairo wrote no SVG end tag into " + path_);
-  svg.insert(end, "<g font-family=\"DejaVu Sans, Verdana, sans-serif\" xml:space=\"preserve\">\n" + svg_text_ + "</g>\n");
+  svg.insert(end,
+             "<g font-family=\"DejaVu Sans, Verdana, sans-serif\" xml:space=\"preserve\">\n" + svg_text_ + "</g>\n");
   std::ofstream out(path_, std::ios::binary | std::ios::trunc);
   out << svg;
   out.flush();
@@ -215,14 +216,16 @@ void Canvas::finish() {
   if (finished_) return;
   finished_ = true;
   cairo_status_t st = cairo_status(cr_);
-  if (st != CAIRO_STATUS_SUCCESS) throw Error(ErrorKind::kIo, "drawing " + path_ + " failed: " + cairo_status_to_string(st));
+  if (st != CAIRO_STATUS_SUCCESS)
+    throw Error(ErrorKind::kIo, "drawing " + path_ + " failed: " + cairo_status_to_string(st));
   if (format_ == Format::Png) {
     st = cairo_surface_write_to_png(surface_, path_.c_str());
   } else {
     cairo_surface_finish(surface_);
     st = cairo_surface_status(surface_);
   }
-  if (st != CAIRO_STATUS_SUCCESS) throw Error(ErrorKind::kIo, "cannot write " + path_ + ": " + cairo_status_to_string(st));
+  if (st != CAIRO_STATUS_SUCCESS)
+    throw Error(ErrorKind::kIo, "cannot write " + path_ + ": " + cairo_status_to_string(st));
   if (format_ == Format::Svg) write_svg_text();
 }
 

@@ -46,8 +46,8 @@ class Canvas {
 
   // Text in the UI sans font (DejaVu Sans on Debian). angle in degrees, counter-clockwise.
   double text_width(const std::string& s, double size, bool bold = false) const;
-  void text(double x, double y, const std::string& s, double size, HAlign h, VAlign v,
-            bool bold = false, double angle = 0);
+  void text(double x, double y, const std::string& s, double size, HAlign h, VAlign v, bool bold = false,
+            double angle = 0);
   // s shortened with an ellipsis so that it fits in max_width: the front is cut (tensor names
   // differ at their ends), or with Cut::Middle its middle (both ends are kept).
   enum class Cut { Front, Middle };
@@ -62,8 +62,8 @@ class Canvas {
  private:
   void select_font(double size, bool bold) const;
   // The <text> element of a string drawn at (x, y) (its baseline start after rotation).
-  void add_svg_text(double x, double y, double dx, double dy, const std::string& s, double size, HAlign h,
-                    bool bold, double angle);
+  void add_svg_text(double x, double y, double dx, double dy, const std::string& s, double size, HAlign h, bool bold,
+                    double angle);
   void write_svg_text() const;
 
   std::string path_;

@@ -35,15 +35,15 @@ struct LineSeries {
 
 // A filled band between two curves over the same x (a range of percentiles), under the lines.
 struct LineBand {
-  std::vector<double> x, lo, hi;   // a step where either is NaN breaks the band
+  std::vector<double> x, lo, hi;  // a step where either is NaN breaks the band
   Rgb color{0, 0, 0};
   double alpha = 0.2;
 };
 
 struct LineChart {
   std::string title, x_title, y_title;
-  bool log_y = false;  // non-positive values are left out (and counted in a note)
-  bool symlog_y = false;   // symmetric log: log beyond +-symlog_linthresh, linear through zero
+  bool log_y = false;     // non-positive values are left out (and counted in a note)
+  bool symlog_y = false;  // symmetric log: log beyond +-symlog_linthresh, linear through zero
   double symlog_linthresh = 1;
   std::vector<LineBand> bands;
   std::vector<LineSeries> series;

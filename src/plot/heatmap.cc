@@ -119,8 +119,14 @@ void render_heatmap(const HeatMap& map, const std::string& path, ImageSize size)
     bool last = pi + 1 == map.panels.size();
     size_t bins = p.y_edges.size() >= 2 ? p.y_edges.size() - 1 : 0;
     std::vector<double> xe = column_edges(p.x);
-    AxisSpec xa{last ? map.x_title : "", xe.empty() || p.x.empty() ? 0 : xe.front(),
-                p.x.empty() ? 1 : xe.back(), false, false, 1, true, {}};
+    AxisSpec xa{last ? map.x_title : "",
+                xe.empty() || p.x.empty() ? 0 : xe.front(),
+                p.x.empty() ? 1 : xe.back(),
+                false,
+                false,
+                1,
+                true,
+                {}};
     AxisSpec ya{map.y_title, bins ? p.y_edges.front() : 0, bins ? p.y_edges.back() : 1, false, false, 1, false, {}};
     if (ya.hi <= ya.lo) pad_range(&ya.lo, &ya.hi, 0, false);
     const double head = (p.title.empty() && !marks ? 0 : panel_title_h) + (marks ? mark_h : 0);
@@ -162,8 +168,8 @@ void render_heatmap(const HeatMap& map, const std::string& path, ImageSize size)
     }
     if (!p.title.empty()) {
       c.set_color(0.1, 0.1, 0.1);
-      c.text(ax.plot().x, y0 + f * 0.2, c.fit_text(p.title, f, ax.plot().w - key_w - f, true, Canvas::Cut::Middle), f, HAlign::Left,
-             VAlign::Top, true);
+      c.text(ax.plot().x, y0 + f * 0.2, c.fit_text(p.title, f, ax.plot().w - key_w - f, true, Canvas::Cut::Middle), f,
+             HAlign::Left, VAlign::Top, true);
     }
     if (p.x.empty()) {
       c.set_color(0.4, 0.4, 0.4);
@@ -171,11 +177,13 @@ void render_heatmap(const HeatMap& map, const std::string& path, ImageSize size)
              VAlign::Middle);
     }
     if (!p.note.empty()) ax.draw_note(p.note);
-    if (!map.shared_color) draw_color_bar(c, bar, map.log_color, bar_x, bar_w, ax.plot().y, ax.plot().y + ax.plot().h, f);
+    if (!map.shared_color)
+      draw_color_bar(c, bar, map.log_color, bar_x, bar_w, ax.plot().y, ax.plot().y + ax.plot().h, f);
     if (pi == 0) plot_top = ax.plot().y;
     plot_bottom = ax.plot().y + ax.plot().h;
   }
-  if (map.shared_color && !bars.empty()) draw_color_bar(c, bars[0], map.log_color, bar_x, bar_w, plot_top, plot_bottom, f);
+  if (map.shared_color && !bars.empty())
+    draw_color_bar(c, bars[0], map.log_color, bar_x, bar_w, plot_top, plot_bottom, f);
   c.set_color(0.2, 0.2, 0.2);
   if (shared_max > 0)
     c.text(size.width - f * 0.3, (plot_top + plot_bottom) / 2, map.color_title, f, HAlign::Center, VAlign::Bottom, true,

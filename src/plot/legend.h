@@ -17,7 +17,7 @@ struct LegendEntry {
   Rgb color{0, 0, 0};
   Dash dash = Dash::Solid;
   Kind kind = Line;
-  bool heading = false;  // a group title ("trial"), drawn bold without a swatch
+  bool heading = false;          // a group title ("trial"), drawn bold without a swatch
   Marker marker = Marker::None;  // on a Line: the series' point marker; a Point's shape
 };
 

@@ -29,8 +29,7 @@ double draw_title(Canvas& c, const std::string& title, double font) {
     const std::string joined = lines.back().empty() ? word : lines.back() + " " + word;
     if (lines.back().empty() || c.text_width(joined, size, true) <= width || lines.size() == kTitleLines)
       lines.back() = joined;
-    else
-      lines.push_back(word);
+    else lines.push_back(word);
     word_start = space + 1;
   }
   c.set_color(0.05, 0.05, 0.05);
@@ -64,8 +63,10 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
   const auto drawable = [&](double y) { return std::isfinite(y) && !(chart.log_y && y <= 0); };
   const auto include = [&](double x, double y) {
     if (!drawable(y)) return false;
-    xlo = std::min(xlo, x); xhi = std::max(xhi, x);
-    ylo = std::min(ylo, y); yhi = std::max(yhi, y);
+    xlo = std::min(xlo, x);
+    xhi = std::max(xhi, x);
+    ylo = std::min(ylo, y);
+    yhi = std::max(yhi, y);
     return true;
   };
   for (const LineSeries& s : chart.series)
@@ -75,8 +76,16 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
     }
   for (const LineBand& b : chart.bands)
     for (size_t i = 0; i < b.x.size(); i++) points += include(b.x[i], b.lo[i]) + include(b.x[i], b.hi[i]);
-  if (points == 0) { xlo = 0; xhi = 1; ylo = chart.log_y ? 1 : 0; yhi = chart.log_y ? 10 : 1; }
-  if (xhi == xlo) { xlo -= 1; xhi += 1; }
+  if (points == 0) {
+    xlo = 0;
+    xhi = 1;
+    ylo = chart.log_y ? 1 : 0;
+    yhi = chart.log_y ? 10 : 1;
+  }
+  if (xhi == xlo) {
+    xlo -= 1;
+    xhi += 1;
+  }
   pad_range(&ylo, &yhi, 0.05, chart.log_y);
   double xpad = (xhi - xlo) * 0.02;
 
@@ -146,10 +155,9 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
            VAlign::Middle);
   }
   if (left_out > 0)
-    ax.draw_note(std::to_string(left_out) + (chart.log_y ? " non-positive or NaN/Inf values left out"
-                                                         : " NaN/Inf values left out"));
-  if (legend.below)
-    draw_legend(c, chart.legend, legend, f * 0.5, area.y + area.h + f * 0.5, legend.height);
+    ax.draw_note(std::to_string(left_out) +
+                 (chart.log_y ? " non-positive or NaN/Inf values left out" : " NaN/Inf values left out"));
+  if (legend.below) draw_legend(c, chart.legend, legend, f * 0.5, area.y + area.h + f * 0.5, legend.height);
   else if (legend.height > 0)
     draw_legend(c, chart.legend, legend, size.width - legend.width - f * 0.5, ax.plot().y, ax.plot().h);
   c.finish();

@@ -8,14 +8,14 @@
 namespace trialdb::plot {
 
 namespace {
-constexpr size_t kPointsPerBucket = 4;   // first, last, lowest, highest
+constexpr size_t kPointsPerBucket = 4;  // first, last, lowest, highest
 constexpr double kSymlogDecades = 6;
 }  // namespace
 
 std::vector<double> ema_smooth(const std::vector<double>& y, double weight) {
   std::vector<double> out(y);
   if (weight <= 0) return out;
-  double last = 0, weight_power = 1;   // weight^n after n finite points
+  double last = 0, weight_power = 1;  // weight^n after n finite points
   for (double& v : out) {
     if (!std::isfinite(v)) continue;
     last = last * weight + (1 - weight) * v;
@@ -42,7 +42,7 @@ std::vector<size_t> keep_extremes(const std::vector<double>& x, const std::vecto
     if (end == start) continue;
     size_t lowest = start, highest = start;
     for (size_t i = start; i < end; ++i) {
-      if (!std::isfinite(y[i])) keep.push_back(i);   // a gap in the line stays a gap
+      if (!std::isfinite(y[i])) keep.push_back(i);  // a gap in the line stays a gap
       else if (!std::isfinite(y[lowest]) || y[i] < y[lowest]) lowest = i;
       if (std::isfinite(y[i]) && (!std::isfinite(y[highest]) || y[i] > y[highest])) highest = i;
     }

@@ -29,7 +29,7 @@ std::string printf_g(double v, int precision) {
 }  // namespace
 
 std::vector<Tick> symlog_ticks(double lo, double hi, double linthresh, int max_ticks) {
-  std::vector<double> magnitudes;   // linthresh * 10^k up to the larger end
+  std::vector<double> magnitudes;  // linthresh * 10^k up to the larger end
   const double reach = std::max(std::abs(lo), std::abs(hi));
   for (double m = linthresh; m <= reach && magnitudes.size() < 400; m *= 10) magnitudes.push_back(m);
   std::vector<double> values;
@@ -76,8 +76,8 @@ std::vector<Tick> linear_ticks(double lo, double hi, int max_ticks, bool integer
   digits = std::clamp(digits, 1, 15);
   for (int i = 0; i < 1000; i++) {
     double v = first + i * step;
-    if (!std::isfinite(v) || v > hi + step * 1e-9) break;   // near the largest double v overflows
-    if (std::fabs(v) < step * 1e-9) v = 0;  // -0 and rounding noise at zero
+    if (!std::isfinite(v) || v > hi + step * 1e-9) break;  // near the largest double v overflows
+    if (std::fabs(v) < step * 1e-9) v = 0;                 // -0 and rounding noise at zero
     out.push_back({v, format_number(v, digits)});
   }
   return out;
@@ -111,7 +111,10 @@ std::vector<Tick> log_ticks(double lo, double hi, int max_ticks) {
 void pad_range(double* lo, double* hi, double frac, bool log) {
   if (log) {
     double a = std::log10(*lo), b = std::log10(*hi);
-    if (b - a < 1e-12) { a -= 0.5; b += 0.5; }
+    if (b - a < 1e-12) {
+      a -= 0.5;
+      b += 0.5;
+    }
     double pad = (b - a) * frac;
     *lo = std::pow(10.0, a - pad);
     *hi = std::pow(10.0, b + pad);

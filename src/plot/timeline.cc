@@ -16,8 +16,14 @@ void render_timeline(const Timeline& t, const std::string& path, ImageSize size)
   cairo_t* cr = c.cr();
 
   double xlo = t.x_lo, xhi = t.x_hi;
-  for (const TimelineMark& m : t.marks) { xlo = std::min(xlo, m.x); xhi = std::max(xhi, m.x); }
-  if (xhi <= xlo) { xlo -= 1; xhi += 1; }
+  for (const TimelineMark& m : t.marks) {
+    xlo = std::min(xlo, m.x);
+    xhi = std::max(xhi, m.x);
+  }
+  if (xhi <= xlo) {
+    xlo -= 1;
+    xhi += 1;
+  }
   double pad = (xhi - xlo) * 0.03;
   const double right = legend.height > 0 && !legend.below ? legend.width + f : 0;
   const double below = legend.below ? legend.height + f * 0.5 : 0;
@@ -54,8 +60,7 @@ void render_timeline(const Timeline& t, const std::string& path, ImageSize size)
     c.text(ax.plot().x + ax.plot().w / 2, ax.plot().y + ax.plot().h / 2, "no findings", f * 1.2, HAlign::Center,
            VAlign::Middle);
   }
-  if (legend.below)
-    draw_legend(c, t.legend, legend, f * 0.5, area.y + area.h + f * 0.5, legend.height);
+  if (legend.below) draw_legend(c, t.legend, legend, f * 0.5, area.y + area.h + f * 0.5, legend.height);
   else if (legend.height > 0)
     draw_legend(c, t.legend, legend, size.width - legend.width - f * 0.5, ax.plot().y, ax.plot().h);
   c.finish();

@@ -16,7 +16,7 @@
 
 namespace trialdb::serve {
 
-using Params = std::multimap<std::string, std::string>;   // as httplib::Params
+using Params = std::multimap<std::string, std::string>;  // as httplib::Params
 using Json = nlohmann::ordered_json;
 
 // Limits of the SQL endpoint (also reported by /api/info).

@@ -48,16 +48,12 @@ StepRange step_range(const Params& p) {
 
 Json column_json(sqlite3_stmt* st, int col) {
   switch (sqlite3_column_type(st, col)) {
-    case SQLITE_INTEGER:
-      return sqlite3_column_int64(st, col);
-    case SQLITE_FLOAT:
-      return cli::json_number(sqlite3_column_double(st, col));
+    case SQLITE_INTEGER: return sqlite3_column_int64(st, col);
+    case SQLITE_FLOAT: return cli::json_number(sqlite3_column_double(st, col));
     case SQLITE_TEXT:
       return std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, col)), sqlite3_column_bytes(st, col));
-    case SQLITE_BLOB:
-      return "<blob " + std::to_string(sqlite3_column_bytes(st, col)) + " bytes>";
-    default:
-      return nullptr;
+    case SQLITE_BLOB: return "<blob " + std::to_string(sqlite3_column_bytes(st, col)) + " bytes>";
+    default: return nullptr;
   }
 }
 

@@ -48,8 +48,9 @@ Json api_distribution(ReadConnection& c, const Params& p) {
   const std::string worker = worker_of(c, p, trial, tensor, &workers);
   std::string sql = "SELECT step, mode";
   for (const char* pc : kPercentiles) sql += std::string(", ") + pc;
-  sql += ", count, nan + pos_inf + neg_inf\nFROM distributions\nWHERE trial = ?1 AND tensor = ?2 AND worker = ?3"
-         " AND (?4 = '' OR mode = ?4) AND step BETWEEN ?5 AND ?6\nORDER BY step";
+  sql +=
+      ", count, nan + pos_inf + neg_inf\nFROM distributions\nWHERE trial = ?1 AND tensor = ?2 AND worker = ?3"
+      " AND (?4 = '' OR mode = ?4) AND step BETWEEN ?5 AND ?6\nORDER BY step";
   const StepRange range = step_range(p);
   Statement q(c.handle(), sql);
   q.bind(1, trial).bind(2, tensor).bind(3, worker).bind(4, param(p, "mode")).bind(5, range.from).bind(6, range.to);
@@ -64,8 +65,8 @@ Json api_distribution(ReadConnection& c, const Params& p) {
     counts.push_back(q.int64(2 + std::size(kPercentiles)));
     nonfinite.push_back(q.int64(3 + std::size(kPercentiles)));
   }
-  return {{"trial", trial}, {"tensor", tensor}, {"worker", worker}, {"workers", workers}, {"steps", steps},
-          {"modes", modes}, {"percentiles", bands}, {"count", counts}, {"nonfinite", nonfinite}};
+  return {{"trial", trial}, {"tensor", tensor},     {"worker", worker}, {"workers", workers},    {"steps", steps},
+          {"modes", modes}, {"percentiles", bands}, {"count", counts},  {"nonfinite", nonfinite}};
 }
 
 Json api_histogram(ReadConnection& c, const Params& p) {
@@ -107,11 +108,12 @@ Json api_heatmap(ReadConnection& c, const Params& p) {
 
   // The steps, and the value range: the smallest p0 and largest p100 of the range's steps, unless
   // lo and hi are given.
-  Statement steps_q(c.handle(),
-                    "SELECT step, p0, p100\n"
-                    "FROM distributions\n"
-                    "WHERE trial = ?1 AND tensor = ?2 AND worker = ?3 AND (?4 = '' OR mode = ?4) AND step BETWEEN ?5 AND ?6\n"
-                    "ORDER BY step");
+  Statement steps_q(
+      c.handle(),
+      "SELECT step, p0, p100\n"
+      "FROM distributions\n"
+      "WHERE trial = ?1 AND tensor = ?2 AND worker = ?3 AND (?4 = '' OR mode = ?4) AND step BETWEEN ?5 AND ?6\n"
+      "ORDER BY step");
   steps_q.bind(1, trial).bind(2, tensor).bind(3, worker).bind(4, mode).bind(5, range.from).bind(6, range.to);
   std::vector<int64_t> steps;
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
@@ -125,8 +127,8 @@ Json api_heatmap(ReadConnection& c, const Params& p) {
   hi = param_number(p, "hi", hi, -kLargest, kLargest);
   if ((!param(p, "lo").empty() || !param(p, "hi").empty()) && !(lo < hi))
     throw Error(ErrorKind::kInvalidInput, "parameters lo and hi: give lo < hi");
-  if (!(lo <= hi)) lo = hi = 0;         // no finite element in the range
-  if (lo == hi) lo -= 0.5, hi += 0.5;   // one value: a bin around it
+  if (!(lo <= hi)) lo = hi = 0;        // no finite element in the range
+  if (lo == hi) lo -= 0.5, hi += 0.5;  // one value: a bin around it
   const double width = (hi - lo) / static_cast<double>(bins);
 
   // Step i of n goes into column i * cols / n: consecutive steps, as evenly spread as they divide.
@@ -135,18 +137,20 @@ Json api_heatmap(ReadConnection& c, const Params& p) {
   std::vector<int64_t> totals(cols, 0);
   // A bucket counts in the bin of its middle (buckets are far narrower than bins: 128 an octave);
   // those outside [lo, hi] in the first or last bin.
-  Statement buckets_q(c.handle(),
-                      "SELECT step, lo, hi, count\n"
-                      "FROM histogram_buckets\n"
-                      "WHERE trial = ?1 AND tensor = ?2 AND worker = ?3 AND (?4 = '' OR mode = ?4) AND step BETWEEN ?5 AND ?6");
+  Statement buckets_q(
+      c.handle(),
+      "SELECT step, lo, hi, count\n"
+      "FROM histogram_buckets\n"
+      "WHERE trial = ?1 AND tensor = ?2 AND worker = ?3 AND (?4 = '' OR mode = ?4) AND step BETWEEN ?5 AND ?6");
   buckets_q.bind(1, trial).bind(2, tensor).bind(3, worker).bind(4, mode).bind(5, range.from).bind(6, range.to);
   while (cols > 0 && buckets_q.step()) {
     const auto at = std::lower_bound(steps.begin(), steps.end(), buckets_q.int64(0));
-    if (at == steps.end() || *at != buckets_q.int64(0)) continue;   // a step committed between the two reads
+    if (at == steps.end() || *at != buckets_q.int64(0)) continue;  // a step committed between the two reads
     const size_t column = static_cast<size_t>(at - steps.begin()) * cols / steps.size();
     const double middle = (buckets_q.real(1) + buckets_q.real(2)) / 2;
     const double bin = std::floor((middle - lo) / width);
-    const size_t row = !(bin >= 0) ? 0 : std::min(bins - 1, static_cast<size_t>(std::min(bin, static_cast<double>(bins))));
+    const size_t row =
+        !(bin >= 0) ? 0 : std::min(bins - 1, static_cast<size_t>(std::min(bin, static_cast<double>(bins))));
     counts[column][row] += buckets_q.int64(3);
     totals[column] += buckets_q.int64(3);
   }
@@ -157,18 +161,10 @@ Json api_heatmap(ReadConnection& c, const Params& p) {
     last.push_back(steps[(k + 1) * steps.size() / cols - 1]);
     grid.push_back(counts[k]);
   }
-  return {{"trial", trial},
-          {"tensor", tensor},
-          {"worker", worker},
-          {"workers", workers},
-          {"lo", cli::json_number(lo)},
-          {"hi", cli::json_number(hi)},
-          {"bins", bins},
-          {"steps", steps.size()},
-          {"first_steps", first},
-          {"last_steps", last},
-          {"totals", totals},
-          {"counts", grid}};
+  return {{"trial", trial},     {"tensor", tensor},           {"worker", worker},
+          {"workers", workers}, {"lo", cli::json_number(lo)}, {"hi", cli::json_number(hi)},
+          {"bins", bins},       {"steps", steps.size()},      {"first_steps", first},
+          {"last_steps", last}, {"totals", totals},           {"counts", grid}};
 }
 
 }  // namespace trialdb::serve

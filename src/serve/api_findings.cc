@@ -22,7 +22,8 @@ Json api_findings(ReadConnection& c, const Params& p) {
               "ORDER BY rule, tensor, trial, step\n"
               "LIMIT ?2");
   q.bind(1, Json(trials).dump()).bind(2, limit + 1);
-  constexpr const char* kKeys[] = {"trial", "rule", "step", "mode", "mode_step", "tensor", "worker", "value", "message"};
+  constexpr const char* kKeys[] = {"trial",  "rule",   "step",  "mode",   "mode_step",
+                                   "tensor", "worker", "value", "message"};
   bool cut = false;
   while (q.step()) {
     if (static_cast<int64_t>(rows.size()) == limit) {

@@ -40,12 +40,12 @@ struct LineKey {
 };
 
 struct Selection {
-  std::vector<LineKey> lines;   // trial x tensor, each drawn per mode
+  std::vector<LineKey> lines;  // trial x tensor, each drawn per mode
   std::string reduction;
   int abs = 0;
   std::set<std::string> modes;
   StepRange range;
-  bool cut = false;   // more than kMaxLines matched
+  bool cut = false;  // more than kMaxLines matched
 };
 
 Selection select(ReadConnection& c, const Params& p) {
@@ -65,9 +65,10 @@ Selection select(ReadConnection& c, const Params& p) {
     Statement all(c.handle(), "SELECT trial FROM trials ORDER BY trial");
     while (all.step()) trials.push_back(all.text(0));
   }
-  Statement names(c.handle(), collection.empty()
-                                  ? "SELECT tensor FROM tensors WHERE trial = ?1 ORDER BY tensor"
-                                  : "SELECT tensor FROM collections WHERE trial = ?1 AND collection = ?2 ORDER BY tensor");
+  Statement names(c.handle(),
+                  collection.empty()
+                      ? "SELECT tensor FROM tensors WHERE trial = ?1 ORDER BY tensor"
+                      : "SELECT tensor FROM collections WHERE trial = ?1 AND collection = ?2 ORDER BY tensor");
   for (const std::string& trial : trials) {
     names.reset();
     names.bind(1, trial);
@@ -91,7 +92,7 @@ class LineBuilder {
  public:
   LineBuilder(size_t lines, const std::vector<std::string>* modes) : lines_(lines), modes_(modes) {}
   void add(const ReductionRow& r) {
-    if (std::isnan(r.value)) return;   // the view's NULL: no point, as the chart has always drawn it
+    if (std::isnan(r.value)) return;  // the view's NULL: no point, as the chart has always drawn it
     std::vector<Slot>& slots = lines_[r.tensor];
     if (slots.size() <= r.mode) slots.resize(r.mode + 1);
     Slot& slot = slots[r.mode];
@@ -116,16 +117,17 @@ class LineBuilder {
  private:
   struct Slot {
     Series series;
-    double sum = 0, workers = 0;   // of the last step's workers
+    double sum = 0, workers = 0;  // of the last step's workers
   };
-  std::vector<std::vector<Slot>> lines_;   // [line][mode]
+  std::vector<std::vector<Slot>> lines_;  // [line][mode]
   const std::vector<std::string>* modes_;
 };
 
 // Some of a trial's tensors between two steps, by mode, workers averaged: read in one pass by
 // the schema layer from the database that holds the trial.
-std::vector<SeriesByMode> read_lines(ReadConnection& c, const std::string& trial, const std::vector<std::string>& tensors,
-                                     const Selection& s, int64_t from, int64_t to) {
+std::vector<SeriesByMode> read_lines(ReadConnection& c, const std::string& trial,
+                                     const std::vector<std::string>& tensors, const Selection& s, int64_t from,
+                                     int64_t to) {
   std::vector<std::string> modes;
   LineBuilder builder(tensors.size(), &modes);
   for (const std::string& schema : c.schemas())
@@ -257,7 +259,7 @@ std::string api_scalars(ReadConnection& c, const Params& p) {
     const LineKey& line = s.lines[i];
     for (const auto& [mode, whole] : *read[i]) {
       if (!s.modes.empty() && !s.modes.count(mode)) continue;
-      Series smoothed = whole;   // smoothed from the first step, as TensorBoard does, then cut to the range
+      Series smoothed = whole;  // smoothed from the first step, as TensorBoard does, then cut to the range
       smooth(&smoothed.values, smoothing);
       const Series range = slice(smoothed, s.range.from, s.range.to);
       if (range.steps.empty()) continue;
@@ -265,7 +267,8 @@ std::string api_scalars(ReadConnection& c, const Params& p) {
       const Series drawn = downsample(range, points);
       downsampled = downsampled || drawn.steps.size() < range.steps.size();
       if (written++) out += ',';
-      out += json_text({{"trial", line.trial}, {"tensor", line.tensor}, {"mode", mode}, {"points", range.steps.size()}});
+      out +=
+          json_text({{"trial", line.trial}, {"tensor", line.tensor}, {"mode", mode}, {"points", range.steps.size()}});
       out.back() = ',';
       append_series(&out, drawn);
       out += '}';
@@ -289,8 +292,11 @@ Json api_scalars_at(ReadConnection& c, const Params& p) {
       const auto after = std::upper_bound(series.steps.begin(), series.steps.end(), step);
       if (after == series.steps.begin()) continue;
       const auto k = static_cast<size_t>(after - series.steps.begin()) - 1;
-      values.push_back({{"trial", s.lines[i].trial}, {"tensor", s.lines[i].tensor}, {"mode", mode},
-                        {"step", series.steps[k]}, {"value", cli::json_number(series.values[k])}});
+      values.push_back({{"trial", s.lines[i].trial},
+                        {"tensor", s.lines[i].tensor},
+                        {"mode", mode},
+                        {"step", series.steps[k]},
+                        {"value", cli::json_number(series.values[k])}});
     }
   return {{"step", step}, {"values", std::move(values)}};
 }

@@ -19,8 +19,9 @@ struct Finalizer {
 [[noreturn]] void fail(ReadConnection& c, int rc) {
   std::string why = sqlite3_errmsg(c.handle());
   if (rc == SQLITE_AUTH)
-    why += ": the SQL box only reads (no statement that writes, no ATTACH, no PRAGMA that sets anything, no "
-           "transaction control, no load_extension)";
+    why +=
+        ": the SQL box only reads (no statement that writes, no ATTACH, no PRAGMA that sets anything, no "
+        "transaction control, no load_extension)";
   else if (rc == SQLITE_INTERRUPT && c.deadline_passed())
     why = "the query ran longer than " + std::to_string(kSqlTimeLimitMs / 1000) + " s, the SQL box's time limit";
   throw Error(Status::invalid(why), rc);

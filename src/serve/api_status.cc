@@ -11,13 +11,14 @@ namespace trialdb::serve {
 Json api_status(ReadConnection& c) {
   Statement q(c.handle(),
               "SELECT (SELECT count(*) FROM trials) || '/' || (SELECT total(ended) FROM trials) || '/' ||\n"
-              "       (SELECT count(*) FROM steps WHERE complete) || '/' || (SELECT ifnull(max(step), -1) FROM steps WHERE complete)");
+              "       (SELECT count(*) FROM steps WHERE complete) || '/' || (SELECT ifnull(max(step), -1) FROM steps "
+              "WHERE complete)");
   q.step();
   std::string fingerprint = q.text(0);
   if (c.has_view("rule_findings")) {
     Statement f(c.handle(), "SELECT count(*) FROM rule_findings");
     f.step();
-    fingerprint += '/';   // appended piece by piece: GCC 12's -Wrestrict at -O3
+    fingerprint += '/';  // appended piece by piece: GCC 12's -Wrestrict at -O3
     fingerprint += std::to_string(f.int64(0));
   }
   return {{"fingerprint", fingerprint}, {"locked", false}};
@@ -37,7 +38,9 @@ Json api_info(ReadConnection&, const std::vector<std::string>& databases) {
   const std::filesystem::path ext = exe.parent_path().parent_path() / "lib" / "trialdb";
   Json extension = nullptr;
   if (!ec && std::filesystem::exists(ext.string() + ".so", ec)) extension = ext.string();
-  return {{"databases", paths}, {"extension", extension}, {"sql_row_limit", kSqlRowLimit},
+  return {{"databases", paths},
+          {"extension", extension},
+          {"sql_row_limit", kSqlRowLimit},
           {"sql_time_limit_ms", kSqlTimeLimitMs}};
 }
 

@@ -19,13 +19,14 @@ Json api_trials(ReadConnection& c, const Params&) {
   std::map<std::string, Json> by_name;
   Statement trials(c.handle(), "SELECT trial, path, workers, ended FROM trials ORDER BY trial");
   while (trials.step()) {
-    Json t = {{"trial", trials.text(0)}, {"path", trials.text(1)}, {"workers", trials.int64(2)},
-              {"ended", trials.int64(3) != 0}, {"modes", Json::object()}, {"findings", 0},
+    Json t = {{"trial", trials.text(0)},         {"path", trials.text(1)},  {"workers", trials.int64(2)},
+              {"ended", trials.int64(3) != 0},   {"modes", Json::object()}, {"findings", 0},
               {"newest_findings", Json::array()}};
     by_name.emplace(trials.text(0), std::move(t));
   }
-  Statement modes(c.handle(),
-                  "SELECT trial, mode, count(*), max(step) FROM steps WHERE complete GROUP BY trial, mode ORDER BY trial, mode");
+  Statement modes(
+      c.handle(),
+      "SELECT trial, mode, count(*), max(step) FROM steps WHERE complete GROUP BY trial, mode ORDER BY trial, mode");
   while (modes.step())
     if (auto it = by_name.find(modes.text(0)); it != by_name.end())
       it->second["modes"][modes.text(1)] = {{"steps", modes.int64(2)}, {"last_step", modes.int64(3)}};
@@ -42,8 +43,10 @@ Json api_trials(ReadConnection& c, const Params&) {
     newest.bind(1, kNewestFindings);
     while (newest.step())
       if (auto it = by_name.find(newest.text(0)); it != by_name.end())
-        it->second["newest_findings"].push_back(
-            {{"rule", newest.text(1)}, {"step", newest.int64(2)}, {"tensor", newest.text(3)}, {"message", newest.text(4)}});
+        it->second["newest_findings"].push_back({{"rule", newest.text(1)},
+                                                 {"step", newest.int64(2)},
+                                                 {"tensor", newest.text(3)},
+                                                 {"message", newest.text(4)}});
   }
   Json out = Json::array();
   for (auto& [name, t] : by_name) out.push_back(std::move(t));
@@ -60,7 +63,7 @@ Json api_tensors(ReadConnection& c, const Params& p) {
   const std::string collection = param(p, "collection");
   const std::vector<std::string> wanted = param_all(p, "trial");
   const std::set<std::string> trials(wanted.begin(), wanted.end());
-  std::map<std::string, std::set<std::string>> tensors;   // tensor -> trials that have it
+  std::map<std::string, std::set<std::string>> tensors;  // tensor -> trials that have it
   Statement q(c.handle(), collection.empty()
                               ? "SELECT trial, tensor FROM tensors ORDER BY tensor"
                               : "SELECT trial, tensor FROM collections WHERE collection = ?1 ORDER BY tensor");

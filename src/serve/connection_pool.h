@@ -28,7 +28,7 @@ class ConnectionPool {
     ConnectionPool* pool_;
     std::unique_ptr<ReadConnection> c_;
   };
-  Lease borrow();   // waits for a free connection
+  Lease borrow();  // waits for a free connection
 
  private:
   std::mutex mutex_;

@@ -19,7 +19,7 @@ constexpr int kProgressInstructions = 1000;
 
 // Read-only pragmas the SQL box may use; any other pragma, and any of these given a value, is
 // refused.
-constexpr const char* kReadingPragmas[] = {"table_info", "table_xinfo", "table_list", "index_list",
+constexpr const char* kReadingPragmas[] = {"table_info", "table_xinfo", "table_list",    "index_list",
                                            "index_info", "index_xinfo", "function_list", "collation_list"};
 
 // The authorizer: reading is allowed, everything else refused. SQLite asks it while preparing
@@ -28,17 +28,14 @@ int authorize(void*, int action, const char* arg1, const char* arg2, const char*
   switch (action) {
     case SQLITE_SELECT:
     case SQLITE_READ:
-    case SQLITE_RECURSIVE:
-      return SQLITE_OK;
-    case SQLITE_FUNCTION:
-      return arg2 && strcasecmp(arg2, "load_extension") == 0 ? SQLITE_DENY : SQLITE_OK;
+    case SQLITE_RECURSIVE: return SQLITE_OK;
+    case SQLITE_FUNCTION: return arg2 && strcasecmp(arg2, "load_extension") == 0 ? SQLITE_DENY : SQLITE_OK;
     case SQLITE_PRAGMA:
       if (arg2 != nullptr || arg1 == nullptr) return SQLITE_DENY;
       for (const char* p : kReadingPragmas)
         if (strcasecmp(arg1, p) == 0) return SQLITE_OK;
       return SQLITE_DENY;
-    default:
-      return SQLITE_DENY;
+    default: return SQLITE_DENY;
   }
 }
 
@@ -53,10 +50,11 @@ std::string schema_name(size_t i) { return i == 0 ? "main" : "db" + std::to_stri
 }  // namespace
 
 const std::vector<std::string>& merged_views() {
-  static const std::vector<std::string> views = {
-      "trials",        "steps",         "tensors",           "collections",     "tensor_values",
-      "reductions",    "distributions", "histograms",        "histogram_buckets", "value_locations",
-      "workers",       "collection_definitions", "ingest_errors", "rule_findings"};
+  static const std::vector<std::string> views = {"trials",          "steps",         "tensors",
+                                                 "collections",     "tensor_values", "reductions",
+                                                 "distributions",   "histograms",    "histogram_buckets",
+                                                 "value_locations", "workers",       "collection_definitions",
+                                                 "ingest_errors",   "rule_findings"};
   return views;
 }
 
@@ -65,7 +63,8 @@ ReadConnection::ReadConnection(const std::vector<std::string>& paths) {
   sqlite3* db = db_->handle();
   for (size_t i = 0; i < paths.size(); ++i) schemas_.push_back(schema_name(i));
   for (size_t i = 1; i < paths.size(); ++i) {
-    cli::open_db(paths[i], OpenMode::kReadOnly);   // the same checks as the main file (a trialdb database of this version)
+    cli::open_db(paths[i],
+                 OpenMode::kReadOnly);  // the same checks as the main file (a trialdb database of this version)
     db_->exec("ATTACH " + quoted(paths[i]) + " AS " + schema_name(i));
   }
   // Each view name: the union of the schemas that have it, as a TEMP view (searched before main).
@@ -102,8 +101,6 @@ void ReadConnection::set_time_limit(std::chrono::milliseconds limit) {
   deadline_ = std::chrono::steady_clock::now() + limit;
 }
 
-int ReadConnection::on_progress(void* self) {
-  return static_cast<ReadConnection*>(self)->deadline_passed() ? 1 : 0;
-}
+int ReadConnection::on_progress(void* self) { return static_cast<ReadConnection*>(self)->deadline_passed() ? 1 : 0; }
 
 }  // namespace trialdb::serve

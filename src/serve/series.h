@@ -10,7 +10,7 @@
 namespace trialdb::serve {
 
 struct Series {
-  std::vector<int64_t> steps;   // ascending
+  std::vector<int64_t> steps;  // ascending
   std::vector<double> values;
 };
 

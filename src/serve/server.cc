@@ -72,8 +72,7 @@ void answer(ConnectionPool& pool, httplib::Response& res, const std::function<st
     if (is_busy(e.sqlite_code()))
       send_json(res, {{"error", "the database is locked by a writer (a one-shot ingest); try again"}, {"locked", true}},
                 kUnavailable);
-    else
-      send_json(res, {{"error", e.what()}}, e.kind() == ErrorKind::kInvalidInput ? kBadRequest : kServerError);
+    else send_json(res, {{"error", e.what()}}, e.kind() == ErrorKind::kInvalidInput ? kBadRequest : kServerError);
   } catch (const std::exception& e) {
     send_json(res, {{"error", e.what()}}, kServerError);
   }
@@ -84,7 +83,7 @@ bool is_loopback(const std::string& host) { return host == kLoopback || host == 
 // The Host headers a loopback server answers: a page on another site that resolves its own name
 // to 127.0.0.1 (DNS rebinding) is refused.
 std::set<std::string> loopback_hosts(const std::string& host, int port) {
-  std::string p(1, ':');   // appended: `":" + number` trips GCC 12's -Wrestrict at -O3
+  std::string p(1, ':');  // appended: `":" + number` trips GCC 12's -Wrestrict at -O3
   p += std::to_string(port);
   return {host + p, "127.0.0.1" + p, "localhost" + p, "[::1]" + p};
 }
@@ -145,7 +144,7 @@ void route(httplib::Server& svr, ConnectionPool& pool, const ServeOptions& o) {
 }  // namespace
 
 void run_server(const ServeOptions& o) {
-  ConnectionPool pool(o.databases, kConnections);   // opens every database now: errors come before the URL
+  ConnectionPool pool(o.databases, kConnections);  // opens every database now: errors come before the URL
   {
     ConnectionPool::Lease c = pool.borrow();
     Statement dup(c->handle(), "SELECT trial FROM trials GROUP BY trial HAVING count(*) > 1 ORDER BY trial");

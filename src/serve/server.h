@@ -10,10 +10,10 @@ inline constexpr const char* kLoopback = "127.0.0.1";
 inline constexpr int kDefaultPort = 6007;
 
 struct ServeOptions {
-  std::vector<std::string> databases;   // the first opened, the others ATTACHed
+  std::vector<std::string> databases;  // the first opened, the others ATTACHed
   std::string host = kLoopback;
-  int port = kDefaultPort;              // 0: any free port (the printed URL says which)
-  std::string token;                    // when set, every /api/ request must carry it as a bearer token
+  int port = kDefaultPort;  // 0: any free port (the printed URL says which)
+  std::string token;        // when set, every /api/ request must carry it as a bearer token
 };
 
 // Opens the databases (throws Error before listening when one cannot be served), prints the

@@ -58,8 +58,7 @@ std::vector<Row> duckdb_rows(const std::vector<std::string>& statements) {
   std::string line;
   while (std::getline(lines, line)) {
     Row row;
-    for (const auto& c : nlohmann::json::parse(line))
-      row.push_back(c.is_null() ? Cell() : Cell(c.get<std::string>()));
+    for (const auto& c : nlohmann::json::parse(line)) row.push_back(c.is_null() ? Cell() : Cell(c.get<std::string>()));
     rows.push_back(std::move(row));
   }
   return rows;

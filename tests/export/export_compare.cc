@@ -78,11 +78,12 @@ std::string export_difference(const std::string& got, const std::string& expecte
   std::string report;
   for (const Row& row : duckdb_rows({counts_sql})) {
     if (row.at(1) == Cell("0") && row.at(2) == Cell("0")) continue;
-    const Compared& c = *std::find_if(compared.begin(), compared.end(), [&](const Compared& x) { return Cell(x.table) == row[0]; });
+    const Compared& c =
+        *std::find_if(compared.begin(), compared.end(), [&](const Compared& x) { return Cell(x.table) == row[0]; });
     report += c.table + ": " + *row[1] + " row(s) only in " + got + ", " + *row[2] + " only in " + expected + "\n";
     report += rows_text(duckdb_rows({"SELECT * FROM " + c.only_got + " LIMIT " + std::to_string(kRowsShown)}));
-    report += "  vs\n" + rows_text(duckdb_rows({"SELECT * FROM " + c.only_expected + " LIMIT " +
-                                                 std::to_string(kRowsShown)}));
+    report += "  vs\n" +
+              rows_text(duckdb_rows({"SELECT * FROM " + c.only_expected + " LIMIT " + std::to_string(kRowsShown)}));
   }
   return report;
 }

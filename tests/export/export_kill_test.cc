@@ -115,9 +115,9 @@ TEST_F(ExportKill, AGrownTrialsExportKilledAnywhere) {
   const std::string full = dir_ / "full", job = dir_ / "job", db = dir_ / "t.db", old_out = dir_ / "old";
   ASSERT_EQ(test::trialdb({"synth", full, "--steps", "12", "--tensors", "2", "--elements", "20", "--workers", "2"}), 0);
   ASSERT_EQ(test::trialdb({"synth", dir_ / "other", "--steps", "3", "--tensors", "1", "--elements", "5"}), 0);
-  test::copy_trial(full, job, [](int64_t step, const std::string& w) { return step < 6 && !(step == 1 && w == "worker_1"); },
-                   false);
-  test::copy_index_file(full, job, 1, "worker_1");   // its events land late
+  test::copy_trial(
+      full, job, [](int64_t step, const std::string& w) { return step < 6 && !(step == 1 && w == "worker_1"); }, false);
+  test::copy_index_file(full, job, 1, "worker_1");  // its events land late
   ASSERT_EQ(test::trialdb({"ingest", job, "--db", db}), 0);
   ASSERT_EQ(test::trialdb({"ingest", dir_ / "other", "--db", db}), 0);
   ASSERT_EQ(test::trialdb({"export", "--db", db, "--out", old_out, "--values", "inline"}), 0);
@@ -132,7 +132,8 @@ TEST_F(ExportKill, ATrialReplacedByAShorterJobKilledAnywhere) {
   const std::string one = dir_ / "one", two = dir_ / "two", db = dir_ / "t.db", old_out = dir_ / "old";
   ASSERT_EQ(test::trialdb({"synth", one, "--steps", "10", "--tensors", "2", "--elements", "20"}), 0);
   ASSERT_EQ(test::trialdb({"synth", two, "--steps", "4", "--tensors", "3", "--elements", "20", "--seed", "5"}), 0);
-  test::copy_trial(one, dir_ / "live", [](int64_t step, const std::string&) { return step < 5; }, false);
+  test::copy_trial(
+      one, dir_ / "live", [](int64_t step, const std::string&) { return step < 5; }, false);
   ASSERT_EQ(test::trialdb({"ingest", dir_ / "live", "--db", db, "--name", "t"}), 0);
   ASSERT_EQ(test::trialdb({"export", "--db", db, "--out", old_out}), 0);
   test::copy_trial(one, dir_ / "live", [](int64_t, const std::string&) { return true; });

@@ -90,8 +90,8 @@ TEST_F(ExportSequences, ALateStepIsRewrittenAndTheRestKept) {
   const std::string full = dir_ / "full", job = dir_ / "job";
   ASSERT_EQ(test::trialdb({"synth", full, "--steps", "8", "--tensors", "2", "--elements", "20", "--workers", "2"}), 0);
   // Every file but worker 1's events of step 2: steps after it complete, so step 2 does too.
-  test::copy_trial(full, job, [](int64_t step, const std::string& worker) { return !(step == 2 && worker == "worker_1"); },
-                   false);
+  test::copy_trial(
+      full, job, [](int64_t step, const std::string& worker) { return !(step == 2 && worker == "worker_1"); }, false);
   test::copy_index_file(full, job, 2, "worker_1");
   ASSERT_EQ(test::trialdb({"ingest", job, "--db", db()}), 0);
   ASSERT_EQ(export_to(out()), 0);
@@ -129,12 +129,13 @@ TEST_F(ExportSequences, AnotherJobUnderAReusedNameReplacesTheFirstWhole) {
   const std::string one = dir_ / "one", two = dir_ / "two";
   ASSERT_EQ(test::trialdb({"synth", one, "--steps", "9", "--tensors", "3", "--elements", "10"}), 0);
   ASSERT_EQ(test::trialdb({"synth", two, "--steps", "3", "--tensors", "2", "--elements", "10", "--seed", "7"}), 0);
-  test::copy_trial(one, dir_ / "live", [](int64_t step, const std::string&) { return step < 4; }, false);
+  test::copy_trial(
+      one, dir_ / "live", [](int64_t step, const std::string&) { return step < 4; }, false);
   ASSERT_EQ(test::trialdb({"ingest", dir_ / "live", "--db", db(), "--name", "t"}), 0);
   ASSERT_EQ(export_to(out()), 0);
   test::copy_trial(one, dir_ / "live", [](int64_t, const std::string&) { return true; });
   ASSERT_EQ(test::trialdb({"ingest", dir_ / "live", "--db", db(), "--name", "t"}), 0);
-  ASSERT_EQ(export_to(out()), 0);   // two files per table that grows by step
+  ASSERT_EQ(export_to(out()), 0);  // two files per table that grows by step
   ASSERT_EQ(test::trialdb({"rm", "--db", db(), "--trial", "t"}), 0);
   ASSERT_EQ(test::trialdb({"ingest", two, "--db", db(), "--name", "t"}), 0);
   ASSERT_EQ(export_to(out()), 0);

@@ -75,7 +75,8 @@ std::vector<Row> sqlite_rows(Database& db, const PublicTable& t) {
 }
 
 std::string dataset(const std::string& out, const std::string& table) {
-  return "read_parquet('" + out + "/" + table + "/*/*.parquet', hive_partitioning = true, hive_types = {'trial': VARCHAR})";
+  return "read_parquet('" + out + "/" + table +
+         "/*/*.parquet', hive_partitioning = true, hive_types = {'trial': VARCHAR})";
 }
 
 std::vector<Row> parquet_rows(const std::string& out, const PublicTable& t) {
@@ -132,8 +133,9 @@ class ExportFixtures : public ::testing::Test {
 TEST_F(ExportFixtures, TheListHoldsTheIssuesTablesWithTheirViewsColumns) {
   std::set<std::string> names;
   for (const PublicTable& t : public_tables()) names.insert(t.name);
-  for (const char* required : {"trials", "steps", "tensors", "collections", "reductions", "distributions",
-                               "histogram_buckets", "rule_findings", "ingest_errors", "value_locations", "tensor_values"})
+  for (const char* required :
+       {"trials", "steps", "tensors", "collections", "reductions", "distributions", "histogram_buckets",
+        "rule_findings", "ingest_errors", "value_locations", "tensor_values"})
     EXPECT_TRUE(names.count(required)) << required;
   Database db(db_, OpenMode::kReadOnly);
   for (const PublicTable& t : public_tables()) {
@@ -156,12 +158,13 @@ TEST_F(ExportFixtures, EveryTableEqualsItsViewRowForRow) {
 }
 
 TEST_F(ExportFixtures, FilesCarryStatisticsAndOneRowGroupPerSmallFile) {
-  const auto meta = test::duckdb_rows(
-      {"SELECT count(DISTINCT file_name), bool_and(stats_null_count IS NOT NULL), max(row_group_id), "
-       "bool_and(stats_min_value IS NOT NULL AND stats_max_value IS NOT NULL) FILTER "
-       "(WHERE type = 'INT64' AND row_group_num_rows > stats_null_count), "
-       "bool_and(compression = 'ZSTD') "
-       "FROM parquet_metadata('" + out_ + "/*/*/*.parquet')"});
+  const auto meta =
+      test::duckdb_rows({"SELECT count(DISTINCT file_name), bool_and(stats_null_count IS NOT NULL), max(row_group_id), "
+                         "bool_and(stats_min_value IS NOT NULL AND stats_max_value IS NOT NULL) FILTER "
+                         "(WHERE type = 'INT64' AND row_group_num_rows > stats_null_count), "
+                         "bool_and(compression = 'ZSTD') "
+                         "FROM parquet_metadata('" +
+                         out_ + "/*/*/*.parquet')"});
   ASSERT_EQ(meta.size(), 1u);
   EXPECT_GT(std::stoi(*meta[0][0]), fixtures_ * 10);
   EXPECT_EQ(meta[0][1], Cell("1")) << "every column chunk has its null count";
@@ -170,9 +173,10 @@ TEST_F(ExportFixtures, FilesCarryStatisticsAndOneRowGroupPerSmallFile) {
   EXPECT_EQ(meta[0][3], Cell("1")) << "integer chunks with values have min and max";
   EXPECT_EQ(meta[0][4], Cell("1"));
   // DuckDB prunes row groups by them: the bounds of a step column are the trial's steps.
-  const auto bounds = test::duckdb_rows(
-      {"SELECT min(TRY_CAST(stats_min_value AS BIGINT)), max(TRY_CAST(stats_max_value AS BIGINT)) "
-       "FROM parquet_metadata('" + out_ + "/steps/trial=zoo/*.parquet') WHERE path_in_schema = 'step'"});
+  const auto bounds =
+      test::duckdb_rows({"SELECT min(TRY_CAST(stats_min_value AS BIGINT)), max(TRY_CAST(stats_max_value AS BIGINT)) "
+                         "FROM parquet_metadata('" +
+                         out_ + "/steps/trial=zoo/*.parquet') WHERE path_in_schema = 'step'"});
   Database db(db_, OpenMode::kReadOnly);
   Statement q(db.handle(), "SELECT min(step), max(step) FROM steps WHERE trial = 'zoo'");
   ASSERT_TRUE(q.step());
@@ -193,7 +197,8 @@ TEST_F(ExportFixtures, ATeamWideQueryAnswersTheSameInDuckDb) {
   // The views are those `trialdb export --ddl duckdb` prints.
   std::vector<std::string> views;
   const std::string ddl = engine_ddl(Engine::kDuckDb, out_, ValuesExport::kInline, {});
-  for (size_t at = 0, end; (end = ddl.find(";\n", at)) != std::string::npos; at = end + 2) views.push_back(ddl.substr(at, end - at));
+  for (size_t at = 0, end; (end = ddl.find(";\n", at)) != std::string::npos; at = end + 2)
+    views.push_back(ddl.substr(at, end - at));
   EXPECT_EQ(views.size(), public_tables().size());
   Database db(db_, OpenMode::kReadOnly);
   for (const std::string& sql : {query, buckets}) {
@@ -205,9 +210,8 @@ TEST_F(ExportFixtures, ATeamWideQueryAnswersTheSameInDuckDb) {
     while (q.step()) {
       Row row;
       for (int c = 0; c < sqlite3_column_count(q.handle()); ++c)
-        row.push_back(sqlite3_column_type(q.handle(), c) == SQLITE_FLOAT
-                          ? Cell(test::double_cell(q.real(c)))
-                          : Cell(q.text(c)));
+        row.push_back(sqlite3_column_type(q.handle(), c) == SQLITE_FLOAT ? Cell(test::double_cell(q.real(c)))
+                                                                         : Cell(q.text(c)));
       expected.push_back(std::move(row));
     }
     EXPECT_GT(expected.size(), 1u) << "the question spans several trials";
@@ -219,7 +223,8 @@ TEST_F(ExportFixtures, AGrownTrialGetsFilesForItsNewStepsOnly) {
   test::TempDir dir("trialdb_export_grow");
   const std::string full = dir / "full", job = dir / "job", db = dir / "t.db", out = dir / "out";
   ASSERT_EQ(trialdb({"synth", full, "--steps", "8", "--tensors", "3", "--elements", "50"}), 0);
-  test::copy_trial(full, job, [](int64_t step, const std::string&) { return step < 3; }, false);
+  test::copy_trial(
+      full, job, [](int64_t step, const std::string&) { return step < 3; }, false);
   ASSERT_EQ(trialdb({"ingest", job, "--db", db}), 0);
   ASSERT_EQ(trialdb({"export", "--db", db, "--out", out}), 0);
   expect_tables_equal(db, out, ValuesExport::kPointers);
@@ -240,8 +245,8 @@ TEST_F(ExportFixtures, AGrownTrialGetsFilesForItsNewStepsOnly) {
     const std::string p0 = std::string(table) + "/trial=job/part-0.parquet";
     const std::string p1 = std::string(table) + "/trial=job/part-1.parquet";
     EXPECT_TRUE(second.count(p0) && second.count(p1)) << table;
-    const auto steps = test::duckdb_rows({"SELECT (SELECT max(step) FROM '" + out + "/" + p0 + "'), (SELECT min(step) FROM '" +
-                                          out + "/" + p1 + "')"});
+    const auto steps = test::duckdb_rows(
+        {"SELECT (SELECT max(step) FROM '" + out + "/" + p0 + "'), (SELECT min(step) FROM '" + out + "/" + p1 + "')"});
     EXPECT_LT(std::stoll(*steps[0][0]), std::stoll(*steps[0][1])) << table;
   }
   // A table replaced whole keeps one file, replaced in place.
@@ -259,7 +264,8 @@ TEST_F(ExportFixtures, EngineDdlNamesEveryViewColumnAndLocation) {
       const size_t at = ddl.find(t.name + (engine == Engine::kTrino ? "\" (" : "` ("));
       ASSERT_NE(at, std::string::npos) << t.name << " in\n" << ddl;
       const std::string statement = ddl.substr(at, ddl.find(";\n", at) - at);
-      for (const parquet::Column& c : t.columns) EXPECT_NE(statement.find(c.name), std::string::npos) << t.name << "." << c.name;
+      for (const parquet::Column& c : t.columns)
+        EXPECT_NE(statement.find(c.name), std::string::npos) << t.name << "." << c.name;
       EXPECT_NE(ddl.find("s3://b/p/" + t.name), std::string::npos) << t.name;
     }
   }
@@ -267,8 +273,9 @@ TEST_F(ExportFixtures, EngineDdlNamesEveryViewColumnAndLocation) {
   EXPECT_NE(athena.find("'projection.trial.values' = 'run-1,run-2'"), std::string::npos) << athena;
   EXPECT_NE(athena.find("'storage.location.template' = 's3://b/p/reductions/trial=${trial}/'"), std::string::npos);
   EXPECT_EQ(athena.find("tensor_values"), std::string::npos) << "--values none leaves the raw values out";
-  EXPECT_NE(engine_ddl(Engine::kAthena, "s3://b/p", ValuesExport::kNone, {}).find("'projection.trial.type' = 'injected'"),
-            std::string::npos);
+  EXPECT_NE(
+      engine_ddl(Engine::kAthena, "s3://b/p", ValuesExport::kNone, {}).find("'projection.trial.type' = 'injected'"),
+      std::string::npos);
 }
 
 TEST_F(ExportFixtures, ADamagedManifestIsAnErrorNamingIt) {

@@ -54,13 +54,28 @@ class ExportTrust : public ::testing::Test {
 };
 
 TEST_F(ExportTrust, EveryTrialNameComesBackFromDuckDbExactly) {
-  const std::vector<std::string> names = {
-      "NULL", "__HIVE_DEFAULT_PARTITION__", "null", "Null", "__hive_default_partition__", "a=b", "a/b", "../up", "50%", "%41", "it's \"q\"", "a,b",
-      "line\nbreak", "tab\there", "h\xC3\xA9llo \xE6\x97\xA5\xE6\x9C\xAC", "sp ace+plus", "#hash?{x}[y]^z*:\\"};
-  for (const std::string& name : names) ASSERT_EQ(test::trialdb({"ingest", job_, "--db", db_, "--name", name}), 0) << name;
+  const std::vector<std::string> names = {"NULL",
+                                          "__HIVE_DEFAULT_PARTITION__",
+                                          "null",
+                                          "Null",
+                                          "__hive_default_partition__",
+                                          "a=b",
+                                          "a/b",
+                                          "../up",
+                                          "50%",
+                                          "%41",
+                                          "it's \"q\"",
+                                          "a,b",
+                                          "line\nbreak",
+                                          "tab\there",
+                                          "h\xC3\xA9llo \xE6\x97\xA5\xE6\x9C\xAC",
+                                          "sp ace+plus",
+                                          "#hash?{x}[y]^z*:\\"};
+  for (const std::string& name : names)
+    ASSERT_EQ(test::trialdb({"ingest", job_, "--db", db_, "--name", name}), 0) << name;
   ASSERT_EQ(export_db(db_, {}), 0);
-  const std::vector<Row> got =
-      test::duckdb_rows({"SELECT DISTINCT trial FROM " + test::export_dataset_sql(out_, "reductions") + " ORDER BY trial"});
+  const std::vector<Row> got = test::duckdb_rows(
+      {"SELECT DISTINCT trial FROM " + test::export_dataset_sql(out_, "reductions") + " ORDER BY trial"});
   std::set<std::string> expected(names.begin(), names.end()), seen;
   for (const Row& r : got) {
     ASSERT_TRUE(r.at(0).has_value()) << "a trial read back as NULL";
@@ -163,15 +178,16 @@ TEST_F(ExportTrust, AManifestListingAPathOutsideItsPartitionRemovesNothing) {
   const std::string victim = dir_ / "victim.txt";
   const std::string grown = dir_ / "grown";
   ASSERT_EQ(test::trialdb({"synth", grown, "--steps", "6", "--tensors", "2", "--elements", "10"}), 0);
-  test::copy_trial(grown, dir_ / "live", [](int64_t step, const std::string&) { return step < 3; }, false);
+  test::copy_trial(
+      grown, dir_ / "live", [](int64_t step, const std::string&) { return step < 3; }, false);
   ASSERT_EQ(test::trialdb({"ingest", dir_ / "live", "--db", db_, "--name", "t"}), 0);
   ASSERT_EQ(export_db(db_, {}), 0);
   test::copy_trial(grown, dir_ / "live", [](int64_t, const std::string&) { return true; });
   ASSERT_EQ(test::trialdb({"ingest", dir_ / "live", "--db", db_, "--name", "t"}), 0);
   const std::string saved = test::file_bytes(out_ + "/_manifests/trial=t.json");
-  for (const std::string& hostile : {std::string("../victim.txt"), std::string("trials/trial=t/../../../victim.txt"),
-                                     victim, std::string("steps/trial=u/part-0.parquet"),
-                                     std::string("trials/trial=t/part-0.parquet/x")}) {
+  for (const std::string& hostile :
+       {std::string("../victim.txt"), std::string("trials/trial=t/../../../victim.txt"), victim,
+        std::string("steps/trial=u/part-0.parquet"), std::string("trials/trial=t/part-0.parquet/x")}) {
     std::ofstream(victim) << "precious";
     std::ofstream(out_ + "/_manifests/trial=t.json", std::ios::trunc) << saved;
     for (const char* where : {"files", "pending"}) {

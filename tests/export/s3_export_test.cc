@@ -31,7 +31,8 @@ TEST_F(S3Export, ObjectsEqualTheLocalExportAndGrowOnlyWithNewSteps) {
   test::TempDir dir("trialdb_s3_export");
   const std::string db = dir / "t.db", local = dir / "local", big = dir / "big";
   ASSERT_EQ(test::S3Uploader(server_->endpoint()).create_bucket(kExportBucket), 200);
-  for (const char* name : {"pt_bad_init", "dist2"}) ASSERT_EQ(trialdb_cli({"ingest", test::fixture_dir(name), "--db", db}), 0);
+  for (const char* name : {"pt_bad_init", "dist2"})
+    ASSERT_EQ(trialdb_cli({"ingest", test::fixture_dir(name), "--db", db}), 0);
   // A trial whose raw values make a tensor_values file of several 8 MiB parts.
   ASSERT_EQ(trialdb_cli({"synth", big, "--steps", "2", "--tensors", "2", "--elements", "1500000"}), 0);
   ASSERT_EQ(trialdb_cli({"ingest", big, "--db", db}), 0);

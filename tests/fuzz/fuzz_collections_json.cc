@@ -16,13 +16,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   if (cf.num_workers < 0) __builtin_trap();
-  size_t budget = 64;   // regexes per input: keeps each run short
+  size_t budget = 64;  // regexes per input: keeps each run short
   for (const auto& c : cf.collections) {
     for (const auto& pattern : c.include_regex) {
       if (budget-- == 0) return 0;
       std::unique_ptr<PyRegex> re;
       const Status rst = PyRegex::compile(pattern, &re);
-      if (!rst.is_ok() != !re) __builtin_trap();   // a regex exactly when OK
+      if (!rst.is_ok() != !re) __builtin_trap();  // a regex exactly when OK
       if (!re) {
         if (rst.cause().empty()) __builtin_trap();
         continue;

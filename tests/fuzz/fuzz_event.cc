@@ -20,8 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<DecodedTensor> out, borrowing;
   Status err, borrowing_err;
   const bool ok = (err = decode_event(payload, &out)).is_ok();
-  if ((borrowing_err = decode_event(payload, &borrowing, 0)).is_ok() != ok || borrowing_err.to_string() != err.to_string() ||
-      borrowing.size() != out.size())
+  if ((borrowing_err = decode_event(payload, &borrowing, 0)).is_ok() != ok ||
+      borrowing_err.to_string() != err.to_string() || borrowing.size() != out.size())
     __builtin_trap();
   if (!ok) {
     if (err.kind() != ErrorKind::kInvalidInput || err.cause().empty()) __builtin_trap();
@@ -34,7 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         a.mode != b.mode || a.mode_step != b.mode_step || a.dtype != b.dtype ||
         a.smdebug_readable != b.smdebug_readable || a.dims != b.dims || a.bytes() != b.bytes())
       __builtin_trap();
-    if (b.is_borrowed && (b.borrowed.data() < payload.data() || b.borrowed.data() + b.borrowed.size() > payload.data() + size))
+    if (b.is_borrowed &&
+        (b.borrowed.data() < payload.data() || b.borrowed.data() + b.borrowed.size() > payload.data() + size))
       __builtin_trap();
   }
   for (const DecodedTensor& d : out) {

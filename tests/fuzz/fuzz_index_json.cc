@@ -29,8 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string worker;
   if (parse_index_path(text, &step, &worker) && (step < 0 || worker.empty())) __builtin_trap();
   if (is_safe_relative_path(text) &&
-      (text.front() == '/' || text == ".." || text.substr(0, 3) == "../" || text.find("/../") != std::string_view::npos ||
-       (text.size() >= 3 && text.substr(text.size() - 3) == "/..")))
+      (text.front() == '/' || text == ".." || text.substr(0, 3) == "../" ||
+       text.find("/../") != std::string_view::npos || (text.size() >= 3 && text.substr(text.size() - 3) == "/..")))
     __builtin_trap();
   return 0;
 }

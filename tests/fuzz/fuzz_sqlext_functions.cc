@@ -20,7 +20,8 @@ const char* const kCalls[] = {
     "SELECT tensor_argmax(?1), tensor_argmax(?1, 0)",
     "SELECT tensor_json(?1), tensor_json(?1, 3)",
     "SELECT tensor_at(?1, 0), tensor_at(?1, -1), tensor_at(?1, 0, 0)",
-    "SELECT tensor_count(?1, 'nan'), tensor_count(?1, '>', 0), tensor_count(?1, '=', 'a'), tensor_fraction(?1, 'finite')",
+    "SELECT tensor_count(?1, 'nan'), tensor_count(?1, '>', 0), tensor_count(?1, '=', 'a'), tensor_fraction(?1, "
+    "'finite')",
     "SELECT tensor_percentile(?1, 50)",
     "SELECT tensor_histogram(?1, 4), tensor_histogram(?1, 3, -1, 1)",
     "SELECT tensor_allclose(?1, ?2), tensor_allclose(?2, ?1, 0.1, 0.1, 1), tensor_diff_norm(?1, ?2)",
@@ -35,7 +36,8 @@ const char* const kCalls[] = {
     "SELECT rule_inactive_units(?1, 0, NULL, 1), rule_inactive_units(?1, -1, 1, 50), rule_channel_sums(?1, 1), "
     "rule_channel_sums(?1, -1), rule_label_pairs(?1, ?2, 0), rule_label_pairs(?2, ?1, 1)",
     "SELECT rule_regexp_any(CAST(?1 AS TEXT), CAST(?2 AS TEXT)), rule_in_list(CAST(?2 AS TEXT), CAST(?1 AS TEXT)), "
-    "rule_list_item(CAST(?1 AS TEXT), 1), rule_list_json(CAST(?1 AS TEXT)), rule_real(CAST(?2 AS TEXT)), rule_bool(CAST(?2 AS TEXT))",
+    "rule_list_item(CAST(?1 AS TEXT), 1), rule_list_json(CAST(?1 AS TEXT)), rule_real(CAST(?2 AS TEXT)), "
+    "rule_bool(CAST(?2 AS TEXT))",
 };
 
 sqlite3* open_db() {

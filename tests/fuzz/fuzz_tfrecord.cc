@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     if (r.status.kind() == ErrorKind::kIncomplete) break;
-    if (!r.status.is_ok()) __builtin_trap();   // OK, incomplete or invalid: nothing else
+    if (!r.status.is_ok()) __builtin_trap();  // OK, incomplete or invalid: nothing else
     if (r.consumed != r.payload.size() + kRecordOverhead || r.consumed > rest.size() ||
         r.payload.data() != rest.data() + 12)
       __builtin_trap();

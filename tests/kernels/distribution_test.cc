@@ -62,7 +62,7 @@ TEST(BucketGrid, EveryFiniteValueIsInsideItsBucketAndBucketsAreNarrow) {
 
 TEST(BucketRuns, RoundTripsAndBreaksRunsAtGapsAndOctaves) {
   BucketRunWriter w;
-  const int64_t one = bucket_of(1.5);   // inside an octave
+  const int64_t one = bucket_of(1.5);  // inside an octave
   // kMaxRunGap empty buckets stay in a run, one more starts a new one.
   const int64_t far = one + 2 + 1 + kMaxRunGap + 1;
   const std::vector<std::pair<int64_t, uint64_t>> buckets = {
@@ -75,7 +75,7 @@ TEST(BucketRuns, RoundTripsAndBreaksRunsAtGapsAndOctaves) {
   ASSERT_TRUE(decode_bucket_runs(text, &back));
   EXPECT_EQ(back, buckets);
   // Consecutive buckets across an octave boundary start a new run.
-  const int64_t top = bucket_of(1.0);   // the last bucket of its octave
+  const int64_t top = bucket_of(1.0);  // the last bucket of its octave
   w.add(top, 1);
   w.add(top + 1, 1);
   EXPECT_EQ(w.finish(), "{\"" + std::to_string(top) + "\":[1],\"" + std::to_string(top + 1) + "\":[1]}");
@@ -113,8 +113,8 @@ TEST(Distribution, CountsAndNumpysPercentilesWithSpecialValues) {
   EXPECT_EQ(d.negative, 2);
   EXPECT_EQ(d.positive, 3);
   // sorted non-NaN: -2 -1 0 0 2 3 5 inf (m = 8)
-  const double want[kDistributionPercentiles] = {-2, -1.93, -1.65, -1.3, -0.25, 1, 3.5, 5 + (kInf - 5) * 0.3, kNaN,
-                                                 kNaN, kNaN};
+  const double want[kDistributionPercentiles] = {-2,   -1.93, -1.65, -1.3, -0.25, 1, 3.5, 5 + (kInf - 5) * 0.3,
+                                                 kNaN, kNaN,  kNaN};
   for (int i = 0; i < kDistributionPercentiles; ++i) {
     if (std::isnan(want[i]) || std::isinf(want[i])) {
       EXPECT_TRUE(std::isnan(d.percentile[i]) || d.percentile[i] == want[i]) << i;
@@ -126,7 +126,7 @@ TEST(Distribution, CountsAndNumpysPercentilesWithSpecialValues) {
   ASSERT_TRUE(decode_bucket_runs(d.histogram, &buckets));
   uint64_t finite = 0;
   for (const auto& [b, c] : buckets) finite += c;
-  EXPECT_EQ(finite, 7u);   // the infinity and the NaN are in no bucket
+  EXPECT_EQ(finite, 7u);  // the infinity and the NaN are in no bucket
 }
 
 TEST(Distribution, EmptyAllNanAndNonNumericValues) {
@@ -242,7 +242,7 @@ void expect_float32_distribution_exact(const std::vector<float>& x, const char* 
   }
 }
 
-constexpr size_t kLargeFloat32 = size_t{1} << 19;   // counted on keys
+constexpr size_t kLargeFloat32 = size_t{1} << 19;  // counted on keys
 
 std::vector<uint32_t> random_normal_float32_bits(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -269,16 +269,16 @@ TEST(Distribution, LargeFloat32ValuesEqualTheirFloat64Copies) {
     if (i % 2) bits[i] = 0;
     if (i % 7 == 0) bits[i] = 0x80000000u;
     if (i % 11 == 0) bits[i] &= 0xFFFF0000u;
-    if (i % 13 == 0) bits[i] = 0x3F800000u + (static_cast<uint32_t>(i) % 3) * 0x10000u;   // 1.0, 1.0078125, ...
+    if (i % 13 == 0) bits[i] = 0x3F800000u + (static_cast<uint32_t>(i) % 3) * 0x10000u;  // 1.0, 1.0078125, ...
   }
   expect_float32_distribution_exact(float32_from_bits(bits), "zeros and edges");
   // NaNs of every payload class: the top 16 bits of Inf's with a payload, the largest payloads of
   // either sign (the positive one's key is next to -0.0's), the default quiet NaNs.
-  for (const uint32_t nan : {0x7F800001u, 0xFF800001u, 0x7FFFFFFFu, 0x7FFF0001u, 0x7FC00000u, 0xFFC00000u,
-                             0xFFFF0000u, 0xFFFFFFFFu}) {
+  for (const uint32_t nan :
+       {0x7F800001u, 0xFF800001u, 0x7FFFFFFFu, 0x7FFF0001u, 0x7FC00000u, 0xFFC00000u, 0xFFFF0000u, 0xFFFFFFFFu}) {
     std::vector<uint32_t> with = bits;
     for (size_t i = 3; i < with.size(); i += 5) with[i] = nan;
-    with[1] = 0x80000000u;   // -0.0 beside them
+    with[1] = 0x80000000u;  // -0.0 beside them
     expect_float32_distribution_exact(float32_from_bits(with), "NaN payload");
   }
 }
@@ -306,8 +306,8 @@ TEST(Distribution, LargeFloat32ValuesWithSubnormalsInfinitiesAndHugeValues) {
   const std::vector<uint32_t> base = random_normal_float32_bits(kLargeFloat32, 12);
   // Elements whose keys are shared with something else: subnormals (and the smallest normal),
   // the infinities and the finite values just below them, alone and mixed.
-  for (const uint32_t odd : {0x00000001u, 0x807FFFFFu, 0x00800000u, 0x00010000u, 0x7F800000u, 0xFF800000u,
-                             0x7F7FFFFFu, 0xFF7F0001u}) {
+  for (const uint32_t odd :
+       {0x00000001u, 0x807FFFFFu, 0x00800000u, 0x00010000u, 0x7F800000u, 0xFF800000u, 0x7F7FFFFFu, 0xFF7F0001u}) {
     std::vector<uint32_t> bits = base;
     for (size_t i = 0; i < bits.size(); i += 1000) bits[i] = odd;
     expect_float32_distribution_exact(float32_from_bits(bits), "one kind");
@@ -326,7 +326,6 @@ TEST(Distribution, LargeFloat32ValuesAllEqualOrInOneBucket) {
   for (uint32_t& b : bits) b |= 0x80000000u;
   expect_float32_distribution_exact(float32_from_bits(bits), "the same, negative");
 }
-
 
 // A thread's counters go back to a pool when it ends and the next thread takes them
 // (distribution.cc): what a value counted there must not reach the next thread's values.
@@ -352,7 +351,8 @@ TEST(Distribution, CountersHandedOnBetweenThreadsAreClean) {
       EXPECT_EQ(got[i].histogram, want[i].histogram) << i;
       EXPECT_EQ(got[i].count(), want[i].count()) << i;
       EXPECT_EQ(got[i].zero, want[i].zero) << i;
-      for (int p = 0; p < kDistributionPercentiles; ++p) EXPECT_EQ(got[i].percentile[p], want[i].percentile[p]) << i << " p" << p;
+      for (int p = 0; p < kDistributionPercentiles; ++p)
+        EXPECT_EQ(got[i].percentile[p], want[i].percentile[p]) << i << " p" << p;
     }
   }
 }

@@ -28,16 +28,57 @@ std::vector<uint8_t> make_data(DType t, int64_t n, std::mt19937_64& rng, int mod
     uint8_t* p = out.data() + i * item;
     switch (t) {
       case DType::Bool: p[0] = x > 0; break;
-      case DType::Int8: { int8_t v = static_cast<int8_t>(wrap(std::isfinite(x) ? x : 3)); std::memcpy(p, &v, 1); break; }
-      case DType::UInt8: { uint8_t v = static_cast<uint8_t>(wrap(std::isfinite(x) ? std::fabs(x) : 3)); std::memcpy(p, &v, 1); break; }
-      case DType::Int16: { int16_t v = static_cast<int16_t>(wrap(std::isfinite(x) ? x * 100 : 3)); std::memcpy(p, &v, 2); break; }
-      case DType::UInt16: { uint16_t v = static_cast<uint16_t>(wrap(std::isfinite(x) ? std::fabs(x) * 100 : 3)); std::memcpy(p, &v, 2); break; }
-      case DType::Int32: { int32_t v = static_cast<int32_t>(wrap(std::isfinite(x) ? x * 1e6 : 3)); std::memcpy(p, &v, 4); break; }
-      case DType::UInt32: { uint32_t v = static_cast<uint32_t>(wrap(std::isfinite(x) ? std::fabs(x) * 1e6 : 3)); std::memcpy(p, &v, 4); break; }
-      case DType::Int64: { int64_t v = static_cast<int64_t>(std::isfinite(x) ? x * 1e12 : 3); std::memcpy(p, &v, 8); break; }
-      case DType::UInt64: { uint64_t v = static_cast<uint64_t>(std::isfinite(x) ? std::fabs(x) * 1e12 : 3); std::memcpy(p, &v, 8); break; }
-      case DType::Float16: case DType::BFloat16: { uint16_t v = static_cast<uint16_t>(rng()); std::memcpy(p, &v, 2); break; }
-      case DType::Float32: { float v = static_cast<float>(x); std::memcpy(p, &v, 4); break; }
+      case DType::Int8: {
+        int8_t v = static_cast<int8_t>(wrap(std::isfinite(x) ? x : 3));
+        std::memcpy(p, &v, 1);
+        break;
+      }
+      case DType::UInt8: {
+        uint8_t v = static_cast<uint8_t>(wrap(std::isfinite(x) ? std::fabs(x) : 3));
+        std::memcpy(p, &v, 1);
+        break;
+      }
+      case DType::Int16: {
+        int16_t v = static_cast<int16_t>(wrap(std::isfinite(x) ? x * 100 : 3));
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      case DType::UInt16: {
+        uint16_t v = static_cast<uint16_t>(wrap(std::isfinite(x) ? std::fabs(x) * 100 : 3));
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      case DType::Int32: {
+        int32_t v = static_cast<int32_t>(wrap(std::isfinite(x) ? x * 1e6 : 3));
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case DType::UInt32: {
+        uint32_t v = static_cast<uint32_t>(wrap(std::isfinite(x) ? std::fabs(x) * 1e6 : 3));
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case DType::Int64: {
+        int64_t v = static_cast<int64_t>(std::isfinite(x) ? x * 1e12 : 3);
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      case DType::UInt64: {
+        uint64_t v = static_cast<uint64_t>(std::isfinite(x) ? std::fabs(x) * 1e12 : 3);
+        std::memcpy(p, &v, 8);
+        break;
+      }
+      case DType::Float16:
+      case DType::BFloat16: {
+        uint16_t v = static_cast<uint16_t>(rng());
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      case DType::Float32: {
+        float v = static_cast<float>(x);
+        std::memcpy(p, &v, 4);
+        break;
+      }
       case DType::Float64: std::memcpy(p, &x, 8); break;
       default: break;
     }
@@ -52,9 +93,9 @@ bool same(double a, double b) {
 
 TEST(ReduceKernel, BitIdenticalToComputeReductions) {
   std::mt19937_64 rng(42);
-  const DType types[] = {DType::Bool, DType::Int8, DType::UInt8, DType::Int16, DType::UInt16, DType::Int32,
-                         DType::UInt32, DType::Int64, DType::UInt64, DType::Float16, DType::BFloat16,
-                         DType::Float32, DType::Float64};
+  const DType types[] = {DType::Bool,     DType::Int8,    DType::UInt8,  DType::Int16,  DType::UInt16,
+                         DType::Int32,    DType::UInt32,  DType::Int64,  DType::UInt64, DType::Float16,
+                         DType::BFloat16, DType::Float32, DType::Float64};
   const int64_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 31, 1000, 4099};
   int checked = 0;
   for (DType t : types)
@@ -73,9 +114,9 @@ TEST(ReduceKernel, BitIdenticalToComputeReductions) {
         for (int r = 0; r < kAllReductions; ++r) {
           double got;
           ASSERT_TRUE(reduce_one(v, r, &got));
-          EXPECT_TRUE(same(got, all.v[r])) << dtype_name(t) << " n=" << n << " mode=" << mode << " reduction "
-                                           << reduction_name(r % kRedCount) << (r >= kRedCount ? " abs" : "")
-                                           << ": " << got << " vs " << all.v[r];
+          EXPECT_TRUE(same(got, all.v[r]))
+              << dtype_name(t) << " n=" << n << " mode=" << mode << " reduction " << reduction_name(r % kRedCount)
+              << (r >= kRedCount ? " abs" : "") << ": " << got << " vs " << all.v[r];
           ++checked;
         }
       }
@@ -104,19 +145,37 @@ template <class T>
 std::vector<T> saturating_data(int64_t n, std::mt19937_64& rng, int mode) {
   std::vector<T> out(n);
   std::normal_distribution<double> g(0.0, 1.0);
-  const int64_t breaker = n > 8 ? 8 + static_cast<int64_t>(rng() % (n - 8)) : n;   // after saturation
+  const int64_t breaker = n > 8 ? 8 + static_cast<int64_t>(rng() % (n - 8)) : n;  // after saturation
   for (int64_t i = 0; i < n; ++i) {
     double x = g(rng);
     switch (mode) {
-      case 0: x *= 1e-3; break;                                         // -> 0, sign flips throughout
-      case 1: x = 0.01 + std::fabs(x) * 1e-3; break;                    // -> +0, positive
-      case 2: x *= 1e3; break;                                          // -> Inf
-      case 3: x *= 1e-3; if (i == breaker) x = INFINITY; break;          // 0 then Inf: NaN
-      case 4: x *= 1e3; if (i == breaker) x = (rng() & 1) ? 0.0 : -0.0; break;   // Inf then 0: NaN
-      case 5: x = std::fabs(x); if (rng() % 5 == 0) x = (rng() & 1) ? 0.0 : -0.0; break;   // min is a zero
-      case 6: x = -std::fabs(x); if (rng() % 5 == 0) x = (rng() & 1) ? 0.0 : -0.0; break;  // max is a zero
-      case 7: x = (rng() & 1) ? 0.0 : -0.0; if (i == breaker) x = -INFINITY; break;       // zeros, then -Inf
-      case 8: x *= 1e3; if (i == breaker) x = NAN; break;               // a NaN: everything NaN
+      case 0: x *= 1e-3; break;                       // -> 0, sign flips throughout
+      case 1: x = 0.01 + std::fabs(x) * 1e-3; break;  // -> +0, positive
+      case 2: x *= 1e3; break;                        // -> Inf
+      case 3:
+        x *= 1e-3;
+        if (i == breaker) x = INFINITY;
+        break;  // 0 then Inf: NaN
+      case 4:
+        x *= 1e3;
+        if (i == breaker) x = (rng() & 1) ? 0.0 : -0.0;
+        break;  // Inf then 0: NaN
+      case 5:
+        x = std::fabs(x);
+        if (rng() % 5 == 0) x = (rng() & 1) ? 0.0 : -0.0;
+        break;  // min is a zero
+      case 6:
+        x = -std::fabs(x);
+        if (rng() % 5 == 0) x = (rng() & 1) ? 0.0 : -0.0;
+        break;  // max is a zero
+      case 7:
+        x = (rng() & 1) ? 0.0 : -0.0;
+        if (i == breaker) x = -INFINITY;
+        break;  // zeros, then -Inf
+      case 8:
+        x *= 1e3;
+        if (i == breaker) x = NAN;
+        break;  // a NaN: everything NaN
     }
     out[i] = static_cast<T>(x);
   }
@@ -146,14 +205,17 @@ void check_sequential(DType t) {
         want.add(static_cast<double>(x));
         any_nan |= x != x;
       }
-      const std::pair<int, double> expect[] = {
-          {kRedMin, want.mn}, {kRedMax, want.mx}, {kRedProd, want.prod},
-          {kRedCount + kRedMin, want.mna}, {kRedCount + kRedMax, want.mxa}, {kRedCount + kRedProd, want.proda}};
+      const std::pair<int, double> expect[] = {{kRedMin, want.mn},
+                                               {kRedMax, want.mx},
+                                               {kRedProd, want.prod},
+                                               {kRedCount + kRedMin, want.mna},
+                                               {kRedCount + kRedMax, want.mxa},
+                                               {kRedCount + kRedProd, want.proda}};
       for (auto [r, w] : expect) {
-        if (any_nan) w = NAN;   // compute_reductions: a NaN element makes every reduction NaN
+        if (any_nan) w = NAN;  // compute_reductions: a NaN element makes every reduction NaN
         EXPECT_TRUE(same(got.v[r], w)) << dtype_name(t) << " n=" << n << " mode=" << mode << " reduction "
-                                        << reduction_name(r % kRedCount) << (r >= kRedCount ? " abs" : "")
-                                        << ": " << got.v[r] << " vs sequential " << w;
+                                       << reduction_name(r % kRedCount) << (r >= kRedCount ? " abs" : "") << ": "
+                                       << got.v[r] << " vs sequential " << w;
         ++checked;
       }
     }

@@ -34,7 +34,7 @@ TEST(Reductions, HandComputed) {
   EXPECT_DOUBLE_EQ(r.v[kRedSum], -2);
   EXPECT_DOUBLE_EQ(r.v[kRedMean], -0.5);
   EXPECT_DOUBLE_EQ(r.v[kRedProd], 24);
-  EXPECT_DOUBLE_EQ(r.v[kRedVariance], 7.25);          // population: E[x^2] - mean^2 = 7.5 - 0.25
+  EXPECT_DOUBLE_EQ(r.v[kRedVariance], 7.25);  // population: E[x^2] - mean^2 = 7.5 - 0.25
   EXPECT_DOUBLE_EQ(r.v[kRedStd], std::sqrt(7.25));
   EXPECT_DOUBLE_EQ(r.v[kRedL1], 10);
   EXPECT_DOUBLE_EQ(r.v[kRedL2], std::sqrt(30.0));

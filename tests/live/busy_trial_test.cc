@@ -92,7 +92,7 @@ bool wait_until_followed(const std::string& db_path, double seconds) {
     try {
       if (count(db_path, "SELECT count(*) FROM trial_follower") > 0 && count(db_path, "SELECT count(*) FROM steps") > 1)
         return true;
-    } catch (const Error&) {   // not created yet
+    } catch (const Error&) {  // not created yet
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -108,8 +108,9 @@ struct Followed {
 
   Followed() {
     for (int s = 0; s < 3; ++s) write_step(writer, s);
-    follower = spawn({TRIALDB_BIN, "ingest", trial.string(), "--db", db, "--name", "job", "--follow", "--interval", "0.05"},
-                     tmp.path / "follow.err");
+    follower =
+        spawn({TRIALDB_BIN, "ingest", trial.string(), "--db", db, "--name", "job", "--follow", "--interval", "0.05"},
+              tmp.path / "follow.err");
   }
   ~Followed() {
     if (follower > 0 && wait_for(follower, 0) == -1) {
@@ -148,7 +149,8 @@ TEST(BusyTrial, RmAndRenameOfAFollowedTrialAreRefusedNamingTheFollower) {
   kill(f.follower, SIGKILL);
   waitpid(f.follower, nullptr, 0);
   f.follower = -1;
-  const Result renamed = run({TRIALDB_BIN, "rename", "--db", f.db, "--trial", "job", "--to", "other"}, f.tmp.path / "cmd.err");
+  const Result renamed =
+      run({TRIALDB_BIN, "rename", "--db", f.db, "--trial", "job", "--to", "other"}, f.tmp.path / "cmd.err");
   EXPECT_EQ(renamed.code, 0) << renamed.err;
   const Result removed = run({TRIALDB_BIN, "rm", "--db", f.db, "--trial", "other"}, f.tmp.path / "cmd.err");
   EXPECT_EQ(removed.code, 0) << removed.err;
@@ -166,7 +168,7 @@ TEST(BusyTrial, AFollowerWhoseTrialIsRemovedAnywayStopsAndWritesNothingMore) {
     const Result removed = run({TRIALDB_BIN, "rm", "--db", f.db, "--trial", "job"}, f.tmp.path / "cmd.err");
     ASSERT_EQ(removed.code, 0) << removed.err;
   }
-  for (int s = 3; s < 6; ++s) write_step(f.writer, s);   // the job goes on
+  for (int s = 3; s < 6; ++s) write_step(f.writer, s);  // the job goes on
   EXPECT_EQ(wait_for(f.follower, 10), 1) << "the follower did not stop: " << f.follower_stderr();
   f.follower = -1;
   EXPECT_NE(f.follower_stderr().find("was removed or renamed while it was followed"), std::string::npos)

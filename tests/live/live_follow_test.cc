@@ -31,7 +31,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 pid_t spawn(const std::vector<std::string>& args, const fs::path& out) {
-  std::fflush(stdout);   // the child must not replay our buffered output
+  std::fflush(stdout);  // the child must not replay our buffered output
   pid_t pid = fork();
   if (pid == 0) {
     FILE* f = std::freopen(out.c_str(), "w", stdout);
@@ -66,12 +66,11 @@ int wait_for(pid_t pid, double seconds) {
 std::string dump_views(const std::string& db_path) {
   Database db(db_path);
   std::string out;
-  for (const char* sql : {"SELECT workers, ended FROM trials",
-                          "SELECT step, mode, mode_step, complete FROM steps ORDER BY step",
-                          "SELECT tensor FROM tensors ORDER BY 1",
-                          "SELECT collection, tensor FROM collections ORDER BY 1, 2",
-                          "SELECT tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM tensor_values ORDER BY 1, 2, 3",
-                          "SELECT tensor, step, worker, reduction, abs, value FROM reductions ORDER BY 1, 2, 3, 4, 5"}) {
+  for (const char* sql :
+       {"SELECT workers, ended FROM trials", "SELECT step, mode, mode_step, complete FROM steps ORDER BY step",
+        "SELECT tensor FROM tensors ORDER BY 1", "SELECT collection, tensor FROM collections ORDER BY 1, 2",
+        "SELECT tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM tensor_values ORDER BY 1, 2, 3",
+        "SELECT tensor, step, worker, reduction, abs, value FROM reductions ORDER BY 1, 2, 3, 4, 5"}) {
     Statement q(db.handle(), sql);
     while (q.step()) {
       for (int c = 0; c < sqlite3_column_count(q.handle()); ++c) out += (q.is_null(c) ? "NULL" : q.text(c)) + "|";
@@ -82,7 +81,7 @@ std::string dump_views(const std::string& db_path) {
 }
 
 constexpr int kSteps = 10;
-constexpr int kTensorsPerWorker = 3;   // weight, gradient (all zero: vanishing_gradient fires), loss
+constexpr int kTensorsPerWorker = 3;  // weight, gradient (all zero: vanishing_gradient fires), loss
 
 // A collection of the tensors matching one include_regex, every other setting the default.
 CollectionSpec collection(const std::string& name, const std::string& include_regex) {
@@ -103,7 +102,7 @@ void write_worker_step(TrialWriter& w, int step, const std::string& worker) {
   // As a live job may: the index lands first, then the event file in two flushes.
   s->write_index_file();
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  s->write_event_prefix(s->event_bytes() / 2 + 3);   // cut inside a record
+  s->write_event_prefix(s->event_bytes() / 2 + 3);  // cut inside a record
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   s->close();
 }
@@ -119,7 +118,7 @@ TEST(LiveFollow, StepsAndFindingsAppearWhileTheJobTrains) {
                                        collection("gradients", "^gradient"), collection("losses", "loss")};
   w.write_collections("worker_0", 2, colls);
   w.write_collections("worker_1", 2, colls);
-  { Database init(db_path); }   // create it, so the reader can open it at once
+  { Database init(db_path); }  // create it, so the reader can open it at once
 
   pid_t follower = spawn({TRIALDB_BIN, "ingest", trial.string(), "--db", db_path, "--name", "live", "--follow",
                           "--interval", "0.1", "--rules", "--quiet"},
@@ -213,8 +212,9 @@ TEST(LiveFollow, SigtermExitsCleanlyKeepingCompleteSteps) {
   TrialWriter w(trial.string());
   w.write_collections("worker_0", 1, {collection("losses", "loss")});
   for (int step = 0; step < 3; ++step) write_worker_step(w, step, "worker_0");
-  pid_t follower = spawn({TRIALDB_BIN, "ingest", trial.string(), "--db", db_path, "--follow", "--interval", "0.1", "--quiet"},
-                         "/dev/null");
+  pid_t follower =
+      spawn({TRIALDB_BIN, "ingest", trial.string(), "--db", db_path, "--follow", "--interval", "0.1", "--quiet"},
+            "/dev/null");
   // No end marker: follow keeps running until told to stop.
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   EXPECT_EQ(wait_for(follower, 0.1), -1) << "follow exited without an end marker";
@@ -230,8 +230,9 @@ TEST(LiveFollow, WaitsForTheTrialFolderToAppear) {
   TempDir tmp;
   fs::path trial = tmp.path / "not_yet";
   std::string db_path = (tmp.path / "t.db").string();
-  pid_t follower = spawn({TRIALDB_BIN, "ingest", trial.string(), "--db", db_path, "--follow", "--interval", "0.1", "--quiet"},
-                         "/dev/null");
+  pid_t follower =
+      spawn({TRIALDB_BIN, "ingest", trial.string(), "--db", db_path, "--follow", "--interval", "0.1", "--quiet"},
+            "/dev/null");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_EQ(wait_for(follower, 0.1), -1) << "follow gave up before the folder existed";
   TrialWriter w(trial.string());

@@ -65,7 +65,7 @@ TEST(Statistics, OnlyNaNOrOnlyNullHasNoBounds) {
 
 TEST(Statistics, StringsCompareAsUnsignedBytesAndLongOnesDropBounds) {
   ColumnStatistics s(ColumnType::kString);
-  s.add(std::string_view("\xc3\xa9"));   // é, above every ASCII byte unsigned
+  s.add(std::string_view("\xc3\xa9"));  // é, above every ASCII byte unsigned
   s.add(std::string_view("z"));
   EXPECT_EQ(s.to_thrift().min_value, "z");
   EXPECT_EQ(s.to_thrift().max_value, "\xc3\xa9");
@@ -114,17 +114,23 @@ std::string bytes_of(int i) { return std::string(static_cast<size_t>(i % 4), sta
 std::string text_of(int i) { return i % 7 == 0 ? std::string("é") + std::to_string(i) : "t" + std::to_string(i); }
 
 TEST_F(DuckDbReadBack, EveryValueNullAndRowGroupComesBack) {
-  const std::vector<Column> columns = {{"b", ColumnType::kBoolean}, {"i", ColumnType::kInt64},
-                                       {"d", ColumnType::kDouble}, {"s", ColumnType::kString},
+  const std::vector<Column> columns = {{"b", ColumnType::kBoolean},
+                                       {"i", ColumnType::kInt64},
+                                       {"d", ColumnType::kDouble},
+                                       {"s", ColumnType::kString},
                                        {"x", ColumnType::kBytes}};
   // Small row groups and pages, so the file has several of both.
   const std::string path = write_file(columns, {.row_group_bytes = 32 << 10, .page_bytes = 4 << 10}, [](FileWriter& w) {
     for (int i = 0; i < kRows; ++i) {
-      if (i % 3 == 0) w.add_null(); else w.add(i % 2 == 0);
-      if (i % 5 == 0) w.add_null(); else w.add(static_cast<int64_t>(int64_t{i} * 1000003 - 2500000000LL));
-      if (i % 11 == 0) w.add_null(); else w.add(i == 1 ? std::numeric_limits<double>::infinity() : i / 3.0 - 700);
+      if (i % 3 == 0) w.add_null();
+      else w.add(i % 2 == 0);
+      if (i % 5 == 0) w.add_null();
+      else w.add(static_cast<int64_t>(int64_t{i} * 1000003 - 2500000000LL));
+      if (i % 11 == 0) w.add_null();
+      else w.add(i == 1 ? std::numeric_limits<double>::infinity() : i / 3.0 - 700);
       w.add(std::string_view(text_of(i)));
-      if (i % 2) w.add_null(); else w.add(std::string_view(bytes_of(i)));
+      if (i % 2) w.add_null();
+      else w.add(std::string_view(bytes_of(i)));
       w.end_row();
     }
   });
@@ -142,12 +148,13 @@ TEST_F(DuckDbReadBack, EveryValueNullAndRowGroupComesBack) {
   }
   // Several row groups, each with statistics DuckDB reads: the file's nulls add up, the bounds of
   // i are the written extremes, and the UTF8 column is a string.
-  const auto meta = duckdb_rows(
-      {"SELECT count(DISTINCT row_group_id), sum(stats_null_count) FILTER (WHERE path_in_schema = 'i'), "
-       "min(CASE WHEN path_in_schema = 'i' THEN TRY_CAST(stats_min_value AS BIGINT) END), "
-       "max(CASE WHEN path_in_schema = 'i' THEN TRY_CAST(stats_max_value AS BIGINT) END), "
-       "bool_and(stats_null_count IS NOT NULL), bool_and(compression = 'ZSTD') "
-       "FROM parquet_metadata('" + path + "')"});
+  const auto meta =
+      duckdb_rows({"SELECT count(DISTINCT row_group_id), sum(stats_null_count) FILTER (WHERE path_in_schema = 'i'), "
+                   "min(CASE WHEN path_in_schema = 'i' THEN TRY_CAST(stats_min_value AS BIGINT) END), "
+                   "max(CASE WHEN path_in_schema = 'i' THEN TRY_CAST(stats_max_value AS BIGINT) END), "
+                   "bool_and(stats_null_count IS NOT NULL), bool_and(compression = 'ZSTD') "
+                   "FROM parquet_metadata('" +
+                   path + "')"});
   ASSERT_EQ(meta.size(), 1u);
   EXPECT_GT(std::stoi(*meta[0][0]), 2);
   EXPECT_EQ(meta[0][1], Cell(std::to_string(kRows / 5)));
@@ -175,7 +182,8 @@ TEST_F(DuckDbReadBack, StringsAreDictionaryEncodedAndOutgrowTheirDictionaryIntoP
   const std::string path = write_file({{"name", ColumnType::kString}, {"many", ColumnType::kString}},
                                       {.page_bytes = 16 << 10}, [&](FileWriter& w) {
                                         for (int i = 0; i < kNamedRows; ++i) {
-                                          if (i % 9 == 4) w.add_null(); else w.add(std::string_view(name(i)));
+                                          if (i % 9 == 4) w.add_null();
+                                          else w.add(std::string_view(name(i)));
                                           w.add(std::string_view(distinct(i)));
                                           w.end_row();
                                         }
@@ -186,10 +194,12 @@ TEST_F(DuckDbReadBack, StringsAreDictionaryEncodedAndOutgrowTheirDictionaryIntoP
     ASSERT_EQ(rows[static_cast<size_t>(i)][0], i % 9 == 4 ? Cell() : Cell(name(i))) << i;
     ASSERT_EQ(rows[static_cast<size_t>(i)][1], Cell(distinct(i))) << i;
   }
-  const auto meta = duckdb_rows({"SELECT path_in_schema, encodings, dictionary_page_offset IS NOT NULL, "
-                                 "total_compressed_size, stats_min_value, stats_max_value "
-                                 "FROM parquet_metadata('" + path + "') ORDER BY column_id"});
-  ASSERT_EQ(meta.size(), 2u);   // one row group
+  const auto meta =
+      duckdb_rows({"SELECT path_in_schema, encodings, dictionary_page_offset IS NOT NULL, "
+                   "total_compressed_size, stats_min_value, stats_max_value "
+                   "FROM parquet_metadata('" +
+                   path + "') ORDER BY column_id"});
+  ASSERT_EQ(meta.size(), 2u);  // one row group
   EXPECT_NE(meta[0][1]->find("PLAIN_DICTIONARY"), std::string::npos) << *meta[0][1];
   EXPECT_EQ(meta[0][2], Cell("1"));
   EXPECT_LT(std::stoll(*meta[0][3]), 2000) << "6,000 names of 53 bytes";
@@ -206,20 +216,21 @@ TEST_F(DuckDbReadBack, StringsAreDictionaryEncodedAndOutgrowTheirDictionaryIntoP
 // Full pages (1 MiB by default) are compressed on threads of their own while the next one fills:
 // they come back complete and in order, in every column.
 TEST_F(DuckDbReadBack, PagesCompressedAsideComeBackInOrder) {
-  constexpr int64_t kManyRows = 400000;   // 3.2 MB per INT64 column: several full pages
+  constexpr int64_t kManyRows = 400000;  // 3.2 MB per INT64 column: several full pages
   static_assert(kManyRows * 8 > 3 * kCompressAsideBytes, "full pages are compressed aside");
-  const std::string path = write_file({{"i", ColumnType::kInt64}, {"d", ColumnType::kDouble}, {"s", ColumnType::kString}},
-                                      {}, [&](FileWriter& w) {
-                                        for (int64_t i = 0; i < kManyRows; ++i) {
-                                          w.add(i * 7919 % 1000003);
-                                          w.add(static_cast<double>(i) / 4);
-                                          w.add(std::string_view("s" + std::to_string(i)));
-                                          w.end_row();
-                                        }
-                                      });
+  const std::string path = write_file(
+      {{"i", ColumnType::kInt64}, {"d", ColumnType::kDouble}, {"s", ColumnType::kString}}, {}, [&](FileWriter& w) {
+        for (int64_t i = 0; i < kManyRows; ++i) {
+          w.add(i * 7919 % 1000003);
+          w.add(static_cast<double>(i) / 4);
+          w.add(std::string_view("s" + std::to_string(i)));
+          w.end_row();
+        }
+      });
   const auto rows = duckdb_rows(
       {"SELECT count(*), count(*) FILTER (WHERE i = file_row_number * 7919 % 1000003 AND d = file_row_number / 4 "
-       "AND s = 's' || file_row_number) FROM read_parquet('" + path + "', file_row_number = true)"});
+       "AND s = 's' || file_row_number) FROM read_parquet('" +
+       path + "', file_row_number = true)"});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0][0], Cell(std::to_string(kManyRows)));
   EXPECT_EQ(rows[0][1], Cell(std::to_string(kManyRows)));

@@ -87,15 +87,17 @@ TEST(RuleAnswers, ProbabilitiesAreTruncatedToClassIndicesAndNotedOnce) {
   const std::set<Key> want = {{0, "class_1", "worker_0"}, {1, "class_1", "worker_0"}, {2, "class_1", "worker_0"}};
   EXPECT_EQ(got["confusion"], want) << diff(got, {{"confusion", want}});
   EXPECT_EQ(got["class_imbalance"], want) << diff(got, {{"class_imbalance", want}});
-  EXPECT_EQ(count(db, "SELECT count(*) FROM rule_findings WHERE rule = 'confusion' AND value = 0 AND message LIKE "
-                      "'class 1: 0% of 6 predicted right%'"), 3);
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM rule_findings WHERE rule = 'confusion' AND value = 0 AND message LIKE "
+                  "'class 1: 0% of 6 predicted right%'"),
+            3);
   EXPECT_EQ(count(db, "SELECT count(*) FROM rule_findings WHERE rule = 'class_imbalance' AND value = 1"), 3);
   for (const std::string note : {"note: confusion on trial xgb: predictions holds values that are not class indices "
                                  "(e.g. 0.1",
                                  "note: class_imbalance on trial xgb: the labels or predictions hold values that are "
                                  "not class indices"}) {
     EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
-    EXPECT_EQ(r.err.find(note), r.err.rfind(note)) << r.err;   // once per trial and run
+    EXPECT_EQ(r.err.find(note), r.err.rfind(note)) << r.err;  // once per trial and run
   }
   EXPECT_NE(r.err.find("class_imbalance.argmax=true"), std::string::npos) << r.err;
 }
@@ -123,11 +125,12 @@ TEST(RuleAnswers, AFailedReevaluationKeepsTheFindings) {
   TempDir tmp;
   const std::string db = tmp / "t.db", file = tmp / "reduce.sql";
   ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
-  std::ofstream(file) << "-- @rule reduced batch\n"
-                         "-- @param how text mean the reduction of the loss compared\n"
-                         "CREATE VIEW rule_reduced AS\n"
-                         "SELECT n.trial, n.step, n.tensor, n.worker, tensor_reduce(n.value, cfg.how) AS value, 'x' AS message\n"
-                         "FROM rule_now n, rule_reduced_cfg AS cfg WHERE n.tensor = 'CrossEntropyLoss_output_0';\n";
+  std::ofstream(file)
+      << "-- @rule reduced batch\n"
+         "-- @param how text mean the reduction of the loss compared\n"
+         "CREATE VIEW rule_reduced AS\n"
+         "SELECT n.trial, n.step, n.tensor, n.worker, tensor_reduce(n.value, cfg.how) AS value, 'x' AS message\n"
+         "FROM rule_now n, rule_reduced_cfg AS cfg WHERE n.tensor = 'CrossEntropyLoss_output_0';\n";
   ASSERT_EQ(rules(db, "--rule-file " + quote(file) + " --rule reduced", tmp).status, 0);
   const Findings before = recorded(db, "pt_bad_init");
   ASSERT_GT(before.at("reduced").size(), 0u);
@@ -138,7 +141,7 @@ TEST(RuleAnswers, AFailedReevaluationKeepsTheFindings) {
   EXPECT_EQ(count(db, "SELECT count(*) FROM rule_rerun WHERE rule = 'reduced'"), 1);
   ASSERT_EQ(rules(db, "--rule reduced --param reduced.how=max", tmp).status, 0);
   EXPECT_EQ(count(db, "SELECT count(*) FROM rule_rerun"), 0);
-  EXPECT_EQ(recorded(db, "pt_bad_init"), before);   // the same steps and tensors
+  EXPECT_EQ(recorded(db, "pt_bad_init"), before);  // the same steps and tensors
 }
 
 }  // namespace

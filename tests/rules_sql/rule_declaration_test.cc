@@ -47,7 +47,8 @@ TEST(RuleDeclaration, ValuesAreCheckedByTheirType) {
     return trialdb::rules::value_fits(p, value, &why);
   };
   for (const char* good : {"0.1", "-3", "1e-7", ".5", "+2.", " 4 "}) EXPECT_TRUE(fits("real", good)) << good;
-  for (const char* bad : {"", "nan", "NaN", "inf", "0x10", "1e999", "1,2", "abc", "1.5x"}) EXPECT_FALSE(fits("real", bad)) << bad;
+  for (const char* bad : {"", "nan", "NaN", "inf", "0x10", "1e999", "1,2", "abc", "1.5x"})
+    EXPECT_FALSE(fits("real", bad)) << bad;
   EXPECT_TRUE(fits("real_or_inf", "-inf"));
   EXPECT_FALSE(fits("real_or_inf", "nan"));
   EXPECT_TRUE(fits("integer", "12"));
@@ -82,8 +83,10 @@ TEST(RuleDeclaration, ABadBlockIsAnErrorNamingTheFileAndLine) {
   EXPECT_NE(error("-- @rule x batch\n-- @param t real nan m\n").find("f.sql:2: the default of t"), std::string::npos);
   EXPECT_NE(error("-- @rule x batch\n-- @param t real 1\n").find("has no meaning"), std::string::npos);
   EXPECT_NE(error("-- @rule x-y batch\n").find("not an SQL identifier"), std::string::npos);
-  EXPECT_NE(error("-- @rule x batch\n-- @param limit integer 3 m\n").find("'limit' is an SQL keyword"), std::string::npos);
-  const auto d = parse_declaration("-- a comment first\n-- @rule x step\n-- @param r regex \"\" what it picks\nSELECT 1;\n", "f.sql");
+  EXPECT_NE(error("-- @rule x batch\n-- @param limit integer 3 m\n").find("'limit' is an SQL keyword"),
+            std::string::npos);
+  const auto d = parse_declaration(
+      "-- a comment first\n-- @rule x step\n-- @param r regex \"\" what it picks\nSELECT 1;\n", "f.sql");
   EXPECT_EQ(d.kind, "step");
   ASSERT_EQ(d.params.size(), 1u);
   EXPECT_EQ(d.params[0].default_value, "");

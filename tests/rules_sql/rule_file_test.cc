@@ -24,7 +24,8 @@ std::string bytes_of(const std::string& path) {
 }
 
 const char* const kView =
-    "CREATE VIEW rule_mine AS SELECT trial, step, tensor, worker, 1.0 AS value, 'x' AS message FROM rule_now WHERE 0;\n";
+    "CREATE VIEW rule_mine AS SELECT trial, step, tensor, worker, 1.0 AS value, 'x' AS message FROM rule_now WHERE "
+    "0;\n";
 
 TEST(RuleFile, WhatARuleDoesNotCreateIsRefusedAndNothingChanges) {
   TempDir tmp;
@@ -62,29 +63,30 @@ TEST(RuleFile, WhatARuleDoesNotCreateIsRefusedAndNothingChanges) {
     EXPECT_EQ(r.status, 1) << statement;
     EXPECT_NE(r.err.find("--rule-file " + file + ": "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
-    EXPECT_EQ(bytes_of(db), before) << statement;   // the database is unchanged
+    EXPECT_EQ(bytes_of(db), before) << statement;  // the database is unchanged
   }
   EXPECT_EQ(count_findings(db), findings);
 
   // The built-ins' idiom is allowed: a state table, its index, a fold trigger writing it, helper
   // views, and a view reading them.
   const std::string good = tmp / "good.sql";
-  std::ofstream(good) << "-- @rule mine step\n"
-                         "-- @param at_least integer 3 steps seen before a finding\n"
-                         "CREATE TABLE IF NOT EXISTS rule_mine_seen (trial TEXT, n INTEGER, PRIMARY KEY (trial));\n"
-                         "CREATE INDEX IF NOT EXISTS rule_mine_seen_n ON rule_mine_seen(n);\n"
-                         "DROP TRIGGER IF EXISTS rule_mine_fold;\n"
-                         "CREATE TRIGGER rule_mine_fold AFTER UPDATE OF step ON rule_progress WHEN new.rule = 'mine' BEGIN\n"
-                         "  INSERT INTO rule_mine_seen VALUES (new.trial, 1)\n"
-                         "    ON CONFLICT (trial) DO UPDATE SET n = n + 1;\n"
-                         "END;\n"
-                         "CREATE VIEW rule_mine_count AS SELECT trial, n FROM rule_mine_seen;\n"
-                         "CREATE VIEW rule_mine AS SELECT b.trial, b.step, 'steps' AS tensor, NULL AS worker, c.n AS value,\n"
-                         "  'seen ' || c.n AS message FROM rule_batch b JOIN rule_mine_count c ON c.trial = b.trial,\n"
-                         "  rule_mine_cfg AS cfg WHERE c.n >= cfg.at_least;\n";
+  std::ofstream(good)
+      << "-- @rule mine step\n"
+         "-- @param at_least integer 3 steps seen before a finding\n"
+         "CREATE TABLE IF NOT EXISTS rule_mine_seen (trial TEXT, n INTEGER, PRIMARY KEY (trial));\n"
+         "CREATE INDEX IF NOT EXISTS rule_mine_seen_n ON rule_mine_seen(n);\n"
+         "DROP TRIGGER IF EXISTS rule_mine_fold;\n"
+         "CREATE TRIGGER rule_mine_fold AFTER UPDATE OF step ON rule_progress WHEN new.rule = 'mine' BEGIN\n"
+         "  INSERT INTO rule_mine_seen VALUES (new.trial, 1)\n"
+         "    ON CONFLICT (trial) DO UPDATE SET n = n + 1;\n"
+         "END;\n"
+         "CREATE VIEW rule_mine_count AS SELECT trial, n FROM rule_mine_seen;\n"
+         "CREATE VIEW rule_mine AS SELECT b.trial, b.step, 'steps' AS tensor, NULL AS worker, c.n AS value,\n"
+         "  'seen ' || c.n AS message FROM rule_batch b JOIN rule_mine_count c ON c.trial = b.trial,\n"
+         "  rule_mine_cfg AS cfg WHERE c.n >= cfg.at_least;\n";
   RunResult r = rules(db, "--rule-file " + quote(good) + " --rule mine", tmp);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(recorded(db, "pt_bad_init")["mine"].size(), 22u);   // 24 steps, from the third on
+  EXPECT_EQ(recorded(db, "pt_bad_init")["mine"].size(), 22u);  // 24 steps, from the third on
 }
 
 TEST(RuleFile, SpecialFilesAreNotRead) {
@@ -93,7 +95,7 @@ TEST(RuleFile, SpecialFilesAreNotRead) {
   ingest(kFixtures + "/core_dtypes", db, "core_dtypes", tmp);
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   for (const std::string& file : {std::string("/dev/zero"), fifo}) {
-    RunResult r = rules(db, "--rule-file " + quote(file), tmp);   // returns: nothing waits for a writer
+    RunResult r = rules(db, "--rule-file " + quote(file), tmp);  // returns: nothing waits for a writer
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find(file + ": not a regular file"), std::string::npos) << r.err;
   }

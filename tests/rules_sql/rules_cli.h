@@ -25,8 +25,8 @@ using trialdb::test::TempDir;
 inline const std::string kBin = TRIALDB_BIN;
 inline const std::string kFixtures = TRIALDB_FIXTURES;
 
-using Key = std::tuple<int64_t, std::string, std::string>;   // step, tensor, worker
-using Findings = std::map<std::string, std::set<Key>>;        // per rule
+using Key = std::tuple<int64_t, std::string, std::string>;  // step, tensor, worker
+using Findings = std::map<std::string, std::set<Key>>;      // per rule
 
 inline std::string quote(const std::string& s) {
   std::string q = "'";
@@ -55,7 +55,8 @@ inline RunResult sh(const std::string& cmd, const TempDir& tmp) {
 }
 
 inline void ingest(const std::string& trial_dir, const std::string& db, const std::string& name, const TempDir& tmp) {
-  RunResult r = sh(quote(kBin) + " ingest " + quote(trial_dir) + " --db " + quote(db) + " --name " + quote(name) + " -q", tmp);
+  RunResult r =
+      sh(quote(kBin) + " ingest " + quote(trial_dir) + " --db " + quote(db) + " --name " + quote(name) + " -q", tmp);
   ASSERT_EQ(r.status, 0) << r.err;
 }
 
@@ -76,7 +77,8 @@ inline Findings recorded(const std::string& db_path, const std::string& trial) {
   EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   Findings f;
   {
-    Statement q(db, "SELECT rule, step, tensor, worker FROM rule_findings WHERE trial = ?1 AND rule <> 'stalled_training'");
+    Statement q(db,
+                "SELECT rule, step, tensor, worker FROM rule_findings WHERE trial = ?1 AND rule <> 'stalled_training'");
     q.bind(1, trial);
     while (q.step()) f[q.text(0)].insert({q.int64(1), q.text(2), q.text(3)});
   }
@@ -115,9 +117,11 @@ inline std::string diff(const Findings& got, const Findings& want) {
   for (const auto& r : names) {
     std::set<Key> g = got.count(r) ? got.at(r) : std::set<Key>{}, w = want.count(r) ? want.at(r) : std::set<Key>{};
     for (const auto& k : g)
-      if (!w.count(k)) s += r + ": extra [" + std::to_string(std::get<0>(k)) + ", " + std::get<1>(k) + ", " + std::get<2>(k) + "]\n";
+      if (!w.count(k))
+        s += r + ": extra [" + std::to_string(std::get<0>(k)) + ", " + std::get<1>(k) + ", " + std::get<2>(k) + "]\n";
     for (const auto& k : w)
-      if (!g.count(k)) s += r + ": missing [" + std::to_string(std::get<0>(k)) + ", " + std::get<1>(k) + ", " + std::get<2>(k) + "]\n";
+      if (!g.count(k))
+        s += r + ": missing [" + std::to_string(std::get<0>(k)) + ", " + std::get<1>(k) + ", " + std::get<2>(k) + "]\n";
   }
   return s;
 }

@@ -124,15 +124,23 @@ TEST_P(FixtureFindings, RandomSplitsGiveTheSameFindings) {
 // fixtures only when that state is carried exactly: counters that must reach 2 (overfit,
 // overtraining), checks spaced over steps (loss_not_decreasing), windows (unchanged_tensor),
 // running totals (class_imbalance, check_input_images), the first steps (poor_weight_initialization).
-const std::vector<std::string> kStatefulParams = {
-    "overfit.patience=2", "overfit.ratio_threshold=-1",
-    "overtraining.patience_train=2", "overtraining.patience_validation=2", "overtraining.delta=0",
-    "loss_not_decreasing.num_steps=3", "loss_not_decreasing.diff_percent=200",
-    "unchanged_tensor.tensor_regex=.*", "unchanged_tensor.num_steps=4", "unchanged_tensor.atol=1",
-    "class_imbalance.samples=50", "class_imbalance.threshold_imbalance=1",
-    "check_input_images.threshold_samples=20", "check_input_images.threshold_mean=0",
-    "poor_weight_initialization.steps=7", "poor_weight_initialization.patience=1",
-    "weight_update_ratio.large_threshold=0"};
+const std::vector<std::string> kStatefulParams = {"overfit.patience=2",
+                                                  "overfit.ratio_threshold=-1",
+                                                  "overtraining.patience_train=2",
+                                                  "overtraining.patience_validation=2",
+                                                  "overtraining.delta=0",
+                                                  "loss_not_decreasing.num_steps=3",
+                                                  "loss_not_decreasing.diff_percent=200",
+                                                  "unchanged_tensor.tensor_regex=.*",
+                                                  "unchanged_tensor.num_steps=4",
+                                                  "unchanged_tensor.atol=1",
+                                                  "class_imbalance.samples=50",
+                                                  "class_imbalance.threshold_imbalance=1",
+                                                  "check_input_images.threshold_samples=20",
+                                                  "check_input_images.threshold_mean=0",
+                                                  "poor_weight_initialization.steps=7",
+                                                  "poor_weight_initialization.patience=1",
+                                                  "weight_update_ratio.large_threshold=0"};
 
 // Every finding (rule, step, tensor, worker, message) of `trial` in the database, but the clock's.
 std::set<std::vector<std::string>> findings_with_messages(const std::string& db_path) {
@@ -186,7 +194,7 @@ TEST_P(FixtureFindings, OneBatchStepByStepAndRandomSplitsAgree) {
     for (size_t i = rng() % 3; i < steps.size(); i += 1 + rng() % 4) cuts.push_back(i);
     EXPECT_EQ(evaluate("split" + std::to_string(split), cuts), one_batch) << "split " << split;
   }
-  if (name == "zoo") {   // the parameters make the stateful rules find something here
+  if (name == "zoo") {  // the parameters make the stateful rules find something here
     std::set<std::string> rules;
     for (const auto& f : one_batch) rules.insert(f[0]);
     for (const char* rule : {"overfit", "overtraining", "loss_not_decreasing", "unchanged_tensor", "class_imbalance",
@@ -196,7 +204,8 @@ TEST_P(FixtureFindings, OneBatchStepByStepAndRandomSplitsAgree) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, FixtureFindings,
-                         ::testing::Values("core_dtypes", "dist2", "pt_bad_init", "pt_good_init", "pt_reductions", "zoo"));
+                         ::testing::Values("core_dtypes", "dist2", "pt_bad_init", "pt_good_init", "pt_reductions",
+                                           "zoo"));
 
 TEST(RulesCli, SimilarAcrossRunsAgainstGoodInit) {
   TempDir tmp;
@@ -207,7 +216,7 @@ TEST(RulesCli, SimilarAcrossRunsAgainstGoodInit) {
   ASSERT_EQ(r.status, 0) << r.err;
   Findings got = recorded(db, "pt_bad_init"), want = golden("pt_bad_init.vs_good.findings.json");
   EXPECT_EQ(got, want) << diff(got, want);
-  EXPECT_TRUE(recorded(db, "pt_good_init").empty());   // --trial: the other trial was not evaluated
+  EXPECT_TRUE(recorded(db, "pt_good_init").empty());  // --trial: the other trial was not evaluated
 }
 
 // The rules evaluated while the trial grows, a few steps per ingest, yield the same findings
@@ -217,7 +226,7 @@ TEST(RulesCli, StepByStepWhileTheTrialGrowsEqualsGolden) {
   const fs::path src = kFixtures + "/zoo", live = tmp.path / "zoo";
   fs::create_directories(live);
   fs::copy(src / "collections", live / "collections", fs::copy_options::recursive);
-  std::map<int64_t, std::vector<fs::path>> files;   // step -> its event and index files
+  std::map<int64_t, std::vector<fs::path>> files;  // step -> its event and index files
   for (auto& e : fs::recursive_directory_iterator(src)) {
     if (!e.is_regular_file()) continue;
     std::string top = fs::relative(e.path(), src).begin()->string();
@@ -245,7 +254,7 @@ TEST(RulesCli, StepByStepWhileTheTrialGrowsEqualsGolden) {
   EXPECT_EQ(got, want) << diff(got, want);
   size_t total = 0;
   for (auto& [r, s] : got) total += s.size();
-  EXPECT_EQ(printed, total);   // each finding printed once, when it was new
+  EXPECT_EQ(printed, total);  // each finding printed once, when it was new
 }
 
 // Steps that change after the rules evaluated them give the findings of one evaluation of the
@@ -258,16 +267,17 @@ TEST(RulesCli, StepsLandingLateOrWidenedEqualGolden) {
   const fs::path src = kFixtures + "/zoo", live = tmp.path / "zoo";
   fs::create_directories(live);
   fs::copy(src / "collections", live / "collections", fs::copy_options::recursive);
-  std::map<int64_t, std::vector<fs::path>> files;   // step -> its event and index files
+  std::map<int64_t, std::vector<fs::path>> files;  // step -> its event and index files
   for (auto& e : fs::recursive_directory_iterator(src)) {
     if (!e.is_regular_file()) continue;
     std::string top = fs::relative(e.path(), src).begin()->string();
     if (top != "events" && top != "index") continue;
     files[std::stoll(e.path().filename().string().substr(0, 12))].push_back(fs::relative(e.path(), src));
   }
-  std::vector<int64_t> order;   // 0..39 with each 7th step moved after the next 7
+  std::vector<int64_t> order;  // 0..39 with each 7th step moved after the next 7
   for (auto& [step, unused] : files) order.push_back(step);
-  for (size_t i = 3; i + 7 < order.size(); i += 7) std::rotate(order.begin() + i, order.begin() + i + 1, order.begin() + i + 8);
+  for (size_t i = 3; i + 7 < order.size(); i += 7)
+    std::rotate(order.begin() + i, order.begin() + i + 1, order.begin() + i + 8);
   std::string db = tmp / "t.db", params = zoo_params();
   for (size_t at = 0; at < order.size(); at += 7) {
     for (size_t i = at; i < at + 7 && i < order.size(); ++i)
@@ -276,7 +286,8 @@ TEST(RulesCli, StepsLandingLateOrWidenedEqualGolden) {
         fs::copy_file(src / rel, live / rel);
       }
     const std::string selection = at == 0 ? " --tensors loss" : "";
-    RunResult r = sh(quote(kBin) + " ingest " + quote(live.string()) + " --db " + quote(db) + " --name zoo -q" + selection, tmp);
+    RunResult r =
+        sh(quote(kBin) + " ingest " + quote(live.string()) + " --db " + quote(db) + " --name zoo -q" + selection, tmp);
     ASSERT_EQ(r.status, 0) << r.err;
     r = rules(db, params, tmp);
     ASSERT_EQ(r.status, 0) << r.err;
@@ -299,7 +310,8 @@ TEST(RulesCli, ParamChangesAThresholdAndIsStored) {
   sqlite3* h = nullptr;
   sqlite3_open(db.c_str(), &h);
   {
-    Statement q(h, "SELECT value FROM rule_param WHERE trial IS NULL AND rule = 'vanishing_gradient' AND param = 'threshold'");
+    Statement q(
+        h, "SELECT value FROM rule_param WHERE trial IS NULL AND rule = 'vanishing_gradient' AND param = 'threshold'");
     ASSERT_TRUE(q.step());
     EXPECT_EQ(q.text(0), "1e3");
   }
@@ -308,9 +320,9 @@ TEST(RulesCli, ParamChangesAThresholdAndIsStored) {
   RunResult bad = rules(db, "--param vanishing_gradient.treshold=1", tmp);
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("treshold"), std::string::npos) << bad.err;
-  EXPECT_NE(bad.err.find("threshold"), std::string::npos) << bad.err;   // names the known ones
+  EXPECT_NE(bad.err.find("threshold"), std::string::npos) << bad.err;  // names the known ones
   RunResult nonumber = rules(db, "--rule vanishing_gradient --param vanishing_gradient.threshold=abc", tmp);
-  EXPECT_NE(nonumber.status, 0);   // refused when given, though no step is left to evaluate
+  EXPECT_NE(nonumber.status, 0);  // refused when given, though no step is left to evaluate
   EXPECT_NE(nonumber.err.find("vanishing_gradient.threshold=abc"), std::string::npos) << nonumber.err;
   RunResult badrule = rules(db, "--rule no_such_rule", tmp);
   EXPECT_NE(badrule.status, 0);
@@ -342,7 +354,7 @@ TEST(RulesCli, TreeDepthFromTheDistributionNeverFiresOnNaN) {
   RunResult r = rules(db, "--rule tree_depth --param tree_depth.tensor_regex=trees/Node", tmp);
   ASSERT_EQ(r.status, 0) << r.err;
   Findings got = recorded(db, "trees");
-  const std::set<Key> want = {{0, "trees/Node", "worker_0"}, {0, "trees/Node_int", "worker_0"},
+  const std::set<Key> want = {{0, "trees/Node", "worker_0"},     {0, "trees/Node_int", "worker_0"},
                               {1, "trees/Node_int", "worker_0"}, {2, "trees/Node_int", "worker_0"},
                               {3, "trees/Node_int", "worker_0"}, {4, "trees/Node_int", "worker_0"}};
   EXPECT_EQ(got["tree_depth"], want) << diff(got, {{"tree_depth", want}});
@@ -388,12 +400,14 @@ TEST(RulesCli, HookSavedReductionsBesideRawValuesAreNotTheRulesInput) {
   sqlite3* h = nullptr;
   sqlite3_open(db.c_str(), &h);
   {
-    Statement q(h, "SELECT step, value FROM reductions WHERE tensor = 'gradient/w' AND reduction = 'mean' AND abs ORDER BY step");
+    Statement q(
+        h,
+        "SELECT step, value FROM reductions WHERE tensor = 'gradient/w' AND reduction = 'mean' AND abs ORDER BY step");
     const std::vector<std::pair<int64_t, double>> rows_want = {
         {0, static_cast<double>(1e-9f)}, {1, 1.0}, {2, static_cast<double>(1e-9f)}};
     std::vector<std::pair<int64_t, double>> rows;
     while (q.step()) rows.emplace_back(q.int64(0), q.real(1));
-    EXPECT_EQ(rows, rows_want);   // the hook's at steps 0 and 1
+    EXPECT_EQ(rows, rows_want);  // the hook's at steps 0 and 1
   }
   sqlite3_close(h);
 }
@@ -409,27 +423,31 @@ TEST(RulesCli, ParametersStoredInTheOldTableAreKept) {
   ASSERT_EQ(rules(db, "--rule tree_depth", tmp).status, 0);
   sqlite3* h = nullptr;
   sqlite3_open(db.c_str(), &h);
-  for (const char* sql :
-       {"DROP VIEW rule_params", "DROP INDEX rule_param_key", "DROP INDEX rule_param_by_name",
-        "PRAGMA legacy_alter_table = ON", "ALTER TABLE rule_param RENAME TO rule_params",
-        "CREATE UNIQUE INDEX rule_params_key ON rule_params(ifnull(trial, ''), rule, param)",
-        "CREATE INDEX rule_params_by_name ON rule_params(rule, param, trial)",
-        "CREATE VIEW rule_param AS SELECT rule, param, value FROM rule_params WHERE trial IS NULL",
-        "INSERT INTO rule_params VALUES ('pt_bad_init', 'vanishing_gradient', 'threshold', '1e3')",
-        "DROP TABLE trial_follower", "UPDATE schema_version SET version = 7"})
+  for (const char* sql : {"DROP VIEW rule_params", "DROP INDEX rule_param_key", "DROP INDEX rule_param_by_name",
+                          "PRAGMA legacy_alter_table = ON", "ALTER TABLE rule_param RENAME TO rule_params",
+                          "CREATE UNIQUE INDEX rule_params_key ON rule_params(ifnull(trial, ''), rule, param)",
+                          "CREATE INDEX rule_params_by_name ON rule_params(rule, param, trial)",
+                          "CREATE VIEW rule_param AS SELECT rule, param, value FROM rule_params WHERE trial IS NULL",
+                          "INSERT INTO rule_params VALUES ('pt_bad_init', 'vanishing_gradient', 'threshold', '1e3')",
+                          "DROP TABLE trial_follower", "UPDATE schema_version SET version = 7"})
     ASSERT_EQ(sqlite3_exec(h, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql << ": " << sqlite3_errmsg(h);
   sqlite3_close(h);
 
   RunResult r = rules(db, "--rule vanishing_gradient", tmp);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(recorded(db, "pt_bad_init")["vanishing_gradient"].size(), 6u * 20u);   // threshold 1e3 in effect
+  EXPECT_EQ(recorded(db, "pt_bad_init")["vanishing_gradient"].size(), 6u * 20u);  // threshold 1e3 in effect
   sqlite3_open(db.c_str(), &h);
   {
-    Statement q(h, "SELECT group_concat(type || ' ' || name, ', ') FROM "
-                   "(SELECT type, name FROM sqlite_schema WHERE name LIKE 'rule\\_param%' ESCAPE '\\' ORDER BY name)");
+    Statement q(h,
+                "SELECT group_concat(type || ' ' || name, ', ') FROM "
+                "(SELECT type, name FROM sqlite_schema WHERE name LIKE 'rule\\_param%' ESCAPE '\\' ORDER BY name)");
     ASSERT_TRUE(q.step());
-    EXPECT_EQ(q.text(0), "table rule_param, index rule_param_by_name, table rule_param_declared, index rule_param_key, view rule_params");
-    Statement p(h, "SELECT value FROM rule_param WHERE trial = 'pt_bad_init' AND rule = 'vanishing_gradient' AND param = 'threshold'");
+    EXPECT_EQ(q.text(0),
+              "table rule_param, index rule_param_by_name, table rule_param_declared, index rule_param_key, view "
+              "rule_params");
+    Statement p(h,
+                "SELECT value FROM rule_param WHERE trial = 'pt_bad_init' AND rule = 'vanishing_gradient' AND param = "
+                "'threshold'");
     ASSERT_TRUE(p.step());
     EXPECT_EQ(p.text(0), "1e3");
   }
@@ -457,14 +475,15 @@ TEST(RulesCli, ChangedParameterReevaluatesLikeAFreshDatabase) {
   ASSERT_EQ(rules(db, "", tmp).status, 0);
   const Findings before = recorded(db, "pt_bad_init");
   ASSERT_EQ(before.count("vanishing_gradient"), 0u);
-  const std::string on_finding = " --on-finding " + quote("echo \"$TRIALDB_RULE|$TRIALDB_STEP|$TRIALDB_TENSOR\" >> " + quote(log));
+  const std::string on_finding =
+      " --on-finding " + quote("echo \"$TRIALDB_RULE|$TRIALDB_STEP|$TRIALDB_TENSOR\" >> " + quote(log));
   RunResult r = rules(db, "--param vanishing_gradient.threshold=1e3" + on_finding, tmp);
   ASSERT_EQ(r.status, 0) << r.err;
   ASSERT_EQ(rules(fresh, "--param vanishing_gradient.threshold=1e3", tmp).status, 0);
   const Findings after = recorded(db, "pt_bad_init");
   EXPECT_EQ(after, recorded(fresh, "pt_bad_init")) << diff(after, recorded(fresh, "pt_bad_init"));
   EXPECT_EQ(after.at("vanishing_gradient").size(), 6u * 20u);
-  EXPECT_EQ(after.at("overfit"), before.at("overfit"));   // other rules untouched
+  EXPECT_EQ(after.at("overfit"), before.at("overfit"));  // other rules untouched
   auto lines = [&] {
     std::ifstream in(log);
     size_t n = 0;
@@ -498,22 +517,25 @@ TEST(RulesCli, ListSummaryAndAll) {
   EXPECT_NE(bare.out.find("vanishing_gradient,batch,threshold,real,1e-7,"), std::string::npos) << bare.out;
   EXPECT_NE(bare.out.find("stalled_training,clock,threshold,real,1800,"), std::string::npos) << bare.out;
   EXPECT_NE(bare.out.find("similar_across_runs,batch,other_trial,trial,,"), std::string::npos) << bare.out;
-  ASSERT_EQ(rules(db, "--trial pt_bad_init --rule vanishing_gradient --param vanishing_gradient.threshold=0.5", tmp).status, 0);
+  ASSERT_EQ(
+      rules(db, "--trial pt_bad_init --rule vanishing_gradient --param vanishing_gradient.threshold=0.5", tmp).status,
+      0);
   ASSERT_EQ(rules(db, "--rule dead_relu --param dead_relu.threshold_layer=40", tmp).status, 0);
   const int64_t before = count_findings(db);
   RunResult list = rules(db, "--list --json", tmp);
   ASSERT_EQ(list.status, 0) << list.err;
   std::map<std::string, nlohmann::json> rows;
-  for (const auto& row : nlohmann::json::parse(list.out)) rows[row["rule"].get<std::string>() + "." + row["param"].get<std::string>()] = row;
-  EXPECT_EQ(rows.size(), 75u);   // the built-in rules' parameters
+  for (const auto& row : nlohmann::json::parse(list.out))
+    rows[row["rule"].get<std::string>() + "." + row["param"].get<std::string>()] = row;
+  EXPECT_EQ(rows.size(), 75u);  // the built-in rules' parameters
   EXPECT_EQ(rows["vanishing_gradient.threshold"]["value"], "1e-7");
   EXPECT_EQ(rows["vanishing_gradient.threshold"]["per_trial"], "pt_bad_init=0.5");
   EXPECT_EQ(rows["dead_relu.threshold_layer"]["value"], "40");
   EXPECT_EQ(rows["dead_relu.threshold_layer"]["default"], "50.0");
   EXPECT_EQ(rows["weight_update_ratio.num_steps"]["type"], "integer|none");
   EXPECT_FALSE(rows["overfit.patience"]["meaning"].get<std::string>().empty());
-  EXPECT_EQ(count_findings(db), before);   // --list evaluates nothing
-  EXPECT_NE(rules(db, "--list --param vanishing_gradient.threshold=1", tmp).status, 0);   // and stores nothing
+  EXPECT_EQ(count_findings(db), before);                                                 // --list evaluates nothing
+  EXPECT_NE(rules(db, "--list --param vanishing_gradient.threshold=1", tmp).status, 0);  // and stores nothing
   ASSERT_EQ(rules(db, "", tmp).status, 0);
   const int64_t n = count_findings(db);
   ASSERT_GT(n, 0);
@@ -558,15 +580,16 @@ TEST(RulesCli, SelectionMatchingNoTensorIsNotedOnce) {
   ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
   RunResult first = rules(db, "--rule dead_relu --rule exploding_tensor", tmp);
   ASSERT_EQ(first.status, 0) << first.err;
-  const std::string note = "note: dead_relu on trial pt_bad_init: tensor_regex '.*relu_output' matches none of its 21 tensors";
+  const std::string note =
+      "note: dead_relu on trial pt_bad_init: tensor_regex '.*relu_output' matches none of its 21 tensors";
   EXPECT_NE(first.err.find(note), std::string::npos) << first.err;
-  EXPECT_EQ(first.err.find(note), first.err.rfind(note)) << first.err;   // once, not per step
+  EXPECT_EQ(first.err.find(note), first.err.rfind(note)) << first.err;  // once, not per step
   // It names the closest tensors, and the parameter that selects them.
   EXPECT_NE(first.err.find("; the closest names are 'relu0_output_0', 'relu1_output_0' (select them with "
                            "--param dead_relu.tensor_regex='^relu0_output_0$,^relu1_output_0$')"),
             std::string::npos)
       << first.err;
-  EXPECT_EQ(first.err.find("exploding_tensor on"), std::string::npos) << first.err;   // all tensors: nothing to note
+  EXPECT_EQ(first.err.find("exploding_tensor on"), std::string::npos) << first.err;  // all tensors: nothing to note
   RunResult matching = rules(db, "--rule dead_relu --rerun --param 'dead_relu.tensor_regex=relu\\d_output'", tmp);
   ASSERT_EQ(matching.status, 0) << matching.err;
   EXPECT_EQ(matching.err.find("note:"), std::string::npos) << matching.err;
@@ -579,13 +602,14 @@ TEST(RulesCli, CustomRulesAreTheViewsTheFileCreated) {
   TempDir tmp;
   const std::string db = tmp / "t.db", file = tmp / "mine.sql";
   ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
-  std::ofstream(file) << "-- @rule big_loss batch\n"
-                         "-- @param threshold real 10 a mean loss above this is a finding\n"
-                         "-- CREATE VIEW rule_commented_out AS SELECT 1;\n"
-                         "CREATE /* mine */ VIEW rule_big_loss AS SELECT trial, step, tensor, worker, "
-                         "tensor_reduce(value, 'mean') AS value, 'loss above 10' AS message "
-                         "FROM rule_now CROSS JOIN rule_big_loss_cfg AS cfg "
-                         "WHERE tensor = 'CrossEntropyLoss_output_0' AND tensor_reduce(value, 'mean') > cfg.threshold;\n";
+  std::ofstream(file)
+      << "-- @rule big_loss batch\n"
+         "-- @param threshold real 10 a mean loss above this is a finding\n"
+         "-- CREATE VIEW rule_commented_out AS SELECT 1;\n"
+         "CREATE /* mine */ VIEW rule_big_loss AS SELECT trial, step, tensor, worker, "
+         "tensor_reduce(value, 'mean') AS value, 'loss above 10' AS message "
+         "FROM rule_now CROSS JOIN rule_big_loss_cfg AS cfg "
+         "WHERE tensor = 'CrossEntropyLoss_output_0' AND tensor_reduce(value, 'mean') > cfg.threshold;\n";
   for (int load = 0; load < 2; ++load) {
     RunResult r = rules(db, "--rule-file " + quote(file) + " --rule big_loss --rerun", tmp);
     ASSERT_EQ(r.status, 0) << r.err;
@@ -596,7 +620,8 @@ TEST(RulesCli, CustomRulesAreTheViewsTheFileCreated) {
   RunResult list = rules(db, "--list --csv", tmp);
   EXPECT_EQ(list.out.find("commented_out"), std::string::npos) << list.out;
   EXPECT_EQ(list.out.find("big_loss_cfg"), std::string::npos) << list.out;
-  EXPECT_NE(list.out.find("big_loss,batch,threshold,real,10,a mean loss above this is a finding,10,"), std::string::npos)
+  EXPECT_NE(list.out.find("big_loss,batch,threshold,real,10,a mean loss above this is a finding,10,"),
+            std::string::npos)
       << list.out;
   RunResult bad = rules(db, "--param big_loss.threshold=0x10", tmp);
   EXPECT_EQ(bad.status, 1);
@@ -651,12 +676,17 @@ TEST(RulesCli, BadParametersAreRefusedAndNothingIsStored) {
     EXPECT_NE(r.status, 0) << setting;
     EXPECT_NE(r.err.find(setting), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
-    EXPECT_EQ(params(), stored) << setting;   // the good one before it was not stored either
+    EXPECT_EQ(params(), stored) << setting;  // the good one before it was not stored either
   }
   // The types are the declarations', not what was stored since.
-  ASSERT_EQ(rules(db, "--param exploding_tensor.only_nan=True --param tensor_variance.max_threshold=inf", tmp).status, 0);
-  EXPECT_EQ(rules(db, "--param exploding_tensor.only_nan=false --param weight_update_ratio.num_steps=3 "
-                      "--param similar_across_runs.other_trial=dist2", tmp).status, 0);
+  ASSERT_EQ(rules(db, "--param exploding_tensor.only_nan=True --param tensor_variance.max_threshold=inf", tmp).status,
+            0);
+  EXPECT_EQ(rules(db,
+                  "--param exploding_tensor.only_nan=false --param weight_update_ratio.num_steps=3 "
+                  "--param similar_across_runs.other_trial=dist2",
+                  tmp)
+                .status,
+            0);
 }
 
 // SageMaker Debugger's example custom rule (mean |gradient| above a threshold), written in SQL as
@@ -676,11 +706,13 @@ TEST(RulesCli, CustomRuleFileRunsLikeABuiltInRule) {
     ASSERT_NE(start, std::string::npos);
     const size_t body = start + 7, end = md.find("```", body);
     std::string sql = md.substr(body, end - body);
-    EXPECT_LE(std::count(sql.begin(), sql.end(), '\n'), 9) << sql;   // the declaration + at most 7 lines of SQL
+    EXPECT_LE(std::count(sql.begin(), sql.end(), '\n'), 9) << sql;  // the declaration + at most 7 lines of SQL
     for (size_t at; (at = sql.find("custom_gradient")) != std::string::npos;) sql.replace(at, 15, "large_gradient");
     std::ofstream(rule) << sql;
   }
-  RunResult r = rules(db, "--rule-file " + quote(rule) + " --rule large_gradient --exit-code --param large_gradient.threshold=0.01", tmp);
+  RunResult r = rules(
+      db, "--rule-file " + quote(rule) + " --rule large_gradient --exit-code --param large_gradient.threshold=0.01",
+      tmp);
   ASSERT_EQ(r.status, 3) << r.err;
 
   // The same answer straight from the public views.
@@ -720,7 +752,11 @@ TEST(RulesCli, OnFindingRunsOncePerNewFindingWithItsEnvironment) {
   TempDir tmp;
   std::string db = tmp / "t.db", log = tmp / "log.txt";
   ingest(kFixtures + "/core_dtypes", db, "core_dtypes", tmp);
-  std::string cmd = "echo \"$TRIALDB_TRIAL|$TRIALDB_RULE|$TRIALDB_STEP|$TRIALDB_MODE|$TRIALDB_MODE_STEP|$TRIALDB_TENSOR|$TRIALDB_WORKER|$TRIALDB_VALUE\" >> " + quote(log);
+  std::string cmd =
+      "echo "
+      "\"$TRIALDB_TRIAL|$TRIALDB_RULE|$TRIALDB_STEP|$TRIALDB_MODE|$TRIALDB_MODE_STEP|$TRIALDB_TENSOR|$TRIALDB_WORKER|$"
+      "TRIALDB_VALUE\" >> " +
+      quote(log);
   RunResult r = rules(db, "--exit-code --on-finding " + quote(cmd), tmp);
   EXPECT_EQ(r.status, 3) << r.err;
   std::ifstream in(log);
@@ -772,7 +808,7 @@ TEST(StalledTraining, FiresOnceOnALiveTrialThatStopsGrowingAndNeverOnAnEndedOne)
   opt.params = {"stalled_training.threshold=60"};
   opt.clock = [&] { return now; };
   trialdb::rules::RuleRunner runner(db, opt);
-  EXPECT_TRUE(runner.evaluate_new_steps().empty());   // progress is seen now
+  EXPECT_TRUE(runner.evaluate_new_steps().empty());  // progress is seen now
   now += 59;
   EXPECT_TRUE(runner.evaluate_new_steps().empty());
   now += 2;
@@ -780,11 +816,11 @@ TEST(StalledTraining, FiresOnceOnALiveTrialThatStopsGrowingAndNeverOnAnEndedOne)
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].trial, "live");
   EXPECT_EQ(f[0].rule, "stalled_training");
-  EXPECT_EQ(f[0].step, 6);               // the last complete step
+  EXPECT_EQ(f[0].step, 6);  // the last complete step
   EXPECT_EQ(f[0].tensor, "no_progress");
   EXPECT_DOUBLE_EQ(*f[0].value, 61.0);
   now += 1000;
-  EXPECT_TRUE(runner.evaluate_new_steps().empty());   // recorded once per stalled step
+  EXPECT_TRUE(runner.evaluate_new_steps().empty());  // recorded once per stalled step
 
   // The trial grows again: the clock restarts from the new last step.
   for (size_t i = 0; i < held.size(); ++i) fs::rename(stash / std::to_string(i), held[i]);

@@ -115,8 +115,9 @@ TEST(S3Config, MissingOrPartialCredentialsAreClearErrors) {
   std::string no_secret = error_of([] { resolve_s3_config({}, fake_env({{"AWS_ACCESS_KEY_ID", "AKID"}})); });
   EXPECT_NE(no_secret.find("AWS_SECRET_ACCESS_KEY is not"), std::string::npos) << no_secret;
 
-  std::string no_key =
-      error_of([] { resolve_s3_config({}, fake_env({{"AWS_SECRET_ACCESS_KEY", "hush-hush-value"}})); });
+  std::string no_key = error_of([] {
+    resolve_s3_config({}, fake_env({{"AWS_SECRET_ACCESS_KEY", "hush-hush-value"}}));
+  });
   EXPECT_NE(no_key.find("AWS_ACCESS_KEY_ID is not"), std::string::npos) << no_key;
   EXPECT_EQ(no_key.find("hush-hush-value"), std::string::npos) << "a secret leaked into: " << no_key;
 
@@ -149,18 +150,19 @@ FileLookup fake_files(std::map<std::string, std::string> files) {
 }
 
 TEST(AwsSharedConfig, IniSections) {
-  const char* text = "# comment\n[default]\nregion = eu-west-1\n\n[profile dev]\n ; note\n"
-                     "  Region=us-west-2  \nbad line\n[empty]\n";
+  const char* text =
+      "# comment\n[default]\nregion = eu-west-1\n\n[profile dev]\n ; note\n"
+      "  Region=us-west-2  \nbad line\n[empty]\n";
   auto d = ini_section(text, "default");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->at("region"), "eu-west-1");
   auto dev = ini_section(text, "profile dev");
   ASSERT_TRUE(dev);
-  EXPECT_EQ(dev->at("region"), "us-west-2");   // keys lower-cased, values trimmed
+  EXPECT_EQ(dev->at("region"), "us-west-2");  // keys lower-cased, values trimmed
   EXPECT_EQ(dev->size(), 1u);
   ASSERT_TRUE(ini_section(text, "empty"));
   EXPECT_TRUE(ini_section(text, "empty")->empty());
-  EXPECT_FALSE(ini_section(text, "dev"));       // the config file's [profile dev] is not [dev]
+  EXPECT_FALSE(ini_section(text, "dev"));  // the config file's [profile dev] is not [dev]
 }
 
 // What the environment leaves unset comes from ~/.aws: the default profile, or AWS_PROFILE's;
@@ -170,8 +172,9 @@ TEST(S3Config, CredentialsAndRegionFromTheSharedFiles) {
       {"/home/u/.aws/credentials",
        "[default]\naws_access_key_id = AKDEFAULT\naws_secret_access_key = default-secret\n"
        "[dev]\naws_access_key_id=AKDEV\naws_secret_access_key=dev-secret\naws_session_token=dev-token\n"},
-      {"/home/u/.aws/config", "[default]\nregion = eu-west-1\n[profile dev]\nregion = ap-south-1\n"
-                              "[profile cfgonly]\naws_access_key_id = AKCFG\naws_secret_access_key = cfg-secret\n"}};
+      {"/home/u/.aws/config",
+       "[default]\nregion = eu-west-1\n[profile dev]\nregion = ap-south-1\n"
+       "[profile cfgonly]\naws_access_key_id = AKCFG\naws_secret_access_key = cfg-secret\n"}};
   S3Config d = resolve_s3_config({}, fake_env({{"HOME", "/home/u"}}), fake_files(files));
   EXPECT_EQ(d.access_key_id, "AKDEFAULT");
   EXPECT_EQ(d.secret_access_key, "default-secret");
@@ -197,10 +200,10 @@ TEST(S3Config, CredentialsAndRegionFromTheSharedFiles) {
   EXPECT_EQ(e.region, "sa-east-1");
 
   // AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE move the files.
-  S3Config moved = resolve_s3_config(
-      {}, fake_env({{"AWS_SHARED_CREDENTIALS_FILE", "/etc/c"}, {"AWS_CONFIG_FILE", "/etc/f"}}),
-      fake_files({{"/etc/c", "[default]\naws_access_key_id=A2\naws_secret_access_key=S2\n"},
-                  {"/etc/f", "[default]\nregion=us-east-2\n"}}));
+  S3Config moved =
+      resolve_s3_config({}, fake_env({{"AWS_SHARED_CREDENTIALS_FILE", "/etc/c"}, {"AWS_CONFIG_FILE", "/etc/f"}}),
+                        fake_files({{"/etc/c", "[default]\naws_access_key_id=A2\naws_secret_access_key=S2\n"},
+                                    {"/etc/f", "[default]\nregion=us-east-2\n"}}));
   EXPECT_EQ(moved.access_key_id, "A2");
   EXPECT_EQ(moved.region, "us-east-2");
 }
@@ -215,7 +218,8 @@ TEST(S3Config, SharedFileErrorsNameProfileAndFilesNeverSecrets) {
   };
   std::string missing = err({{"AWS_PROFILE", "nope"}});
   EXPECT_NE(missing.find("AWS profile 'nope' (AWS_PROFILE) is not in /home/u/.aws/credentials or /home/u/.aws/config"),
-            std::string::npos) << missing;
+            std::string::npos)
+      << missing;
   std::string half = err({{"AWS_PROFILE", "half"}});
   EXPECT_NE(half.find("incomplete AWS credentials in AWS profile 'half'"), std::string::npos) << half;
   EXPECT_NE(half.find("aws_access_key_id is missing"), std::string::npos) << half;
@@ -223,7 +227,7 @@ TEST(S3Config, SharedFileErrorsNameProfileAndFilesNeverSecrets) {
   std::string sso = err({{"AWS_PROFILE", "sso"}});
   EXPECT_NE(sso.find("gets its credentials through sso_session, which trialdb does not support"), std::string::npos)
       << sso;
-  std::string none = err({});   // no [default] anywhere
+  std::string none = err({});  // no [default] anywhere
   EXPECT_NE(none.find("no AWS credentials"), std::string::npos) << none;
   EXPECT_NE(none.find("under profile 'default'"), std::string::npos) << none;
 }

@@ -23,7 +23,7 @@ using test::StubRequest;
 
 constexpr const char* kKey = "AKIDEXAMPLE";
 constexpr const char* kSecret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
-constexpr size_t kPart = 1000;   // the stub does not hold parts to S3's 5 MiB minimum
+constexpr size_t kPart = 1000;  // the stub does not hold parts to S3's 5 MiB minimum
 
 // Path-style S3 for one bucket that takes PutObject and the multipart calls, and serves GET.
 struct UploadS3 {
@@ -45,7 +45,8 @@ struct UploadS3 {
     if (r.method == "POST" && query == "uploads=")
       return {200, "<InitiateMultipartUploadResult><UploadId>up/1+x</UploadId></InitiateMultipartUploadResult>", {}};
     if (r.method == "PUT" && query.rfind("partNumber=", 0) == 0) {
-      if (fail_first_part_puts > 0 && --fail_first_part_puts >= 0) return {503, "<Error><Code>SlowDown</Code></Error>", {}};
+      if (fail_first_part_puts > 0 && --fail_first_part_puts >= 0)
+        return {503, "<Error><Code>SlowDown</Code></Error>", {}};
       const int n = std::stoi(query.substr(11));
       if (hang_parts) return StubReply{200, "", {}, 0, true};
       parts[n] = r.body;
@@ -88,7 +89,8 @@ class S3UploadTest : public ::testing::Test {
     return resolve_s3_config(o);
   }
   static void expect_signed(const StubHttpServer& server) {
-    for (const StubRequest& r : server.requests()) EXPECT_EQ(test::check_sigv4(r, kSecret), "") << r.method << " " << r.target;
+    for (const StubRequest& r : server.requests())
+      EXPECT_EQ(test::check_sigv4(r, kSecret), "") << r.method << " " << r.target;
   }
   test::ScopedEnv env_;
 };
@@ -114,7 +116,7 @@ TEST_F(S3UploadTest, ASmallObjectIsOneSignedPut) {
 
 TEST_F(S3UploadTest, ALargeObjectIsAMultipartUploadOfOrderedParts) {
   UploadS3 s3;
-  s3.fail_first_part_puts = 1;   // the first part's first try answers 503 SlowDown: retried
+  s3.fail_first_part_puts = 1;  // the first part's first try answers 503 SlowDown: retried
   StubHttpServer server(std::ref(s3));
   const S3Config cfg = config(server);
   S3Http http(cfg);
@@ -128,7 +130,7 @@ TEST_F(S3UploadTest, ALargeObjectIsAMultipartUploadOfOrderedParts) {
   ASSERT_EQ(s3.parts.size(), 3u);
   EXPECT_EQ(s3.parts[3].size(), 500u);
   const auto reqs = server.requests();
-  ASSERT_GE(reqs.size(), 6u);   // create, 3 parts (one retried), complete
+  ASSERT_GE(reqs.size(), 6u);  // create, 3 parts (one retried), complete
   EXPECT_EQ(reqs.front().target, "/bkt/big?uploads=");
   EXPECT_EQ(reqs[1].target, "/bkt/big?partNumber=1&uploadId=up%2F1%2Bx");
   const StubRequest& complete = reqs.back();
@@ -209,7 +211,7 @@ TEST_F(S3UploadTest, AServerThatStopsAnsweringIsLeftAfterTheIdleTimeout) {
   o.retry_base = std::chrono::milliseconds(5);
   o.retry_cap = std::chrono::milliseconds(20);
   o.max_attempts = 2;
-  o.request_timeout = std::chrono::milliseconds(120000);   // the idle timeout must end it, not this
+  o.request_timeout = std::chrono::milliseconds(120000);  // the idle timeout must end it, not this
   o.idle_timeout = std::chrono::milliseconds(1000);
   const S3Config cfg = resolve_s3_config(o);
   S3Http http(cfg);
@@ -223,8 +225,8 @@ TEST_F(S3UploadTest, AServerThatStopsAnsweringIsLeftAfterTheIdleTimeout) {
 
 TEST_F(S3UploadTest, RefusedUploadsNameTheObjectNeverTheSecret) {
   StubHttpServer server([](const StubRequest&) {
-    return StubReply{403, std::string("<Error><Code>AccessDenied</Code><Message>denied for ") + kSecret +
-                              "</Message></Error>", {}};
+    return StubReply{
+        403, std::string("<Error><Code>AccessDenied</Code><Message>denied for ") + kSecret + "</Message></Error>", {}};
   });
   const S3Config cfg = config(server);
   S3Http http(cfg);

@@ -50,17 +50,17 @@ TEST(S3Xml, NamespacePrefixesCommentsAndCdata) {
 
 TEST(S3Xml, RejectsMalformedListings) {
   const char* bad[] = {
-      "",                                                                              // no root
-      "<ListBucketResult><Contents><Key>a</Key><Size>1</Size></Contents>",              // unclosed
-      "<ListBucketResult><Contents><Key>a</Key></Contents></ListBucketResult>",         // no Size
+      "",                                                                        // no root
+      "<ListBucketResult><Contents><Key>a</Key><Size>1</Size></Contents>",       // unclosed
+      "<ListBucketResult><Contents><Key>a</Key></Contents></ListBucketResult>",  // no Size
       "<ListBucketResult><Contents><Key>a</Key><Size>x1</Size></Contents></ListBucketResult>",
       "<ListBucketResult><Contents><Key>a&bogus;</Key><Size>1</Size></Contents></ListBucketResult>",
       "<ListBucketResult><Contents><Key>a&amp</Key><Size>1</Size></Contents></ListBucketResult>",
       "<ListBucketResult><Contents><Key>&#xD800;</Key><Size>1</Size></Contents></ListBucketResult>",
       "<ListBucketResult><IsTruncated>maybe</IsTruncated></ListBucketResult>",
-      "<ListBucketResult><Contents></Key></Contents></ListBucketResult>",               // bad nesting
-      "<Error><Code>AccessDenied</Code></Error>",                                       // wrong root
-      "<ListBucketResult></ListBucketResult><ListBucketResult></ListBucketResult>",     // two roots
+      "<ListBucketResult><Contents></Key></Contents></ListBucketResult>",            // bad nesting
+      "<Error><Code>AccessDenied</Code></Error>",                                    // wrong root
+      "<ListBucketResult></ListBucketResult><ListBucketResult></ListBucketResult>",  // two roots
   };
   for (const char* xml : bad) EXPECT_THROW(parse_list_objects_v2(xml), Error) << xml;
 }

@@ -150,8 +150,7 @@ void StubHttpServer::serve(int fd) {
     StubReply reply = handler_(req);
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (reply.hang)
-        stop_cv_.wait(lock, [this] { return stopping_.load(); });
+      if (reply.hang) stop_cv_.wait(lock, [this] { return stopping_.load(); });
       else if (reply.delay_ms > 0)
         stop_cv_.wait_for(lock, std::chrono::milliseconds(reply.delay_ms), [this] { return stopping_.load(); });
       --concurrent_;

@@ -15,7 +15,7 @@ namespace trialdb::test {
 
 struct StubRequest {
   std::string method;
-  std::string target;                         // path and query, as sent
+  std::string target;                          // path and query, as sent
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;                            // Content-Length bytes after the head (uploads)
 };
@@ -24,8 +24,8 @@ struct StubReply {
   int status = 200;
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
-  int delay_ms = 0;     // wait before answering
-  bool hang = false;    // never answer (until the server stops)
+  int delay_ms = 0;          // wait before answering
+  bool hang = false;         // never answer (until the server stops)
   long content_length = -1;  // >= 0: claim this Content-Length whatever the body (a lying server)
 };
 

@@ -34,8 +34,9 @@ void make_version_7(const std::string& path) {
   db.exec("CREATE UNIQUE INDEX rule_params_key ON rule_params(ifnull(trial, ''), rule, param)");
   db.exec("INSERT INTO rule_params VALUES (NULL, 'overfit', 'patience', '3')");
   db.exec("CREATE VIEW rule_param AS SELECT * FROM rule_params");
-  db.exec("CREATE TABLE rule_progress (trial TEXT NOT NULL, rule TEXT NOT NULL, step INTEGER, PRIMARY KEY (trial, rule)) "
-          "WITHOUT ROWID");
+  db.exec(
+      "CREATE TABLE rule_progress (trial TEXT NOT NULL, rule TEXT NOT NULL, step INTEGER, PRIMARY KEY (trial, rule)) "
+      "WITHOUT ROWID");
   db.exec("INSERT INTO rule_progress VALUES ('t', 'overfit', 1)");
   db.exec("UPDATE schema_version SET version = 7");
 }
@@ -79,7 +80,8 @@ TEST(Migrations, VersionsWithoutAPathAreRefusedUnchanged) {
         Database db(path, mode);
         ADD_FAILURE() << "opened version " << version;
       } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("schema version " + std::to_string(version)), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("schema version " + std::to_string(version)), std::string::npos)
+            << e.what();
       }
     }
     sqlite3* raw = nullptr;

@@ -29,7 +29,7 @@ TEST(PyRegex, SearchSemanticsAndLookahead) {
   auto loss = compiled("[Ll]oss_(?!input).*output");
   EXPECT_TRUE(loss->search("CrossEntropyLoss_output_0"));
   auto unanchored = compiled("relu");
-  EXPECT_TRUE(unanchored->search("layer0_relu_output"));   // search, not match
+  EXPECT_TRUE(unanchored->search("layer0_relu_output"));  // search, not match
   auto z = compiled("abc\\Z");
   EXPECT_TRUE(z->search("xabc"));
   EXPECT_FALSE(z->search("abc\n"));

@@ -34,13 +34,16 @@ void add_trial(Database& db, int64_t id, const std::string& name, int values = 1
   db.exec("INSERT INTO tensor(tensor_id, trial_id, name) VALUES (" + i + ", " + i + ", 'w')");
   for (int v = 0; v < values; ++v) {
     const std::string vid = std::to_string(id * 1000 + v);
-    db.exec("INSERT INTO value_blob(value_id, data) VALUES (" + vid + ", zeroblob(" + std::to_string(kBlobBytes) + "))");
-    db.exec("INSERT INTO value(trial_id, tensor_id, tensor_step, step_offset, worker_id, value_id) VALUES (" + i + ", " + i +
-            ", " + std::to_string(v) + ", 0, " + i + ", " + vid + ")");
+    db.exec("INSERT INTO value_blob(value_id, data) VALUES (" + vid + ", zeroblob(" + std::to_string(kBlobBytes) +
+            "))");
+    db.exec("INSERT INTO value(trial_id, tensor_id, tensor_step, step_offset, worker_id, value_id) VALUES (" + i +
+            ", " + i + ", " + std::to_string(v) + ", 0, " + i + ", " + vid + ")");
   }
   db.exec("INSERT INTO value_histogram(histogram_id, buckets) VALUES (" + i + ", '{}')");
-  db.exec("INSERT INTO value_distribution(tensor_id, tensor_step, step_offset, worker_id, nan, pos_inf, neg_inf, zero, "
-          "negative, positive, histogram_id) VALUES (" + i + ", 0, 0, " + i + ", 0, 0, 0, 0, 0, 1, " + i + ")");
+  db.exec(
+      "INSERT INTO value_distribution(tensor_id, tensor_step, step_offset, worker_id, nan, pos_inf, neg_inf, zero, "
+      "negative, positive, histogram_id) VALUES (" +
+      i + ", 0, 0, " + i + ", 0, 0, 0, 0, 0, 1, " + i + ")");
   db.exec("INSERT INTO collection(collection_id, trial_id, name, definition) VALUES (" + i + ", " + i + ", 'c', '{}')");
   db.exec("INSERT INTO collection_member VALUES (" + i + ", " + i + ")");
   db.exec("INSERT INTO event_file(trial_id, path) VALUES (" + i + ", 'e')");
@@ -171,7 +174,7 @@ TEST(FollowerClaim, ACrashedFollowersClaimExpires) {
   pid_t child = fork();
   if (child == 0) {
     Database own(dir / "t.db", OpenMode::kExisting);
-    HeldClaim* leaked = new HeldClaim(own, 1);   // never destroyed: as a crash leaves it
+    HeldClaim* leaked = new HeldClaim(own, 1);  // never destroyed: as a crash leaves it
     (void)leaked;
     _exit(0);
   }
@@ -179,7 +182,7 @@ TEST(FollowerClaim, ACrashedFollowersClaimExpires) {
   waitpid(child, &status, 0);
   ASSERT_EQ(count(db, "SELECT count(*) FROM trial_follower WHERE trial_id = 1"), 1);
   EXPECT_TRUE(live_followers(db, 1).empty());
-  EXPECT_EQ(count(db, "SELECT count(*) FROM trial_follower"), 0);   // deleted by who found it
+  EXPECT_EQ(count(db, "SELECT count(*) FROM trial_follower"), 0);  // deleted by who found it
   // Another host's claim lives while its heartbeat is recent.
   db.exec("INSERT INTO trial_follower VALUES (2, 'elsewhere', 1, 0, 0, (julianday('now') - 2440587.5) * 86400)");
   EXPECT_EQ(live_followers(db, 2).size(), 1u);
@@ -192,7 +195,7 @@ TEST(FollowerClaim, ACrashedFollowersClaimExpires) {
 TEST(FollowerClaim, AClaimOnARemovedTrialIsNotHeld) {
   TempDir dir;
   Database db(dir / "t.db");
-  HeldClaim claim(db, 7);   // no trial 7
+  HeldClaim claim(db, 7);  // no trial 7
   EXPECT_FALSE(claim.held());
 }
 
@@ -202,7 +205,7 @@ TEST(Compaction, GivesTheSpaceOfARemovedTrialBack) {
   add_rule_tables(db);
   {
     Transaction tx(db);
-    add_trial(db, 1, "big", 200);   // 200 blobs of 64 KiB
+    add_trial(db, 1, "big", 200);  // 200 blobs of 64 KiB
     add_trial(db, 2, "small");
     tx.commit();
   }

@@ -46,9 +46,8 @@ TEST(ValueBlob, CompressionShrinksZeros) {
 TEST(ValueBlob, HalfPrecision) {
   EXPECT_EQ(half_to_float(0x3c00), 1.0f);
   EXPECT_EQ(half_to_float(0xc000), -2.0f);
-  EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0f, -24));   // smallest subnormal
+  EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
   EXPECT_TRUE(std::isinf(half_to_float(0x7c00)));
   EXPECT_TRUE(std::isnan(half_to_float(0x7e00)));
   EXPECT_EQ(bfloat16_to_float(0x3f80), 1.0f);
 }
-

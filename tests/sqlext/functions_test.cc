@@ -35,7 +35,8 @@ TEST_F(Fn, CompressedBlobsDecode) {
   uint64_t raw = uint64_t{1} << 39;
   std::memcpy(forged.data() + 12, &raw, 8);
   EXPECT_TRUE(starts_with(c.q("SELECT tensor_numel(?1)", {forged}), "ERROR: tensor_numel: argument 1: compressed"));
-  EXPECT_TRUE(starts_with(c.q("SELECT count(*) FROM tensor_each(?1)", {forged}), "ERROR: tensor_each: argument 1: compressed"));
+  EXPECT_TRUE(
+      starts_with(c.q("SELECT count(*) FROM tensor_each(?1)", {forged}), "ERROR: tensor_each: argument 1: compressed"));
 }
 
 TEST_F(Fn, Reduce) {
@@ -61,20 +62,22 @@ TEST_F(Fn, Reduce) {
   EXPECT_EQ(q("SELECT tensor_reduce(tensor_from_json('[]'), 'sum')"), "NULL");
   EXPECT_EQ(q("SELECT tensor_reduce(tensor_from_json('[1, Infinity]'), 'max')"), "Inf");
   EXPECT_EQ(q("SELECT tensor_reduce(tensor_from_json('[1]'), 'median')"),
-            "ERROR: tensor_reduce: unknown reduction 'median' (expected one of min, max, mean, prod, std, variance, sum, l1, l2)");
+            "ERROR: tensor_reduce: unknown reduction 'median' (expected one of min, max, mean, prod, std, variance, "
+            "sum, l1, l2)");
 }
 
 TEST_F(Fn, ReduceAxisAndArgmax) {
   const std::string m = "tensor_from_json('[[1,5,2],[7,0,1]]')";
   EXPECT_EQ(q("SELECT tensor_json(tensor_reduce_axis(" + m + ", 'sum', 0))"), "[8,5,3]");
   EXPECT_EQ(q("SELECT tensor_json(tensor_reduce_axis(" + m + ", 'max', -1))"), "[5,7]");
-  EXPECT_EQ(q("SELECT tensor_json(tensor_reduce_axis(" + m + ", 'mean', 1))"), "[2.6666666666666665,2.6666666666666665]");
+  EXPECT_EQ(q("SELECT tensor_json(tensor_reduce_axis(" + m + ", 'mean', 1))"),
+            "[2.6666666666666665,2.6666666666666665]");
   EXPECT_EQ(q("SELECT tensor_shape(tensor_reduce_axis(tensor_from_json('[1,2]'), 'sum', 0))"), "[]");
   EXPECT_EQ(q("SELECT tensor_reduce_axis(" + m + ", 'sum', 2)"),
             "ERROR: tensor_reduce_axis: axis 2 is out of range for a 2-d tensor");
   EXPECT_EQ(q("SELECT tensor_argmax(" + m + ")"), "3");
   EXPECT_EQ(q("SELECT tensor_argmax(tensor_from_json('[1, NaN, 9]'))"), "1");  // numpy: first NaN
-  EXPECT_EQ(q("SELECT tensor_argmax(tensor_from_json('[3, 3]'))"), "0");        // first maximum
+  EXPECT_EQ(q("SELECT tensor_argmax(tensor_from_json('[3, 3]'))"), "0");       // first maximum
   EXPECT_EQ(q("SELECT tensor_json(tensor_argmax(" + m + ", 1))"), "[1,0]");
   EXPECT_EQ(q("SELECT tensor_json(tensor_argmax(" + m + ", 0))"), "[1,0,0]");
   EXPECT_EQ(q("SELECT tensor_argmax(tensor_from_json('[]'))"), "ERROR: tensor_argmax: argmax of an empty tensor");
@@ -109,7 +112,8 @@ TEST_F(Fn, JsonAndAt) {
 TEST_F(Fn, FromJsonErrors) {
   EXPECT_EQ(q("SELECT tensor_from_json('[[1,2],[3]]')"),
             "ERROR: tensor_from_json: element 2 ([3]): ragged array (shape differs from the first element's)");
-  EXPECT_EQ(q("SELECT tensor_from_json('[256]', 'uint8')"), "ERROR: tensor_from_json: element 0 (256): out of range for the dtype");
+  EXPECT_EQ(q("SELECT tensor_from_json('[256]', 'uint8')"),
+            "ERROR: tensor_from_json: element 0 (256): out of range for the dtype");
   EXPECT_EQ(q("SELECT tensor_from_json('[1.5]', 'int32')"), "ERROR: tensor_from_json: element 0 (1.5): not an integer");
   EXPECT_EQ(q("SELECT tensor_from_json('[1', 'int32')"), "ERROR: tensor_from_json: argument 1 is not valid JSON");
   EXPECT_EQ(q("SELECT tensor_from_json('[1]', 'int3')"), "ERROR: tensor_from_json: unknown dtype 'int3'");
@@ -155,12 +159,15 @@ TEST_F(Fn, PercentileAndHistogram) {
   EXPECT_EQ(q("SELECT tensor_histogram(tensor_from_json('[]'), 2)"), "{\"edges\":[0,0.5,1],\"counts\":[0,0]}");
   EXPECT_TRUE(starts_with(q("SELECT tensor_histogram(tensor_from_json('[1, NaN]'), 2)"),
                           "ERROR: tensor_histogram: the value range is not finite"));
-  EXPECT_EQ(q("SELECT tensor_histogram(tensor_from_json('[1]'), 2, 1)"), "ERROR: tensor_histogram: give both lo and hi, or neither");
-  EXPECT_EQ(q("SELECT tensor_histogram(tensor_from_json('[1]'), 0)"), "ERROR: tensor_histogram: bins must be >= 1, got 0");
+  EXPECT_EQ(q("SELECT tensor_histogram(tensor_from_json('[1]'), 2, 1)"),
+            "ERROR: tensor_histogram: give both lo and hi, or neither");
+  EXPECT_EQ(q("SELECT tensor_histogram(tensor_from_json('[1]'), 0)"),
+            "ERROR: tensor_histogram: bins must be >= 1, got 0");
   // A subnormal range width (the fuzzer's find; numpy itself fails here): no overflow, bins follow the edges.
   EXPECT_EQ(q("SELECT tensor_histogram(tensor_from_json('[0, 5e-324]'), 2)"),
             "{\"edges\":[0,0,5e-324],\"counts\":[0,2]}");
-  EXPECT_EQ(q("SELECT tensor_at(tensor_from_json('[1]'), 1e300)"), "ERROR: tensor_at: index (argument 2) must be an integer, got a real");
+  EXPECT_EQ(q("SELECT tensor_at(tensor_from_json('[1]'), 1e300)"),
+            "ERROR: tensor_at: index (argument 2) must be an integer, got a real");
 }
 
 TEST_F(Fn, CompareAndBincount) {
@@ -179,8 +186,10 @@ TEST_F(Fn, CompareAndBincount) {
   EXPECT_EQ(q("SELECT tensor_json(tensor_bincount(tensor_from_json('[0, 1, 1, 3]', 'int32')))"), "[1,2,0,1]");
   EXPECT_EQ(q("SELECT tensor_json(tensor_bincount(tensor_from_json('[2, 2]')))"), "[0,0,2]");
   EXPECT_EQ(q("SELECT tensor_shape(tensor_bincount(tensor_from_json('[]', 'int64')))"), "[0]");
-  EXPECT_EQ(q("SELECT tensor_bincount(tensor_from_json('[1, -1]'))"), "ERROR: tensor_bincount: element -1 is negative or NaN");
-  EXPECT_EQ(q("SELECT tensor_bincount(tensor_from_json('[1.5]'))"), "ERROR: tensor_bincount: element 1.5 is not an integer");
+  EXPECT_EQ(q("SELECT tensor_bincount(tensor_from_json('[1, -1]'))"),
+            "ERROR: tensor_bincount: element -1 is negative or NaN");
+  EXPECT_EQ(q("SELECT tensor_bincount(tensor_from_json('[1.5]'))"),
+            "ERROR: tensor_bincount: element 1.5 is not an integer");
 }
 
 TEST_F(Fn, MapAndBinop) {
@@ -210,7 +219,8 @@ TEST_F(Fn, MapAndBinop) {
   EXPECT_EQ(q("SELECT tensor_json(tensor_binop(" + a + ", '*', tensor_from_json('10')))"), "[[10,20],[30,40]]");
   EXPECT_EQ(q("SELECT tensor_binop(" + a + ", '+', tensor_from_json('[1, 2]'))"),
             "ERROR: tensor_binop: shapes [2,2] and [2] differ");
-  EXPECT_EQ(q("SELECT tensor_binop(" + a + ", 'abs', " + b + ")"), "ERROR: tensor_binop: op 'abs' is unary; use tensor_map");
+  EXPECT_EQ(q("SELECT tensor_binop(" + a + ", 'abs', " + b + ")"),
+            "ERROR: tensor_binop: op 'abs' is unary; use tensor_map");
 }
 
 TEST_F(Fn, Aggregates) {
@@ -225,16 +235,19 @@ TEST_F(Fn, Aggregates) {
   EXPECT_EQ(c.rows("SELECT tensor_dtype(tensor_sum(v)) FROM t WHERE g = 'a'"), "float64");
   EXPECT_EQ(c.rows("SELECT tensor_sum(v) FROM t WHERE g = 'none'"), "NULL");
   EXPECT_EQ(c.q("SELECT tensor_sum(v) FROM t"), "ERROR: tensor_sum: shape [2,2] differs from the first row's [2]");
-  EXPECT_EQ(c.q("SELECT tensor_concat(v) FROM (SELECT tensor_from_json('[1]') v UNION ALL SELECT tensor_from_json('[1]', 'int8'))"),
+  EXPECT_EQ(c.q("SELECT tensor_concat(v) FROM (SELECT tensor_from_json('[1]') v UNION ALL SELECT "
+                "tensor_from_json('[1]', 'int8'))"),
             "ERROR: tensor_concat: dtype int8 differs from the first row's float64");
   // Window functions: running totals and sliding frames.
   EXPECT_EQ(c.rows("SELECT step, tensor_json(tensor_sum(v) OVER (ORDER BY step)) FROM t WHERE g = 'a'"),
             "1|[1,2]\n2|[11,22]\n3|[111,222]");
-  EXPECT_EQ(c.rows("SELECT step, tensor_json(tensor_sum(v) OVER (ORDER BY step ROWS 1 PRECEDING)) FROM t WHERE g = 'a'"),
-            "1|[1,2]\n2|[11,22]\n3|[110,220]");
-  EXPECT_EQ(c.rows("SELECT step, tensor_json(tensor_concat(tensor_from_json(step)) OVER (ORDER BY step ROWS 1 PRECEDING))"
-                   " FROM t WHERE g = 'a'"),
-            "1|[1]\n2|[1,2]\n3|[2,3]");
+  EXPECT_EQ(
+      c.rows("SELECT step, tensor_json(tensor_sum(v) OVER (ORDER BY step ROWS 1 PRECEDING)) FROM t WHERE g = 'a'"),
+      "1|[1,2]\n2|[11,22]\n3|[110,220]");
+  EXPECT_EQ(
+      c.rows("SELECT step, tensor_json(tensor_concat(tensor_from_json(step)) OVER (ORDER BY step ROWS 1 PRECEDING))"
+             " FROM t WHERE g = 'a'"),
+      "1|[1]\n2|[1,2]\n3|[2,3]");
 }
 
 TEST_F(Fn, Each) {
@@ -253,7 +266,7 @@ TEST_F(Fn, Regexp) {
   EXPECT_EQ(q("SELECT 'Net_conv0.weight' REGEXP '^(?!gradient).*weight'"), "1");
   EXPECT_EQ(q("SELECT 'gradient/Net_conv0.weight' REGEXP '^(?!gradient).*weight'"), "0");
   EXPECT_EQ(q("SELECT regexp('conv\\d', 'Net_conv0.bias')"), "1");  // search, not match
-  EXPECT_EQ(q("SELECT 'abc' REGEXP 'c\\Z'"), "1");                   // Python's \\Z
+  EXPECT_EQ(q("SELECT 'abc' REGEXP 'c\\Z'"), "1");                  // Python's \\Z
   EXPECT_EQ(q("SELECT NULL REGEXP 'a'"), "NULL");
   EXPECT_EQ(q("SELECT 'a' REGEXP '(unclosed'"),
             "ERROR: regexp: invalid regular expression '(unclosed': missing closing parenthesis at offset 9");

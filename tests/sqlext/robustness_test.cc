@@ -12,20 +12,45 @@ namespace trialdb::test {
 namespace {
 
 const char* const kCalls[] = {
-    "SELECT tensor_dtype(?1)", "SELECT tensor_shape(?1)", "SELECT tensor_ndim(?1)", "SELECT tensor_numel(?1)",
-    "SELECT tensor_bytes(?1)", "SELECT tensor_reduce(?1, 'sum')", "SELECT tensor_reduce(?1, 'std', 1)",
-    "SELECT tensor_reduce(?1, 'min')", "SELECT tensor_reduce(?1, 'prod')",
-    "SELECT tensor_reduce_axis(?1, 'mean', 0)", "SELECT tensor_reduce_axis(?1, 'max', -1)",
-    "SELECT tensor_argmax(?1)", "SELECT tensor_argmax(?1, 0)", "SELECT tensor_json(?1)", "SELECT tensor_json(?1, 3)",
-    "SELECT tensor_at(?1, 0)", "SELECT tensor_at(?1, -1)", "SELECT tensor_at(?1, 0, 0)",
-    "SELECT tensor_count(?1, 'nan')", "SELECT tensor_count(?1, '>', 0)", "SELECT tensor_count(?1, '=', 'a')",
-    "SELECT tensor_fraction(?1, 'finite')", "SELECT tensor_percentile(?1, 50)", "SELECT tensor_histogram(?1, 4)",
-    "SELECT tensor_histogram(?1, 3, -1, 1)", "SELECT tensor_allclose(?1, ?2)", "SELECT tensor_allclose(?2, ?1, 0.1, 0.1, 1)",
-    "SELECT tensor_diff_norm(?1, ?2)", "SELECT tensor_map(?1, 'abs')", "SELECT tensor_map(?1, '+', 1)",
-    "SELECT tensor_map(?1, '<', 0)", "SELECT tensor_binop(?1, '*', ?2)", "SELECT tensor_binop(?2, '-', ?1)",
-    "SELECT tensor_bincount(?1)", "SELECT tensor_sum(v) FROM (SELECT ?1 v UNION ALL SELECT ?1)",
-    "SELECT tensor_concat(v) FROM (SELECT ?1 v UNION ALL SELECT ?1)", "SELECT count(*) FROM tensor_each(?1)",
-    "SELECT sum(value) FROM tensor_each(?1)", "SELECT tensor_from_json(tensor_json(?1), tensor_dtype(?1))",
+    "SELECT tensor_dtype(?1)",
+    "SELECT tensor_shape(?1)",
+    "SELECT tensor_ndim(?1)",
+    "SELECT tensor_numel(?1)",
+    "SELECT tensor_bytes(?1)",
+    "SELECT tensor_reduce(?1, 'sum')",
+    "SELECT tensor_reduce(?1, 'std', 1)",
+    "SELECT tensor_reduce(?1, 'min')",
+    "SELECT tensor_reduce(?1, 'prod')",
+    "SELECT tensor_reduce_axis(?1, 'mean', 0)",
+    "SELECT tensor_reduce_axis(?1, 'max', -1)",
+    "SELECT tensor_argmax(?1)",
+    "SELECT tensor_argmax(?1, 0)",
+    "SELECT tensor_json(?1)",
+    "SELECT tensor_json(?1, 3)",
+    "SELECT tensor_at(?1, 0)",
+    "SELECT tensor_at(?1, -1)",
+    "SELECT tensor_at(?1, 0, 0)",
+    "SELECT tensor_count(?1, 'nan')",
+    "SELECT tensor_count(?1, '>', 0)",
+    "SELECT tensor_count(?1, '=', 'a')",
+    "SELECT tensor_fraction(?1, 'finite')",
+    "SELECT tensor_percentile(?1, 50)",
+    "SELECT tensor_histogram(?1, 4)",
+    "SELECT tensor_histogram(?1, 3, -1, 1)",
+    "SELECT tensor_allclose(?1, ?2)",
+    "SELECT tensor_allclose(?2, ?1, 0.1, 0.1, 1)",
+    "SELECT tensor_diff_norm(?1, ?2)",
+    "SELECT tensor_map(?1, 'abs')",
+    "SELECT tensor_map(?1, '+', 1)",
+    "SELECT tensor_map(?1, '<', 0)",
+    "SELECT tensor_binop(?1, '*', ?2)",
+    "SELECT tensor_binop(?2, '-', ?1)",
+    "SELECT tensor_bincount(?1)",
+    "SELECT tensor_sum(v) FROM (SELECT ?1 v UNION ALL SELECT ?1)",
+    "SELECT tensor_concat(v) FROM (SELECT ?1 v UNION ALL SELECT ?1)",
+    "SELECT count(*) FROM tensor_each(?1)",
+    "SELECT sum(value) FROM tensor_each(?1)",
+    "SELECT tensor_from_json(tensor_json(?1), tensor_dtype(?1))",
 };
 
 std::string blob_of(DType t, std::vector<int64_t> dims, const std::string& data, bool compress = false) {
@@ -99,7 +124,8 @@ TEST_F(Robustness, EveryTruncationOfValidBlobsIsAnError) {
     for (size_t len = 0; len < b.size(); len += (b.size() > 64 ? 7 : 1)) {
       std::string cut = b.substr(0, len);
       // Every call takes ?1 as a tensor, so every call must fail.
-      EXPECT_EQ(run_all(cut, other), static_cast<int>(std::size(kCalls))) << "blob of " << b.size() << " cut at " << len;
+      EXPECT_EQ(run_all(cut, other), static_cast<int>(std::size(kCalls)))
+          << "blob of " << b.size() << " cut at " << len;
     }
   }
   EXPECT_GT(calls, 10000);
@@ -114,12 +140,14 @@ TEST_F(Robustness, RandomAndMutatedBlobsNeverCrash) {
       case 0: {  // random bytes, sometimes behind a valid magic
         b.resize(rng() % 64);
         for (auto& ch : b) ch = static_cast<char>(rng());
-        if (b.size() > 4 && rng() % 2) b[0] = static_cast<char>(kBlobMagic), b[2] = static_cast<char>(rng() % 4), b[3] = 0;
+        if (b.size() > 4 && rng() % 2)
+          b[0] = static_cast<char>(kBlobMagic), b[2] = static_cast<char>(rng() % 4), b[3] = 0;
         break;
       }
       case 1: {  // bit flips in a valid blob
         b = blobs[rng() % blobs.size()];
-        for (int k = 0; k < 1 + static_cast<int>(rng() % 3); ++k) b[rng() % b.size()] ^= static_cast<char>(1 << (rng() % 8));
+        for (int k = 0; k < 1 + static_cast<int>(rng() % 3); ++k)
+          b[rng() % b.size()] ^= static_cast<char>(1 << (rng() % 8));
         break;
       }
       case 2: {  // a valid header with forged dims

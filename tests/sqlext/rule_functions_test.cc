@@ -18,7 +18,8 @@ TEST_F(RuleFn, ParametersParseLikeSageMakerStrings) {
   EXPECT_EQ(q("SELECT rule_real(3)"), "3.0");
   EXPECT_EQ(q("SELECT rule_real('none') IS NULL AND rule_real('') IS NULL AND rule_real(NULL) IS NULL"), "1");
   EXPECT_EQ(q("SELECT rule_real('12x')"), "ERROR: rule parameter '12x' is not a number");
-  EXPECT_EQ(q("SELECT rule_bool('True') || rule_bool('on') || rule_bool('no') || rule_bool('') || rule_bool(NULL)"), "11000");
+  EXPECT_EQ(q("SELECT rule_bool('True') || rule_bool('on') || rule_bool('no') || rule_bool('') || rule_bool(NULL)"),
+            "11000");
   EXPECT_EQ(q("SELECT rule_bool('maybe')"), "ERROR: rule parameter 'maybe' is not a boolean (true or false)");
   EXPECT_EQ(q("SELECT rule_list_json('0, 1.5, -inf')"), "[0,1.5,-9e999]");
   EXPECT_EQ(q("SELECT rule_list_json(NULL)"), "[]");
@@ -34,12 +35,14 @@ TEST_F(RuleFn, ListsMatchTrimmedItemsAndPatterns) {
   EXPECT_EQ(q("SELECT rule_regexp_any('^(?!gradient).*weight,foo', 'layer/weight')"), "1");
   EXPECT_EQ(q("SELECT rule_regexp_any('^(?!gradient).*weight,foo', 'gradient/weight')"), "0");
   EXPECT_EQ(q("SELECT rule_regexp_any(NULL, 'x') || rule_regexp_any('', 'x')"), "00");
-  EXPECT_TRUE(starts_with(q("SELECT rule_regexp_any('a, (b', 'x')"), "ERROR: rule_regexp_any: bad regular expression '(b': "));
+  EXPECT_TRUE(
+      starts_with(q("SELECT rule_regexp_any('a, (b', 'x')"), "ERROR: rule_regexp_any: bad regular expression '(b': "));
   // The compiled list is cached across the rows of one statement, and follows a list that changes.
   EXPECT_EQ(c.rows("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 50) "
                    "SELECT count(*) FROM s WHERE rule_regexp_any('^w[0-9]$, ^w5', 'w' || i)"),
-            "10");   // w1..w9, w50
-  EXPECT_EQ(c.rows("WITH l(p) AS (VALUES ('^a'), ('^b'), ('^a, ^b')) SELECT rule_regexp_any(p, 'b') FROM l"), "0\n1\n1");
+            "10");  // w1..w9, w50
+  EXPECT_EQ(c.rows("WITH l(p) AS (VALUES ('^a'), ('^b'), ('^a, ^b')) SELECT rule_regexp_any(p, 'b') FROM l"),
+            "0\n1\n1");
 }
 
 // A pattern list read from a column (a rule's parameter joined into its query) is not a constant
@@ -47,8 +50,9 @@ TEST_F(RuleFn, ListsMatchTrimmedItemsAndPatterns) {
 // the text, keeps it compiled. Twenty lists cycling through the rows (more than the cache holds)
 // each match their own subject only.
 TEST_F(RuleFn, PatternListsFromAColumnMatchByTheirOwnText) {
-  const std::string rows = "WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < 199), "
-                           "p(i, list) AS (SELECT i, '^w' || (i % 20) || '$, ^x' FROM s) ";
+  const std::string rows =
+      "WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < 199), "
+      "p(i, list) AS (SELECT i, '^w' || (i % 20) || '$, ^x' FROM s) ";
   EXPECT_EQ(c.rows(rows + "SELECT sum(rule_regexp_any(list, 'w' || (i % 20))) FROM p"), "200");
   EXPECT_EQ(c.rows(rows + "SELECT sum(rule_regexp_any(list, 'w' || ((i + 1) % 20))) FROM p"), "0");
   EXPECT_EQ(c.rows(rows + "SELECT sum(regexp('^w' || (i % 20) || '$', 'w' || (i % 20))) FROM s"), "200");
@@ -59,10 +63,11 @@ TEST(CompiledCache, KeepsTheLastTextsCompiledMostRecentlyUsedFirst) {
   Cache cache;
   auto a = std::make_shared<const std::string>("a");
   cache.insert("a", a);
-  EXPECT_EQ(cache.find("a"), a);   // the same object: compiled once
+  EXPECT_EQ(cache.find("a"), a);  // the same object: compiled once
   EXPECT_EQ(cache.find("b"), nullptr);
-  for (size_t i = 1; i < Cache::kCapacity; ++i) cache.insert("t" + std::to_string(i), std::make_shared<const std::string>());
-  EXPECT_EQ(cache.find("a"), a);   // full, and "a" used again: "t1" is now the least recent
+  for (size_t i = 1; i < Cache::kCapacity; ++i)
+    cache.insert("t" + std::to_string(i), std::make_shared<const std::string>());
+  EXPECT_EQ(cache.find("a"), a);  // full, and "a" used again: "t1" is now the least recent
   cache.insert("new", std::make_shared<const std::string>());
   EXPECT_EQ(cache.find("t1"), nullptr);
   EXPECT_EQ(cache.find("a"), a);
@@ -74,7 +79,7 @@ TEST_F(RuleFn, InactiveUnitsTreatAxisZeroAsTheBatch) {
   const std::string v = "tensor_from_json('[[1, 0], [-1, 0], [-2, -3], [0, -1]]')";
   EXPECT_EQ(q("SELECT rule_inactive_units(" + v + ", 0, NULL, 1.0)"), "50.0");
   EXPECT_EQ(q("SELECT rule_inactive_units(" + v + ", 0, NULL, 30.0)"), "100.0");
-  EXPECT_EQ(q("SELECT rule_inactive_units(tensor_from_json('[20, 1]'), -9.5, 9.5, 1.0)"), "0.0");   // 1-d: one unit
+  EXPECT_EQ(q("SELECT rule_inactive_units(tensor_from_json('[20, 1]'), -9.5, 9.5, 1.0)"), "0.0");  // 1-d: one unit
 }
 
 TEST_F(RuleFn, LabelPairsAndChannelSums) {
@@ -82,12 +87,17 @@ TEST_F(RuleFn, LabelPairsAndChannelSums) {
             "[[0,0,1],[1,0,1],[1,1,1]]");
   EXPECT_EQ(q("SELECT rule_label_pairs(tensor_from_json('[1, 0]'), tensor_from_json('[[0.1, 0.9], [0.8, 0.2]]'), 1)"),
             "[[0,0,1],[1,1,1]]");
-  EXPECT_EQ(q("SELECT rule_label_pairs(tensor_from_json('[1, 0]'), tensor_from_json('[1]'), 0)"), "NULL");   // counts differ
+  EXPECT_EQ(q("SELECT rule_label_pairs(tensor_from_json('[1, 0]'), tensor_from_json('[1]'), 0)"),
+            "NULL");  // counts differ
   // (2, 2, 2) summed per position of axis 1: 1+2+5+6, 3+4+7+8
   EXPECT_EQ(q("SELECT rule_channel_sums(tensor_from_json('[[[1, 2], [3, 4]], [[5, 6], [7, 8]]]'), 1)"), "[14,22]");
-  EXPECT_EQ(q("SELECT rule_channel_sums(tensor_from_json('[1, 2]'), 1)"), "NULL");   // no such axis
+  EXPECT_EQ(q("SELECT rule_channel_sums(tensor_from_json('[1, 2]'), 1)"), "NULL");  // no such axis
   // An empty tensor may claim any other dim: the sums' length is checked before anything is allocated.
-  const std::string huge("\xB1\x0C\x02\x00" "\x00\x00\x00\x00\x00\x01\x00\x00" "\x00\x00\x00\x00\x00\x00\x00\x00", 20);
+  const std::string huge(
+      "\xB1\x0C\x02\x00"
+      "\x00\x00\x00\x00\x00\x01\x00\x00"
+      "\x00\x00\x00\x00\x00\x00\x00\x00",
+      20);
   EXPECT_EQ(c.q("SELECT tensor_shape(?1)", {huge}), "[1099511627776,0]");
   EXPECT_EQ(c.q("SELECT rule_channel_sums(?1, 0)", {huge}), "ERROR: string or blob too big");
 }
@@ -107,16 +117,18 @@ TEST_F(RuleFn, Arithmetic) {
   EXPECT_EQ(q("SELECT rule_div(1, 0) > 1e308 AND rule_div(-1, 0) < -1e308"), "1");
   EXPECT_EQ(q("SELECT rule_div(0, 0)"), "NULL");
   EXPECT_EQ(q("SELECT rule_div(3, 2)"), "1.5");
-  EXPECT_EQ(q("SELECT rule_log2(8) || ',' || ifnull(rule_log2(0), 'NULL') || ',' || ifnull(rule_log2(-1), 'NULL')"), "3.0,NULL,NULL");
-  EXPECT_EQ(q("SELECT rule_number_text(3.0) || ' ' || rule_number_text(0.5) || ' ' || rule_number_text(-2)"), "3 0.5 -2");
+  EXPECT_EQ(q("SELECT rule_log2(8) || ',' || ifnull(rule_log2(0), 'NULL') || ',' || ifnull(rule_log2(-1), 'NULL')"),
+            "3.0,NULL,NULL");
+  EXPECT_EQ(q("SELECT rule_number_text(3.0) || ' ' || rule_number_text(0.5) || ' ' || rule_number_text(-2)"),
+            "3 0.5 -2");
 }
 
 // What the rule views take from sqlext instead of copies of their own.
 TEST_F(RuleFn, TensorFunctionsTheRulesUse) {
   // all_zero, exploding_tensor, nlp_sequence_ratio: 'inf' counts both signs.
   const std::string v = "tensor_from_json('[NaN, Infinity, -Infinity, 0, 1]')";
-  EXPECT_EQ(q("SELECT tensor_count(" + v + ", 'nan') || ',' || tensor_count(" + v + ", 'inf') || ',' || tensor_count(" + v +
-              ", 'zero') || ',' || tensor_count(" + v + ", '=', 1) || ',' || tensor_numel(" + v + ")"),
+  EXPECT_EQ(q("SELECT tensor_count(" + v + ", 'nan') || ',' || tensor_count(" + v + ", 'inf') || ',' || tensor_count(" +
+              v + ", 'zero') || ',' || tensor_count(" + v + ", '=', 1) || ',' || tensor_numel(" + v + ")"),
             "1,2,1,1,5");
   // poor_weight_initialization: numpy.percentile([1, 2, 3, 4], 5) = 1.15, 95 -> 3.85
   EXPECT_EQ(q("SELECT round(tensor_percentile(tensor_from_json('[4, 1, 3, 2]'), 5), 10)"), "1.15");
@@ -124,8 +136,11 @@ TEST_F(RuleFn, TensorFunctionsTheRulesUse) {
   // unchanged_tensor, similar_across_runs: numpy.allclose.
   EXPECT_EQ(q("SELECT tensor_allclose(tensor_from_json('[NaN]'), tensor_from_json('[NaN]'), 1e-5, 1e-8, 0)"), "0");
   EXPECT_EQ(q("SELECT tensor_allclose(tensor_from_json('[NaN]'), tensor_from_json('[NaN]'), 1e-5, 1e-8, 1)"), "1");
-  EXPECT_EQ(q("SELECT tensor_allclose(tensor_from_json('[-Infinity]'), tensor_from_json('[-Infinity]'), 1e-5, 1e-8, 0)"), "1");
-  EXPECT_EQ(q("SELECT tensor_allclose(tensor_from_json('[Infinity]'), tensor_from_json('[-Infinity]'), 1e-5, 1e-8, 0)"), "0");
+  EXPECT_EQ(
+      q("SELECT tensor_allclose(tensor_from_json('[-Infinity]'), tensor_from_json('[-Infinity]'), 1e-5, 1e-8, 0)"),
+      "1");
+  EXPECT_EQ(q("SELECT tensor_allclose(tensor_from_json('[Infinity]'), tensor_from_json('[-Infinity]'), 1e-5, 1e-8, 0)"),
+            "0");
 }
 
 }  // namespace

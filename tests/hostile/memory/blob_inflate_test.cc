@@ -15,17 +15,17 @@
 namespace trialdb {
 namespace {
 
-constexpr int64_t kZeros = 4 << 20;              // float32 elements: 16 MiB inflated, a few KiB deflated
-constexpr int kSmallLimit = 1 << 20;             // SQLITE_LIMIT_LENGTH of the test connection
-constexpr int64_t kForgedElements = int64_t{1} << 29;   // claims 2 GiB of float32
-constexpr size_t kForgedCompressed = 3u << 20;   // enough bytes for zlib's ratio to allow 2 GiB
-constexpr long kMaxGrowthKb = 64 * 1024;         // a refusal allocates nothing of the claimed size
+constexpr int64_t kZeros = 4 << 20;                    // float32 elements: 16 MiB inflated, a few KiB deflated
+constexpr int kSmallLimit = 1 << 20;                   // SQLITE_LIMIT_LENGTH of the test connection
+constexpr int64_t kForgedElements = int64_t{1} << 29;  // claims 2 GiB of float32
+constexpr size_t kForgedCompressed = 3u << 20;         // enough bytes for zlib's ratio to allow 2 GiB
+constexpr long kMaxGrowthKb = 64 * 1024;               // a refusal allocates nothing of the claimed size
 
 std::string zeros_blob() {
   std::vector<float> zeros(kZeros, 0.0f);
   const int64_t dims[] = {kZeros};
   std::string b = encode_blob(DType::Float32, dims, 1, zeros.data(), zeros.size() * sizeof(float), true);
-  EXPECT_TRUE(b[3] & kBlobZlib);   // really compressed
+  EXPECT_TRUE(b[3] & kBlobZlib);  // really compressed
   return b;
 }
 

@@ -28,9 +28,9 @@ constexpr const char* kKey = "AKIDEXAMPLE";
 constexpr const char* kSecret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
 // '/', '+' and '=' are what URL encoding changes.
 constexpr const char* kToken = "IQoJb3JpZ2luX2VjEJr//SESSION+TOKEN==";
-constexpr size_t kBombBytes = 320u << 20;      // decoded size of the gzip body: past any bound
+constexpr size_t kBombBytes = 320u << 20;  // decoded size of the gzip body: past any bound
 constexpr size_t kChunkBytes = 1u << 20;
-constexpr long kMaxGrowthKb = 128 * 1024;      // what handling the bomb may add to peak RSS
+constexpr long kMaxGrowthKb = 128 * 1024;  // what handling the bomb may add to peak RSS
 constexpr uint64_t kRangeOffset = 10, kRangeLength = 100;
 
 // gzip of kBombBytes zero bytes (about 320 KiB).
@@ -72,7 +72,10 @@ std::string message_of(const std::function<void()>& f) {
 class S3HostileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    env_.clear_aws().set("AWS_ACCESS_KEY_ID", kKey).set("AWS_SECRET_ACCESS_KEY", kSecret).set("AWS_SESSION_TOKEN", kToken);
+    env_.clear_aws()
+        .set("AWS_ACCESS_KEY_ID", kKey)
+        .set("AWS_SECRET_ACCESS_KEY", kSecret)
+        .set("AWS_SESSION_TOKEN", kToken);
   }
   std::unique_ptr<S3Source> source(const StubHttpServer& server) {
     S3Options o;
@@ -97,7 +100,7 @@ TEST_F(S3HostileTest, ACompressedListingIsRefusedAtItsBoundNotHeld) {
 
 TEST_F(S3HostileTest, ARangedGetTakesTheStoredBytesAsSent) {
   const std::string bomb = gzip_bomb();
-  StubHttpServer server([&](const StubRequest&) {   // ignores Range, compresses anyway
+  StubHttpServer server([&](const StubRequest&) {  // ignores Range, compresses anyway
     return StubReply{200, bomb, {{"Content-Encoding", "gzip"}}};
   });
   auto src = source(server);
@@ -132,17 +135,17 @@ TEST_F(S3HostileTest, NoMessageCarriesASecretInAnyEncoding) {
   for (const char* secret : {kSecret, kToken})
     for (const std::string& e : encodings(secret)) echoed += " [" + e + "]";
   StubHttpServer server([&](const StubRequest& r) {
-    if (r.target.find("events/") != std::string::npos)   // a Content-Range that echoes them
+    if (r.target.find("events/") != std::string::npos)  // a Content-Range that echoes them
       return StubReply{206, "x", {{"Content-Range", "bytes 7-7/9" + echoed}}};
-    if (r.target.find("list-type") != std::string::npos)   // a listing whose <Size> echoes them
-      return StubReply{200, "<ListBucketResult><Contents><Key>k</Key><Size>" + echoed + "</Size></Contents></ListBucketResult>", {}};
+    if (r.target.find("list-type") != std::string::npos)  // a listing whose <Size> echoes them
+      return StubReply{
+          200, "<ListBucketResult><Contents><Key>k</Key><Size>" + echoed + "</Size></Contents></ListBucketResult>", {}};
     return StubReply{403, "<Error><Code>SignatureDoesNotMatch</Code><Message>" + echoed + "</Message></Error>", {}};
   });
   auto src = source(server);
-  for (auto op : std::vector<std::function<void()>>{[&] { read_bytes(*src, "index/x.json"); },
-                                                    [&] { src->list("index/"); },
-                                                    [&] { src->exists("training_job_end.ts"); },
-                                                    [&] { read_range_bytes(*src, "events/e", 0, 10); }}) {
+  for (auto op : std::vector<std::function<void()>>{
+           [&] { read_bytes(*src, "index/x.json"); }, [&] { src->list("index/"); },
+           [&] { src->exists("training_job_end.ts"); }, [&] { read_range_bytes(*src, "events/e", 0, 10); }}) {
     const std::string msg = message_of(op);
     EXPECT_NE(msg, "(no error)");
     EXPECT_NE(msg.find("***"), std::string::npos) << msg;

@@ -64,12 +64,16 @@ TEST(EventDecoderReuse, ResultsOutliveTheArenaAndLaterRecords) {
   Status err;
   for (int i = 0; i < 500; ++i) {
     // A long tag (heap-allocated string) and data must stay valid after the arena is reset.
-    ASSERT_TRUE((err = decode_event(scalar_event("a/long/tensor/name/number_" + std::to_string(i), i * 0.5f, i), &kept)).is_ok()) << err.to_string();
+    ASSERT_TRUE((err = decode_event(scalar_event("a/long/tensor/name/number_" + std::to_string(i), i * 0.5f, i), &kept))
+                    .is_ok())
+        << err.to_string();
     if (i % 50 == 0) {
       std::vector<DecodedTensor> junk;
-      EXPECT_FALSE((err = decode_event("\xff\xff\xff", &junk)).is_ok());       // a failure in between
-      ASSERT_TRUE((err = decode_event(vector_event("big", 40000, false), &junk)).is_ok()) << err.to_string();   // > 64 KiB
-      ASSERT_TRUE((err = decode_event(vector_event("mid", 3000, false), &junk)).is_ok()) << err.to_string();    // arena grows
+      EXPECT_FALSE((err = decode_event("\xff\xff\xff", &junk)).is_ok());  // a failure in between
+      ASSERT_TRUE((err = decode_event(vector_event("big", 40000, false), &junk)).is_ok())
+          << err.to_string();  // > 64 KiB
+      ASSERT_TRUE((err = decode_event(vector_event("mid", 3000, false), &junk)).is_ok())
+          << err.to_string();  // arena grows
     }
   }
   ASSERT_EQ(kept.size(), 500u);
@@ -110,7 +114,8 @@ TEST(EventDecoderReuse, ThreadsDecodeIndependently) {
       std::vector<DecodedTensor> out;
       Status err;
       const int step = seed * 100000 + i;
-      if (!(err = decode_event(scalar_event("t" + std::to_string(seed), static_cast<float>(step), step), &out)).is_ok() ||
+      if (!(err = decode_event(scalar_event("t" + std::to_string(seed), static_cast<float>(step), step), &out))
+               .is_ok() ||
           out.size() != 1 || out[0].event_step != step || as_float(out[0].data) != static_cast<float>(step))
         *ok = false;
     }
@@ -124,11 +129,37 @@ TEST(EventDecoderReuse, ThreadsDecodeIndependently) {
 }
 
 TEST(EventDecoderReuse, PluginDataReadAsWholeStrtoll) {
-  const std::vector<std::string> contents = {
-      "7", "0", "-3", "+5", " 12", "\t\n\v\f\r 4", "12 ", "", " ", "+", "-", "x", "0x10", "1e3", "3.0", "--1",
-      "+-1", "007", "9223372036854775807", "9223372036854775808", "99999999999999999999999",
-      "-9223372036854775808", "-9223372036854775809", "-99999999999999999999999", std::string("5\0", 2),
-      std::string("\0" "5", 2), "\xc2\xa0" "5", "٣"};
+  const std::vector<std::string> contents = {"7",
+                                             "0",
+                                             "-3",
+                                             "+5",
+                                             " 12",
+                                             "\t\n\v\f\r 4",
+                                             "12 ",
+                                             "",
+                                             " ",
+                                             "+",
+                                             "-",
+                                             "x",
+                                             "0x10",
+                                             "1e3",
+                                             "3.0",
+                                             "--1",
+                                             "+-1",
+                                             "007",
+                                             "9223372036854775807",
+                                             "9223372036854775808",
+                                             "99999999999999999999999",
+                                             "-9223372036854775808",
+                                             "-9223372036854775809",
+                                             "-99999999999999999999999",
+                                             std::string("5\0", 2),
+                                             std::string("\0"
+                                                         "5",
+                                                         2),
+                                             "\xc2\xa0"
+                                             "5",
+                                             "٣"};
   for (const std::string& c : contents) {
     // The reference reading: strtoll over the C string, all of it consumed.
     char* end = nullptr;

@@ -44,7 +44,7 @@ pb::Event reference_event(const TensorCase& c, const std::string& content, const
 }
 
 TEST(EventEncoder, TensorContentEventIsTheGeneratedSerializersBytes) {
-  const std::string long_tag(200, 't');   // its length needs a two-byte varint
+  const std::string long_tag(200, 't');  // its length needs a two-byte varint
   const TensorCase cases[] = {
       {"matrix", 1700000000.25, 7, "layer/w", 1, {2, 3}, 24},
       {"scalar", 1.5, 1, "loss", 2, {}, 8},
@@ -57,15 +57,15 @@ TEST(EventEncoder, TensorContentEventIsTheGeneratedSerializersBytes) {
       {"negative step and dim: ten-byte varints", 2.0, -5, "n", 1, {-1}, 4},
       {"long tag and big content: multi-byte lengths", 3.0, 1 << 20, long_tag, 19, {130, 129}, 130 * 129 * 2},
   };
-  TensorContentFrame frame;   // reused across cases, as StepWriter does
+  TensorContentFrame frame;  // reused across cases, as StepWriter does
   for (const TensorCase& c : cases) {
     SCOPED_TRACE(c.what);
     const std::string metadata = encode_mode_plugin_metadata(Mode::kEval, 12345);
     std::string content(c.content_bytes, '\0');
     for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i * 31 + 7);
-    encode_tensor_content_event({.wall_time = c.wall_time, .step = c.step, .tag = c.tag, .shape = c.shape,
-                                 .plugin_metadata = metadata},
-                                c.tf_dtype, c.content_bytes, &frame);
+    encode_tensor_content_event(
+        {.wall_time = c.wall_time, .step = c.step, .tag = c.tag, .shape = c.shape, .plugin_metadata = metadata},
+        c.tf_dtype, c.content_bytes, &frame);
     const std::string ours = frame.head + content + frame.trailer;
     const std::string reference = reference_event(c, content, metadata).SerializeAsString();
     EXPECT_EQ(ours, reference);
@@ -96,7 +96,7 @@ TEST(EventEncoder, StringTensorEvent) {
   EXPECT_EQ(ev.step(), 9);
   const auto& value = ev.summary().value(0);
   EXPECT_EQ(value.tag(), "names");
-  EXPECT_EQ(value.tensor().dtype(), 0);   // smdebug leaves a string tensor's dtype unset
+  EXPECT_EQ(value.tensor().dtype(), 0);  // smdebug leaves a string tensor's dtype unset
   ASSERT_EQ(value.tensor().string_val_size(), 2);
   EXPECT_EQ(value.tensor().string_val(1), "bc");
   ASSERT_EQ(value.tensor().tensor_shape().dim_size(), 1);
@@ -116,10 +116,10 @@ TEST(EventEncoder, FileVersionEventHasNoSummary) {
 TEST(EventEncoder, TfDataTypeNumbers) {
   // TensorFlow's types.proto numbers, which smdebug writes and readers expect.
   const std::pair<DType, int> expected[] = {
-      {DType::Float32, 1},   {DType::Float64, 2},    {DType::Int32, 3},      {DType::UInt8, 4},
-      {DType::Int16, 5},     {DType::Int8, 6},       {DType::String, 0},     {DType::Complex64, 8},
-      {DType::Int64, 9},     {DType::Bool, 10},      {DType::BFloat16, 14},  {DType::UInt16, 17},
-      {DType::Complex128, 18}, {DType::Float16, 19}, {DType::UInt32, 22},    {DType::UInt64, 23},
+      {DType::Float32, 1},     {DType::Float64, 2},  {DType::Int32, 3},     {DType::UInt8, 4},
+      {DType::Int16, 5},       {DType::Int8, 6},     {DType::String, 0},    {DType::Complex64, 8},
+      {DType::Int64, 9},       {DType::Bool, 10},    {DType::BFloat16, 14}, {DType::UInt16, 17},
+      {DType::Complex128, 18}, {DType::Float16, 19}, {DType::UInt32, 22},   {DType::UInt64, 23},
   };
   ASSERT_EQ(std::size(expected), static_cast<size_t>(kDTypeCount));
   for (const auto& [dtype, number] : expected) EXPECT_EQ(tf_dtype_number(dtype), number) << dtype_name(dtype);

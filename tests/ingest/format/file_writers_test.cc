@@ -19,8 +19,8 @@ TEST(IndexFileWriter, FileNames) {
 }
 
 TEST(IndexFileWriter, JsonLayout) {
-  const std::string text = index_file_json(Mode::kEval, 4, "events/e.tfevents",
-                                           {{"a", 0, 120}, {"b\xC3\xA9", 120, 64}}, {{"s", "orig", {3, 0}}});
+  const std::string text = index_file_json(Mode::kEval, 4, "events/e.tfevents", {{"a", 0, 120}, {"b\xC3\xA9", 120, 64}},
+                                           {{"s", "orig", {3, 0}}});
   EXPECT_EQ(text,
             "{\"meta\": {\"mode\": \"EVAL\", \"mode_step\": 4, \"event_file_name\": \"events/e.tfevents\"}, "
             "\"tensor_payload\": [{\"tensorname\": \"a\", \"start_idx\": 0, \"length\": 120}, "
@@ -48,25 +48,26 @@ TEST(CollectionsFileWriter, FileNameAndJsonLayout) {
   CollectionSpec empty;
   empty.name = "empty";
   empty.tensor_names = {"t:0"};
-  EXPECT_EQ(collections_json({weights, empty}, 3),
-            "{\"collections\": {"
-            "\"weights\": {\"name\": \"weights\", \"include_regex\": [\"^w.*\", \"\\\"q\\\"\"], \"tensor_names\": [], "
-            "\"reduction_config\": {\"save_raw_tensor\": false, \"reductions\": \"min,abs_max\", \"save_shape\": true}, "
-            "\"save_config\": {"
-            "\"TRAIN\": {\"save_interval\": 10, \"save_steps\": [], \"start_step\": 5, \"end_step\": 100}, "
-            "\"EVAL\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}, "
-            "\"PREDICT\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}, "
-            "\"GLOBAL\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}}, "
-            "\"save_histogram\": false}, "
-            "\"empty\": {\"name\": \"empty\", \"include_regex\": [], \"tensor_names\": [\"t:0\"], "
-            "\"reduction_config\": {\"save_raw_tensor\": true, \"reductions\": \"\", \"save_shape\": false}, "
-            "\"save_config\": {"
-            "\"TRAIN\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}, "
-            "\"EVAL\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}, "
-            "\"PREDICT\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}, "
-            "\"GLOBAL\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}}, "
-            "\"save_histogram\": true}}, "
-            "\"_meta\": {\"num_workers\": 3}}");
+  EXPECT_EQ(
+      collections_json({weights, empty}, 3),
+      "{\"collections\": {"
+      "\"weights\": {\"name\": \"weights\", \"include_regex\": [\"^w.*\", \"\\\"q\\\"\"], \"tensor_names\": [], "
+      "\"reduction_config\": {\"save_raw_tensor\": false, \"reductions\": \"min,abs_max\", \"save_shape\": true}, "
+      "\"save_config\": {"
+      "\"TRAIN\": {\"save_interval\": 10, \"save_steps\": [], \"start_step\": 5, \"end_step\": 100}, "
+      "\"EVAL\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}, "
+      "\"PREDICT\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}, "
+      "\"GLOBAL\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}}, "
+      "\"save_histogram\": false}, "
+      "\"empty\": {\"name\": \"empty\", \"include_regex\": [], \"tensor_names\": [\"t:0\"], "
+      "\"reduction_config\": {\"save_raw_tensor\": true, \"reductions\": \"\", \"save_shape\": false}, "
+      "\"save_config\": {"
+      "\"TRAIN\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}, "
+      "\"EVAL\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}, "
+      "\"PREDICT\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}, "
+      "\"GLOBAL\": {\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}}, "
+      "\"save_histogram\": true}}, "
+      "\"_meta\": {\"num_workers\": 3}}");
 }
 
 }  // namespace

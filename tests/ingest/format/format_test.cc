@@ -182,7 +182,7 @@ TEST(EventDecoder, NoPluginDataMeansGlobalAndEventStep) {
   ASSERT_TRUE((err = decode_event(ev.SerializeAsString(), &out)).is_ok()) << err.to_string();
   EXPECT_EQ(out[0].mode, Mode::kGlobal);
   EXPECT_EQ(out[0].mode_step, 9);
-  EXPECT_TRUE(out[0].dims.empty());   // 0-d
+  EXPECT_TRUE(out[0].dims.empty());  // 0-d
   int32_t x;
   std::memcpy(&x, out[0].data.data(), 4);
   EXPECT_EQ(x, 5);
@@ -204,7 +204,7 @@ TEST(EventDecoder, TypedValuesBroadcastAndPad) {
   ASSERT_TRUE((err = decode_event(event_with(t, "d"), &out)).is_ok());
   d = reinterpret_cast<const double*>(out[0].data.data());
   EXPECT_EQ(d[1], 5.0);
-  EXPECT_EQ(d[2], 5.0);   // padded with the last, as TensorFlow does
+  EXPECT_EQ(d[2], 5.0);  // padded with the last, as TensorFlow does
   t.add_double_val(6.0);
   t.add_double_val(7.0);
   out.clear();
@@ -225,7 +225,7 @@ TEST(EventDecoder, StringsAndBadContentSize) {
   pb::TensorProto t;
   t.set_dtype(1);
   t.mutable_tensor_shape()->add_dim()->set_size(3);
-  t.set_tensor_content(std::string(8, '\0'));   // 3 floats need 12 bytes
+  t.set_tensor_content(std::string(8, '\0'));  // 3 floats need 12 bytes
   out.clear();
   EXPECT_FALSE((err = decode_event(event_with(t, "bad"), &out)).is_ok());
   EXPECT_NE(err.cause().find("needs 12"), std::string::npos) << err.to_string();
@@ -238,10 +238,10 @@ TEST(EventDecoder, StringsAndBadContentSize) {
 TEST(EventDecoder, SmdebugDtypeReadingQuirks) {
   DType d;
   bool readable;
-  ASSERT_TRUE(dtype_from_tf(6, &d, &readable));   // DT_INT8 is read as uint8 by smdebug
+  ASSERT_TRUE(dtype_from_tf(6, &d, &readable));  // DT_INT8 is read as uint8 by smdebug
   EXPECT_EQ(d, DType::UInt8);
   EXPECT_TRUE(readable);
-  ASSERT_TRUE(dtype_from_tf(5, &d, &readable));   // DT_INT16: smdebug raises KeyError
+  ASSERT_TRUE(dtype_from_tf(5, &d, &readable));  // DT_INT16: smdebug raises KeyError
   EXPECT_EQ(d, DType::Int16);
   EXPECT_FALSE(readable);
   ASSERT_TRUE(dtype_from_tf(19, &d, &readable));
@@ -265,7 +265,8 @@ TEST(IndexFile, RejectsPathsOutsideTheTrial) {
     EXPECT_FALSE(is_safe_relative_path(p)) << p;
   IndexFile idx;
   Status err;
-  EXPECT_FALSE((err = parse_index_json(R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"../../x"}})", &idx)).is_ok());
+  EXPECT_FALSE(
+      (err = parse_index_json(R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"../../x"}})", &idx)).is_ok());
   EXPECT_NE(err.cause().find("outside the trial"), std::string::npos);
 }
 
@@ -275,21 +276,23 @@ TEST(IndexFile, ValidatesTypes) {
   ASSERT_TRUE((err = parse_index_json(R"({"meta":{"mode":"EVAL","mode_step":3,"event_file_name":"events/e"},
           "tensor_payload":[{"tensorname":"a","start_idx":8,"length":100}],
           "shape_payload":[{"tensorname":"b","originalname":"b","shape":[2,3]}]})",
-      &idx)).is_ok())
+                                      &idx))
+                  .is_ok())
       << err.to_string();
   EXPECT_EQ(idx.mode, Mode::kEval);
   EXPECT_EQ(idx.mode_step, 3);
   EXPECT_EQ(idx.tensors[0].start, 8u);
   EXPECT_EQ(idx.shapes[0].shape, (std::vector<int64_t>{2, 3}));
-  for (const char* bad : {"[]", "{", R"({"meta":{"mode":"FOO","mode_step":0}})",
-                          R"({"meta":{"mode":"TRAIN","mode_step":"0"}})"})
+  for (const char* bad :
+       {"[]", "{", R"({"meta":{"mode":"FOO","mode_step":0}})", R"({"meta":{"mode":"TRAIN","mode_step":"0"}})"})
     EXPECT_FALSE((err = parse_index_json(bad, &idx)).is_ok()) << bad;
   // A malformed entry costs only that entry.
   IndexFile partial;
   ASSERT_TRUE((err = parse_index_json(R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"e"},"tensor_payload":[
           {"tensorname":"","start_idx":0,"length":20},{"tensorname":"a","start_idx":-1,"length":20},
           {"tensorname":"ok","start_idx":20,"length":20}]})",
-      &partial)).is_ok())
+                                      &partial))
+                  .is_ok())
       << err.to_string();
   ASSERT_EQ(partial.tensors.size(), 1u);
   EXPECT_EQ(partial.tensors[0].tensor, "ok");
@@ -301,8 +304,11 @@ TEST(IndexFile, ValidatesTypes) {
 TEST(CollectionsFile, ParsesAndRejects) {
   CollectionsFile cf;
   Status err;
-  ASSERT_TRUE((err = parse_collections_json(R"({"collections":{"weights":{"name":"weights","include_regex":["^(?!gradient).*weight"],"tensor_names":["w"]}},"_meta":{"num_workers":2}})",
-      &cf)).is_ok());
+  ASSERT_TRUE(
+      (err = parse_collections_json(
+           R"({"collections":{"weights":{"name":"weights","include_regex":["^(?!gradient).*weight"],"tensor_names":["w"]}},"_meta":{"num_workers":2}})",
+           &cf))
+          .is_ok());
   EXPECT_EQ(cf.num_workers, 2);
   EXPECT_EQ(cf.collections[0].include_regex[0], "^(?!gradient).*weight");
   EXPECT_FALSE((err = parse_collections_json(R"({"collections":{"x":{"include_regex":"notalist"}}})", &cf)).is_ok());

@@ -37,7 +37,8 @@ bool dom_valid_name(const json& e, const char* list, size_t i, std::string* why)
     return *why = where + " has a tensorname containing U+0000", false;
   if (n > kMaxTensorNameBytes)
     return *why = where + " has a tensorname of " + std::to_string(n) + " bytes (the limit is " +
-                  std::to_string(kMaxTensorNameBytes) + ")", false;
+                  std::to_string(kMaxTensorNameBytes) + ")",
+           false;
   return true;
 }
 Status dom_parse_index_json(std::string_view text, IndexFile* out) {
@@ -148,7 +149,8 @@ std::string printable(std::string_view s) {
 }
 // Empty when both parsers agree, else what differs.
 std::string differ(const Result& a, const Result& b) {
-  if (a.ok != b.ok) return "ok " + std::to_string(a.ok) + " vs " + std::to_string(b.ok) + " (" + a.err + " | " + b.err + ")";
+  if (a.ok != b.ok)
+    return "ok " + std::to_string(a.ok) + " vs " + std::to_string(b.ok) + " (" + a.err + " | " + b.err + ")";
   if (!a.ok) return a.err == b.err ? "" : "err '" + a.err + "' vs '" + b.err + "'";
   if (a.idx.mode != b.idx.mode) return "mode";
   if (a.idx.mode_step != b.idx.mode_step) return "mode_step";
@@ -171,24 +173,27 @@ std::string differ(const Result& a, const Result& b) {
   }
   return "";
 }
-#define EXPECT_SAME_AS_DOM(text)                                                          \
-  do {                                                                                    \
-    std::string t_ = (text);                                                              \
-    std::string d_ = differ(parse(t_), dom_parse(t_));                                    \
-    EXPECT_TRUE(d_.empty()) << d_ << "\n  on: " << printable(t_);                         \
+#define EXPECT_SAME_AS_DOM(text)                                  \
+  do {                                                            \
+    std::string t_ = (text);                                      \
+    std::string d_ = differ(parse(t_), dom_parse(t_));            \
+    EXPECT_TRUE(d_.empty()) << d_ << "\n  on: " << printable(t_); \
   } while (0)
 
 const std::string kMeta = R"("meta": {"mode": "TRAIN", "mode_step": 3, "event_file_name": "events/e.tfevents"})";
-std::string doc_with_tensor(const std::string& entry) { return "{" + kMeta + R"(, "tensor_payload": [)" + entry + "]}"; }
+std::string doc_with_tensor(const std::string& entry) {
+  return "{" + kMeta + R"(, "tensor_payload": [)" + entry + "]}";
+}
 std::string doc_with_shape(const std::string& entry) { return "{" + kMeta + R"(, "shape_payload": [)" + entry + "]}"; }
 
 // ---- Explicit expectations ----
 
 TEST(IndexJson, SmdebugLayoutParses) {
-  Result r = parse(R"({"meta": {"mode": "TRAIN", "mode_step": 3, "event_file_name": "events/000000000003/000000000003_worker_0.tfevents"}, )"
-                   R"("tensor_payload": [{"tensorname": "Net_conv0.weight", "start_idx": 0, "length": 330}, )"
-                   R"({"tensorname": "loss", "start_idx": 330, "length": 91}], )"
-                   R"("shape_payload": [{"tensorname": "grad/x", "originalname": "grad/x", "shape": [100, 0, 7]}]})");
+  Result r = parse(
+      R"({"meta": {"mode": "TRAIN", "mode_step": 3, "event_file_name": "events/000000000003/000000000003_worker_0.tfevents"}, )"
+      R"("tensor_payload": [{"tensorname": "Net_conv0.weight", "start_idx": 0, "length": 330}, )"
+      R"({"tensorname": "loss", "start_idx": 330, "length": 91}], )"
+      R"("shape_payload": [{"tensorname": "grad/x", "originalname": "grad/x", "shape": [100, 0, 7]}]})");
   ASSERT_TRUE(r.ok) << r.err;
   EXPECT_EQ(r.idx.mode, Mode::kTrain);
   EXPECT_EQ(r.idx.mode_step, 3);
@@ -215,7 +220,8 @@ TEST(IndexJson, EscapesAndUnicodeInNamesDecode) {
   // A NUL would cut the name short wherever it is shown: that entry alone is refused.
   EXPECT_EQ(r.idx.skipped, std::vector<std::string>{"index tensor_payload entry 2 has a tensorname containing U+0000"});
   // Keys are compared decoded.
-  r = parse(R"({"m\u0065ta": {"mode": "EVAL", "mode_step": 1}, "sh\u0061pe_payload": [{"tensor\u006eame": "x", "shape": []}]})");
+  r = parse(
+      R"({"m\u0065ta": {"mode": "EVAL", "mode_step": 1}, "sh\u0061pe_payload": [{"tensor\u006eame": "x", "shape": []}]})");
   ASSERT_TRUE(r.ok) << r.err;
   EXPECT_EQ(r.idx.mode, Mode::kEval);
   ASSERT_EQ(r.idx.shapes.size(), 1u);
@@ -223,8 +229,8 @@ TEST(IndexJson, EscapesAndUnicodeInNamesDecode) {
 }
 
 TEST(IndexJson, MalformedStringsMakeTheFileInvalid) {
-  for (const char* bad : {R"("\ud834")", R"("\udd1e")", R"("\ud834\u0041")", R"("\ud834x")", R"("\u12g4")",
-                          R"("\u12")", R"("\x")", "\"tab\there\"", "\"\xc3\x28\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"",
+  for (const char* bad : {R"("\ud834")", R"("\udd1e")", R"("\ud834\u0041")", R"("\ud834x")", R"("\u12g4")", R"("\u12")",
+                          R"("\x")", "\"tab\there\"", "\"\xc3\x28\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"",
                           "\"\xf4\x90\x80\x80\"", "\"\xf8\x88\x80\x80\x80\"", "\"\xe6\x97\"", "\"\x80\"", "\"abc"}) {
     std::string doc = doc_with_tensor(std::string(R"({"tensorname": )") + bad + R"(, "start_idx": 0, "length": 20})");
     Result r = parse(doc);
@@ -243,14 +249,14 @@ TEST(IndexJson, IntegerRulesMatchTheDom) {
   };
   Result r = entry("-0");
   ASSERT_TRUE(r.ok);
-  ASSERT_EQ(r.idx.tensors.size(), 1u);   // the DOM read -0 as the integer 0
+  ASSERT_EQ(r.idx.tensors.size(), 1u);  // the DOM read -0 as the integer 0
   EXPECT_EQ(r.idx.tensors[0].start, 0u);
   r = entry("9223372036854775807");
   ASSERT_EQ(r.idx.tensors.size(), 1u);
   EXPECT_EQ(r.idx.tensors[0].start, 9223372036854775807u);
-  for (const char* skip : {"-1", "9223372036854775808", "18446744073709551615", "18446744073709551616",
-                           "-9223372036854775809", "1.0", "1e2", "-0.0", "0.5", "1e-400", "\"5\"", "true", "null",
-                           "[1]", "{}", "123456789012345678901234567890"}) {
+  for (const char* skip :
+       {"-1", "9223372036854775808", "18446744073709551615", "18446744073709551616", "-9223372036854775809", "1.0",
+        "1e2", "-0.0", "0.5", "1e-400", "\"5\"", "true", "null", "[1]", "{}", "123456789012345678901234567890"}) {
     r = entry(skip);
     ASSERT_TRUE(r.ok) << skip << ": " << r.err;
     EXPECT_TRUE(r.idx.tensors.empty()) << skip;
@@ -258,7 +264,8 @@ TEST(IndexJson, IntegerRulesMatchTheDom) {
     EXPECT_EQ(r.idx.skipped[0], "index entry for 't' has no valid start_idx/length");
   }
   // A number a double cannot hold made the whole document invalid, wherever it is.
-  for (const std::string& bad : std::vector<std::string>{"1e400", "-1e400", "1" + std::string(400, '0'), "-" + std::string(320, '9') + ".5"}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"1e400", "-1e400", "1" + std::string(400, '0'), "-" + std::string(320, '9') + ".5"}) {
     r = entry(bad);
     EXPECT_FALSE(r.ok) << bad;
     EXPECT_EQ(r.err, "index file is not valid JSON");
@@ -267,7 +274,8 @@ TEST(IndexJson, IntegerRulesMatchTheDom) {
   for (const char* bad : {"01", "+1", ".5", "1.", "1e", "1e+", "-", "--1", "0x10", "1.e5", "NaN", "Infinity"}) {
     r = entry(bad);
     EXPECT_FALSE(r.ok) << bad;
-    EXPECT_SAME_AS_DOM(doc_with_tensor(R"({"tensorname": "t", "start_idx": )" + std::string(bad) + R"(, "length": 20})"));
+    EXPECT_SAME_AS_DOM(
+        doc_with_tensor(R"({"tensorname": "t", "start_idx": )" + std::string(bad) + R"(, "length": 20})"));
   }
   // mode_step and shape dimensions follow the same rules.
   EXPECT_TRUE(parse(R"({"meta": {"mode": "TRAIN", "mode_step": -0}})").ok);
@@ -279,13 +287,15 @@ TEST(IndexJson, IntegerRulesMatchTheDom) {
 }
 
 TEST(IndexJson, RepeatedKeysTakeTheLastValue) {
-  Result r = parse(R"({"meta": {"mode": "EVAL", "mode_step": 1}, "meta": {"mode": "TRAIN", "mode": "PREDICT", "mode_step": 7},
+  Result r =
+      parse(R"({"meta": {"mode": "EVAL", "mode_step": 1}, "meta": {"mode": "TRAIN", "mode": "PREDICT", "mode_step": 7},
       "tensor_payload": [{"tensorname": "dropped", "start_idx": 0, "length": 20}, 5],
       "tensor_payload": [{"tensorname": "a", "tensorname": "b", "start_idx": "x", "start_idx": 4, "length": 20}],
       "shape_payload": [{"tensorname": "s", "shape": [1], "shape": "no"}]})");
-  ASSERT_FALSE(r.ok);   // the second meta has no event_file_name, and tensors are listed
+  ASSERT_FALSE(r.ok);  // the second meta has no event_file_name, and tensors are listed
   EXPECT_EQ(r.err, "index lists tensors but meta has no event_file_name");
-  std::string doc = R"({"meta": {"mode": "EVAL", "mode_step": 1}, "meta": {"mode": "TRAIN", "mode": "PREDICT", "mode_step": 7, "event_file_name": "e"},
+  std::string doc =
+      R"({"meta": {"mode": "EVAL", "mode_step": 1}, "meta": {"mode": "TRAIN", "mode": "PREDICT", "mode_step": 7, "event_file_name": "e"},
       "tensor_payload": [{"tensorname": "dropped", "start_idx": 0, "length": 20}, 5],
       "tensor_payload": [{"tensorname": "a", "tensorname": "b", "start_idx": "x", "start_idx": 4, "length": 20}],
       "shape_payload": [{"tensorname": "s", "shape": [1], "shape": "no"}]})";
@@ -296,12 +306,14 @@ TEST(IndexJson, RepeatedKeysTakeTheLastValue) {
   ASSERT_EQ(r.idx.tensors.size(), 1u);
   EXPECT_EQ(r.idx.tensors[0].tensor, "b");
   EXPECT_EQ(r.idx.tensors[0].start, 4u);
-  ASSERT_EQ(r.idx.skipped.size(), 1u);   // the first tensor_payload's bad entry is gone with it
+  ASSERT_EQ(r.idx.skipped.size(), 1u);  // the first tensor_payload's bad entry is gone with it
   EXPECT_EQ(r.idx.skipped[0], "index shape_payload entry for 's' has no valid shape");
   EXPECT_SAME_AS_DOM(doc);
   // A later null or non-array replaces an earlier array.
-  EXPECT_SAME_AS_DOM(doc_with_tensor(R"({"tensorname": "t", "start_idx": 0, "length": 20})").insert(1, R"("tensor_payload": 1, )"));
-  r = parse(R"({"tensor_payload": [{"tensorname": "t", "start_idx": 0, "length": 20}], "meta": {"mode": "TRAIN", "mode_step": 0}, "tensor_payload": null})");
+  EXPECT_SAME_AS_DOM(
+      doc_with_tensor(R"({"tensorname": "t", "start_idx": 0, "length": 20})").insert(1, R"("tensor_payload": 1, )"));
+  r = parse(
+      R"({"tensor_payload": [{"tensorname": "t", "start_idx": 0, "length": 20}], "meta": {"mode": "TRAIN", "mode_step": 0}, "tensor_payload": null})");
   ASSERT_TRUE(r.ok) << r.err;
   EXPECT_TRUE(r.idx.tensors.empty());
 }
@@ -311,26 +323,33 @@ TEST(IndexJson, MissingFieldsAndWrongTypes) {
     const char* doc;
     const char* err;
   };
-  for (const Case& c : std::vector<Case>{
-           {"[]", "index file is not a JSON object"},
-           {"\"meta\"", "index file is not a JSON object"},
-           {"null", "index file is not a JSON object"},
-           {"{}", "index file has no 'meta' object"},
-           {R"({"meta": null})", "index file has no 'meta' object"},
-           {R"({"meta": [1]})", "index file has no 'meta' object"},
-           {R"({"meta": {"mode_step": 0}})", "index meta.mode is missing or not one of TRAIN/EVAL/PREDICT/GLOBAL"},
-           {R"({"meta": {"mode": "train", "mode_step": 0}})", "index meta.mode is missing or not one of TRAIN/EVAL/PREDICT/GLOBAL"},
-           {R"({"meta": {"mode": 1, "mode_step": 0}})", "index meta.mode is missing or not one of TRAIN/EVAL/PREDICT/GLOBAL"},
-           {R"({"meta": {"mode": "TRAIN"}})", "index meta.mode_step is missing or not a non-negative integer"},
-           {R"({"meta": {"mode": "TRAIN", "mode_step": "1"}})", "index meta.mode_step is missing or not a non-negative integer"},
-           {R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": 5}})", "index meta.event_file_name is not a string"},
-           {R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": "/etc/passwd"}})",
-            "index meta.event_file_name '/etc/passwd' points outside the trial"},
-           {R"({"meta": {"mode": "TRAIN", "mode_step": 0}, "tensor_payload": {}})", "index tensor_payload is not an array"},
-           {R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": null}, "tensor_payload": [{"tensorname": "t", "start_idx": 0, "length": 1}]})",
-            "index lists tensors but meta has no event_file_name"},
-           {R"({"meta": {"mode": "TRAIN", "mode_step": 0}, "shape_payload": "x"})", "index shape_payload is not an array"},
-       }) {
+  for (
+      const Case& c : std::vector<Case>{
+          {"[]", "index file is not a JSON object"},
+          {"\"meta\"", "index file is not a JSON object"},
+          {"null", "index file is not a JSON object"},
+          {"{}", "index file has no 'meta' object"},
+          {R"({"meta": null})", "index file has no 'meta' object"},
+          {R"({"meta": [1]})", "index file has no 'meta' object"},
+          {R"({"meta": {"mode_step": 0}})", "index meta.mode is missing or not one of TRAIN/EVAL/PREDICT/GLOBAL"},
+          {R"({"meta": {"mode": "train", "mode_step": 0}})",
+           "index meta.mode is missing or not one of TRAIN/EVAL/PREDICT/GLOBAL"},
+          {R"({"meta": {"mode": 1, "mode_step": 0}})",
+           "index meta.mode is missing or not one of TRAIN/EVAL/PREDICT/GLOBAL"},
+          {R"({"meta": {"mode": "TRAIN"}})", "index meta.mode_step is missing or not a non-negative integer"},
+          {R"({"meta": {"mode": "TRAIN", "mode_step": "1"}})",
+           "index meta.mode_step is missing or not a non-negative integer"},
+          {R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": 5}})",
+           "index meta.event_file_name is not a string"},
+          {R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": "/etc/passwd"}})",
+           "index meta.event_file_name '/etc/passwd' points outside the trial"},
+          {R"({"meta": {"mode": "TRAIN", "mode_step": 0}, "tensor_payload": {}})",
+           "index tensor_payload is not an array"},
+          {R"({"meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": null}, "tensor_payload": [{"tensorname": "t", "start_idx": 0, "length": 1}]})",
+           "index lists tensors but meta has no event_file_name"},
+          {R"({"meta": {"mode": "TRAIN", "mode_step": 0}, "shape_payload": "x"})",
+           "index shape_payload is not an array"},
+      }) {
     Result r = parse(c.doc);
     EXPECT_FALSE(r.ok) << c.doc;
     EXPECT_EQ(r.err, c.err) << c.doc;
@@ -341,7 +360,8 @@ TEST(IndexJson, MissingFieldsAndWrongTypes) {
   EXPECT_EQ(parse(nul).err, std::string("index meta.event_file_name 'a\0b' points outside the trial", 57));
   EXPECT_SAME_AS_DOM(nul);
   // Null payloads and a null event_file_name without tensors are fine.
-  Result r = parse(R"({"meta": {"mode": "GLOBAL", "mode_step": 0, "event_file_name": null}, "tensor_payload": null, "shape_payload": null})");
+  Result r = parse(
+      R"({"meta": {"mode": "GLOBAL", "mode_step": 0, "event_file_name": null}, "tensor_payload": null, "shape_payload": null})");
   ASSERT_TRUE(r.ok) << r.err;
   EXPECT_EQ(r.idx.mode, Mode::kGlobal);
   EXPECT_FALSE(r.idx.event_file);
@@ -354,17 +374,24 @@ TEST(IndexJson, MalformedEntriesAreSkippedInOrder) {
   // 4096 bytes decoded from 6-byte escapes is at the limit; one more is over it.
   std::string escaped_limit;
   for (size_t i = 0; i < kMaxTensorNameBytes; ++i) escaped_limit += "\\u0041";
-  std::string doc = R"({"shape_payload": [7, {"tensorname": "s33", "shape": [)" + [] {
-    std::string dims;
-    for (int i = 0; i < 33; ++i) dims += (i ? ",-1" : "-1");   // too many dims wins over bad dims
-    return dims;
-  }() + R"(]}, {"tensorname": "s", "shape": [1, -1]}, {"tensorname": "ok", "shape": [2, 3]}, {"tensorname": "ns"}],
+  std::string doc =
+      R"({"shape_payload": [7, {"tensorname": "s33", "shape": [)" +
+      [] {
+        std::string dims;
+        for (int i = 0; i < 33; ++i) dims += (i ? ",-1" : "-1");  // too many dims wins over bad dims
+        return dims;
+      }() +
+      R"(]}, {"tensorname": "s", "shape": [1, -1]}, {"tensorname": "ok", "shape": [2, 3]}, {"tensorname": "ns"}],
   "meta": {"mode": "TRAIN", "mode_step": 0, "event_file_name": "e"},
   "tensor_payload": [[], {"start_idx": 0, "length": 1}, {"tensorname": 3, "start_idx": 0, "length": 1},
-    {"tensorname": "", "start_idx": 0, "length": 1}, {"tensorname": ")" + long_name + R"(", "start_idx": 0, "length": 1},
-    {"tensorname": ")" + long_name + R"(x", "start_idx": 0, "length": 1},
-    {"tensorname": ")" + escaped_limit + R"(", "start_idx": 0, "length": 1},
-    {"tensorname": ")" + escaped_limit + R"(\u00e9", "start_idx": 0, "length": 1},
+    {"tensorname": "", "start_idx": 0, "length": 1}, {"tensorname": ")" +
+      long_name + R"(", "start_idx": 0, "length": 1},
+    {"tensorname": ")" +
+      long_name + R"(x", "start_idx": 0, "length": 1},
+    {"tensorname": ")" +
+      escaped_limit + R"(", "start_idx": 0, "length": 1},
+    {"tensorname": ")" +
+      escaped_limit + R"(\u00e9", "start_idx": 0, "length": 1},
     {"tensorname": "nolen", "start_idx": 0}, {"tensorname": "t", "start_idx": 0, "length": 1, "extra": {"a": [{"b": []}]}}]})";
   Result r = parse(doc);
   ASSERT_TRUE(r.ok) << r.err;
@@ -392,7 +419,8 @@ TEST(IndexJson, MalformedEntriesAreSkippedInOrder) {
 }
 
 TEST(IndexJson, WhitespaceBomNulAndTrailingBytes) {
-  const std::string body = R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"e"},"tensor_payload":[{"tensorname":"t","start_idx":0,"length":20}]})";
+  const std::string body =
+      R"({"meta":{"mode":"TRAIN","mode_step":0,"event_file_name":"e"},"tensor_payload":[{"tensorname":"t","start_idx":0,"length":20}]})";
   // Every place whitespace may go.
   std::string spaced;
   bool in_string = false;
@@ -402,16 +430,17 @@ TEST(IndexJson, WhitespaceBomNulAndTrailingBytes) {
     spaced += c;
   }
   spaced += "\n\t ";
-  for (const std::string& ok : std::vector<std::string>{body, spaced, "\xEF\xBB\xBF" + body, body + std::string("\0garbage", 8),
-                                body + std::string(" \n\0", 3)}) {
+  for (const std::string& ok : std::vector<std::string>{
+           body, spaced, "\xEF\xBB\xBF" + body, body + std::string("\0garbage", 8), body + std::string(" \n\0", 3)}) {
     Result r = parse(ok);
     EXPECT_TRUE(r.ok) << printable(ok) << ": " << r.err;
     EXPECT_EQ(r.idx.tensors.size(), 1u);
     EXPECT_SAME_AS_DOM(ok);
   }
-  for (const std::string& bad : std::vector<std::string>{std::string(), std::string(" "), std::string("\0", 1) + body, "\xEF\xBB" + body,
-                                 "\xEF" + body, " \xEF\xBB\xBF" + body, body + "x", body + "{}", body + ",",
-                                 "/*c*/" + body, body + "//c", "\v" + body, "\f" + body}) {
+  for (const std::string& bad :
+       std::vector<std::string>{std::string(), std::string(" "), std::string("\0", 1) + body, "\xEF\xBB" + body,
+                                "\xEF" + body, " \xEF\xBB\xBF" + body, body + "x", body + "{}", body + ",",
+                                "/*c*/" + body, body + "//c", "\v" + body, "\f" + body}) {
     Result r = parse(bad);
     EXPECT_FALSE(r.ok) << printable(bad);
     EXPECT_EQ(r.err, "index file is not valid JSON") << printable(bad);
@@ -431,7 +460,7 @@ TEST(IndexJson, EveryTruncationIsInvalid) {
 }
 
 TEST(IndexJson, DeeplyNestedUnknownValuesAreSkipped) {
-  const int depth = 100000;   // no recursion: this must not exhaust the stack
+  const int depth = 100000;  // no recursion: this must not exhaust the stack
   std::string nest;
   for (int i = 0; i < depth; ++i) nest += i % 2 ? "{\"k\":" : "[";
   nest += "1";
@@ -478,7 +507,8 @@ class DocGen {
 
   // Byte-level damage: truncation, deletion, insertion, replacement.
   std::string mutate(std::string s) {
-    static const char kBytes[] = {'"', '\\', ',', '}', ']', '{', '[', ':', '\0', '\xff', '\xc3', '\xed', 'x', ' ', '0', '-', 'e', '.'};
+    static const char kBytes[] = {'"',    '\\',   ',',    '}', ']', '{', '[', ':', '\0',
+                                  '\xff', '\xc3', '\xed', 'x', ' ', '0', '-', 'e', '.'};
     int n = 1 + static_cast<int>(rng_() % 3);
     for (int i = 0; i < n && !s.empty(); ++i) {
       size_t at = rng_() % s.size();
@@ -495,7 +525,9 @@ class DocGen {
  private:
   bool pct(int p) { return static_cast<int>(rng_() % 100) < p; }
   template <class T>
-  const T& one(const std::vector<T>& v) { return v[rng_() % v.size()]; }
+  const T& one(const std::vector<T>& v) {
+    return v[rng_() % v.size()];
+  }
 
   std::string ws() {
     static const std::vector<std::string> kWs = {"", "", "", " ", "\n", "\t", "\r\n  "};
@@ -518,7 +550,7 @@ class DocGen {
   // A JSON string literal for `raw` (UTF-8), escaped in one of several ways per character.
   std::string encode(std::string_view raw) {
     std::string o = "\"";
-    const int style = static_cast<int>(rng_() % 4);   // 0: plain, 1: some \u, 2: all \u, 3: mixed
+    const int style = static_cast<int>(rng_() % 4);  // 0: plain, 1: some \u, 2: all \u, 3: mixed
     for (size_t i = 0; i < raw.size();) {
       unsigned char c = static_cast<unsigned char>(raw[i]);
       uint32_t cp = c;
@@ -542,7 +574,8 @@ class DocGen {
         char b[16];
         if (cp >= 0x10000) {
           uint32_t v = cp - 0x10000;
-          snprintf(b, sizeof b, pct(50) ? "\\u%04x\\u%04x" : "\\u%04X\\u%04X", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+          snprintf(b, sizeof b, pct(50) ? "\\u%04x\\u%04x" : "\\u%04X\\u%04X", 0xD800 + (v >> 10),
+                   0xDC00 + (v & 0x3FF));
         } else {
           snprintf(b, sizeof b, pct(50) ? "\\u%04x" : "\\u%04X", cp);
         }
@@ -554,23 +587,53 @@ class DocGen {
   }
 
   std::string pick_key() {
-    static const std::vector<std::string> kKeys = {"meta", "mode", "mode_step", "event_file_name", "tensor_payload",
-                                                   "shape_payload", "tensorname", "start_idx", "length", "shape",
-                                                   "originalname", "x", "", "tensorname\x01", "Shape"};
+    static const std::vector<std::string> kKeys = {
+        "meta",          "mode",       "mode_step", "event_file_name", "tensor_payload",
+        "shape_payload", "tensorname", "start_idx", "length",          "shape",
+        "originalname",  "x",          "",          "tensorname\x01",  "Shape"};
     return one(kKeys);
   }
   std::string name() {
-    static const std::vector<std::string> kNames = {
-        "loss", "Net_conv0.weight", "gradients/dense/kernel:0", "", "a\"b\\c", "tab\there", "slash/ok",
-        "caf\xc3\xa9", "\xe6\x97\xa5\xe6\x9c\xac", "clef \xf0\x9d\x84\x9e", std::string("nul\0in", 6), "\x7f",
-        "smdebug/reductions/abs_mean/w", std::string(4096, 'w'), std::string(4097, 'w')};
+    static const std::vector<std::string> kNames = {"loss",
+                                                    "Net_conv0.weight",
+                                                    "gradients/dense/kernel:0",
+                                                    "",
+                                                    "a\"b\\c",
+                                                    "tab\there",
+                                                    "slash/ok",
+                                                    "caf\xc3\xa9",
+                                                    "\xe6\x97\xa5\xe6\x9c\xac",
+                                                    "clef \xf0\x9d\x84\x9e",
+                                                    std::string("nul\0in", 6),
+                                                    "\x7f",
+                                                    "smdebug/reductions/abs_mean/w",
+                                                    std::string(4096, 'w'),
+                                                    std::string(4097, 'w')};
     return one(kNames);
   }
   std::string number() {
-    static const std::vector<std::string> kNumbers = {
-        "0", "-0", "1", "42", "330", "-1", "9223372036854775807", "9223372036854775808", "18446744073709551615",
-        "18446744073709551616", "-9223372036854775808", "-9223372036854775809", "1.0", "1e2", "-0.0", "1E+2", "0.5",
-        "2.5e-3", "1e-400", "123456789012345678901234567890", "1e400", "1" + std::string(310, '0')};
+    static const std::vector<std::string> kNumbers = {"0",
+                                                      "-0",
+                                                      "1",
+                                                      "42",
+                                                      "330",
+                                                      "-1",
+                                                      "9223372036854775807",
+                                                      "9223372036854775808",
+                                                      "18446744073709551615",
+                                                      "18446744073709551616",
+                                                      "-9223372036854775808",
+                                                      "-9223372036854775809",
+                                                      "1.0",
+                                                      "1e2",
+                                                      "-0.0",
+                                                      "1E+2",
+                                                      "0.5",
+                                                      "2.5e-3",
+                                                      "1e-400",
+                                                      "123456789012345678901234567890",
+                                                      "1e400",
+                                                      "1" + std::string(310, '0')};
     // Mostly ordinary offsets; the odd ones, including those that overflow a double, rarely.
     if (pct(85)) return std::to_string(rng_() % 100000);
     return one(kNumbers);
@@ -597,8 +660,14 @@ class DocGen {
   }
   std::string meta() {
     static const std::vector<std::string> kModes = {"TRAIN", "EVAL", "PREDICT", "GLOBAL", "train", ""};
-    static const std::vector<std::string> kFiles = {"events/000000000003/000000000003_worker_0.tfevents", "e",
-                                                    "../x", "/abs", "a//b", "a\\b", "caf\xc3\xa9/e", std::string("a\0b", 3)};
+    static const std::vector<std::string> kFiles = {"events/000000000003/000000000003_worker_0.tfevents",
+                                                    "e",
+                                                    "../x",
+                                                    "/abs",
+                                                    "a//b",
+                                                    "a\\b",
+                                                    "caf\xc3\xa9/e",
+                                                    std::string("a\0b", 3)};
     std::vector<std::string> m;
     if (pct(97)) m.push_back(kv("mode", pct(95) ? encode(pct(85) ? "TRAIN" : one(kModes)) : value(1)));
     if (pct(97)) m.push_back(kv("mode_step", pct(95) ? number() : value(1)));
@@ -621,7 +690,8 @@ class DocGen {
       if (pct(93)) {
         std::vector<std::string> dims;
         int n = pct(5) ? 30 + static_cast<int>(rng_() % 5) : static_cast<int>(rng_() % 5);
-        for (int i = 0; i < n; ++i) dims.push_back(pct(95) ? std::to_string(rng_() % 1000) : (pct(50) ? number() : value(1)));
+        for (int i = 0; i < n; ++i)
+          dims.push_back(pct(95) ? std::to_string(rng_() % 1000) : (pct(50) ? number() : value(1)));
         m.push_back(kv("shape", array(dims)));
       } else {
         m.push_back(kv("shape", value(1)));

@@ -154,7 +154,7 @@ TEST(TensorContentSplit, LayoutsLibprotobufWouldMergeAreLeftToIt) {
   a.set_step(1);
   add_content_value(&a, "a", 2000, 1.0f);
   add_content_value(&b, "b", 3000, 3.0f);
-  pb::Summary::Value later;   // a second tensor for the same value; its content wins the merge
+  pb::Summary::Value later;  // a second tensor for the same value; its content wins the merge
   later.mutable_tensor()->set_tensor_content(floats(2000, 9.0f));
   pb::TensorProto content_twice = a.summary().value(0).tensor();
   const std::string twice = content_twice.SerializeAsString() + len_field(4, floats(2000, 5.0f));
@@ -175,7 +175,8 @@ TEST(TensorContentSplit, LayoutsLibprotobufWouldMergeAreLeftToIt) {
     std::vector<DecodedTensor> copied, borrowed;
     Status err_copied, err_borrowed;
     ASSERT_TRUE((err_copied = decode_event(payloads[i], &copied)).is_ok()) << i << " " << err_copied.to_string();
-    ASSERT_TRUE((err_borrowed = decode_event(payloads[i], &borrowed, 0)).is_ok()) << i << " " << err_borrowed.to_string();
+    ASSERT_TRUE((err_borrowed = decode_event(payloads[i], &borrowed, 0)).is_ok())
+        << i << " " << err_borrowed.to_string();
     expect_same(copied, borrowed);
     EXPECT_EQ(borrowed.size(), i == 0 ? 2u : 1u) << i;
   }

@@ -24,8 +24,8 @@ using namespace trialdb;
 // A program installs the SIGBUS handler before anything is mapped (the CLI's main does); so do
 // these tests, before any test runs.
 static const bool kSigbusHandlerInstalled = (MappedRange::install_sigbus_handler(), true);
-using trialdb::test::TempDir;
 using trialdb::test::file_bytes;
+using trialdb::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -35,7 +35,8 @@ const fs::path kFixtures = TRIALDB_FIXTURES;
 fs::path copy_fixture(const std::string& name, const fs::path& into) {
   fs::path dst = into / name;
   fs::copy(kFixtures / name, dst, fs::copy_options::recursive);
-  for (auto& e : fs::recursive_directory_iterator(dst)) fs::permissions(e.path(), fs::perms::owner_all, fs::perm_options::add);
+  for (auto& e : fs::recursive_directory_iterator(dst))
+    fs::permissions(e.path(), fs::perms::owner_all, fs::perm_options::add);
   return dst;
 }
 
@@ -62,13 +63,12 @@ IngestStats ingest(Database& db, const fs::path& trial, const std::string& name 
 // Every public view as one canonical string, to compare whole databases.
 std::string dump_views(Database& db) {
   std::string out;
-  for (const char* sql : {
-           "SELECT trial, workers, ended FROM trials ORDER BY 1",
-           "SELECT * FROM steps ORDER BY 1, 2",
-           "SELECT * FROM tensors ORDER BY 1, 2",
-           "SELECT * FROM collections ORDER BY 1, 2, 3",
-           "SELECT trial, tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM tensor_values ORDER BY 1, 2, 3, 4",
-           "SELECT trial, tensor, step, worker, reduction, abs, printf('%.17g', value) FROM reductions ORDER BY 1, 2, 3, 4, 5, 6"}) {
+  for (const char* sql : {"SELECT trial, workers, ended FROM trials ORDER BY 1", "SELECT * FROM steps ORDER BY 1, 2",
+                          "SELECT * FROM tensors ORDER BY 1, 2", "SELECT * FROM collections ORDER BY 1, 2, 3",
+                          "SELECT trial, tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM "
+                          "tensor_values ORDER BY 1, 2, 3, 4",
+                          "SELECT trial, tensor, step, worker, reduction, abs, printf('%.17g', value) FROM reductions "
+                          "ORDER BY 1, 2, 3, 4, 5, 6"}) {
     Statement q(db.handle(), sql);
     while (q.step()) {
       for (int c = 0; c < sqlite3_column_count(q.handle()); ++c) out += (q.is_null(c) ? "NULL" : q.text(c)) + "|";
@@ -95,22 +95,28 @@ TEST(Ingester, CoreDtypesFollowsSmdebug) {
   EXPECT_EQ(text(db, "SELECT DISTINCT dtype FROM tensor_values WHERE tensor = 'dtype/int8'"), "uint8");
   // 0-d values are reported with shape [1], as smdebug does; the blob keeps ndim 0.
   EXPECT_EQ(text(db, "SELECT shape FROM tensor_values WHERE tensor = 'dtype/float32' AND step = 10"), "[1]");
-  EXPECT_EQ(scalar(db, "SELECT unicode(substr(value, 3, 1)) FROM tensor_values WHERE tensor = 'dtype/float32' AND step = 10"), 0);
+  EXPECT_EQ(
+      scalar(db, "SELECT unicode(substr(value, 3, 1)) FROM tensor_values WHERE tensor = 'dtype/float32' AND step = 10"),
+      0);
   // Dtypes smdebug cannot read keep their values but offer no reductions (parity).
   EXPECT_EQ(text(db, "SELECT DISTINCT dtype FROM tensor_values WHERE tensor = 'dtype/int16'"), "int16");
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM reductions WHERE tensor = 'dtype/int16'"), 0);
   // Reductions-only tensor: saved shape, no value, the hook's reductions.
   EXPECT_EQ(text(db, "SELECT shape FROM tensor_values WHERE tensor = 'grad/only_reduced' AND step = 1"), "[100]");
   EXPECT_EQ(text(db, "SELECT value FROM tensor_values WHERE tensor = 'grad/only_reduced' AND step = 1"), "<null>");
-  EXPECT_GT(scalar(db, "SELECT count(*) FROM reductions WHERE tensor = 'grad/only_reduced' AND reduction = 'mean' AND abs = 1"), 0);
+  EXPECT_GT(
+      scalar(db,
+             "SELECT count(*) FROM reductions WHERE tensor = 'grad/only_reduced' AND reduction = 'mean' AND abs = 1"),
+      0);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensors WHERE tensor LIKE 'smdebug/%'"), 0);
   // Empty tensor: a row, no reductions. Strings: dtype string, no reductions.
   EXPECT_EQ(text(db, "SELECT shape FROM tensor_values WHERE tensor = 'empty/t' AND step = 1"), "[0,4]");
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM reductions WHERE tensor IN ('empty/t', 'text/labels')"), 0);
   EXPECT_EQ(text(db, "SELECT DISTINCT dtype FROM tensor_values WHERE tensor = 'text/labels'"), "string");
   // A scalar's derived reductions (stored once, expanded by the view).
-  EXPECT_EQ(text(db, "SELECT group_concat(reduction || '=' || value, ' ') FROM (SELECT * FROM reductions "
-                     "WHERE tensor = 'scalar/loss' AND step = 10 AND abs = 0 ORDER BY reduction)"),
+  EXPECT_EQ(text(db,
+                 "SELECT group_concat(reduction || '=' || value, ' ') FROM (SELECT * FROM reductions "
+                 "WHERE tensor = 'scalar/loss' AND step = 10 AND abs = 0 ORDER BY reduction)"),
             "l1=1.5 l2=1.5 max=1.5 mean=1.5 min=1.5 prod=1.5 std=0.0 sum=1.5 variance=0.0");
 }
 
@@ -142,7 +148,7 @@ TEST(Ingester, GrowingTrialGainsExactlyItsNewSteps) {
   EXPECT_FALSE(a.ended);
   EXPECT_EQ(a.files_ingested, idx.size() / 2);
   int64_t complete_before = scalar(db, "SELECT count(*) FROM steps WHERE complete");
-  EXPECT_EQ(complete_before, static_cast<int64_t>(idx.size() / 2));   // one worker: each step completes
+  EXPECT_EQ(complete_before, static_cast<int64_t>(idx.size() / 2));  // one worker: each step completes
 
   for (size_t i = idx.size() / 2; i < idx.size(); ++i) fs::rename(hidden / idx[i].filename(), idx[i]);
   fs::rename(hidden / "training_job_end.ts", trial / "training_job_end.ts");
@@ -246,7 +252,7 @@ TEST(Ingester, CompleteThroughMarksWhatTheViewsShow) {
   };
   ingest(db, trial);
   agree(6);
-  EXPECT_GT(scalar(db, "SELECT count(*) FROM value WHERE tensor_step + step_offset = 8"), 0);   // stored, not yet shown
+  EXPECT_GT(scalar(db, "SELECT count(*) FROM value WHERE tensor_step + step_offset = 8"), 0);  // stored, not yet shown
   fs::rename(tmp.path / "late.json", late);
   ingest(db, trial);
   agree(8);
@@ -266,8 +272,10 @@ TEST(Ingester, GlobalModeStepIsFoundByItsModeStepWithoutAScan) {
   EXPECT_EQ(text(db, "SELECT mode || ' ' || mode_step FROM steps WHERE step = 16"), "GLOBAL 5");
   EXPECT_GT(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 5 AND mode = 'GLOBAL'"), 0);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 16"), 0);
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM reductions WHERE tensor = 'dtype/float32' AND step = 5 "
-                       "AND reduction = 'max' AND abs = 0"), 1);
+  EXPECT_EQ(scalar(db,
+                   "SELECT count(*) FROM reductions WHERE tensor = 'dtype/float32' AND step = 5 "
+                   "AND reduction = 'max' AND abs = 0"),
+            1);
   for (const char* sql : {"SELECT value FROM reductions WHERE tensor = 'dtype/float32' AND step = 5",
                           "SELECT value FROM reductions WHERE step = 5",
                           "SELECT value FROM tensor_values WHERE tensor = 'dtype/float32' AND step = 5",
@@ -300,7 +308,8 @@ TEST(Ingester, UnfinishedFilesWaitWhileLiveAndAreErrorsOnceEnded) {
   ASSERT_FALSE(ended.errors.empty());
   EXPECT_EQ(ended.errors[0].step(), 26);
   EXPECT_NE(ended.errors[0].cause().find("past the end"), std::string::npos) << ended.errors[0].cause();
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM ingest_errors WHERE step = 26"), static_cast<int64_t>(ended.errors.size()));
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM ingest_errors WHERE step = 26"),
+            static_cast<int64_t>(ended.errors.size()));
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM steps WHERE complete"), 16);
 }
 
@@ -351,7 +360,10 @@ TEST(Ingester, IndexPointingOutsideTheTrialIsRefused) {
   IngestStats s = ingest(db, trial);
   ASSERT_EQ(s.errors.size(), 1u);
   EXPECT_NE(s.errors[0].cause().find("outside the trial"), std::string::npos);
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM value WHERE tensor_step + step_offset = 4 AND worker_id = (SELECT worker_id FROM worker WHERE name = 'worker_0')"), 0);
+  EXPECT_EQ(scalar(db,
+                   "SELECT count(*) FROM value WHERE tensor_step + step_offset = 4 AND worker_id = (SELECT worker_id "
+                   "FROM worker WHERE name = 'worker_0')"),
+            0);
   EXPECT_GT(scalar(db, "SELECT count(*) FROM tensor_values WHERE step = 4 AND worker = 'worker_1'"), 0);
 }
 
@@ -391,15 +403,16 @@ TEST(Ingester, ScalarBatchesReadBackAsTheGeneralPath) {
         double f64 = static_cast<double>(t) / 3.0 + step;
         int64_t i64 = (int64_t{1} << 40) * (t % 3) - t;
         uint8_t u8 = static_cast<uint8_t>(t * 7 + step);
-        uint16_t f16 = static_cast<uint16_t>(0x3C00 + t);   // float16 bit patterns
+        uint16_t f16 = static_cast<uint16_t>(0x3C00 + t);  // float16 bit patterns
         switch (t % 6) {
           case 0: s->add_tensor(name, DType::Float32, {}, &f32, 4); break;
           case 1: s->add_tensor(name, DType::Float32, {1}, &f32, 4); break;
           case 2: s->add_tensor(name, DType::Float64, {1}, &f64, 8); break;
           case 3: s->add_tensor(name, DType::Int64, {}, &i64, 8); break;
           case 4: s->add_tensor(name, t % 4 ? DType::UInt8 : DType::Bool, {1}, &u8, 1); break;
-          default: s->add_tensor(name, t % 4 ? DType::Float16 : DType::Float32, {1, 1},
-                                 t % 4 ? static_cast<const void*>(&f16) : &f32, t % 4 ? 2 : 4);
+          default:
+            s->add_tensor(name, t % 4 ? DType::Float16 : DType::Float32, {1, 1},
+                          t % 4 ? static_cast<const void*>(&f16) : &f32, t % 4 ? 2 : 4);
         }
       }
       s->close();
@@ -414,7 +427,7 @@ TEST(Ingester, ScalarBatchesReadBackAsTheGeneralPath) {
     o.compress = true;
     Ingester(general, src, o).run_once();
   }
-  EXPECT_EQ(scalar(plain, "SELECT count(*) FROM value_blob"), 0);   // all inline: the scalar path ran
+  EXPECT_EQ(scalar(plain, "SELECT count(*) FROM value_blob"), 0);  // all inline: the scalar path ran
   EXPECT_EQ(scalar(general, "SELECT count(*) FROM value_blob"), 160);
   EXPECT_EQ(scalar(plain, "SELECT count(*) FROM tensor_values"), 160);
   EXPECT_EQ(dump_views(plain), dump_views(general));
@@ -426,7 +439,7 @@ TEST(Ingester, ScalarBatchesReadBackAsTheGeneralPath) {
 TEST(Ingester, BatchedValuesAreExactAndAStoredStepIsReportedNotDuplicated) {
   TempDir tmp;
   fs::path trial = tmp.path / "batched";
-  constexpr int kScalars = 70;   // two full batches and a remainder
+  constexpr int kScalars = 70;  // two full batches and a remainder
   {
     TrialWriter w(trial.string());
     for (int step = 0; step < 3; ++step) {
@@ -435,7 +448,7 @@ TEST(Ingester, BatchedValuesAreExactAndAStoredStepIsReportedNotDuplicated) {
         float x = static_cast<float>(step * 1000 + t) + 0.25f;
         s->add_tensor("scalar_" + std::to_string(t), DType::Float32, {}, &x, 4);
       }
-      std::vector<float> big(4096);   // a blob stored apart, in value_blob
+      std::vector<float> big(4096);  // a blob stored apart, in value_blob
       for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(step) - static_cast<float>(i);
       s->add_tensor("big", DType::Float32, {64, 64}, big.data(), big.size() * 4);
       s->close();
@@ -451,11 +464,11 @@ TEST(Ingester, BatchedValuesAreExactAndAStoredStepIsReportedNotDuplicated) {
     for (int t : {0, 31, 32, 63, 64, 69}) {
       std::string where = " FROM reductions WHERE tensor = 'scalar_" + std::to_string(t) +
                           "' AND step = " + std::to_string(step) + " AND reduction = 'max' AND abs = 0";
-      EXPECT_EQ(text(db, "SELECT printf('%.2f', value)" + where),
-                std::to_string(step * 1000 + t) + ".25");
+      EXPECT_EQ(text(db, "SELECT printf('%.2f', value)" + where), std::to_string(step * 1000 + t) + ".25");
     }
-  EXPECT_EQ(text(db, "SELECT printf('%.1f', value) FROM reductions WHERE tensor = 'big' AND step = 2 "
-                     "AND reduction = 'max' AND abs = 0"),
+  EXPECT_EQ(text(db,
+                 "SELECT printf('%.1f', value) FROM reductions WHERE tensor = 'big' AND step = 2 "
+                 "AND reduction = 'max' AND abs = 0"),
             "2.0");
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM value_blob"), 3);
   EXPECT_EQ(scalar(db, "SELECT count(DISTINCT value_id) FROM value WHERE value_id IS NOT NULL"), 3);
@@ -486,7 +499,7 @@ TEST(Ingester, BulkLoadStoresWhatTheWalStoresAndYieldsToReaders) {
     LocalSource src((kFixtures / "pt_bad_init").string());
     IngestOptions o;
     o.bulk_load = bulk;
-    std::set<std::string> modes;   // the journal mode after each commit that completed steps
+    std::set<std::string> modes;  // the journal mode after each commit that completed steps
     o.on_steps_completed = [&](int64_t) { modes.insert(text(db, "PRAGMA journal_mode")); };
     Ingester ing(db, src, o);
     IngestStats s = ing.run_once();
@@ -520,7 +533,7 @@ TEST(Ingester, BulkLoadStoresWhatTheWalStoresAndYieldsToReaders) {
 TEST(Ingester, BlobsBuiltInPlaceEqualCopiesAndSharedRecordsStillDecode) {
   TempDir tmp;
   fs::path trial = tmp.path / "big";
-  std::mt19937 rng(7);   // random bits: zlib cannot shrink them, so --compress stores copies
+  std::mt19937 rng(7);  // random bits: zlib cannot shrink them, so --compress stores copies
   {
     TrialWriter w(trial.string());
     for (int step = 0; step < 3; ++step) {
@@ -584,8 +597,12 @@ TEST(Ingester, BlobsBuiltInPlaceEqualCopiesAndSharedRecordsStillDecode) {
   EXPECT_NE(s.errors[0].cause().find("the record holds tensor 'w'"), std::string::npos) << s.errors[0].cause();
   EXPECT_EQ(s.errors[0].step(), 3);
   EXPECT_EQ(scalar(*in_place, "SELECT count(*) FROM tensor_values WHERE tensor = 'alias'"), 0);
-  EXPECT_EQ(scalar(*in_place, "SELECT count(*) FROM tensor_values WHERE tensor = 'w' AND step = 3 AND length(value) > 1200000"), 1);
-  EXPECT_EQ(scalar(*in_place, "SELECT count(*) FROM tensor_values WHERE tensor = 'b' AND step = 3 AND length(value) > 1200000"), 1);
+  EXPECT_EQ(scalar(*in_place,
+                   "SELECT count(*) FROM tensor_values WHERE tensor = 'w' AND step = 3 AND length(value) > 1200000"),
+            1);
+  EXPECT_EQ(scalar(*in_place,
+                   "SELECT count(*) FROM tensor_values WHERE tensor = 'b' AND step = 3 AND length(value) > 1200000"),
+            1);
 }
 
 // A step's event file still being written while a later step completes: the later step makes the
@@ -615,7 +632,7 @@ TEST(Ingester, AFileLeftWaitingBehindACompleteStepIsIngestedOnceWhole) {
     EXPECT_EQ(scalar(db, "SELECT count(*) FROM steps WHERE complete"), 2);
   }
   {
-    IngestStats s = Ingester(db, src, {}).run_once();   // still partial: still waiting
+    IngestStats s = Ingester(db, src, {}).run_once();  // still partial: still waiting
     EXPECT_EQ(s.files_waiting, 1u);
   }
   std::ofstream(partial, std::ios::binary) << whole;
@@ -669,7 +686,7 @@ TEST(Ingester, AnEventFileTruncatedWhileMappedWaitsAndIsReadAgain) {
   }
   const std::string victim = "events/000000000001/000000000001_worker_0.tfevents";
   const std::string original = file_bytes(trial / victim);
-  ASSERT_GT(original.size(), 2'400'000u);   // mapped (ingester.cc, kMapSpanBytes)
+  ASSERT_GT(original.size(), 2'400'000u);  // mapped (ingester.cc, kMapSpanBytes)
   IngestOptions o;
   o.threads = 1;
   Database db((tmp.path / "t.db").string());
@@ -715,7 +732,7 @@ TEST(Ingester, BulkLoadCommitsLessOften) {
     LocalSource src(trial.string());
     IngestOptions o;
     o.bulk_load = bulk;
-    std::vector<int64_t> completed;   // steps completed by each commit
+    std::vector<int64_t> completed;  // steps completed by each commit
     o.on_steps_completed = [&](int64_t n) { completed.push_back(n); };
     IngestStats s = Ingester(db, src, o).run_once();
     EXPECT_EQ(s.files_ingested, 3u);

@@ -222,8 +222,9 @@ TEST(ValuesNone, KeepsEverythingButTheBytesAndValuesAllAddsExactlyThem) {
     // without bytes (the hook saved reductions or a shape only) is NULL as in the full ingest.
     db.exec("ATTACH '" + (tmp.path / "full.db").string() + "' AS full");
     int64_t headers = 0;
-    for (Statement q(db.handle(), "SELECT a.value, b.value FROM tensor_values a "
-                                  "JOIN full.tensor_values b USING (trial, tensor, step, worker)");
+    for (Statement q(db.handle(),
+                     "SELECT a.value, b.value FROM tensor_values a "
+                     "JOIN full.tensor_values b USING (trial, tensor, step, worker)");
          q.step();) {
       const bool had_bytes = !q.is_null(1);
       EXPECT_EQ(!q.is_null(0), had_bytes);
@@ -248,9 +249,10 @@ TEST(ValuesNone, KeepsEverythingButTheBytesAndValuesAllAddsExactlyThem) {
     const IngestStats added = ingest(db, fixture, values_all());
     EXPECT_EQ(added.values_added, static_cast<size_t>(headers));
     EXPECT_EQ(added.files_ingested, 0u);
-    EXPECT_EQ(static_cast<int64_t>(added.bytes_read), scalar(full, "SELECT coalesce(sum(length), 0) FROM value_locations l "
-                                                                     "JOIN tensor_values v USING (trial, tensor, step, worker) "
-                                                                     "WHERE v.value IS NOT NULL"));
+    EXPECT_EQ(static_cast<int64_t>(added.bytes_read), scalar(full,
+                                                             "SELECT coalesce(sum(length), 0) FROM value_locations l "
+                                                             "JOIN tensor_values v USING (trial, tensor, step, worker) "
+                                                             "WHERE v.value IS NOT NULL"));
     EXPECT_TRUE(value_rows(db) == value_rows(full));
     EXPECT_EQ(ingest(db, fixture, values_all()).values_added, 0u);
   }

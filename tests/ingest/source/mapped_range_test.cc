@@ -23,8 +23,8 @@ using namespace trialdb;
 // A program installs the SIGBUS handler before anything is mapped (the CLI's main does); so do
 // these tests, before any test runs.
 static const bool kSigbusHandlerInstalled = (MappedRange::install_sigbus_handler(), true);
-using trialdb::test::TempDir;
 using trialdb::test::file_bytes;
+using trialdb::test::TempDir;
 
 namespace {
 
@@ -41,8 +41,9 @@ TEST(MappedRange, GivesTheRangesBytesClampedToTheFile) {
   const std::string content = pattern(3 * 4096 + 123);
   std::ofstream(tmp / "f.bin", std::ios::binary) << content;
   LocalSource src(tmp.path.string());
-  struct Case { uint64_t offset, length; } cases[] = {
-      {0, content.size()}, {4096, 4096}, {5000, 7000}, {1, 1}, {4095, 10}, {8000, 1u << 30}};
+  struct Case {
+    uint64_t offset, length;
+  } cases[] = {{0, content.size()}, {4096, 4096}, {5000, 7000}, {1, 1}, {4095, 10}, {8000, 1u << 30}};
   for (auto c : cases) {
     auto r = mapped_range(src, "f.bin", c.offset, c.length);
     ASSERT_NE(r, nullptr) << c.offset;
@@ -62,7 +63,7 @@ TEST(MappedRange, WritesStayInMemoryAndTheFileIsUnchanged) {
     ASSERT_NE(r, nullptr);
     std::memset(r->data(), 'x', r->size());
     EXPECT_EQ(std::string(r->data(), r->size()), std::string(20000, 'x'));
-    auto again = mapped_range(src, "f.bin", 1000, 20000);   // another mapping sees the file
+    auto again = mapped_range(src, "f.bin", 1000, 20000);  // another mapping sees the file
     ASSERT_NE(again, nullptr);
     EXPECT_EQ(std::string(again->data(), again->size()), content.substr(1000, 20000));
   }
@@ -77,7 +78,7 @@ TEST(MappedRange, NothingForMissingFilesAndEmptyRangesAnErrorForDirectories) {
   std::filesystem::create_directory(tmp.path / "d");
   LocalSource src(tmp.path.string());
   EXPECT_EQ(mapped_range(src, "missing.bin", 0, 10), nullptr);
-  EXPECT_EQ(mapped_range(src, "f.bin", 100, 10), nullptr);   // at the end: a live file not written yet
+  EXPECT_EQ(mapped_range(src, "f.bin", 100, 10), nullptr);  // at the end: a live file not written yet
   EXPECT_EQ(mapped_range(src, "f.bin", 5000, 10), nullptr);
   try {
     (void)mapped_range(src, "d", 0, 10);
@@ -100,9 +101,9 @@ TEST(MappedRange, ATruncatedFileReadsAsZerosAndSaysItShrank) {
   ASSERT_NE(r, nullptr);
   ASSERT_NE(untouched, nullptr);
   EXPECT_FALSE(r->shrank());
-  const size_t kept = 5 * page + 17;   // the new end, inside a page
+  const size_t kept = 5 * page + 17;  // the new end, inside a page
   std::filesystem::resize_file(tmp / "f.bin", kept);
-  EXPECT_TRUE(r->shrank());            // by its size, before any read
+  EXPECT_TRUE(r->shrank());  // by its size, before any read
   // Every page read and written: those past the new end fault (SIGBUS) and become zeros.
   std::string seen(r->data(), r->size());
   std::memset(r->data() + r->size() - 10, 'x', 10);
@@ -135,7 +136,7 @@ TEST(MappedRangeDeathTest, ASigbusOutsideAnyMappingStillEndsTheProcess) {
   std::ofstream(tmp / "f.bin", std::ios::binary) << pattern(4 * page);
   std::ofstream(tmp / "g.bin", std::ios::binary) << pattern(4 * page);
   LocalSource src(tmp.path.string());
-  auto ours = mapped_range(src, "g.bin", 0, 4 * page);   // the handler is installed
+  auto ours = mapped_range(src, "g.bin", 0, 4 * page);  // the handler is installed
   ASSERT_NE(ours, nullptr);
   const std::string path = tmp / "f.bin";
   EXPECT_EXIT(

@@ -80,9 +80,9 @@ TEST(BulkLoad, InactiveWhileAnotherConnectionHasTheDatabaseOpen) {
   Database db(path, OpenMode::kCreate, write_combining_vfs_name());
   write_transaction(db, 1);
   OtherConnection reader(path);
-  ASSERT_EQ(reader.count("SELECT count(*) FROM filler"), 8);   // it has read: it holds the WAL index
+  ASSERT_EQ(reader.count("SELECT count(*) FROM filler"), 8);  // it has read: it holds the WAL index
   {
-    BulkLoad bulk(db);   // must not wait for the reader either (busy timeout 0 while asking)
+    BulkLoad bulk(db);  // must not wait for the reader either (busy timeout 0 while asking)
     EXPECT_FALSE(bulk.active());
     EXPECT_EQ(journal_mode(db), "wal");
     EXPECT_EQ(synchronous(db), 1);
@@ -121,7 +121,7 @@ TEST(BulkLoad, AnotherConnectionSwitchingBackToWalMidLoadLosesNothing) {
       Database other(path);
       EXPECT_EQ(journal_mode(other), "wal");
     }
-    write_transaction(db, 2);   // the first transaction after the switch finds WAL mode
+    write_transaction(db, 2);  // the first transaction after the switch finds WAL mode
     EXPECT_TRUE(bulk.active());
     EXPECT_FALSE(bulk.in_effect()) << "the ingester would keep committing only once per GiB";
     EXPECT_EQ(journal_mode(db), "wal");

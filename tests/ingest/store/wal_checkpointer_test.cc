@@ -39,7 +39,7 @@ TEST(WalCheckpointer, CopiesCommitsBesideTheWriterAndHandsTheCheckpointBack) {
     ASSERT_TRUE(c.active());
     write_big_transaction(db, 2);
     c.after_commit();
-  }   // the destructor lets the pass under way finish
+  }  // the destructor lets the pass under way finish
   EXPECT_GE(db_file_mib(tmp), 95u) << "the checkpointer's pass did not copy both commits";
   // The automatic checkpoint is back: three more commits restart the WAL and pass 32768 frames.
   for (int tag = 3; tag <= 5; ++tag) write_big_transaction(db, tag);
@@ -53,5 +53,5 @@ TEST(WalCheckpointer, InactiveOnAnInMemoryDatabase) {
   Database db(":memory:");
   WalCheckpointer c(db);
   EXPECT_FALSE(c.active());
-  c.after_commit();   // harmless
+  c.after_commit();  // harmless
 }

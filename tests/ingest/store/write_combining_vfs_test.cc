@@ -37,7 +37,7 @@ TEST(WriteCombiningVfs, CommitsRollbacksAndOtherConnectionsSeeWhatSqliteWrote) {
   Database db(path, OpenMode::kCreate, write_combining_vfs_name());
   db.exec("PRAGMA journal_mode=TRUNCATE");
   db.exec("PRAGMA synchronous=FULL");
-  db.exec("PRAGMA cache_size=-1024");   // 1 MiB: spills mid-transaction, reads pages back
+  db.exec("PRAGMA cache_size=-1024");  // 1 MiB: spills mid-transaction, reads pages back
   db.exec("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)");
   ASSERT_TRUE(set_write_combining(db.handle(), true));
   for (int tx = 0; tx < 6; ++tx) {
@@ -70,7 +70,7 @@ TEST(WriteCombiningVfs, WritesAreHeldBackUntilSomethingCouldObserveThem) {
   ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, write_combining_vfs_name()),
             SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=TRUNCATE; CREATE TABLE t(x)", nullptr, nullptr, nullptr), SQLITE_OK);
-  sqlite3_file* file = nullptr;   // the shim's file for "main", written here directly, past the end
+  sqlite3_file* file = nullptr;  // the shim's file for "main", written here directly, past the end
   ASSERT_EQ(sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file), SQLITE_OK);
   ASSERT_NE(file, nullptr);
   ASSERT_TRUE(set_write_combining(db, true));

@@ -63,7 +63,8 @@ TEST(Synth, WritesTheExpectedFileSet) {
   EXPECT_EQ(coll["_meta"]["num_workers"], 2);
   for (const char* c : {"weights", "biases", "gradients", "losses", "default", "all"})
     EXPECT_TRUE(coll["collections"].contains(c)) << c;
-  EXPECT_EQ(coll["collections"]["weights"]["tensor_names"], nlohmann::json::array({"Net_fc0.weight", "Net_fc1.weight"}));
+  EXPECT_EQ(coll["collections"]["weights"]["tensor_names"],
+            nlohmann::json::array({"Net_fc0.weight", "Net_fc1.weight"}));
   // --tensors 6 cuts layer 1 after its weight: its gradient is written too.
   EXPECT_EQ(coll["collections"]["gradients"]["tensor_names"],
             nlohmann::json::array({"gradient/Net_fc0.bias", "gradient/Net_fc0.weight", "gradient/Net_fc1.weight"}));
@@ -93,7 +94,7 @@ TEST(Synth, DeterministicForASeedAndBadArgumentsFail) {
   std::string ev = event_file_name(1, "worker_0");
   EXPECT_EQ(read_file(fs::path(a) / ev), read_file(fs::path(b) / ev));
   EXPECT_NE(read_file(fs::path(a) / ev), read_file(fs::path(c) / ev));
-  EXPECT_EQ(run("synth " + a + " --steps 3"), 1);                       // existing, non-empty folder
+  EXPECT_EQ(run("synth " + a + " --steps 3"), 1);  // existing, non-empty folder
   EXPECT_EQ(run("synth " + (dir.path / "d").string() + " --dtype complex64"), 2);
   EXPECT_EQ(run("synth " + (dir.path / "e").string() + " --steps 0"), 2);
 }
@@ -101,10 +102,10 @@ TEST(Synth, DeterministicForASeedAndBadArgumentsFail) {
 // ---- round trip through the ingester ----
 
 struct Written {
-  std::string dtype_shape;   // "float32 [2,3]"
-  std::string data;          // tensor_content
+  std::string dtype_shape;  // "float32 [2,3]"
+  std::string data;         // tensor_content
 };
-using Key = std::tuple<std::string, int64_t, std::string>;   // tensor, step, worker
+using Key = std::tuple<std::string, int64_t, std::string>;  // tensor, step, worker
 
 // Reads what the trial holds straight from its index and event files.
 std::map<Key, Written> read_trial(const fs::path& root, int64_t steps, int workers) {
@@ -136,7 +137,9 @@ std::map<Key, Written> read_trial(const fs::path& root, int64_t steps, int worke
 
 struct Db {
   sqlite3* db = nullptr;
-  explicit Db(const std::string& path) { EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK); }
+  explicit Db(const std::string& path) {
+    EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  }
   ~Db() { sqlite3_close(db); }
   template <class F>
   void each(const std::string& sql, F f) {
@@ -182,32 +185,34 @@ TEST(SynthRoundTrip, IngestedViewsHoldExactlyWhatWasWritten) {
 
   std::set<std::string> want_tensors, got_tensors;
   for (const auto& [k, v] : written) want_tensors.insert(std::get<0>(k));
-  db.each("SELECT tensor FROM tensors WHERE trial = 'rt'", [&](sqlite3_stmt* st) { got_tensors.insert(db.text(st, 0)); });
+  db.each("SELECT tensor FROM tensors WHERE trial = 'rt'",
+          [&](sqlite3_stmt* st) { got_tensors.insert(db.text(st, 0)); });
   EXPECT_EQ(got_tensors, want_tensors);
-  EXPECT_EQ(got_tensors.size(), 13u);   // 11, the gradient of the last layer's weight, the loss
+  EXPECT_EQ(got_tensors.size(), 13u);  // 11, the gradient of the last layer's weight, the loss
 
   std::map<std::string, std::set<std::string>> members;
   db.each("SELECT collection, tensor FROM collections WHERE trial = 'rt'",
           [&](sqlite3_stmt* st) { members[db.text(st, 0)].insert(db.text(st, 1)); });
   EXPECT_EQ(members["weights"], (std::set<std::string>{"Net_fc0.weight", "Net_fc1.weight", "Net_fc2.weight"}));
-  EXPECT_EQ(members["gradients"], (std::set<std::string>{"gradient/Net_fc0.weight", "gradient/Net_fc0.bias",
-                                                         "gradient/Net_fc1.weight", "gradient/Net_fc1.bias",
-                                                         "gradient/Net_fc2.weight"}));
+  EXPECT_EQ(members["gradients"],
+            (std::set<std::string>{"gradient/Net_fc0.weight", "gradient/Net_fc0.bias", "gradient/Net_fc1.weight",
+                                   "gradient/Net_fc1.bias", "gradient/Net_fc2.weight"}));
   EXPECT_EQ(members["losses"], (std::set<std::string>{"CrossEntropyLoss_output_0"}));
   EXPECT_EQ(members["all"], want_tensors);
 
   // Every value, bit for bit, with dtype and shape; nothing extra.
   std::map<Key, Written> got;
-  db.each("SELECT tensor, step, worker, dtype, shape, value FROM tensor_values WHERE trial = 'rt'", [&](sqlite3_stmt* st) {
-    TensorView v;
-    std::vector<uint8_t> scratch;
-    const Status decoded = decode_blob(sqlite3_column_blob(st, 5), sqlite3_column_bytes(st, 5), &v, &scratch);
-    ASSERT_TRUE(decoded.is_ok()) << decoded.to_string();
-    std::string shape = db.text(st, 4);
-    shape.erase(std::remove(shape.begin(), shape.end(), ' '), shape.end());
-    got[{db.text(st, 0), sqlite3_column_int64(st, 1), db.text(st, 2)}] = {
-        db.text(st, 3) + " " + shape, std::string(reinterpret_cast<const char*>(v.data), v.data_bytes)};
-  });
+  db.each("SELECT tensor, step, worker, dtype, shape, value FROM tensor_values WHERE trial = 'rt'",
+          [&](sqlite3_stmt* st) {
+            TensorView v;
+            std::vector<uint8_t> scratch;
+            const Status decoded = decode_blob(sqlite3_column_blob(st, 5), sqlite3_column_bytes(st, 5), &v, &scratch);
+            ASSERT_TRUE(decoded.is_ok()) << decoded.to_string();
+            std::string shape = db.text(st, 4);
+            shape.erase(std::remove(shape.begin(), shape.end(), ' '), shape.end());
+            got[{db.text(st, 0), sqlite3_column_int64(st, 1), db.text(st, 2)}] = {
+                db.text(st, 3) + " " + shape, std::string(reinterpret_cast<const char*>(v.data), v.data_bytes)};
+          });
   EXPECT_EQ(got.size(), written.size());
   for (const auto& [k, w] : written) {
     auto it = got.find(k);
@@ -218,21 +223,22 @@ TEST(SynthRoundTrip, IngestedViewsHoldExactlyWhatWasWritten) {
 
   // The vanishing-gradient question from the reductions view agrees with the written bytes.
   int checked = 0;
-  db.each("SELECT tensor, step, worker, value FROM reductions WHERE trial = 'rt' AND reduction = 'mean' AND abs = 1 "
-          "AND tensor IN (SELECT tensor FROM collections WHERE trial = 'rt' AND collection = 'gradients')",
-          [&](sqlite3_stmt* st) {
-            const Written& w = written.at({db.text(st, 0), sqlite3_column_int64(st, 1), db.text(st, 2)});
-            double sum = 0;
-            size_t n = w.data.size() / 4;
-            for (size_t i = 0; i < n; ++i) {
-              float f;
-              std::memcpy(&f, w.data.data() + 4 * i, 4);
-              sum += std::fabs(f);
-            }
-            EXPECT_NEAR(sqlite3_column_double(st, 3), sum / n, 1e-12);
-            ++checked;
-          });
-  EXPECT_EQ(checked, 5 * 6 * 2);   // 5 gradients x 6 TRAIN steps x 2 workers
+  db.each(
+      "SELECT tensor, step, worker, value FROM reductions WHERE trial = 'rt' AND reduction = 'mean' AND abs = 1 "
+      "AND tensor IN (SELECT tensor FROM collections WHERE trial = 'rt' AND collection = 'gradients')",
+      [&](sqlite3_stmt* st) {
+        const Written& w = written.at({db.text(st, 0), sqlite3_column_int64(st, 1), db.text(st, 2)});
+        double sum = 0;
+        size_t n = w.data.size() / 4;
+        for (size_t i = 0; i < n; ++i) {
+          float f;
+          std::memcpy(&f, w.data.data() + 4 * i, 4);
+          sum += std::fabs(f);
+        }
+        EXPECT_NEAR(sqlite3_column_double(st, 3), sum / n, 1e-12);
+        ++checked;
+      });
+  EXPECT_EQ(checked, 5 * 6 * 2);  // 5 gradients x 6 TRAIN steps x 2 workers
 }
 
 // Records over 64 KiB take the ingester's other decoding path (tensor_content is not copied
@@ -258,14 +264,15 @@ TEST(SynthRoundTrip, LargeTensorsArriveBitForBit) {
   });
   EXPECT_EQ(rows, written.size());
   EXPECT_EQ(same, rows);
-  EXPECT_GE(large, 6u * 3);   // several tensors per step took the large-record path
+  EXPECT_GE(large, 6u * 3);  // several tensors per step took the large-record path
 }
 
 TEST(SynthRoundTrip, ReductionsOnlyTrialHasShapesAndSavedReductions) {
   TempDir dir;
   fs::path trial = dir.path / "red";
   std::string db_path = (dir.path / "red.db").string();
-  ASSERT_EQ(run("synth " + trial.string() + " --steps 3 --tensors 5 --elements 20 --eval-every 0 --reductions-only"), 0);
+  ASSERT_EQ(run("synth " + trial.string() + " --steps 3 --tensors 5 --elements 20 --eval-every 0 --reductions-only"),
+            0);
   auto idx = nlohmann::json::parse(read_file(trial / index_file_name(1, "worker_0")));
   EXPECT_EQ(idx["tensor_payload"][0]["tensorname"], "smdebug/reductions/min/Net_fc0.weight");
   EXPECT_EQ(idx["shape_payload"][0]["shape"], nlohmann::json::array({4, 5}));
@@ -273,9 +280,9 @@ TEST(SynthRoundTrip, ReductionsOnlyTrialHasShapesAndSavedReductions) {
   Db db(db_path);
   std::set<std::string> tensors;
   db.each("SELECT tensor FROM tensors", [&](sqlite3_stmt* st) { tensors.insert(db.text(st, 0)); });
-  EXPECT_EQ(tensors, (std::set<std::string>{"Net_fc0.weight", "Net_fc0.bias", "relu0_output_0",
-                                            "gradient/Net_fc0.weight", "gradient/Net_fc0.bias",
-                                            "CrossEntropyLoss_output_0"}));
+  EXPECT_EQ(tensors,
+            (std::set<std::string>{"Net_fc0.weight", "Net_fc0.bias", "relu0_output_0", "gradient/Net_fc0.weight",
+                                   "gradient/Net_fc0.bias", "CrossEntropyLoss_output_0"}));
   int rows = 0;
   db.each("SELECT shape, value IS NULL FROM tensor_values WHERE tensor = 'Net_fc0.weight'", [&](sqlite3_stmt* st) {
     std::string shape = db.text(st, 0);
@@ -291,8 +298,9 @@ TEST(SynthRoundTrip, ReductionsOnlyTrialHasShapesAndSavedReductions) {
           [&](sqlite3_stmt* st) { n = sqlite3_column_int(st, 0); });
   EXPECT_EQ(n, 18);
   double mx = 0, amx = 0;
-  db.each("SELECT abs, value FROM reductions WHERE tensor = 'CrossEntropyLoss_output_0' AND step = 0 AND reduction = 'max'",
-          [&](sqlite3_stmt* st) { (sqlite3_column_int(st, 0) ? amx : mx) = sqlite3_column_double(st, 1); });
+  db.each(
+      "SELECT abs, value FROM reductions WHERE tensor = 'CrossEntropyLoss_output_0' AND step = 0 AND reduction = 'max'",
+      [&](sqlite3_stmt* st) { (sqlite3_column_int(st, 0) ? amx : mx) = sqlite3_column_double(st, 1); });
   EXPECT_GT(mx, 2.0);
   EXPECT_EQ(mx, amx);
 }
@@ -333,9 +341,10 @@ TEST(SynthProfile, WritesTheProfilesTensorsModesAndValueCharacter) {
 
   // Each tensor as often as the profile says, in its modes, with its dtype and shape.
   std::map<std::string, std::string> saved;
-  db.each("SELECT tensor, group_concat(step || mode, ' '), min(dtype), min(replace(shape, ' ', '')) "
-          "FROM (SELECT * FROM tensor_values ORDER BY step) GROUP BY tensor",
-          [&](sqlite3_stmt* st) { saved[db.text(st, 0)] = db.text(st, 1) + " " + db.text(st, 2) + " " + db.text(st, 3); });
+  db.each(
+      "SELECT tensor, group_concat(step || mode, ' '), min(dtype), min(replace(shape, ' ', '')) "
+      "FROM (SELECT * FROM tensor_values ORDER BY step) GROUP BY tensor",
+      [&](sqlite3_stmt* st) { saved[db.text(st, 0)] = db.text(st, 1) + " " + db.text(st, 2) + " " + db.text(st, 3); });
   EXPECT_EQ(saved["CrossEntropyLoss_output_0"], "0TRAIN 1EVAL 2TRAIN 3TRAIN 4EVAL 5TRAIN float32 [1]");
   EXPECT_EQ(saved["gradient/fc.weight"], "0TRAIN 2TRAIN 3TRAIN 5TRAIN float32 [10,20]");
   EXPECT_EQ(saved["relu_output_0"], "0TRAIN 1EVAL 2TRAIN 3TRAIN 4EVAL 5TRAIN float64 [4,50]");
@@ -366,13 +375,14 @@ TEST(SynthProfile, WritesTheProfilesTensorsModesAndValueCharacter) {
             EXPECT_LE(sqlite3_column_double(st, 1), 0.001);
             EXPECT_EQ(sqlite3_column_int(st, 2), 0);
           });
-  db.each("SELECT min(value), max(value), count(DISTINCT value) FROM reductions "
-          "WHERE tensor = 'CrossEntropyLoss_output_0' AND reduction = 'mean' AND abs = 0",
-          [&](sqlite3_stmt* st) {
-            EXPECT_GE(sqlite3_column_double(st, 0), 1.9);
-            EXPECT_LE(sqlite3_column_double(st, 1), 2.1);
-            EXPECT_GT(sqlite3_column_int(st, 2), 1);
-          });
+  db.each(
+      "SELECT min(value), max(value), count(DISTINCT value) FROM reductions "
+      "WHERE tensor = 'CrossEntropyLoss_output_0' AND reduction = 'mean' AND abs = 0",
+      [&](sqlite3_stmt* st) {
+        EXPECT_GE(sqlite3_column_double(st, 0), 1.9);
+        EXPECT_LE(sqlite3_column_double(st, 1), 2.1);
+        EXPECT_GT(sqlite3_column_int(st, 2), 1);
+      });
 
   // A tensor with classes holds class indices: 0, 1 and 2 (the extremes), whole numbers (the sums).
   db.each("SELECT sum(count), sum(zero), min(p0), max(p100) FROM distributions WHERE tensor = 'predictions'",
@@ -382,12 +392,13 @@ TEST(SynthProfile, WritesTheProfilesTensorsModesAndValueCharacter) {
             EXPECT_EQ(sqlite3_column_double(st, 2), 0.0);
             EXPECT_EQ(sqlite3_column_double(st, 3), 2.0);
           });
-  db.each("SELECT count(*), sum(value = round(value)) FROM reductions "
-          "WHERE tensor = 'predictions' AND reduction = 'sum' AND abs = 0",
-          [&](sqlite3_stmt* st) {
-            EXPECT_EQ(sqlite3_column_int(st, 0), 2);
-            EXPECT_EQ(sqlite3_column_int(st, 1), 2);
-          });
+  db.each(
+      "SELECT count(*), sum(value = round(value)) FROM reductions "
+      "WHERE tensor = 'predictions' AND reduction = 'sum' AND abs = 0",
+      [&](sqlite3_stmt* st) {
+        EXPECT_EQ(sqlite3_column_int(st, 0), 2);
+        EXPECT_EQ(sqlite3_column_int(st, 1), 2);
+      });
 
   // Deterministic for a seed.
   const fs::path again = dir.path / "again";
@@ -404,10 +415,10 @@ TEST(SynthProfile, ABadProfileWritesNothing) {
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(run("synth --profile " + (dir.path / "missing.json").string() + " " + out.string()), 1);
   EXPECT_FALSE(fs::exists(out));
-  EXPECT_EQ(run("synth --profile " + profile.string() + " --steps 3 " + out.string()), 2);   // exclusive options
+  EXPECT_EQ(run("synth --profile " + profile.string() + " --steps 3 " + out.string()), 2);  // exclusive options
   std::ofstream(profile) << R"({"steps_per_mode": {"TRAIN": 2}, "tensors": [{"name": "x", "dtype": "float32",
     "shape": [2], "values_saved": 2, "modes": ["TRAIN"], "collections": [], "classes": -2}]})";
-  EXPECT_EQ(run("synth --profile " + profile.string() + " " + out.string()), 1);   // classes is not a count
+  EXPECT_EQ(run("synth --profile " + profile.string() + " " + out.string()), 1);  // classes is not a count
   EXPECT_FALSE(fs::exists(out));
 }
 

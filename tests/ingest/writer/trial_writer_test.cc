@@ -91,10 +91,8 @@ TEST(TrialWriterFraming, ConstantFooterAndRealCrc) {
     auto recs = split_records(file);
     ASSERT_EQ(recs.size(), 3u);
     for (const auto& r : recs) {
-      if (real)
-        EXPECT_EQ(r.footer, masked_crc32c(r.data.data(), r.data.size()));
-      else
-        EXPECT_EQ(r.footer, smdebug_constant_footer());
+      if (real) EXPECT_EQ(r.footer, masked_crc32c(r.data.data(), r.data.size()));
+      else EXPECT_EQ(r.footer, smdebug_constant_footer());
       EXPECT_NE(r.footer, real ? smdebug_constant_footer() : masked_crc32c(r.data.data(), r.data.size()));
     }
   }
@@ -142,7 +140,7 @@ TEST(TrialWriterProto, BytesIdenticalToGeneratedSerializerAndIndexPointsAtRecord
   std::vector<Case> cases;
   std::string big(4 * 300 * 200, '\0');
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7);
-  cases.push_back({"big/2d", DType::Float32, {300, 200}, big});                       // multi-byte varints
+  cases.push_back({"big/2d", DType::Float32, {300, 200}, big});  // multi-byte varints
   cases.push_back({"scalar", DType::Float64, {}, std::string("\0\0\0\0\0\0\xf0\x3f", 8)});
   cases.push_back({"empty", DType::Int32, {3, 0}, ""});
   cases.push_back({"half", DType::Float16, {2}, std::string("\x00\x3c\x00\xc0", 4)});
@@ -217,7 +215,7 @@ TEST(TrialWriterProto, StringsReductionsShapesAndRawEvents) {
   EXPECT_EQ(strs.dtype(), 0);
   ASSERT_EQ(strs.string_val_size(), 3);
   EXPECT_EQ(strs.string_val(1), "\xC3\xA9t\xC3\xA9");
-  EXPECT_EQ(evs[0].summary().value(0).metadata().plugin_data(1).content(), "3");   // PREDICT
+  EXPECT_EQ(evs[0].summary().value(0).metadata().plugin_data(1).content(), "3");  // PREDICT
   const auto& red = evs[1].summary().value(0).tensor();
   EXPECT_EQ(red.dtype(), 1);
   EXPECT_EQ(red.tensor_shape().dim_size(), 0);
@@ -257,8 +255,7 @@ TEST(TrialWriterErrors, BadArgumentsAndClosedSteps) {
   auto empty = w.begin_step(1, "worker_0", TrialMode::kTrain, 1);
   empty->close();
   EXPECT_FALSE(fs::exists(dir.path / index_file_name(1, "worker_0")));
-  for (const auto& e : fs::recursive_directory_iterator(dir.path))
-    EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  for (const auto& e : fs::recursive_directory_iterator(dir.path)) EXPECT_NE(e.path().extension(), ".tmp") << e.path();
 }
 
 TEST(TrialWriterStaged, IndexBeforeEventAndEventInTwoHalves) {
@@ -287,7 +284,7 @@ TEST(TrialWriterStaged, IndexBeforeEventAndEventInTwoHalves) {
   EXPECT_TRUE(fs::exists(ix));
   EXPECT_FALSE(fs::exists(ev));
   uint64_t half = s->event_bytes() / 2;
-  ASSERT_GT(half, s->index_entries()[0].length);   // the cut falls inside the second record
+  ASSERT_GT(half, s->index_entries()[0].length);  // the cut falls inside the second record
   s->write_event_prefix(half);
   EXPECT_EQ(fs::file_size(ev), half);
   s->close();
@@ -350,8 +347,8 @@ void reproduce_step(const std::string& trial, int64_t step, const std::string& w
 
 TEST(TrialWriterFixtures, ReproducesRealHookEventAndIndexFiles) {
   reproduce_step("pt_bad_init", 3, "worker_0");
-  reproduce_step("pt_bad_init", 8, "worker_0");         // EVAL
-  reproduce_step("pt_reductions", 0, "worker_0");       // reductions only + shape payload
+  reproduce_step("pt_bad_init", 8, "worker_0");    // EVAL
+  reproduce_step("pt_reductions", 0, "worker_0");  // reductions only + shape payload
   reproduce_step("dist2", 4, "worker_1");
 }
 

@@ -83,11 +83,11 @@ TEST(SeriesOps, SmoothingIsTensorBoardsDebiasedMovingAverage) {
   // TensorBoard: last = last * w + (1 - w) * y; shown = last / (1 - w^n) over the finite points.
   const std::vector<double> y = {1, 2, NAN, 4};
   const std::vector<double> s = ema_smooth(y, 0.5);
-  EXPECT_DOUBLE_EQ(s[0], 1);                           // debiased: the first point is itself
-  EXPECT_DOUBLE_EQ(s[1], (0.25 + 1.0) / 0.75);         // last = 0.5 * 0.5 + 0.5 * 2
-  EXPECT_TRUE(std::isnan(s[2]));                       // a gap stays a gap
+  EXPECT_DOUBLE_EQ(s[0], 1);                    // debiased: the first point is itself
+  EXPECT_DOUBLE_EQ(s[1], (0.25 + 1.0) / 0.75);  // last = 0.5 * 0.5 + 0.5 * 2
+  EXPECT_TRUE(std::isnan(s[2]));                // a gap stays a gap
   EXPECT_DOUBLE_EQ(s[3], ((0.25 + 1.0) * 0.5 + 2) / 0.875);
-  EXPECT_EQ(ema_smooth(y, 0)[1], 2);                   // weight 0: the raw values
+  EXPECT_EQ(ema_smooth(y, 0)[1], 2);  // weight 0: the raw values
 }
 
 TEST(SeriesOps, DownsamplingKeepsEveryStretchsExtremes) {
@@ -96,7 +96,7 @@ TEST(SeriesOps, DownsamplingKeepsEveryStretchsExtremes) {
     x.push_back(i);
     y.push_back(std::sin(i / 50.0));
   }
-  y[437] = 100;   // a spike
+  y[437] = 100;  // a spike
   y[611] = -100;
   const std::vector<size_t> keep = keep_extremes(x, y, 40);
   EXPECT_LE(keep.size(), 40u);
@@ -105,7 +105,7 @@ TEST(SeriesOps, DownsamplingKeepsEveryStretchsExtremes) {
   EXPECT_TRUE(std::is_sorted(keep.begin(), keep.end()));
   EXPECT_NE(std::find(keep.begin(), keep.end(), 437u), keep.end());
   EXPECT_NE(std::find(keep.begin(), keep.end(), 611u), keep.end());
-  EXPECT_EQ(keep_extremes(x, y, 1000).size(), 1000u);   // few enough: every point
+  EXPECT_EQ(keep_extremes(x, y, 1000).size(), 1000u);  // few enough: every point
 }
 
 TEST(Ticks, SymlogTicksAreSymmetricDecadesThroughZero) {
@@ -114,10 +114,10 @@ TEST(Ticks, SymlogTicksAreSymmetricDecadesThroughZero) {
   for (const Tick& k : t) values.insert(k.value);
   EXPECT_TRUE(values.count(0));
   EXPECT_TRUE(values.count(-0.1) && values.count(10) && values.count(1e-3) && values.count(-1e-3));
-  EXPECT_FALSE(values.count(-1));   // outside the range
-  EXPECT_LE(symlog_ticks(-1e6, 1e6, 1e-6, 6).size(), 7u);   // every few decades when they are many
+  EXPECT_FALSE(values.count(-1));                          // outside the range
+  EXPECT_LE(symlog_ticks(-1e6, 1e6, 1e-6, 6).size(), 7u);  // every few decades when they are many
   EXPECT_DOUBLE_EQ(symlog_threshold({{0, 0.003, -2, 50}}), 1e-3);
-  EXPECT_DOUBLE_EQ(symlog_threshold({{1e-30, 1}}), 1e-6);   // at most 6 decades under the largest
+  EXPECT_DOUBLE_EQ(symlog_threshold({{1e-30, 1}}), 1e-6);  // at most 6 decades under the largest
 }
 
 TEST(Render, LineChartPngHasTheRequestedSize) {
@@ -178,8 +178,8 @@ TEST(Text, FittingKeepsBothEndsWhenAskedTo) {
   const double width = measure_text(name, 12) / 2;
   const std::string middle = c.fit_text(name, 12, width, false, Canvas::Cut::Middle);
   EXPECT_LE(measure_text(middle, 12), width);
-  EXPECT_EQ(middle.rfind("poor_", 0), 0u) << middle;                      // the start stays
-  EXPECT_EQ(middle.substr(middle.size() - 6), "weight") << middle;        // and the end
+  EXPECT_EQ(middle.rfind("poor_", 0), 0u) << middle;                    // the start stays
+  EXPECT_EQ(middle.substr(middle.size() - 6), "weight") << middle;      // and the end
   EXPECT_NE(middle.find("\xE2\x80\xA6"), std::string::npos) << middle;  // an ellipsis between
   const std::string front = c.fit_text(name, 12, width);
   EXPECT_EQ(front.rfind("\xE2\x80\xA6", 0), 0u) << front;
@@ -236,7 +236,7 @@ TEST(Render, LegendBelowANarrowChartGrowsTheImage) {
   render_line_chart(c, "narrow.png", {500, 400, true});
   auto [w, h] = png_size("narrow.png");
   EXPECT_EQ(w, 500u);
-  EXPECT_GE(h, l.height + 400 * 0.45);   // every entry, and the plot keeps its share
+  EXPECT_GE(h, l.height + 400 * 0.45);  // every entry, and the plot keeps its share
   render_line_chart(c, "fixed.png", {500, 400, false});
   EXPECT_EQ(png_size("fixed.png"), std::make_pair(500u, 400u));
 }

@@ -14,8 +14,8 @@ using trialdb::serve::smooth;
 TEST(Smooth, DebiasedMovingAverageStartsAtTheFirstValue) {
   std::vector<double> v = {10, 20, 20};
   smooth(&v, 0.5);
-  EXPECT_DOUBLE_EQ(v[0], 10);                           // 5 / (1 - 0.5)
-  EXPECT_DOUBLE_EQ(v[1], (2.5 + 10) / (1 - 0.25));      // last = 12.5, debiased by 0.75
+  EXPECT_DOUBLE_EQ(v[0], 10);                       // 5 / (1 - 0.5)
+  EXPECT_DOUBLE_EQ(v[1], (2.5 + 10) / (1 - 0.25));  // last = 12.5, debiased by 0.75
   EXPECT_DOUBLE_EQ(v[2], (6.25 + 10) / (1 - 0.125));
 }
 
@@ -42,7 +42,7 @@ TEST(Downsample, KeepsEveryStretchsExtremesAndTheEnds) {
     s.steps.push_back(i);
     s.values.push_back(std::sin(i * 0.001));
   }
-  s.values[54321] = 50;    // one spike up, one down, one NaN: none may disappear
+  s.values[54321] = 50;  // one spike up, one down, one NaN: none may disappear
   s.values[7777] = -50;
   s.values[90000] = std::numeric_limits<double>::quiet_NaN();
   Series d = downsample(s, 1000);
@@ -56,7 +56,7 @@ TEST(Downsample, KeepsEveryStretchsExtremesAndTheEnds) {
   EXPECT_TRUE(has(90000));
   for (size_t i = 0; i < d.steps.size(); ++i) {
     if (!std::isnan(d.values[i])) {
-      EXPECT_EQ(d.values[i], s.values[d.steps[i]]);   // points are exact, not averaged
+      EXPECT_EQ(d.values[i], s.values[d.steps[i]]);  // points are exact, not averaged
     }
   }
 }

@@ -46,8 +46,9 @@ std::string xml_escape(const std::string& s) {
 }
 
 StubReply s3_error(int status, const std::string& code, const std::string& message = "") {
-  return StubReply{status, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>" + code + "</Code><Message>" +
-                               xml_escape(message) + "</Message><RequestId>1</RequestId></Error>",
+  return StubReply{status,
+                   "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>" + code + "</Code><Message>" +
+                       xml_escape(message) + "</Message><RequestId>1</RequestId></Error>",
                    {{"Content-Type", "application/xml"}}};
 }
 
@@ -72,10 +73,12 @@ struct FakeS3 {
       }
     }
     const std::string root = "/" + bucket;
-    if (path != root && path.rfind(root + "/", 0) != 0) return s3_error(404, "NoSuchBucket", "The specified bucket does not exist");
+    if (path != root && path.rfind(root + "/", 0) != 0)
+      return s3_error(404, "NoSuchBucket", "The specified bucket does not exist");
     if (path == root) {
       size_t max_keys = std::stoul(query.count("max-keys") ? query["max-keys"] : "1000");
-      std::string after = query.count("continuation-token") ? query["continuation-token"].substr(4) : query["start-after"];
+      std::string after =
+          query.count("continuation-token") ? query["continuation-token"].substr(4) : query["start-after"];
       std::string prefix = query["prefix"];
       std::string body = "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">";
       size_t n = 0;
@@ -106,7 +109,8 @@ struct FakeS3 {
     std::sscanf(range->second.c_str(), "bytes=%lu-%lu", &first, &last);
     if (first >= data.size()) return s3_error(416, "InvalidRange", "The requested range is not satisfiable");
     last = std::min<uint64_t>(last, data.size() - 1);
-    return StubReply{206, data.substr(first, last - first + 1),
+    return StubReply{206,
+                     data.substr(first, last - first + 1),
                      {{"Content-Range", "bytes " + std::to_string(first) + "-" + std::to_string(last) + "/" +
                                             std::to_string(data.size())}}};
   }
@@ -120,9 +124,7 @@ std::string pattern(size_t n, unsigned seed) {
 
 class S3StubTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    env_.clear_aws().set("AWS_ACCESS_KEY_ID", kKey).set("AWS_SECRET_ACCESS_KEY", kSecret);
-  }
+  void SetUp() override { env_.clear_aws().set("AWS_ACCESS_KEY_ID", kKey).set("AWS_SECRET_ACCESS_KEY", kSecret); }
   // Fast retries so failure paths finish in milliseconds.
   static S3Options fast(int attempts = 4) {
     S3Options o;
@@ -210,7 +212,9 @@ TEST_F(S3StubTest, SignaturesDifferPerRequestAndSecret) {
   auto reqs = server.requests();
   ASSERT_EQ(reqs.size(), 2u);
   // Same request, same second (almost surely), different secret: a real HMAC, not a constant.
-  auto sig = [](const StubRequest& r) { return r.headers.at("authorization").substr(r.headers.at("authorization").rfind('=') + 1); };
+  auto sig = [](const StubRequest& r) {
+    return r.headers.at("authorization").substr(r.headers.at("authorization").rfind('=') + 1);
+  };
   if (reqs[0].headers.at("x-amz-date") == reqs[1].headers.at("x-amz-date")) {
     EXPECT_NE(sig(reqs[0]), sig(reqs[1]));
   }
@@ -269,7 +273,8 @@ TEST_F(S3StubTest, ListPaginatesWithCanonicalQueries) {
   ASSERT_EQ(idx.size(), 2u);
   EXPECT_EQ(idx[0].path, "index/000000000000/000000000000_worker_1.json");
   EXPECT_EQ(server.requests().back().target,
-            "/bkt?list-type=2&max-keys=2&prefix=pre%2Findex%2F&start-after=pre%2Findex%2F000000000000%2F000000000000_worker_0.json");
+            "/bkt?list-type=2&max-keys=2&prefix=pre%2Findex%2F&start-after=pre%2Findex%2F000000000000%2F000000000000_"
+            "worker_0.json");
   EXPECT_TRUE(src->list("index/", idx.back().path).empty());
 }
 
@@ -291,7 +296,8 @@ TEST_F(S3StubTest, RetriesTransientFailuresThenSucceeds) {
 }
 
 TEST_F(S3StubTest, GivesUpAfterMaxAttemptsWithBackoff) {
-  StubHttpServer server([](const StubRequest&) { return s3_error(503, "SlowDown", "Please reduce your request rate."); });
+  StubHttpServer server(
+      [](const StubRequest&) { return s3_error(503, "SlowDown", "Please reduce your request rate."); });
   S3Options o = fast(3);
   o.retry_base = std::chrono::milliseconds(40);
   o.retry_cap = std::chrono::milliseconds(1000);
@@ -345,18 +351,19 @@ TEST_F(S3StubTest, RejectedCredentialsAreAClearErrorWithoutSecrets) {
   env_.set("AWS_SESSION_TOKEN", kToken);
   StubHttpServer server([](const StubRequest&) {
     // A hostile or buggy server echoing the secret must not get it printed either.
-    return s3_error(403, "SignatureDoesNotMatch",
-                    std::string("The request signature we calculated does not match; key ") + kSecret + " token " + kToken);
+    return s3_error(
+        403, "SignatureDoesNotMatch",
+        std::string("The request signature we calculated does not match; key ") + kSecret + " token " + kToken);
   });
   auto src = source(server, fast());
-  for (auto op : std::vector<std::function<void()>>{[&] { read_bytes(*src, "index/x.json"); },
-                                                    [&] { src->list("index/"); },
-                                                    [&] { src->exists("training_job_end.ts"); },
-                                                    [&] { read_range_bytes(*src, "events/e", 0, 10); }}) {
+  for (auto op : std::vector<std::function<void()>>{
+           [&] { read_bytes(*src, "index/x.json"); }, [&] { src->list("index/"); },
+           [&] { src->exists("training_job_end.ts"); }, [&] { read_range_bytes(*src, "events/e", 0, 10); }}) {
     std::string msg = message_of(op);
     EXPECT_NE(msg.find("HTTP 403 SignatureDoesNotMatch"), std::string::npos) << msg;
     EXPECT_NE(msg.find("s3://bkt/pre/"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN"), std::string::npos)
+        << msg;
     EXPECT_EQ(msg.find(kSecret), std::string::npos) << msg;
     EXPECT_EQ(msg.find(kToken), std::string::npos) << msg;
   }
@@ -385,12 +392,15 @@ TEST_F(S3StubTest, MissingKeyIsNulloptMissingBucketIsAnError) {
 
 TEST_F(S3StubTest, WrongRegionNamesTheBucketsRegion) {
   StubHttpServer server([](const StubRequest&) {
-    StubReply r = s3_error(301, "PermanentRedirect", "The bucket you are attempting to access must be addressed using the specified endpoint.");
+    StubReply r = s3_error(301, "PermanentRedirect",
+                           "The bucket you are attempting to access must be addressed using the specified endpoint.");
     r.headers.push_back({"x-amz-bucket-region", "eu-central-1"});
     return r;
   });
   std::string msg = message_of([&] { source(server, fast())->list(""); });
-  EXPECT_NE(msg.find("is not in region us-east-1; it is in eu-central-1 (set AWS_REGION=eu-central-1)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("is not in region us-east-1; it is in eu-central-1 (set AWS_REGION=eu-central-1)"),
+            std::string::npos)
+      << msg;
 }
 
 TEST_F(S3StubTest, RangesPastTheEndAndServersThatIgnoreRange) {
@@ -399,7 +409,7 @@ TEST_F(S3StubTest, RangesPastTheEndAndServersThatIgnoreRange) {
   StubHttpServer server(std::ref(s3));
   auto src = source(server, fast());
   EXPECT_EQ(read_range_bytes(*src, "f", 4, 100), "ef");  // shorter than asked: what exists
-  EXPECT_EQ(read_range_bytes(*src, "f", 6, 10), "");    // starts at the end: 416
+  EXPECT_EQ(read_range_bytes(*src, "f", 6, 10), "");     // starts at the end: 416
   EXPECT_EQ(read_range_bytes(*src, "f", 600, 10), "");
   EXPECT_EQ(read_range_bytes(*src, "f", 1, 0), "");
   EXPECT_EQ(read_range_bytes(*src, "nope", 1, 0), std::nullopt);
@@ -449,7 +459,7 @@ TEST_F(S3StubTest, ReadRangesKeepsSeveralRequestsInFlight) {
   auto elapsed = std::chrono::steady_clock::now() - t0;
   ASSERT_EQ(got.size(), 12u);
   for (int i = 0; i < 12; ++i) EXPECT_EQ(got[i], pattern(1000, i).substr(10 * i, 100)) << i;
-  EXPECT_EQ(server.max_concurrent(), 4);  // bounded, and actually concurrent
+  EXPECT_EQ(server.max_concurrent(), 4);                        // bounded, and actually concurrent
   EXPECT_LT(elapsed, std::chrono::milliseconds(12 * 300 / 2));  // ~3 rounds of 300 ms, not 12
 }
 
@@ -462,8 +472,8 @@ TEST_F(S3StubTest, ReadRangesCoalescesNeighboursOfOneObject) {
   auto src = source(server, fast());
   std::vector<TrialSource::Range> ranges = {
       {"e/big", 100, 50},      {"e/small", 90, 20},  // short: past the end
-      {"e/big", 0, 10},        {"e/big", 10, 10},    {"e/big", 5000, 0},
-      {"e/big", 900000, 4096}, {"e/missing", 0, 5},  {"e/big", (1 << 20) - 10, 100},
+      {"e/big", 0, 10},        {"e/big", 10, 10},   {"e/big", 5000, 0},
+      {"e/big", 900000, 4096}, {"e/missing", 0, 5}, {"e/big", (1 << 20) - 10, 100},
   };
   auto got = read_ranges_bytes(*src, ranges);
   EXPECT_EQ(got[0], big.substr(100, 50));

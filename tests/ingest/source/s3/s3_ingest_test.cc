@@ -96,8 +96,10 @@ TEST_F(S3Ingest, EveryViewEqualsALocalIngest) {
   for (const std::string& name : kFixtures) {
     SCOPED_TRACE(name);
     const std::string local_db = dir + "/" + name + ".local.db", s3_db = dir + "/" + name + ".s3.db";
-    RunResult local = run({TRIALDB_BIN, "ingest", fixture_dir(name), "--db", local_db, "--name", name, "-q"}, dir + "/local.log");
-    RunResult remote = run({TRIALDB_BIN, "ingest", fixture_url(name), "--db", s3_db, "--name", name, "-q"}, dir + "/s3.log");
+    RunResult local =
+        run({TRIALDB_BIN, "ingest", fixture_dir(name), "--db", local_db, "--name", name, "-q"}, dir + "/local.log");
+    RunResult remote =
+        run({TRIALDB_BIN, "ingest", fixture_url(name), "--db", s3_db, "--name", name, "-q"}, dir + "/s3.log");
     ASSERT_EQ(local.exit_code, 0) << local.output;
     ASSERT_EQ(remote.exit_code, 0) << remote.output;
 
@@ -127,8 +129,8 @@ TEST_F(S3Ingest, EveryViewEqualsALocalIngest) {
 TEST_F(S3Ingest, ASelectiveIngestTransfersOnlyTheSelectedRecords) {
   test::TempDir tmp("trialdb-s3-selective");
   const std::string dir = tmp.path.string(), trial = dir + "/big";
-  RunResult synth = run({TRIALDB_BIN, "synth", trial, "--steps", "10", "--tensors", "4", "--elements", "65536"},
-                        dir + "/synth.log");
+  RunResult synth =
+      run({TRIALDB_BIN, "synth", trial, "--steps", "10", "--tensors", "4", "--elements", "65536"}, dir + "/synth.log");
   ASSERT_EQ(synth.exit_code, 0) << synth.output;
   uint64_t trial_bytes = 0;
   for (const auto& e : fs::recursive_directory_iterator(trial))
@@ -137,12 +139,14 @@ TEST_F(S3Ingest, ASelectiveIngestTransfersOnlyTheSelectedRecords) {
   const std::string url = std::string("s3://") + test::kTrialsBucket + "/jobs/big/debug-output";
 
   const uint64_t before = server_->bytes_sent();
-  RunResult loss = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/s3.db", "--tensors", "Loss", "--name", "big", "-q"}, dir + "/s3.log");
+  RunResult loss = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/s3.db", "--tensors", "Loss", "--name", "big", "-q"},
+                       dir + "/s3.log");
   ASSERT_EQ(loss.exit_code, 0) << loss.output;
   const uint64_t selective = server_->bytes_sent() - before;
   EXPECT_LT(selective * 20, trial_bytes) << selective << " of " << trial_bytes << " bytes sent";
   RunResult local =
-      run({TRIALDB_BIN, "ingest", trial, "--db", dir + "/local.db", "--tensors", "Loss", "--name", "big", "-q"}, dir + "/local.log");
+      run({TRIALDB_BIN, "ingest", trial, "--db", dir + "/local.db", "--tensors", "Loss", "--name", "big", "-q"},
+          dir + "/local.log");
   ASSERT_EQ(local.exit_code, 0) << local.output;
   Database a(dir + "/local.db", OpenMode::kExisting), b(dir + "/s3.db", OpenMode::kExisting);
   EXPECT_FALSE(view_rows(a, "tensor_values").empty());
@@ -153,9 +157,9 @@ TEST_F(S3Ingest, ASelectiveIngestTransfersOnlyTheSelectedRecords) {
   // between them never are (a fifth of the trial, not the three fifths up to the loss).
   const uint64_t sparse_before = server_->bytes_sent();
   const std::string weight_and_loss = "^Net_fc0\\.weight$|Loss";
-  RunResult sparse = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/sparse.db", "--tensors", weight_and_loss, "--name",
-                          "big", "-q"},
-                         dir + "/sparse.log");
+  RunResult sparse =
+      run({TRIALDB_BIN, "ingest", url, "--db", dir + "/sparse.db", "--tensors", weight_and_loss, "--name", "big", "-q"},
+          dir + "/sparse.log");
   ASSERT_EQ(sparse.exit_code, 0) << sparse.output;
   EXPECT_LT((server_->bytes_sent() - sparse_before) * 4, trial_bytes);
   RunResult sparse_local = run({TRIALDB_BIN, "ingest", trial, "--db", dir + "/sparse_local.db", "--tensors",
@@ -163,21 +167,23 @@ TEST_F(S3Ingest, ASelectiveIngestTransfersOnlyTheSelectedRecords) {
                                dir + "/sparse_local.log");
   ASSERT_EQ(sparse_local.exit_code, 0) << sparse_local.output;
   Database c(dir + "/sparse_local.db", OpenMode::kExisting), d(dir + "/sparse.db", OpenMode::kExisting);
-  EXPECT_EQ(view_rows(c, "tensor_values").size(), 2u * 10);   // both tensors, every step
+  EXPECT_EQ(view_rows(c, "tensor_values").size(), 2u * 10);  // both tensors, every step
   EXPECT_TRUE(view_rows(c, "tensor_values") == view_rows(d, "tensor_values"));
 
   // --values none, then --values all: the second run transfers the values' records (and the
   // listings and collections files every run reads), not the index files again, and ends equal
   // to a full local ingest.
-  RunResult none = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/none.db", "--values", "none", "--name", "big", "-q"},
-                       dir + "/none.log");
+  RunResult none =
+      run({TRIALDB_BIN, "ingest", url, "--db", dir + "/none.db", "--values", "none", "--name", "big", "-q"},
+          dir + "/none.log");
   ASSERT_EQ(none.exit_code, 0) << none.output;
   const uint64_t all_before = server_->bytes_sent();
   RunResult all = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/none.db", "--values", "all", "--name", "big", "-q"},
                       dir + "/all.log");
   ASSERT_EQ(all.exit_code, 0) << all.output;
   const uint64_t added = server_->bytes_sent() - all_before;
-  RunResult whole = run({TRIALDB_BIN, "ingest", trial, "--db", dir + "/whole.db", "--name", "big", "-q"}, dir + "/whole.log");
+  RunResult whole =
+      run({TRIALDB_BIN, "ingest", trial, "--db", dir + "/whole.db", "--name", "big", "-q"}, dir + "/whole.log");
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
   Database e(dir + "/whole.db", OpenMode::kExisting), f(dir + "/none.db", OpenMode::kExisting);
   uint64_t records = 0;
@@ -212,8 +218,8 @@ TEST_F(S3Ingest, CredentialsFromTheSharedCredentialsFile) {
       .set("AWS_SHARED_CREDENTIALS_FILE", dir + "/credentials")
       .set("AWS_PROFILE", "s3rver");
   const std::string name = kFixtures.front();
-  RunResult ok = run({TRIALDB_BIN, "ingest", fixture_url(name), "--db", dir + "/s3.db", "--name", name, "-q"},
-                     dir + "/s3.log");
+  RunResult ok =
+      run({TRIALDB_BIN, "ingest", fixture_url(name), "--db", dir + "/s3.db", "--name", name, "-q"}, dir + "/s3.log");
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
   RunResult local = run({TRIALDB_BIN, "ingest", fixture_dir(name), "--db", dir + "/local.db", "--name", name, "-q"},
                         dir + "/local.log");
@@ -223,10 +229,12 @@ TEST_F(S3Ingest, CredentialsFromTheSharedCredentialsFile) {
 
   // The server checks signatures: the other profile's keys are refused.
   env.set("AWS_PROFILE", "other");
-  RunResult wrong = run({TRIALDB_BIN, "ingest", fixture_url(name), "--db", dir + "/wrong.db", "-q"}, dir + "/wrong.log");
+  RunResult wrong =
+      run({TRIALDB_BIN, "ingest", fixture_url(name), "--db", dir + "/wrong.db", "-q"}, dir + "/wrong.log");
   EXPECT_NE(wrong.exit_code, 0) << wrong.output;
   EXPECT_NE(wrong.output.find("access refused; check the keys of AWS profile 'other' (" + dir + "/credentials"),
-            std::string::npos) << wrong.output;
+            std::string::npos)
+      << wrong.output;
 
   env.set("AWS_PROFILE", "missing");
   RunResult bad = run({TRIALDB_BIN, "ingest", fixture_url(name), "--db", dir + "/bad.db", "-q"}, dir + "/bad.log");

@@ -180,8 +180,9 @@ TEST_F(S3rverSource, WrongCredentialsAreAClearErrorWithoutTheSecret) {
   const std::string token = "AQoDYXdzEPT//////////wEXAMPLEtoken";
   env_.set("AWS_ACCESS_KEY_ID", "AKIAWRONGKEY").set("AWS_SECRET_ACCESS_KEY", secret).set("AWS_SESSION_TOKEN", token);
   S3Source src(fixture_url("zoo"));
-  for (auto op : std::vector<std::function<void()>>{[&] { src.list("index/"); }, [&] { read_bytes(src, "training_job_end.ts"); },
-                                                    [&] { read_range_bytes(src, "events/x", 0, 10); }}) {
+  for (auto op :
+       std::vector<std::function<void()>>{[&] { src.list("index/"); }, [&] { read_bytes(src, "training_job_end.ts"); },
+                                          [&] { read_range_bytes(src, "events/x", 0, 10); }}) {
     std::string msg = error_of(op);
     EXPECT_NE(msg.find("HTTP 403 InvalidAccessKeyId"), std::string::npos) << msg;
     EXPECT_NE(msg.find("s3://trials/jobs/zoo/debug-output/"), std::string::npos) << msg;
@@ -202,9 +203,10 @@ TEST_F(S3rverSource, MissingCredentialsAreAClearError) {
 TEST_F(S3rverSource, KeysWithCharactersThatNeedEscaping) {
   test::S3Uploader up(server_->endpoint());
   ASSERT_EQ(up.create_bucket("odd-keys"), 200);
-  const std::vector<std::string> keys = {"t/a & b.json", "t/<tag>.json", "t/sp ace/x+y=z.json", "t/caf\xC3\xA9.json",
-                                         "t/quote\"'.json", "t/pct%20.json"};
-  for (size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(up.put("odd-keys", keys[i], "body" + std::to_string(i)), 200) << keys[i];
+  const std::vector<std::string> keys = {"t/a & b.json",       "t/<tag>.json",    "t/sp ace/x+y=z.json",
+                                         "t/caf\xC3\xA9.json", "t/quote\"'.json", "t/pct%20.json"};
+  for (size_t i = 0; i < keys.size(); ++i)
+    ASSERT_EQ(up.put("odd-keys", keys[i], "body" + std::to_string(i)), 200) << keys[i];
   S3Source src("s3://odd-keys/t");
   std::vector<SourceFile> listed = src.list("");
   std::vector<std::string> want;
@@ -212,7 +214,8 @@ TEST_F(S3rverSource, KeysWithCharactersThatNeedEscaping) {
   std::sort(want.begin(), want.end());
   ASSERT_EQ(listed.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(listed[i].path, want[i]);
-  for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(read_bytes(src, keys[i].substr(2)), "body" + std::to_string(i)) << keys[i];
+  for (size_t i = 0; i < keys.size(); ++i)
+    EXPECT_EQ(read_bytes(src, keys[i].substr(2)), "body" + std::to_string(i)) << keys[i];
 }
 
 TEST_F(S3rverSource, TemporaryCredentialsAreAccepted) {

@@ -175,7 +175,8 @@ long S3Uploader::request(const std::string& url, const std::string& body) {
   curl_easy_setopt(c, CURLOPT_AWS_SIGV4, "aws:amz:us-east-1:s3");
   curl_easy_setopt(c, CURLOPT_USERPWD, userpwd_.c_str());
   curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, +[](char*, size_t s, size_t n, void*) { return s * n; });
+  curl_easy_setopt(
+      c, CURLOPT_WRITEFUNCTION, +[](char*, size_t s, size_t n, void*) { return s * n; });
   CURLcode rc = curl_easy_perform(c);
   curl_slist_free_all(headers);
   long status = 0;

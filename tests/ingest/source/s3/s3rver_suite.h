@@ -14,7 +14,7 @@
 
 namespace trialdb::test {
 
-inline const std::vector<std::string> kFixtures = {"core_dtypes", "dist2",         "pt_bad_init",
+inline const std::vector<std::string> kFixtures = {"core_dtypes",  "dist2",         "pt_bad_init",
                                                    "pt_good_init", "pt_reductions", "zoo"};
 inline constexpr const char* kTrialsBucket = "trials";
 
