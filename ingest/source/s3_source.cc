@@ -40,9 +40,6 @@ std::optional<uint64_t> content_range_first(const std::string& header) {
   return first;
 }
 
-void clear(std::optional<std::string>* out) { out->reset(); }
-void clear(std::vector<std::optional<std::string>>* out) { out->clear(); }
-
 // Runs a read on the S3 client, whose failures are thrown Errors, as a Status with the
 // credentials redacted (s3_redacting); a failed read leaves *out empty.
 template <class Out, class Fn>
@@ -51,7 +48,7 @@ Status read_status(const S3Config& config, Out* out, Fn&& fn) {
     s3_redacting(config, fn);
     return Status();
   } catch (const Error& e) {
-    clear(out);
+    *out = Out();
     return e.status();
   }
 }
