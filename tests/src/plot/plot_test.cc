@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <filesystem>
 #include <iterator>
+#include <memory>
 #include <set>
 #include <tuple>
 #include <string>
@@ -16,9 +18,30 @@
 
 #include "src/plot/chart.h"
 #include "src/plot/series_ops.h"
+#include "tests/common/temp_dir.h"
 
 namespace trialdb::plot {
 namespace {
+
+// The charts below are written by relative name: run the tests in a fresh directory, so that
+// nothing is left in the folder they were started from.
+class InTempDir : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    dir_ = std::make_unique<test::TempDir>("plot_test");
+    start_ = std::filesystem::current_path();
+    std::filesystem::current_path(dir_->path);
+  }
+  void TearDown() override {
+    std::filesystem::current_path(start_);
+    dir_.reset();
+  }
+
+ private:
+  std::unique_ptr<test::TempDir> dir_;
+  std::filesystem::path start_;
+};
+::testing::Environment* const in_temp_dir = ::testing::AddGlobalTestEnvironment(new InTempDir);
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
