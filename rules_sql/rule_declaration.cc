@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "schema/param_list.h"
 #include "schema/py_regex.h"
 #include "schema/status.h"
 
@@ -53,26 +54,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-// Comma-separated items, trimmed, as sqlext's rule_* functions split them; empty: none.
-std::vector<std::string> split_list(std::string_view s) {
-  std::vector<std::string> items;
-  if (trim(s).empty()) return items;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = s.find(',', start);
-    items.emplace_back(trim(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return items;
-}
-
 bool is_identifier(std::string_view s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front()))) return false;
   return std::all_of(s.begin(), s.end(),
@@ -83,7 +64,7 @@ bool is_identifier(std::string_view s) {
 bool is_decimal(std::string_view s, bool integer) {
   static const std::regex kDecimal(R"([+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)");
   static const std::regex kInteger(R"([+-]?[0-9]+)");
-  const std::string text(trim(s));
+  const std::string text(trim_blanks(s));
   if (!std::regex_match(text, integer ? kInteger : kDecimal)) return false;
   errno = 0;
   const double d = std::strtod(text.c_str(), nullptr);
@@ -91,13 +72,13 @@ bool is_decimal(std::string_view s, bool integer) {
 }
 
 bool is_infinity(std::string_view s) {
-  const std::string l = lower(trim(s));
+  const std::string l = lower(trim_blanks(s));
   return l == "inf" || l == "+inf" || l == "-inf";
 }
 
 // The next token of a declaration line: a word, or a double-quoted text.
 bool next_token(std::string_view* rest, std::string* token) {
-  *rest = trim(*rest);
+  *rest = trim_blanks(*rest);
   if (rest->empty()) return false;
   if (rest->front() == '"') {
     const size_t close = rest->find('"', 1);
@@ -182,7 +163,7 @@ std::string type_description(const ParamDeclaration& p) {
 }
 
 bool value_fits(const ParamDeclaration& p, const std::string& value, std::string* why) {
-  if (!p.word.empty() && lower(trim(value)) == p.word) return true;
+  if (!p.word.empty() && lower(trim_blanks(value)) == p.word) return true;
   const std::string quoted = "'" + value + "'";
   auto fail = [&](const std::string& what) {
     *why = what + " (" + type_description(p) + ")";
@@ -194,27 +175,27 @@ bool value_fits(const ParamDeclaration& p, const std::string& value, std::string
       return is_decimal(value, false) || is_infinity(value) || fail(quoted + " is not a decimal number");
     case ParamType::kInteger: return is_decimal(value, true) || fail(quoted + " is not an integer");
     case ParamType::kBoolean: {
-      const std::string l = lower(trim(value));
+      const std::string l = lower(trim_blanks(value));
       return l == "true" || l == "false" || fail(quoted + " is not true or false");
     }
     case ParamType::kRegex:
-      for (const std::string& pattern : split_list(value)) {
+      for (std::string_view pattern : split_param_list(value)) {
         std::unique_ptr<PyRegex> re;
         if (Status st = PyRegex::compile(pattern, &re); !st.is_ok()) return fail(st.cause());
       }
       return true;
     case ParamType::kText:
     case ParamType::kList: return true;
-    case ParamType::kTrial: return !trim(value).empty() || fail("the name of a trial is empty");
+    case ParamType::kTrial: return !trim_blanks(value).empty() || fail("the name of a trial is empty");
     case ParamType::kRealList: {
-      const std::vector<std::string> items = split_list(value);
+      const std::vector<std::string_view> items = split_param_list(value);
       if (items.empty()) return fail("no number given");
-      for (const std::string& item : items)
-        if (!is_decimal(item, false) && !is_infinity(item)) return fail("'" + item + "' is not a decimal number");
+      for (std::string_view item : items)
+        if (!is_decimal(item, false) && !is_infinity(item)) return fail("'" + std::string(item) + "' is not a decimal number");
       return true;
     }
     case ParamType::kMode:
-      return std::find(std::begin(kModes), std::end(kModes), lower(trim(value))) != std::end(kModes) ||
+      return std::find(std::begin(kModes), std::end(kModes), lower(trim_blanks(value))) != std::end(kModes) ||
              fail(quoted + " is not a mode");
   }
   return true;
@@ -229,7 +210,7 @@ RuleDeclaration parse_declaration(std::string_view sql, const std::string& sourc
   size_t pos = 0;
   while (pos < sql.size()) {
     const size_t eol = std::min(sql.find('\n', pos), sql.size());
-    const std::string_view line = trim(sql.substr(pos, eol - pos));
+    const std::string_view line = trim_blanks(sql.substr(pos, eol - pos));
     pos = eol + 1;
     ++line_no;
     if (line.empty() && d.name.empty()) continue;  // blank lines before the block
@@ -243,7 +224,7 @@ RuleDeclaration parse_declaration(std::string_view sql, const std::string& sourc
     if (keyword == "rule") {
       if (!d.name.empty()) throw fail("a second @rule: a file declares one rule");
       std::string kind;
-      if (!next_token(&rest, &d.name) || !next_token(&rest, &kind) || !trim(rest).empty())
+      if (!next_token(&rest, &d.name) || !next_token(&rest, &kind) || !trim_blanks(rest).empty())
         throw fail("expected '-- @rule NAME KIND'");
       if (!is_identifier(d.name))
         throw fail("rule name '" + d.name + "' is not an SQL identifier (letters, digits, _)");
@@ -257,7 +238,7 @@ RuleDeclaration parse_declaration(std::string_view sql, const std::string& sourc
       std::string type;
       if (!next_token(&rest, &p.name) || !next_token(&rest, &type) || !next_token(&rest, &p.default_value))
         throw fail("expected '-- @param NAME TYPE DEFAULT MEANING'");
-      p.meaning = std::string(trim(rest));
+      p.meaning = std::string(trim_blanks(rest));
       if (!is_identifier(p.name)) throw fail("parameter name '" + p.name + "' is not an identifier");
       // A rule reads it as cfg.<name>: an SQL keyword there would need quotes.
       if (sqlite3_keyword_check(p.name.data(), static_cast<int>(p.name.size())))

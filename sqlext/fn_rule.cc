@@ -50,6 +50,7 @@
 #include <utility>
 #include <vector>
 
+#include "schema/param_list.h"
 #include "schema/py_regex.h"
 #include "sqlext/aux_cache.h"
 #include "sqlext/tensor_arg.h"
@@ -62,26 +63,6 @@ namespace {
 ArgStatus get_real_tensor(sqlite3_context* ctx, sqlite3_value** argv, int argno, const char* fn, TensorArg* out) {
   ArgStatus st = get_tensor(ctx, argv, argno, fn, out);
   return st == kArgOk && !dtype_is_real(out->view.dtype) ? kArgNull : st;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Comma-separated items, trimmed; an empty text has no items.
-std::vector<std::string_view> split_list(std::string_view s) {
-  std::vector<std::string_view> items;
-  if (trim(s).empty()) return items;
-  size_t start = 0;
-  for (;;) {
-    size_t comma = s.find(',', start);
-    items.push_back(trim(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return items;
 }
 
 std::string_view value_text(sqlite3_value* v) {
@@ -98,7 +79,7 @@ std::string lower(std::string_view s) {
 
 // Parses a parameter number. 0: a number (in *out); 1: "no value" (''/none/null); -1: bad.
 int parse_real(std::string_view s, double* out) {
-  std::string l = lower(trim(s));
+  std::string l = lower(trim_blanks(s));
   if (l.empty() || l == "none" || l == "null") return 1;
   if (l == "inf" || l == "+inf" || l == "infinity" || l == "+infinity") return *out = HUGE_VAL, 0;
   if (l == "-inf" || l == "-infinity") return *out = -HUGE_VAL, 0;
@@ -145,7 +126,7 @@ void bool_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
     if (type == SQLITE_NULL) return sqlite3_result_int(ctx, 0);
     if (type == SQLITE_INTEGER || type == SQLITE_FLOAT)
       return sqlite3_result_int(ctx, sqlite3_value_double(argv[0]) != 0);
-    std::string s = lower(trim(value_text(argv[0])));
+    std::string s = lower(trim_blanks(value_text(argv[0])));
     if (s == "true" || s == "1" || s == "yes" || s == "on") return sqlite3_result_int(ctx, 1);
     if (s == "false" || s == "0" || s == "no" || s == "off" || s.empty() || s == "none")
       return sqlite3_result_int(ctx, 0);
@@ -157,7 +138,7 @@ void list_json_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   guarded(ctx, "rule_list_json", [&] {
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_text(ctx, "[]", 2, SQLITE_STATIC);
     std::string out = "[";
-    for (std::string_view item : split_list(value_text(argv[0]))) {
+    for (std::string_view item : split_param_list(value_text(argv[0]))) {
       double d;
       if (parse_real(item, &d) != 0)
         return result_errorf(ctx, "rule parameter list item '%.*s' is not a number", static_cast<int>(item.size()),
@@ -173,7 +154,7 @@ void list_json_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 void list_item_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   guarded(ctx, "rule_list_item", [&] {
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
-    std::vector<std::string_view> items = split_list(value_text(argv[0]));
+    std::vector<std::string_view> items = split_param_list(value_text(argv[0]));
     int64_t i = sqlite3_value_int64(argv[1]);
     if (i < 0 || i >= static_cast<int64_t>(items.size())) return;
     std::string_view item = items[static_cast<size_t>(i)];
@@ -192,7 +173,7 @@ void in_list_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL)
       return sqlite3_result_int(ctx, 0);
     std::string_view item = value_text(argv[0]);
-    for (std::string_view x : split_list(value_text(argv[1])))
+    for (std::string_view x : split_param_list(value_text(argv[1])))
       if (x == item) return sqlite3_result_int(ctx, 1);
     sqlite3_result_int(ctx, 0);
   });
@@ -204,7 +185,7 @@ struct PatternList {
 
   static Status compile(std::string_view list, std::unique_ptr<PatternList>* out) {
     auto compiled = std::make_unique<PatternList>();
-    for (std::string_view item : split_list(list)) {
+    for (std::string_view item : split_param_list(list)) {
       if (item.empty()) continue;
       std::unique_ptr<PyRegex> re;
       if (Status st = PyRegex::compile(item, &re); !st.is_ok())
