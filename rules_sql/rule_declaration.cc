@@ -191,7 +191,8 @@ bool value_fits(const ParamDeclaration& p, const std::string& value, std::string
       const std::vector<std::string_view> items = split_param_list(value);
       if (items.empty()) return fail("no number given");
       for (std::string_view item : items)
-        if (!is_decimal(item, false) && !is_infinity(item)) return fail("'" + std::string(item) + "' is not a decimal number");
+        if (!is_decimal(item, false) && !is_infinity(item))
+          return fail("'" + std::string(item) + "' is not a decimal number");
       return true;
     }
     case ParamType::kMode:

@@ -26,7 +26,8 @@ inline std::vector<std::string_view> split_param_list(std::string_view s) {
   if (trim_blanks(s).empty()) return items;
   for (size_t start = 0;;) {
     const size_t comma = s.find(',', start);
-    items.push_back(trim_blanks(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    items.push_back(
+        trim_blanks(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
     if (comma == std::string_view::npos) return items;
     start = comma + 1;
   }
