@@ -10,6 +10,7 @@
 
 #include "export/target.h"
 #include "schema/status.h"
+#include "schema/temp_path.h"
 
 namespace trialdb::exporter {
 
@@ -55,15 +56,6 @@ bool walk_folders(const fs::path& root, const fs::path& rel, bool create) {
     exists_unlinked(at, true);
   }
   return true;
-}
-
-// ".<name>.tmp" beside the file. Appended rather than `"." + name + ".tmp"`, which GCC 12 at -O3
-// warns about (-Wrestrict through basic_string::_M_replace, GCC bug 105329).
-fs::path temp_path_of(const fs::path& final_path) {
-  std::string name(1, '.');
-  name += final_path.filename().string();
-  name += ".tmp";
-  return final_path.parent_path() / name;
 }
 
 class LocalFile : public OutputFile {

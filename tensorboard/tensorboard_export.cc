@@ -17,6 +17,7 @@
 #include "ingest/format/summary_encoder.h"
 #include "schema/py_regex.h"
 #include "schema/status.h"
+#include "schema/temp_path.h"
 #include "tensorboard/event_file.h"
 
 namespace trialdb::tensorboard {
@@ -80,11 +81,7 @@ struct ExportState {
     nlohmann::json by_rule = nlohmann::json::object();
     for (const auto& [rule, by_step] : findings)
       for (const auto& [step, n] : by_step) by_rule[rule][std::to_string(step)] = n;
-    // Appended, not `"." + name + ".tmp"`: GCC 12 at -O3 warns about that (-Wrestrict, GCC bug 105329).
-    std::string temp_name(1, '.');
-    temp_name += file.filename().string();
-    temp_name += ".tmp";
-    const fs::path temp = file.parent_path() / temp_name;
+    const fs::path temp = temp_path_of(file);
     {
       std::ofstream out(temp, std::ios::trunc);
       out << nlohmann::json{{"steps", ranges}, {"findings", by_rule}}.dump() << "\n";
