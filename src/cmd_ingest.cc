@@ -202,6 +202,7 @@ int run(const IngestArgs& a) {
   std::set<int64_t> failed_deliveries;
   bool deliveries_failed = false;
   size_t reported_failures = 0;  // of runner->failures()
+  size_t reported_notes = 0;     // of runner->notes()
   bool found_any = false;        // --exit-code: stop after this pass
   std::function<void(int64_t)> evaluate = [&](int64_t) {
     if (!runner) return;
@@ -211,6 +212,9 @@ int run(const IngestArgs& a) {
     for (size_t i = reported_failures; i < runner->failures().size(); ++i)
       std::cerr << "trialdb ingest: " << printable(runner->failures()[i]) << "\n";
     reported_failures = runner->failures().size();
+    for (size_t i = reported_notes; i < runner->notes().size(); ++i)
+      if (!a.quiet) std::cerr << "trialdb ingest: note: " << printable(runner->notes()[i]) << "\n";
+    reported_notes = runner->notes().size();
     if (!a.on_finding.empty())
       deliveries_failed |=
           !deliver_findings(*runner, a.on_finding, a.db, "ingest", a.on_finding_timeout, &failed_deliveries);

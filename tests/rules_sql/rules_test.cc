@@ -595,6 +595,27 @@ TEST(RulesCli, SelectionMatchingNoTensorIsNotedOnce) {
   EXPECT_EQ(matching.err.find("note:"), std::string::npos) << matching.err;
 }
 
+// ingest --rules gives the same notes as `rules` (once, however many passes evaluate the rule),
+// and --quiet keeps them to itself.
+TEST(RulesCli, IngestWithRulesGivesTheNotes) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db", quiet_db = tmp / "q.db";
+  const std::string args = "--rules --rule dead_relu --rule exploding_tensor";
+  RunResult r =
+      sh(quote(kBin) + " ingest " + quote(kFixtures + "/pt_bad_init") + " --db " + quote(db) + " " + args, tmp);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string note =
+      "trialdb ingest: note: dead_relu on trial pt_bad_init: tensor_regex '.*relu_output' matches none of its 21 "
+      "tensors";
+  EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(note), r.err.rfind(note)) << r.err;
+  RunResult quiet =
+      sh(quote(kBin) + " ingest " + quote(kFixtures + "/pt_bad_init") + " --db " + quote(quiet_db) + " --quiet " + args,
+         tmp);
+  ASSERT_EQ(quiet.status, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("note:"), std::string::npos) << quiet.err;
+}
+
 // A custom rule is the one its file declares, made by the views the file created: a
 // commented-out view is nothing, a view made with a comment inside CREATE /* */ VIEW is the rule;
 // its typed parameters come from the declaration; loading the file again works.
