@@ -16,6 +16,7 @@ trialdb's does without the parameter). bench/smdebug_rules_check.py compares the
 trialdb's.
 """
 import argparse
+import bisect
 import json
 import logging
 import os
@@ -207,9 +208,8 @@ def exploding_tensor(run, p):
 
 
 def weight_update_ratio(run, p):
-    train = set(run.trial.steps(mode=ModeKeys.TRAIN))
-    considered = [s for s in run.steps if s in {run.trial.global_step(ModeKeys.TRAIN, m) for m in train}] \
-        if train else run.steps
+    train = {run.trial.global_step(ModeKeys.TRAIN, m) for m in run.trial.steps(mode=ModeKeys.TRAIN)}
+    considered = [s for s in run.steps if s in train] if train else run.steps
     num_steps = p.integer("num_steps")
     names = sorted(run.collection("weights"))
     previous = {}  # (tensor, worker) -> (step, value)
@@ -253,13 +253,14 @@ def loss_not_decreasing(run, p):
             series = sorted((s, s, loss) for losses in by_mode[name].values() for s, loss in losses)
         else:
             series = [(run.trial.mode_step(s), s, loss) for s, loss in by_mode[name].get(mode, [])]
-        last, seen = None, []
+        last, seen_steps, seen_losses = None, [], []
         for m, step, loss in series:
-            earlier = [(m2, l2) for m2, l2 in seen if m2 <= m - num_steps]
-            seen.append((m, loss))
+            earlier = bisect.bisect_right(seen_steps, m - num_steps)  # the saved m' <= m - num_steps
+            seen_steps.append(m)
+            seen_losses.append(loss)
             if earlier and (last is None or m >= last + num_steps):
                 last = m
-                loss_p = earlier[-1][1]
+                loss_p = seen_losses[earlier - 1]
                 if loss_p - loss <= abs(loss_p) * diff / 100:
                     yield finding("loss_not_decreasing", step, name, run.primary, loss)
 
