@@ -137,6 +137,8 @@ class Run:
         return sorted(chosen)
 
     def tensor_steps(self, name):
+        # Asked once per tensor: tensor.steps() checks every step's completeness on each call,
+        # so asking it at every step would make each rule quadratic in the steps.
         if name not in self.saved:
             self.saved[name] = set(self.trial.tensor(name).steps())
         return self.saved[name]
@@ -158,9 +160,8 @@ class Run:
         for name in names:
             if step not in self.tensor_steps(name):
                 continue
-            workers = [self.primary] if primary_only else self.trial.tensor(name).workers(step)
-            for worker in workers:
-                if worker not in self.trial.tensor(name).workers(step):
+            for worker in self.trial.tensor(name).workers(step):
+                if primary_only and worker != self.primary:
                     continue
                 v = self.value(name, step, worker)
                 if v is not None:
@@ -436,7 +437,7 @@ def class_imbalance(run, p):
     counts, wrong = {}, {}
     for step in run.steps:
         got = {n: v for n, _, v in run.values_at([labels, predictions], step, primary_only=True)}
-        if len(got) < 2 or (labels == predictions):
+        if len(got) < 2:
             continue
         y, yhat = got[labels], got[predictions]
         if p.boolean("argmax"):
