@@ -5,8 +5,10 @@ A synthetic trial of scalar tensors (40 of them charted) and BENCH_SERVE_STEPS (
 TRAIN steps is ingested; then:
   - the JSON of the 40-line chart (/api/scalars, 2,000 points a line as the page asks for a
     1,000-pixel chart), timed from the request to the last byte: target <= 100 ms; the first
-    request, which reads the lines through the reductions view, is shown apart (the server keeps
-    the lines it read, src/serve/line_cache.h); the server's CPU time of each is given too;
+    request, which reads the lines from the database, is shown apart (the server keeps the lines
+    it read, src/serve/line_cache.h): it is the median of the first requests of ROUNDS servers,
+    each started for it (the database file in the page cache, as after the ingest); the server's
+    CPU time of each is given too, and for the first request that of the thread serving it;
   - in headless Chromium (selenium), the page's first contentful paint and its first chart
     (performance API: the 'first-contentful-paint' entry and the page's own
     'trialdb-scalars-drawn' mark, from navigation start): target <= 1 s;
@@ -47,10 +49,11 @@ def main():
         subprocess.run([trialdb, "synth", trial, "--steps", str(STEPS), "--tensors", str(LINES), "--elements", "1",
                         "--eval-every", "0"], check=True, stdout=subprocess.DEVNULL)
         subprocess.run([trialdb, "ingest", trial, "--db", db, "--name", "bench"], check=True, stdout=subprocess.DEVNULL)
+        first = [first_request(trialdb, db) for _ in range(ROUNDS)]
         server = subprocess.Popen([trialdb, "serve", "--db", db, "--port", "0"], stdout=subprocess.PIPE, text=True)
         try:
             url = server.stdout.readline().split()[2]
-            measure(url, server.pid)
+            measure(url, server.pid, first)
         finally:
             server.terminate()
             server.wait()
@@ -66,19 +69,51 @@ def server_cpu_ms(pid):
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def measure(url, pid):
-    # The first 40 tensors, by name (synth adds gradients to the tensors asked for).
+def chart_query(url):
+    """The regex of the first 40 tensors, by name (synth adds gradients to the tensors asked for),
+    and the chart's /api/scalars URL."""
     with urllib.request.urlopen(url + "api/tensors") as r:
         names = [t["tensor"] for t in json.load(r)["tensors"]][:LINES]
     regex = "^(" + "|".join(re.escape(n) for n in names) + ")$"
-    query = url + "api/scalars?" + urllib.parse.urlencode({"tensor": regex, "mode": "TRAIN", "points": 2000})
-    started, first_cpu = time.perf_counter(), server_cpu_ms(pid)
+    return regex, url + "api/scalars?" + urllib.parse.urlencode({"tensor": regex, "mode": "TRAIN", "points": 2000})
+
+
+def thread_cpu_ms(pid):
+    """Each live thread's CPU time so far (ns precise, /proc/PID/task/*/schedstat)."""
+    out = {}
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, task)) as f:
+                out[task] = int(f.read().split()[0]) / 1e6
+        except OSError:
+            pass  # ended meanwhile
+    return out
+
+
+def first_request(trialdb, db):
+    """(wall ms, server CPU ms, CPU ms of the thread that served it) of the chart's first request to
+    a server started for it. The serving thread's time is the request's critical path when the
+    server's other thread (reading half the lines) ends first: its wall time on free cores."""
+    server = subprocess.Popen([trialdb, "serve", "--db", db, "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        _, query = chart_query(server.stdout.readline().split()[2])
+        started, cpu, threads = time.perf_counter(), server_cpu_ms(server.pid), thread_cpu_ms(server.pid)
+        with urllib.request.urlopen(query) as r:
+            body = r.read()
+        ms, cpu = (time.perf_counter() - started) * 1000, server_cpu_ms(server.pid) - cpu
+        serving = max(t - threads.get(task, 0) for task, t in thread_cpu_ms(server.pid).items())
+        lines = body.count(b'"tensor"')
+        assert lines == LINES, "the chart has %d lines, not %d" % (lines, LINES)
+        return ms, cpu, serving
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def measure(url, pid, first):
+    regex, query = chart_query(url)
     with urllib.request.urlopen(query) as r:
         body = r.read()
-    first_ms = (time.perf_counter() - started) * 1000
-    first_cpu = server_cpu_ms(pid) - first_cpu
-    lines = body.count(b'"tensor"')
-    assert lines == LINES, "the chart has %d lines, not %d" % (lines, LINES)
     json_ms, cpu_before = [], server_cpu_ms(pid)
     for _ in range(ROUNDS):
         started = time.perf_counter()
@@ -88,8 +123,11 @@ def measure(url, pid):
     cpu_ms = (server_cpu_ms(pid) - cpu_before) / ROUNDS
     print("load average %.1f" % os.getloadavg()[0])
     report("JSON of a %d-line chart of %d steps, first request (every line read from the database)" % (LINES, STEPS),
-           first_ms, JSON_TARGET_MS, "once")
-    report("JSON of the same chart, first request: the server's CPU time", first_cpu, JSON_TARGET_MS, "once")
+           statistics.median(f[0] for f in first), JSON_TARGET_MS)
+    report("JSON of the same chart, first request: the server's CPU time", statistics.median(f[1] for f in first),
+           JSON_TARGET_MS)
+    report("JSON of the same chart, first request: the CPU time of the thread serving it (its wall time on free cores)",
+           statistics.median(f[2] for f in first), JSON_TARGET_MS)
     report("JSON of a %d-line chart of %d steps (%d KB), from the server, lines cached" % (LINES, STEPS, len(body) // 1024),
            statistics.median(json_ms), JSON_TARGET_MS)
     report("JSON of the same chart, lines cached: the server's CPU time", cpu_ms, JSON_TARGET_MS, "mean")
@@ -142,7 +180,7 @@ def wait(fn, timeout=30):
 
 def report(what, ms, target, how="median"):
     print("RESULT %s, %s|%.0f ms|target %d ms|%.2f|<= 1.00|%s" % (
-        what, how if how == "once" else "%s of %d" % (how, ROUNDS), ms, target, ms / target, "yes" if ms <= target else "NO"))
+        what, "%s of %d" % (how, ROUNDS), ms, target, ms / target, "yes" if ms <= target else "NO"))
 
 
 if __name__ == "__main__":

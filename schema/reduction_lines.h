@@ -22,6 +22,11 @@ struct ReductionRow {
   double value;   // NaN where the view has NULL (a NaN reduction)
 };
 
+// The SQL function read_reduction_lines hands the rows over with; registered once on a
+// connection before it reads (it does nothing useful called from other SQL).
+constexpr const char* kRowFunction = "trialdb_reduction_row";
+void register_reduction_row_function(sqlite3* db);
+
 // Calls on_row for the rows of `tensors` of `trial` in `schema` (the database holding the trial:
 // "main", or an ATTACHed one's name) with the view's `reduction` and `abs` and a step from `from`
 // to `to`: by tensor in the order given, then by step, a step's workers one after another. The

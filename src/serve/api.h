@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/serve/connection_pool.h"
 #include "src/serve/read_connection.h"
 
 namespace trialdb::serve {
@@ -32,9 +33,10 @@ Json api_status(ReadConnection& c);
 Json api_trials(ReadConnection& c, const Params& p);
 Json api_tensors(ReadConnection& c, const Params& p);
 // /api/scalars writes its JSON text directly: its answer is mostly numbers (a chart's lines), and
-// building a document of them first costs more than writing them.
-std::string api_scalars(ReadConnection& c, const Params& p);
-Json api_scalars_at(ReadConnection& c, const Params& p);
+// building a document of them first costs more than writing them. Both read lines not yet kept
+// on two threads when `pool` has a connection free (api_scalars.cc).
+std::string api_scalars(ReadConnection& c, const Params& p, ConnectionPool* pool = nullptr);
+Json api_scalars_at(ReadConnection& c, const Params& p, ConnectionPool* pool = nullptr);
 Json api_distribution(ReadConnection& c, const Params& p);
 Json api_histogram(ReadConnection& c, const Params& p);
 Json api_heatmap(ReadConnection& c, const Params& p);

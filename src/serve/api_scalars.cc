@@ -14,7 +14,9 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "schema/database.h"
 #include "schema/py_regex.h"
@@ -139,6 +141,41 @@ std::vector<SeriesByMode> read_lines(ReadConnection& c, const std::string& trial
   return out;
 }
 
+// read_lines on two threads: the second half of the tensors on a connection borrowed from
+// `pool`, when one is free (each connection reads in its own read transaction: a commit between
+// their starts can give the halves different last steps, each line whole; the line cache's
+// version check then reads them again). Reading the value rows is most of a first chart's cost
+// (bench/README.md, "trialdb serve").
+std::vector<SeriesByMode> read_lines_together(ReadConnection& c, ConnectionPool* pool, const std::string& trial,
+                                              const std::vector<std::string>& tensors, const Selection& s, int64_t from,
+                                              int64_t to) {
+  std::optional<ConnectionPool::Lease> helper = pool && tensors.size() >= 2 ? pool->try_borrow() : std::nullopt;
+  if (!helper) return read_lines(c, trial, tensors, s, from, to);
+  (*helper)->share_deadline(c);
+  const auto middle = tensors.begin() + static_cast<std::ptrdiff_t>(tensors.size() / 2);
+  const std::vector<std::string> first(tensors.begin(), middle), second(middle, tensors.end());
+  std::vector<SeriesByMode> second_lines;
+  std::exception_ptr failed;
+  std::thread other([&] {
+    try {
+      second_lines = read_lines(**helper, trial, second, s, from, to);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  std::vector<SeriesByMode> out;
+  try {
+    out = read_lines(c, trial, first, s, from, to);
+  } catch (...) {
+    other.join();
+    throw;
+  }
+  other.join();
+  if (failed) std::rethrow_exception(failed);
+  for (SeriesByMode& line : second_lines) out.push_back(std::move(line));
+  return out;
+}
+
 // Appends `"steps":[...],"values":[...]` to out: numbers as std::to_chars writes them (the
 // shortest text that reads back as the same double), the ones JSON cannot write as json_number's
 // strings.
@@ -198,7 +235,8 @@ bool still_stored(const SeriesByMode& cached, const SeriesByMode& now) {
 
 // The selection's whole lines, every mode at full resolution: from the cache while they are what
 // is stored, the others read together, a trial at a time.
-std::vector<std::shared_ptr<const SeriesByMode>> whole_lines(ReadConnection& c, const Selection& s) {
+std::vector<std::shared_ptr<const SeriesByMode>> whole_lines(ReadConnection& c, ConnectionPool* pool,
+                                                             const Selection& s) {
   static LineCache cache;
   std::vector<std::shared_ptr<const SeriesByMode>> out(s.lines.size());
   for (size_t first = 0; first < s.lines.size();) {
@@ -226,7 +264,7 @@ std::vector<std::shared_ptr<const SeriesByMode>> whole_lines(ReadConnection& c, 
     std::vector<std::string> missing_tensors;
     for (size_t i = first; i < end; ++i)
       if (!out[i]) missing.push_back(i), missing_tensors.push_back(s.lines[i].tensor);
-    std::vector<SeriesByMode> read = read_lines(c, trial, missing_tensors, s, kFirstStep, kLastStep);
+    std::vector<SeriesByMode> read = read_lines_together(c, pool, trial, missing_tensors, s, kFirstStep, kLastStep);
     for (size_t k = 0; k < missing.size(); ++k) {
       out[missing[k]] = std::make_shared<const SeriesByMode>(std::move(read[k]));
       cache.put(key(missing[k]), version, out[missing[k]]);
@@ -245,11 +283,11 @@ Series slice(const Series& s, int64_t from, int64_t to) {
 
 }  // namespace
 
-std::string api_scalars(ReadConnection& c, const Params& p) {
+std::string api_scalars(ReadConnection& c, const Params& p, ConnectionPool* pool) {
   const Selection s = select(c, p);
   const size_t points = static_cast<size_t>(param_number(p, "points", kDefaultPoints, 4, kMaxPoints));
   const double smoothing = param_number(p, "smoothing", 0, 0, kMaxSmoothing);
-  const std::vector<std::shared_ptr<const SeriesByMode>> read = whole_lines(c, s);
+  const std::vector<std::shared_ptr<const SeriesByMode>> read = whole_lines(c, pool, s);
   std::string out = json_text({{"reduction", s.reduction}, {"abs", s.abs != 0}, {"smoothing", smoothing}});
   out.back() = ',';
   out += "\"lines\":[";
@@ -278,13 +316,13 @@ std::string api_scalars(ReadConnection& c, const Params& p) {
   return out + "]," + tail.substr(1);
 }
 
-Json api_scalars_at(ReadConnection& c, const Params& p) {
+Json api_scalars_at(ReadConnection& c, const Params& p, ConnectionPool* pool) {
   const Selection s = select(c, p);
   const auto step = static_cast<int64_t>(param_number(p, "step", 0, -kStepBound, kStepBound));
   // The lines as /api/scalars reads and keeps them, at full resolution and not smoothed: per
   // mode, the point at the last step at or before the one asked for, the value the line shows
   // there (found in memory: the chart's request has usually kept the lines).
-  const std::vector<std::shared_ptr<const SeriesByMode>> read = whole_lines(c, s);
+  const std::vector<std::shared_ptr<const SeriesByMode>> read = whole_lines(c, pool, s);
   Json values = Json::array();
   for (size_t i = 0; i < s.lines.size(); ++i)
     for (const auto& [mode, series] : *read[i]) {

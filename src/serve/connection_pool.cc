@@ -15,6 +15,14 @@ ConnectionPool::Lease ConnectionPool::borrow() {
   return Lease(this, std::move(c));
 }
 
+std::optional<ConnectionPool::Lease> ConnectionPool::try_borrow() {
+  std::lock_guard lock(mutex_);
+  if (free_.empty()) return std::nullopt;
+  std::unique_ptr<ReadConnection> c = std::move(free_.back());
+  free_.pop_back();
+  return Lease(this, std::move(c));
+}
+
 ConnectionPool::Lease::~Lease() {
   if (!c_) return;
   {

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ class ConnectionPool {
     std::unique_ptr<ReadConnection> c_;
   };
   Lease borrow();  // waits for a free connection
+  // A free connection, or none when every one is in use (a request that holds one may ask for a
+  // second this way: waiting for it could wait for ever).
+  std::optional<Lease> try_borrow();
 
  private:
   std::mutex mutex_;

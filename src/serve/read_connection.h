@@ -33,6 +33,8 @@ class ReadConnection {
   bool has_view(const std::string& name) const;
   // Statements run from now on are interrupted (SQLITE_INTERRUPT) once `limit` has passed.
   void set_time_limit(std::chrono::milliseconds limit);
+  // The same deadline as `other` (a connection helping with its request).
+  void share_deadline(const ReadConnection& other) { deadline_ = other.deadline_; }
   bool deadline_passed() const { return std::chrono::steady_clock::now() > deadline_; }
 
  private:

@@ -101,6 +101,7 @@ std::vector<Row> from_lines(Database& db, const std::string& reduction, int abs,
 TEST(ReductionLines, RowsAreTheViewsForEveryReductionKind) {
   TempDir dir;
   Database db(dir / "t.db");
+  register_reduction_row_function(db.handle());
   fill(db);
   Statement kinds(db.handle(), "SELECT reduction, abs FROM reduction_kind ORDER BY idx");
   int kinds_seen = 0;
@@ -128,6 +129,7 @@ TEST(ReductionLines, RowsAreTheViewsForEveryReductionKind) {
 TEST(ReductionLines, AnotherDatabasesTrialIsNotFound) {
   TempDir dir;
   Database db(dir / "t.db");
+  register_reduction_row_function(db.handle());
   fill(db);
   std::vector<std::string> modes;
   int rows = 0;
@@ -135,6 +137,20 @@ TEST(ReductionLines, AnotherDatabasesTrialIsNotFound) {
                                     std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), &modes,
                                     [&](const ReductionRow&) { ++rows; }));
   EXPECT_EQ(rows, 0);
+}
+
+TEST(ReductionLines, TheRowFunctionFailsOutsideTheRead) {
+  TempDir dir;
+  Database db(dir / "t.db");
+  register_reduction_row_function(db.handle());
+  fill(db);
+  try {
+    Statement q(db.handle(), std::string("SELECT ") + kRowFunction + "(NULL, 1, 0, 2.5)");
+    q.step();
+    FAIL() << "the row function answered without a sink";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("trialdb serve's own"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -248,8 +248,8 @@ def check_hover_is_exact(page, db):
 
 def check_scalars_json_is_the_views(server, db):
     """/api/scalars at full resolution (its JSON written number by number) gives the reductions
-    view's values, line by line (trials of one worker: no averaging), and /api/scalars/at the
-    view's values at a step."""
+    view's values, line by line (the loss curves; every tensor of a trial for other reductions,
+    read on two threads, workers averaged), and /api/scalars/at the view's values at a step."""
     query = {"trial": ["pt_bad_init", "pt_good_init"], "collection": "losses", "points": 100000}
     status, _, body = http("GET", server.base + "/api/scalars?" + urllib.parse.urlencode(query, doseq=True))
     assert status == 200, (status, body)
@@ -261,6 +261,32 @@ def check_scalars_json_is_the_views(server, db):
                            " AND reduction = 'mean' AND abs = 0 ORDER BY step",
                            (line["trial"], line["tensor"], line["mode"])).fetchall()
         assert line["steps"] == [r[0] for r in rows] and line["values"] == [r[1] for r in rows], (line, rows)
+    # Every tensor of each trial, for reductions no other check asks for (so their lines are read
+    # now, two threads sharing them, not kept from before): each line is the view's rows of its
+    # trial, tensor and mode, a step's workers averaged (dist2 has two), NULLs left out.
+    def number(v):
+        return float(v) if isinstance(v, str) else v
+
+    for trial in ("pt_bad_init", "dist2"):
+        for reduction, abs_ in (("max", 1), ("l2", 0), ("variance", 0)):
+            query = {"trial": trial, "tensor": ".", "reduction": reduction, "abs": abs_, "points": 100000}
+            status, _, body = http("GET", server.base + "/api/scalars?" + urllib.parse.urlencode(query))
+            assert status == 200, (status, body)
+            lines = json.loads(body)["lines"]
+            expected = con.execute(
+                "SELECT tensor, mode, count(DISTINCT step) FROM reductions WHERE trial = ? AND reduction = ?"
+                " AND abs = ? AND value IS NOT NULL GROUP BY tensor, mode", (trial, reduction, abs_)).fetchall()
+            assert sorted((l["tensor"], l["mode"], len(l["steps"])) for l in lines) == sorted(expected), (
+                trial, reduction, [(l["tensor"], l["mode"], len(l["steps"])) for l in lines], expected)
+            assert len({l["tensor"] for l in lines}) >= 4, (trial, reduction, lines)
+            for line in lines:
+                rows = con.execute("SELECT step, avg(value) FROM reductions WHERE trial = ? AND tensor = ?"
+                                   " AND mode = ? AND reduction = ? AND abs = ? AND value IS NOT NULL"
+                                   " GROUP BY step ORDER BY step",
+                                   (trial, line["tensor"], line["mode"], reduction, abs_)).fetchall()
+                assert line["steps"] == [r[0] for r in rows], (trial, reduction, line["tensor"], line["mode"])
+                assert [number(v) for v in line["values"]] == [r[1] for r in rows], (
+                    trial, reduction, line["tensor"], line["mode"], line["values"][:8], rows[:8])
     # The hover's values: at the last step at or before the one asked for, the workers' average
     # (dist2 has two), as SQL's avg() gives it.
     for trial, step in (("dist2", 10**9), ("dist2", 2), ("pt_bad_init", 9)):
