@@ -13,14 +13,15 @@ namespace trialdb {
 
 // The shape of every table, the rule runner's included; older versions are upgraded by the steps
 // of schema/migrations.h.
-inline constexpr int kSchemaVersion = 9;  // 2: value.dtype is a code; 3: small blobs in value.data;
-                                          // 4: value clustered by (tensor, step, worker);
-                                          // 5: value.tensor_step, trial.complete_through;
-                                          // 6: value_distribution, value_histogram, bucket_octave;
-                                          // 7: value locations (event_file), partial_file;
-                                          // 8: trial_follower, the rule runner's tables versioned;
-                                          // 9: database_identity, trial.uid and change_seq,
-                                          //    step.change_seq
+inline constexpr int kSchemaVersion = 10;  // 2: value.dtype is a code; 3: small blobs in value.data;
+                                           // 4: value clustered by (tensor, step, worker);
+                                           // 5: value.tensor_step, trial.complete_through;
+                                           // 6: value_distribution, value_histogram, bucket_octave;
+                                           // 7: value locations (event_file), partial_file;
+                                           // 8: trial_follower, the rule runner's tables versioned;
+                                           // 9: database_identity, trial.uid and change_seq,
+                                           //    step.change_seq;
+                                           // 10: value.red_computed, reductions.computed
 
 // PRAGMA application_id of a trialdb database (the bytes "trdb"): how a file is recognised as
 // trialdb's, rather than another program's that happens to have a table of the same name.
