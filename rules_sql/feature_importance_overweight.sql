@@ -9,9 +9,10 @@
 DROP VIEW IF EXISTS rule_feature_importance_overweight;
 CREATE VIEW rule_feature_importance_overweight AS
 WITH x AS MATERIALIZED (
-  SELECT n.trial, n.step, tensor_reduce(n.value, 'sum') AS s
-  FROM rule_now_primary n, rule_feature_importance_overweight_cfg AS cfg
-  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'feature_importance_overweight')
+  SELECT n.trial, n.step, n.value AS s
+  FROM rule_now_primary_reduction n
+  WHERE n.reduction = 'sum' AND n.abs = 0
+    AND n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'feature_importance_overweight')
 ),
 ranked AS (
   SELECT x.*, row_number() OVER (PARTITION BY step ORDER BY s DESC) AS rank FROM x WHERE s IS NOT NULL

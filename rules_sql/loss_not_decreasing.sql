@@ -63,14 +63,15 @@ CREATE TABLE IF NOT EXISTS rule_loss_not_decreasing_walk (
 DROP VIEW IF EXISTS rule_loss_not_decreasing_input;
 CREATE VIEW rule_loss_not_decreasing_input AS
 WITH x AS MATERIALIZED (
-  SELECT n.trial, n.tensor, n.step, n.mode_step, tensor_reduce(n.value, 'mean') AS loss,
+  SELECT n.trial, n.tensor, n.step, n.mode_step, n.value AS loss,
          CASE WHEN cfg.mode IS NULL THEN (CASE WHEN n.mode IN ('EVAL', 'TRAIN') THEN n.mode ELSE 'GLOBAL' END)
               WHEN cfg.mode = 'GLOBAL' THEN 'GLOBAL'
               WHEN cfg.mode = n.mode THEN n.mode
          END AS m_mode
-  FROM rule_now_primary n, rule_loss_not_decreasing_cfg AS cfg
-  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'loss_not_decreasing')
-     OR (cfg.use_losses_collection AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'losses'))
+  FROM rule_now_primary_reduction n, rule_loss_not_decreasing_cfg AS cfg
+  WHERE n.reduction = 'mean' AND n.abs = 0
+    AND (n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'loss_not_decreasing')
+         OR (cfg.use_losses_collection AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'losses')))
 ),
 ranked AS (
   SELECT x.*, CASE x.m_mode WHEN 'EVAL' THEN 3 WHEN 'TRAIN' THEN 2 ELSE 1 END AS rank,

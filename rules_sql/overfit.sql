@@ -50,13 +50,13 @@ DROP VIEW IF EXISTS rule_overfit_steps;
 CREATE VIEW rule_overfit_steps AS
 WITH RECURSIVE x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
   SELECT l.*, row_number() OVER (PARTITION BY l.tensor ORDER BY l.step) AS i
-  FROM (SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.real_value, 'mean') AS loss
-        FROM rule_now_primary n, rule_overfit_cfg AS cfg
-        WHERE n.real_value IS NOT NULL   -- a loss is a number: a string tensor is not one
+  FROM (SELECT n.trial, n.tensor, n.step, n.mode, n.value AS loss
+        FROM rule_now_primary_reduction n, rule_overfit_cfg AS cfg
+        WHERE n.reduction = 'mean' AND n.abs = 0
           AND n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'overfit' AND cfg.tensor_regex IS NOT NULL
                            UNION ALL
                            SELECT tensor FROM rule_collections WHERE collection = 'losses' AND cfg.tensor_regex IS NULL)) l
-  WHERE l.loss IS NOT NULL   -- a NaN mean (SQLite's NULL) is no loss value to fold in
+  WHERE l.loss IS NOT NULL   -- no loss value to fold in: a NaN mean (SQLite's NULL), a string tensor
 ),
 walk(trial, tensor, i, step, mode, train_sum, train_n, eval_sum, eval_n, compared, ratio, counter0) AS (
   SELECT x.trial, x.tensor, 0, s.step, s.mode, ifnull(s.train_sum, 0), ifnull(s.train_n, 0),

@@ -40,9 +40,10 @@ DROP VIEW IF EXISTS rule_overtraining_steps;
 CREATE VIEW rule_overtraining_steps AS
 WITH RECURSIVE x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
   SELECT l.*, row_number() OVER (PARTITION BY l.tensor ORDER BY l.step) AS i
-  FROM (SELECT n.trial, n.tensor, n.step, n.mode, tensor_reduce(n.value, 'mean') AS loss
-        FROM rule_now_primary n
-        WHERE n.mode IN ('TRAIN', 'EVAL')
+  FROM (SELECT n.trial, n.tensor, n.step, n.mode, n.value AS loss
+        FROM rule_now_primary_reduction n
+        WHERE n.reduction = 'mean' AND n.abs = 0
+          AND n.mode IN ('TRAIN', 'EVAL')
           AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'losses')) l
   WHERE l.loss IS NOT NULL
 ),

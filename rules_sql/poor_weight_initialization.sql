@@ -51,10 +51,11 @@ BEGIN
   SELECT n.trial,
          ifnull((SELECT max(k) FROM rule_poor_weight_initialization_loss WHERE trial = n.trial), 0)
            + row_number() OVER (ORDER BY n.step),
-         n.step, tensor_reduce(n.value, 'mean')
+         n.step, n.value
   FROM rule_poor_weight_initialization_considered c
-  JOIN rule_now_primary n ON n.step = c.step
-  WHERE c.mode IN ('TRAIN', 'GLOBAL')
+  JOIN rule_now_primary_reduction n ON n.step = c.step
+  WHERE n.reduction = 'mean' AND n.abs = 0
+    AND c.mode IN ('TRAIN', 'GLOBAL')
     AND n.tensor = (SELECT min(tensor) FROM rule_collections WHERE collection = 'losses');
 END;
 
@@ -70,10 +71,11 @@ matching AS MATERIALIZED (  -- the activation inputs, each name matched once per
     AND rule_regexp_any(cfg.activation_inputs_regex, t.tensor)
 ),
 acts AS MATERIALIZED (  -- the matching activations' variances (selected before any value is read)
-  SELECT n.step, tensor_reduce(n.value, 'variance') AS var
+  SELECT n.step, n.value AS var
   FROM considered c
-  JOIN rule_now_primary n ON n.step = c.step
-  WHERE n.tensor IN (SELECT tensor FROM matching)
+  JOIN rule_now_primary_reduction n ON n.step = c.step
+  WHERE n.reduction = 'variance' AND n.abs = 0
+    AND n.tensor IN (SELECT tensor FROM matching)
 ),
 act AS (
   SELECT step, count(*) AS n, min(var) AS min_var, max(var) AS max_var FROM acts WHERE var IS NOT NULL GROUP BY step

@@ -36,6 +36,11 @@
 
 namespace trialdb::rules {
 
+// The tables the runner and the rules write, rules_base.sql's and each rule's own (a rule file may
+// create only tables named rule_<name>...), as a GLOB: `trialdb rules` checks only these and
+// sqlite_schema before it writes (Database's written_tables), not every page of the file.
+inline constexpr const char* kRuleTablesGlob = "rule_*";
+
 struct RuleOptions {
   std::vector<std::string> trials;      // empty: every trial of the database
   std::vector<std::string> rules;       // empty: every rule of rule_catalog

@@ -16,7 +16,8 @@
 -- So evaluating a batch reads the batch's steps and bounded state, never the whole trial, and
 -- a rule finds the same whichever way a trial's steps are split into batches.
 --
--- Rules read only the public views of schema.sql, the tables and views defined here, their own
+-- Rules read only the public views of schema.sql (and rule_now_reduction here schema.sql's fixed
+-- list of reduction kinds, reduction_kind), the tables and views defined here, their own
 -- state tables and trialdb's SQL functions (sqlext: tensor_*, and the rule_* helpers of
 -- sqlext/fn_rule.cc; all in build/lib/trialdb.so, docs/SQL.md).
 -- Every rule view and trigger also runs in a stock sqlite3 shell or Python with only
@@ -162,17 +163,40 @@ FROM rule_param_declared d;
 -- integers, floats), what rules pass to sqlext's numeric functions (tensor_count,
 -- tensor_percentile, tensor_allclose, ..., which reject strings), so a rule over "every tensor"
 -- skips those tensors instead of failing. The batch is the outer loop (CROSS JOIN), and the step
--- columns are the batch's, so that a join on them finds a step by rule_batch's key.
+-- columns are the batch's, so that a join on them finds a step by rule_batch's key. tensor_step
+-- is the step as the public views number it.
 DROP VIEW IF EXISTS rule_now;
 CREATE VIEW rule_now AS
 SELECT v.trial, b.step, b.mode, b.mode_step, v.tensor, v.worker, v.dtype, v.shape, v.value,
-       CASE WHEN v.dtype NOT IN ('complex64', 'complex128', 'string') THEN v.value END AS real_value
+       CASE WHEN v.dtype NOT IN ('complex64', 'complex128', 'string') THEN v.value END AS real_value,
+       b.tensor_step
 FROM rule_batch b
 CROSS JOIN tensor_values v
 WHERE v.trial = b.trial
   AND v.step = b.tensor_step
   AND v.global_step = b.step
   AND v.value IS NOT NULL;
+
+-- The reductions of the batch's raw values (rule_now), one row per value and reduction kind
+-- (reduction, abs as in the `reductions` view): the one the ingest computed from the value's
+-- elements (reductions.computed) where there is one, else tensor_reduce() of the blob, the same
+-- number either way (the ingest and tensor_reduce() share the kernel; tests/rules_sql/
+-- computed_reductions_test.cc holds them to it bit for bit). So a rule that needs a mean, sum,
+-- variance or norm of a value reads no blob, unless the value was ingested before schema
+-- version 10, its reduction is the hook's saved one, or it is NaN (stored as NULL). NULL for
+-- strings, complex values and empty tensors, as tensor_reduce() answers. A filter on reduction
+-- and abs picks the kind before any value is looked up.
+DROP VIEW IF EXISTS rule_now_reduction;
+CREATE VIEW rule_now_reduction AS
+SELECT n.trial, n.step, n.mode, n.mode_step, n.tensor, n.worker, n.dtype, n.shape, k.reduction, k.abs,
+       coalesce((SELECT r.value
+                 FROM reductions r
+                 WHERE r.trial = n.trial AND r.tensor = n.tensor AND r.step = n.tensor_step
+                   AND r.global_step = n.step AND r.worker = n.worker
+                   AND r.reduction = k.reduction AND r.abs = k.abs AND r.computed),
+                tensor_reduce(n.real_value, k.reduction, k.abs)) AS value
+FROM rule_now n
+CROSS JOIN reduction_kind k;
 
 -- The distributions (counts and percentiles, computed at ingest) of the steps under evaluation,
 -- from the public view: a GLOBAL-mode step is found by its mode and mode step, as the view
@@ -206,6 +230,12 @@ CREATE VIEW rule_now_primary AS
 SELECT n.*
 FROM rule_now n
 WHERE n.worker = (SELECT worker FROM rule_primary_worker);
+
+DROP VIEW IF EXISTS rule_now_primary_reduction;
+CREATE VIEW rule_now_primary_reduction AS
+SELECT r.*
+FROM rule_now_reduction r
+WHERE r.worker = (SELECT worker FROM rule_primary_worker);
 
 -- The tensors of the batch's trial that each rule's selection parameters pick: the union of the
 -- collections its `collection_names` lists and the tensors any pattern of its `tensor_regex`

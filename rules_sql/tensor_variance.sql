@@ -9,9 +9,10 @@
 DROP VIEW IF EXISTS rule_tensor_variance;
 CREATE VIEW rule_tensor_variance AS
 WITH x AS MATERIALIZED (
-  SELECT n.trial, n.step, n.tensor, n.worker, tensor_reduce(n.value, 'variance') AS var
-  FROM rule_now n, rule_tensor_variance_cfg AS cfg
-  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'tensor_variance')
+  SELECT n.trial, n.step, n.tensor, n.worker, n.value AS var
+  FROM rule_now_reduction n
+  WHERE n.reduction = 'variance' AND n.abs = 0
+    AND n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'tensor_variance')
 )
 SELECT trial, step, tensor, worker, var AS value,
        printf('variance %g is %s', var,

@@ -6,9 +6,10 @@
 DROP VIEW IF EXISTS rule_vanishing_gradient;
 CREATE VIEW rule_vanishing_gradient AS
 WITH g AS MATERIALIZED (
-  SELECT n.trial, n.step, n.tensor, n.worker, tensor_reduce(n.value, 'mean', 1) AS mean_abs
-  FROM rule_now n
-  WHERE n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'gradients')
+  SELECT n.trial, n.step, n.tensor, n.worker, n.value AS mean_abs
+  FROM rule_now_reduction n
+  WHERE n.reduction = 'mean' AND n.abs = 1
+    AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'gradients')
 )
 SELECT g.trial, g.step, g.tensor, g.worker, g.mean_abs AS value,
        printf('mean |gradient| %g is below threshold %g', g.mean_abs, cfg.threshold) AS message

@@ -13,14 +13,15 @@ namespace trialdb {
 
 // The shape of every table, the rule runner's included; older versions are upgraded by the steps
 // of schema/migrations.h.
-inline constexpr int kSchemaVersion = 9;  // 2: value.dtype is a code; 3: small blobs in value.data;
-                                          // 4: value clustered by (tensor, step, worker);
-                                          // 5: value.tensor_step, trial.complete_through;
-                                          // 6: value_distribution, value_histogram, bucket_octave;
-                                          // 7: value locations (event_file), partial_file;
-                                          // 8: trial_follower, the rule runner's tables versioned;
-                                          // 9: database_identity, trial.uid and change_seq,
-                                          //    step.change_seq
+inline constexpr int kSchemaVersion = 10;  // 2: value.dtype is a code; 3: small blobs in value.data;
+                                           // 4: value clustered by (tensor, step, worker);
+                                           // 5: value.tensor_step, trial.complete_through;
+                                           // 6: value_distribution, value_histogram, bucket_octave;
+                                           // 7: value locations (event_file), partial_file;
+                                           // 8: trial_follower, the rule runner's tables versioned;
+                                           // 9: database_identity, trial.uid and change_seq,
+                                           //    step.change_seq;
+                                           // 10: value.red_computed, reductions.computed
 
 // PRAGMA application_id of a trialdb database (the bytes "trdb"): how a file is recognised as
 // trialdb's, rather than another program's that happens to have a table of the same name.
@@ -46,7 +47,8 @@ const char* schema_sql();
 // migrations.h upgrades: the writing modes upgrade it, and kReadOnly reads it as it is where that
 // is read-compatible. Every mode refuses a file shorter than its header says (truncated), which
 // SQLite would read as zeros; the writing modes also run PRAGMA quick_check first, so nothing is
-// ever written into a damaged database.
+// ever written into a damaged database (into a damaged table of those it writes, for a command
+// that says which: Database's written_tables).
 enum class OpenMode {
   kCreate,    // read-write; a missing or empty file gets the schema
   kExisting,  // read-write; the file must already hold a trialdb database
@@ -63,10 +65,14 @@ class Database {
  public:
   // Opens and, in the writing modes, applies the schema after checking an existing file (PRAGMA
   // quick_check: nothing is written into a corrupt database); throws Error (kDatabase) naming the
-  // file. `vfs`
-  // names a registered SQLite VFS (nullptr: the default one); the ingester passes its
-  // write-combining shim.
-  explicit Database(const std::string& path, OpenMode mode = OpenMode::kCreate, const char* vfs = nullptr);
+  // file. `vfs` names a registered SQLite VFS (nullptr: the default one); the ingester passes its
+  // write-combining shim. `written_tables`, a GLOB on table names, confines the check to what a
+  // command that writes only those tables needs (e.g. "rule_*" for the rule runner): sqlite_schema
+  // and the matching tables with their indexes (PRAGMA quick_check(TABLE)), not every page of the
+  // file; the pages it takes from the freelist are not checked. Empty: the whole file, as is any
+  // file this open upgrades (an upgrade writes elsewhere).
+  explicit Database(const std::string& path, OpenMode mode = OpenMode::kCreate, const char* vfs = nullptr,
+                    std::string written_tables = {});
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -102,11 +108,13 @@ class Database {
   // instead.
   bool check_trialdb(bool may_be_new);
   void quick_check();
+  void quick_check_tables(const std::string& glob);
   void check_file_size();
   void install_planner_stats();
   sqlite3* db_ = nullptr;
   std::string path_;
   OpenMode mode_;
+  std::string written_tables_;
   int64_t found_version_ = 0;  // schema_version of an existing file
 };
 

@@ -83,9 +83,20 @@ void upgrade_8(Database& db) {
     db.exec("ALTER TABLE step ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0");
 }
 
+// 9 -> 10: value.red_computed, 0 (not known) for every row written before: rules then read
+// those values' blobs, as before. The reductions view gains its column `computed`: schema.sql
+// creates views only where they do not exist, so the old one goes and schema.sql is applied again.
+void upgrade_9(Database& db) {
+  if (!has_column(db, "value", "red_computed"))
+    db.exec("ALTER TABLE value ADD COLUMN red_computed INTEGER NOT NULL DEFAULT 0");
+  db.exec("DROP VIEW IF EXISTS reductions");
+  db.exec(schema_sql());
+}
+
 constexpr Migration kMigrations[] = {
     {7, true, upgrade_7},
     {8, true, upgrade_8},  // the views read none of it; export needs it (a writing command upgrades)
+    {9, true, upgrade_9},  // the views' older shape lacks only reductions.computed, which rules read (they write)
 };
 
 static_assert(kMigrations[std::size(kMigrations) - 1].from + 1 == kSchemaVersion,

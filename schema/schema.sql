@@ -125,6 +125,9 @@ INSERT OR IGNORE INTO reduction_kind(idx, reduction, abs) VALUES
 -- red_src: 0 none, 1 the r_* columns with red_mask saying which are present, 2 a one-element
 -- value whose element is in r_min (all 18 follow from it; red_mask 0). Scalar-heavy trials stay
 -- small this way. SQLite stores NaN as NULL, so a present reduction with a NULL column is NaN.
+-- red_computed: bit idx set = that reduction was computed at ingest from the raw value's elements
+-- (kernels/reductions.h), so it is exactly what tensor_reduce() answers for the stored value;
+-- clear = the hook's saved one, or written before schema version 10 (not known).
 CREATE TABLE IF NOT EXISTS value (
   trial_id   INTEGER NOT NULL,
   tensor_id  INTEGER NOT NULL,
@@ -138,6 +141,7 @@ CREATE TABLE IF NOT EXISTS value (
   shape      TEXT,                         -- JSON array; saved shape when no raw value
   red_src    INTEGER NOT NULL DEFAULT 0,
   red_mask   INTEGER NOT NULL DEFAULT 0,
+  red_computed INTEGER NOT NULL DEFAULT 0,
   r_min REAL, r_max REAL, r_mean REAL, r_prod REAL, r_std REAL, r_variance REAL,
   r_sum REAL, r_l1 REAL, r_l2 REAL,
   ra_min REAL, ra_max REAL, ra_mean REAL, ra_prod REAL, ra_std REAL, ra_variance REAL,
@@ -317,8 +321,10 @@ LEFT JOIN value_blob b ON b.value_id = v.value_id;
 
 -- The reduction kinds are the outer loop (CROSS JOIN): a filter on reduction and abs then picks
 -- one kind before any value is read, and each value row is visited once per wanted kind rather
--- than probed for all 18 (bench/README.md, "Vanishing-gradient question"). mode, mode_step and
--- global_step come last (they were added after the first columns).
+-- than probed for all 18 (bench/README.md, "Vanishing-gradient question"). mode, mode_step,
+-- global_step and computed come last (they were added after the first columns). computed: 1 when
+-- trialdb computed the reduction from the raw value's elements (exactly tensor_reduce()'s answer
+-- for the value), 0 when it is the hook's saved one or not known (ingested before version 10).
 CREATE VIEW IF NOT EXISTS reductions AS
 SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker,
        k.reduction, k.abs,
@@ -338,7 +344,7 @@ SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS work
              WHEN 15 THEN v.ra_sum WHEN 16 THEN v.ra_l1  WHEN 17 THEN v.ra_l2
            END
        END AS value,
-       s.mode, s.mode_step, v.tensor_step + v.step_offset AS global_step
+       s.mode, s.mode_step, v.tensor_step + v.step_offset AS global_step, (v.red_computed >> k.idx) & 1 AS computed
 FROM reduction_kind k
 CROSS JOIN value v
 JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through

@@ -175,7 +175,7 @@ void add_rules(CLI::App& app) {
       return;
     }
     if (a->db.empty()) throw Error(ErrorKind::kUsage, "--db is required (but for --list and --print-sql)");
-    std::unique_ptr<Database> db = open_db(a->db, OpenMode::kExisting);
+    std::unique_ptr<Database> db = open_db(a->db, OpenMode::kExisting, nullptr, rules::kRuleTablesGlob);
     rules::RuleOptions options;
     options.trials = a->trials;
     options.rules = a->rules;

@@ -11,7 +11,7 @@ namespace {
 constexpr const char* kMemoryDatabase = ":memory:";
 }  // namespace
 
-std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const char* vfs) {
+std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const char* vfs, std::string written_tables) {
   if (path.empty() || path == kMemoryDatabase)
     throw Error(ErrorKind::kUsage, "--db '" + path +
                                        "': give a database file (an in-memory or temporary database "
@@ -20,7 +20,7 @@ std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const 
   if (mode != OpenMode::kCreate && !std::filesystem::is_regular_file(path, ec))
     throw Error(ErrorKind::kIo,
                 "no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
-  return std::make_unique<Database>(path, mode, vfs);
+  return std::make_unique<Database>(path, mode, vfs, std::move(written_tables));
 }
 
 void reporting_corruption(const Database& db, const std::function<void()>& fn) {

@@ -11,10 +11,12 @@
 
 namespace trialdb::cli {
 
-// Opens `path` in `mode` (schema/database.h). Commands that read pass OpenMode::kReadOnly.
+// Opens `path` in `mode` (schema/database.h). Commands that read pass OpenMode::kReadOnly; one that
+// writes only some tables names them (written_tables, a GLOB: see Database).
 // Throws Error: kUsage for "" and ":memory:", kIo for a missing file (unless kCreate),
 // kDatabase for what Database refuses.
-std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const char* vfs = nullptr);
+std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const char* vfs = nullptr,
+                                  std::string written_tables = {});
 
 // The database's trials, by name.
 std::vector<std::string> all_trials(Database& db);

@@ -58,6 +58,14 @@ void expand_scalar_reductions(PreparedValue* v) {
   v->red_src = ReductionSource::kColumns;
 }
 
+// Which of a one-element value's reductions, as the views derive them from its element x
+// (schema.sql, `reductions`) and expand_scalar_reductions here, are the kernel's: all but l2 when
+// x * x over- or underflows, where the kernel's sqrt(x * x) is not |x|.
+uint32_t scalar_computed_mask(double x) {
+  constexpr uint32_t kL2Bits = 1u << kRedL2 | 1u << (kRedCount + kRedL2);
+  return std::sqrt(x * x) == std::fabs(x) ? kAllReductionsMask : kAllReductionsMask & ~kL2Bits;
+}
+
 // Runs fn(i) for i in [0, n), on this thread and up to `helpers` more (fewer where no thread can
 // be had).
 template <typename Fn>
@@ -89,6 +97,7 @@ void merge_record(DecodedRecord& d, const IndexEntry& e, ValueTable& values, Pre
     v.red_src = ReductionSource::kColumns;
     v.red[d.reduction_bit] = d.reduction_value;
     v.red_mask |= 1u << d.reduction_bit;
+    v.red_computed &= ~(1u << d.reduction_bit);  // the hook's saved one wins
     return;
   }
   PreparedValue& v = values.of(e.tensor);
@@ -105,11 +114,13 @@ void merge_record(DecodedRecord& d, const IndexEntry& e, ValueTable& values, Pre
     if (d.numel == 1 && saved_mask == 0) {
       v.red_src = ReductionSource::kScalarElement;
       v.red[kRedMin] = d.reductions.v[kRedMin];
+      v.red_computed = scalar_computed_mask(v.red[kRedMin]);
     } else {
       v.red_src = ReductionSource::kColumns;
       std::memcpy(v.red, d.reductions.v, sizeof d.reductions.v);
       for (int k = 0; k < kAllReductions; ++k)  // the hook's saved reductions win
         if (saved_mask & (1u << k)) v.red[k] = saved[k];
+      v.red_computed = kAllReductionsMask & ~saved_mask;
     }
     v.red_mask = kAllReductionsMask;
   }

@@ -58,6 +58,9 @@ struct PreparedValue {
   std::string shape_text;  // value.shape, built on a preparing thread (the writer binds it)
   ReductionSource red_src = ReductionSource::kNone;
   uint32_t red_mask = 0;  // with kColumns: bit i set = red[i] present
+  // Bit i set = red[i] (or, with kScalarElement, what the views derive from the element) is
+  // computed from the raw value's elements and equals tensor_reduce()'s answer (value.red_computed).
+  uint32_t red_computed = 0;
   double red[kAllReductions] = {};
   // Stored unless red_src is kScalarElement (the views derive a one-element value's from it).
   bool has_distribution = false;

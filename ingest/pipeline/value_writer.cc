@@ -15,7 +15,8 @@ struct ValueWriter::Row {
   bool apart() const { return value->has_raw && !value->raw_too_large && !inline_blob; }
   // Whether the scalar statement can store it (its literals are this row's values).
   bool plain_scalar() const {
-    return inline_blob && value->red_src == ReductionSource::kScalarElement && value->shape_text == "[1]";
+    return inline_blob && value->red_src == ReductionSource::kScalarElement && value->shape_text == "[1]" &&
+           value->red_computed == kAllReductionsMask;
   }
 };
 
@@ -38,6 +39,7 @@ enum RowParam : int {
   kShapeParam,
   kRedSrcParam,
   kRedMaskParam,
+  kRedComputedParam,
   kFirstReductionParam,  // kAllReductions of them, in ReductionIndex order, plain then |x|
   kDataParam = kFirstReductionParam + kAllReductions,
   kValueIdParam,
@@ -47,12 +49,13 @@ enum RowParam : int {
   kRowParams = kRecLengthParam,
 };
 constexpr const char* kValueColumns =
-    "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, "
+    "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, red_computed, "
     "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
     "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, value_id, file_id, rec_offset, "
     "rec_length";
 
-// A plain scalar's parameters: shape, red_src and red_mask are literals, the rest NULL.
+// A plain scalar's parameters: shape, red_src, red_mask and red_computed (all 18) are literals, the
+// rest NULL.
 enum ScalarParam : int {
   kScalarTensorIdParam = 1,
   kScalarDtypeParam,
@@ -64,8 +67,8 @@ enum ScalarParam : int {
   kScalarRowParams = kScalarRecLengthParam
 };
 constexpr const char* kScalarColumns =
-    "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, r_min, data, "
-    "file_id, rec_offset, rec_length";
+    "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, red_computed, r_min, "
+    "data, file_id, rec_offset, rec_length";
 
 // Parameters of an INSERT INTO value_distribution, in the order of kDistributionColumns.
 enum DistributionParam : int {
@@ -121,7 +124,8 @@ std::string scalar_row_sql(size_t i) {
   }
   r += "'[1]',";
   r += std::to_string(static_cast<int>(ReductionSource::kScalarElement));
-  r += ",0";
+  r += ",0,";
+  r += std::to_string(kAllReductionsMask);
   for (int p :
        std::initializer_list<int>{base + kScalarElementParam, base + kScalarDataParam, base + kScalarFileIdParam,
                                   base + kScalarRecOffsetParam, base + kScalarRecLengthParam}) {
@@ -176,7 +180,8 @@ void bind_value_row(Statement& ins, size_t i, const Row& r) {
   if (v.has_raw || v.has_shape) ins.bind_text_static(base + kShapeParam, v.shape_text);
   const bool scalar = v.red_src == ReductionSource::kScalarElement;
   ins.bind(base + kRedSrcParam, static_cast<int64_t>(v.red_src))
-      .bind(base + kRedMaskParam, scalar ? int64_t{0} : static_cast<int64_t>(v.red_mask));
+      .bind(base + kRedMaskParam, scalar ? int64_t{0} : static_cast<int64_t>(v.red_mask))
+      .bind(base + kRedComputedParam, static_cast<int64_t>(v.red_computed));
   for (int k = 0; k < kAllReductions; ++k) {
     const bool present = v.red_src == ReductionSource::kColumns ? (v.red_mask >> k) & 1 : (scalar && k == kRedMin);
     if (present && !std::isnan(v.red[k])) ins.bind(base + kFirstReductionParam + k, v.red[k]);

@@ -1,7 +1,7 @@
 // Schema versions (schema/migrations.h): a version-7 database, with the rule runner's tables in
 // the shapes older runners left, is upgraded by an open for writing (rows kept, shapes as
 // rules_base.sql has them, version 8), read as it is by a read-only open, and versions without
-// a path are refused unchanged.
+// a path are refused unchanged; a version-9 database gets value.red_computed (0: not known).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -65,6 +65,51 @@ TEST(Migrations, AReadOnlyOpenReadsVersion7AsItIs) {
   Database db(path, OpenMode::kReadOnly);
   EXPECT_EQ(count(db, "SELECT version FROM schema_version"), 7);
   EXPECT_EQ(count(db, "SELECT count(*) FROM steps WHERE complete"), 3);
+}
+
+// A database as trialdb 9 left it: value without red_computed, the reductions view without its
+// column computed, a value whose 18 reductions are stored.
+void make_version_9(const std::string& path) {
+  Database db(path);
+  db.exec("INSERT INTO trial(trial_id, name, path, complete_through) VALUES (1, 't', '/x', 0)");
+  db.exec("INSERT INTO step(trial_id, step, mode, mode_step, tensor_step, complete) VALUES (1, 0, 'TRAIN', 0, 0, 1)");
+  db.exec("INSERT INTO tensor(tensor_id, trial_id, name) VALUES (1, 1, 'w')");
+  db.exec("INSERT INTO worker(worker_id, trial_id, name) VALUES (1, 1, 'worker_0')");
+  db.exec(
+      "INSERT INTO value(trial_id, tensor_id, tensor_step, step_offset, worker_id, red_src, red_mask, r_mean) "
+      "VALUES (1, 1, 0, 0, 1, 1, 262143, 0.5)");
+  db.exec("DROP VIEW reductions");
+  db.exec("ALTER TABLE value DROP COLUMN red_computed");
+  Statement view(db.handle(),
+                 "SELECT replace(replace(?1, ', (v.red_computed >> k.idx) & 1 AS computed', ''), "
+                 "'CREATE VIEW IF NOT EXISTS', 'CREATE VIEW')");
+  // The view as version 9 defined it: today's without the column.
+  const std::string sql = schema_sql();
+  const size_t from = sql.find("CREATE VIEW IF NOT EXISTS reductions");
+  const size_t to = sql.find(";", sql.find("WHERE v.red_src = 2 OR", from));
+  ASSERT_NE(from, std::string::npos);
+  view.bind(1, sql.substr(from, to - from));
+  ASSERT_TRUE(view.step());
+  db.exec(view.text(0));
+  db.exec("UPDATE schema_version SET version = 9");
+}
+
+// The upgrade marks no reduction of an older database computed (rules read those values' blobs),
+// and a read-only open reads the older views as they are.
+TEST(Migrations, Version9GetsRedComputedUnknownAndReductionsComputed) {
+  TempDir dir;
+  const std::string path = dir / "v9.db";
+  make_version_9(path);
+  {
+    ASSERT_TRUE(readable_without_upgrade(9));
+    Database ro(path, OpenMode::kReadOnly);
+    EXPECT_EQ(count(ro, "SELECT count(*) FROM reductions WHERE reduction = 'mean' AND NOT abs AND value = 0.5"), 1);
+  }
+  Database db(path, OpenMode::kExisting);
+  EXPECT_EQ(count(db, "SELECT version FROM schema_version"), kSchemaVersion);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM value WHERE red_computed = 0"), 1);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM reductions WHERE NOT computed"), 18);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM reductions WHERE reduction = 'mean' AND NOT abs AND value = 0.5"), 1);
 }
 
 TEST(Migrations, VersionsWithoutAPathAreRefusedUnchanged) {

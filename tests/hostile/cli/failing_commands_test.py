@@ -117,18 +117,37 @@ try:
                        capture_output=True, text=True, timeout=60)
     check(r.returncode in FAILED and "MiB" in r.stderr, "sql - reads at most 16 MiB of standard input: %r" % r.stderr[-200:])
 
-    # A damaged database: every command that writes refuses it before writing.
+    # A damaged database: every command that writes refuses it before writing; `rules`, which
+    # writes only the rule tables (rule_*) and the schema, when one of those is damaged.
     damaged = os.path.join(tmp, "damaged.db")
     shutil.copy(db, damaged)
     verdict = damage_index_page(damaged)
     check(verdict != "ok", "the damage fails integrity_check (%s)" % verdict)
-    for argv, what in ((["rules", "--db", damaged], "rules"),
-                       (["rules", "--db", damaged, "--rule", "loss_not_decreasing"], "rules --rule"),
+    ruled = os.path.join(tmp, "ruled.db")
+    shutil.copy(db, ruled)
+    r = run("rules", "--db", ruled)
+    check(r.returncode == 0, "rules on the fixture: %r" % r.stderr[-300:])
+    ruled_damaged = os.path.join(tmp, "ruled_damaged.db")
+    shutil.copy(ruled, ruled_damaged)
+    verdict = damage_index_page(ruled_damaged, "sqlite_autoindex_rule_finding_1")
+    check(verdict != "ok", "the damage of a rule table fails integrity_check (%s)" % verdict)
+    for argv, what in ((["rules", "--db", ruled_damaged], "rules"),
+                       (["rules", "--db", ruled_damaged, "--rule", "loss_not_decreasing", "--rerun"], "rules --rule"),
                        (["rm", "--db", damaged, "--trial", "pt_bad_init"], "rm"),
                        (["rename", "--db", damaged, "--trial", "pt_bad_init", "--to", "x"], "rename"),
                        (["sql", "--db", damaged, "--write", "CREATE TABLE t(x)"], "sql --write"),
                        (["ingest", os.path.join(fixtures, "pt_good_init"), "--db", damaged, "-q"], "ingest")):
-        unchanged(damaged, argv, (1,), what + " on a damaged database", "corrupt")
+        unchanged(argv[argv.index("--db") + 1], argv, (1,), what + " on a damaged database", "corrupt")
+    # ... while damage outside the rule tables costs `rules` no read of every page: with nothing
+    # new to evaluate it answers, and writes nothing into the damaged index.
+    shutil.copy(ruled, damaged)
+    damage_index_page(damaged)
+    r = run("rules", "--db", damaged)
+    check(r.returncode == 0 and "0 new findings" in r.stderr,
+          "rules with nothing new on a database damaged elsewhere: exit %s, %r" % (r.returncode, r.stderr[-300:]))
+    c = sqlite3.connect(damaged)
+    check(c.execute("PRAGMA quick_check('rule_finding')").fetchone()[0] == "ok", "the rule tables stay whole")
+    c.close()
 
     # A database cut short by 1,000 bytes: an error, never a wrong answer.
     truncated = os.path.join(tmp, "truncated.db")

@@ -1,0 +1,175 @@
+// The reductions the ingest marks as computed (value.red_computed, the `reductions` view's column
+// `computed`) are what rules read instead of the blobs (rules_base.sql, rule_now_reduction), so
+// each must be exactly tensor_reduce()'s answer for the stored value: every value, every kind, on
+// every fixture, a synthetic trial of the XGBoost profile (strings, per-feature scalars) and a trial
+// of every dtype with NaN, infinities, signed zeros, one-element values whose square over- or
+// underflows, and saved reductions the hook wrote before and after the raw value (those are the
+// hook's, not computed). SQLite keeps no sign of zero, so "exactly" is IS: equal, or both NULL
+// (NaN).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ingest/writer/trial_writer.h"
+#include "tests/common/temp_dir.h"
+#include "tests/rules_sql/rules_cli.h"
+
+namespace {
+
+using namespace trialdb::test::rules_cli;
+using trialdb::DType;
+using trialdb::TrialMode;
+using trialdb::TrialWriter;
+
+// Raw bytes of `values` converted to dtype (bfloat16: float32's top half; float16: a bit pattern
+// taken from float32's, not its conversion: any value of the dtype serves to reduce).
+std::vector<uint8_t> bytes_of(DType t, const std::vector<double>& values) {
+  std::vector<uint8_t> out;
+  auto put = [&](const auto x) {
+    const auto* p = reinterpret_cast<const uint8_t*>(&x);
+    out.insert(out.end(), p, p + sizeof x);
+  };
+  for (double x : values) {
+    const double finite = std::isfinite(x) ? x : 7;
+    switch (t) {
+      case DType::Bool: put(static_cast<uint8_t>(x != 0)); break;
+      case DType::Int8: put(static_cast<int8_t>(std::fmod(finite, 100))); break;
+      case DType::UInt8: put(static_cast<uint8_t>(std::fmod(std::fabs(finite), 200))); break;
+      case DType::Int16: put(static_cast<int16_t>(std::fmod(finite * 100, 30000))); break;
+      case DType::UInt16: put(static_cast<uint16_t>(std::fmod(std::fabs(finite) * 100, 60000))); break;
+      case DType::Int32: put(static_cast<int32_t>(std::fmod(finite * 1e6, 2e9))); break;
+      case DType::UInt32: put(static_cast<uint32_t>(std::fmod(std::fabs(finite) * 1e6, 4e9))); break;
+      case DType::Int64: put(static_cast<int64_t>(std::fmod(finite * 1e15, 9e18))); break;
+      case DType::UInt64: put(static_cast<uint64_t>(std::fmod(std::fabs(finite) * 1e15, 1.8e19))); break;
+      case DType::Float16:
+      case DType::BFloat16: {
+        const float f = static_cast<float>(x);
+        uint32_t bits;
+        std::memcpy(&bits, &f, 4);
+        const uint16_t half = t == DType::BFloat16
+                                  ? static_cast<uint16_t>(bits >> 16)
+                                  : static_cast<uint16_t>((bits >> 16 & 0x8000) | (bits >> 13 & 0x7fff));
+        put(half);
+        break;
+      }
+      case DType::Float32: put(static_cast<float>(x)); break;
+      default: put(x); break;
+    }
+  }
+  return out;
+}
+
+// A trial of every numeric dtype and the values that test a reduction kernel's edges.
+void write_edge_trial(const std::string& root) {
+  TrialWriter w(root);
+  w.write_collections("worker_0", 1, {});
+  const DType dtypes[] = {DType::Bool,     DType::Int8,    DType::UInt8,  DType::Int16,  DType::UInt16,
+                          DType::Int32,    DType::UInt32,  DType::Int64,  DType::UInt64, DType::Float16,
+                          DType::BFloat16, DType::Float32, DType::Float64};
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> g(0.0, 3.0);
+  for (int64_t step = 0; step < 2; ++step) {
+    auto s = w.begin_step(step, "worker_0", TrialMode::kTrain, step);
+    int n = 0;
+    for (DType t : dtypes)
+      for (int size : {1, 3, 4, 5, 17, 1003}) {
+        for (int special = 0; special < 4; ++special) {
+          std::vector<double> v(size);
+          for (double& x : v) x = g(rng) * (special == 3 ? 1e3 : 1);
+          if (special == 1) v[size / 2] = (step ? -1 : 1) * INFINITY;
+          if (special == 2) v[size - 1] = NAN;
+          if (special == 3 && size > 1) v[0] = -0.0;
+          const auto b = bytes_of(t, v);
+          s->add_tensor("t" + std::to_string(n++), t, {size}, b.data(), b.size());
+        }
+      }
+    // One-element values whose square over- or underflows (l2 is not |x| there), and signed zeros.
+    for (double x : {1e200, -1e200, 1e-200, 5e-324, -0.0, 0.0, 3.5}) {
+      s->add_tensor("s" + std::to_string(n++), DType::Float64, {}, &x, 8);
+      const float f = static_cast<float>(x);
+      s->add_tensor("s" + std::to_string(n++), DType::Float32, {1}, &f, 4);
+    }
+    // Saved reductions before and after the raw value: those kinds are the hook's.
+    const std::vector<float> grad = {0.5f, -1.25f, 3.0f, 1e-3f, -7.0f};
+    s->add_reduction("grad/before", "mean", true, 42.0);
+    s->add_tensor("grad/before", DType::Float32, {5}, grad.data(), 4 * grad.size());
+    s->add_tensor("grad/after", DType::Float32, {5}, grad.data(), 4 * grad.size());
+    s->add_reduction("grad/after", "l2", false, 43.0);
+    const float one = 2.5f;
+    s->add_tensor("scalar/after", DType::Float32, {}, &one, 4);
+    s->add_reduction("scalar/after", "variance", false, 44.0);
+    s->close();
+  }
+  w.write_end_marker();
+}
+
+std::vector<int64_t> row(const std::string& db, const std::string& sql, const TempDir& tmp) {
+  RunResult r = sh(quote(kBin) + " sql --db " + quote(db) + " --csv " + quote(sql), tmp);
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<int64_t> out;
+  const std::string line = r.out.substr(r.out.find('\n') + 1);  // after the header
+  size_t at = 0;
+  while (at < line.size() && line[at] != '\n') {
+    size_t end = line.find_first_of(",\n", at);
+    out.push_back(std::stoll(line.substr(at, end - at)));
+    at = end + (end < line.size() && line[end] == ',');
+  }
+  return out;
+}
+
+TEST(ComputedReductions, EqualTensorReduceOnEveryValueAndKind) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db";
+  for (const char* fixture : {"pt_bad_init", "pt_good_init", "pt_reductions", "core_dtypes", "dist2", "zoo"})
+    ingest(kFixtures + "/" + fixture, db, fixture, tmp);
+  const std::string edges = (tmp.path / "edges").string();
+  write_edge_trial(edges);
+  ingest(edges, db, "edges", tmp);
+  const std::string xgb = (tmp.path / "xgb").string();
+  RunResult s = sh(quote(kBin) + " synth --profile " +
+                       quote(std::string(TRIALDB_SOURCE) + "/bench/profiles/xgboost_binary.json") + " " + quote(xgb),
+                   tmp);
+  ASSERT_EQ(s.status, 0) << s.err;
+  ingest(xgb, db, "xgb", tmp);
+
+  // Every computed reduction of a value with its bytes stored, against tensor_reduce() of them.
+  const auto all = row(db,
+                       "SELECT count(*), ifnull(sum(r.value IS tensor_reduce(v.value, r.reduction, r.abs)), 0), "
+                       "count(DISTINCT r.trial), ifnull(sum(r.value IS NULL), 0) "
+                       "FROM reductions r JOIN tensor_values v USING (trial, tensor, step, worker) "
+                       "WHERE r.global_step = v.global_step AND r.computed AND v.value IS NOT NULL",
+                       tmp);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_GT(all[0], 50000);   // not vacuous: every trial's values
+  EXPECT_EQ(all[1], all[0]);  // each equal
+  EXPECT_EQ(all[2], 8);       // from every trial
+  EXPECT_GT(all[3], 1000);    // NaNs among them
+  // The one-element edge values and every one of their kinds, by name (the view derives them).
+  const auto scalars = row(db,
+                           "SELECT count(*), sum(r.computed), "
+                           "sum(r.computed OR r.value IS NOT tensor_reduce(v.value, r.reduction, r.abs)) "
+                           "FROM reductions r JOIN tensor_values v USING (trial, tensor, step, worker) "
+                           "WHERE r.trial = 'edges' AND r.tensor GLOB 's*' AND r.tensor <> 'scalar/after'",
+                           tmp);
+  ASSERT_EQ(scalars.size(), 3u);
+  EXPECT_EQ(scalars[0], 2 * 14 * 18);
+  EXPECT_LT(scalars[1], scalars[0]);  // l2 of the squares that over- or underflow is not computed
+  EXPECT_EQ(scalars[2], scalars[0]);  // and there it differs from the kernel's
+  // The hook's saved reductions are not computed, whichever came first, and the others are.
+  const auto saved =
+      row(db,
+          "SELECT sum(NOT computed), sum(NOT computed AND (tensor, reduction, abs) IN "
+          "(VALUES ('grad/before', 'mean', 1), ('grad/after', 'l2', 0), ('scalar/after', 'variance', 0))), "
+          "sum(computed) FROM reductions WHERE trial = 'edges' AND tensor NOT GLOB '[st][0-9]*'",
+          tmp);
+  ASSERT_EQ(saved.size(), 3u);
+  EXPECT_EQ(saved[0], 2 * 3);
+  EXPECT_EQ(saved[1], 2 * 3);
+  EXPECT_EQ(saved[2], 2 * (3 * 18 - 3));
+}
+
+}  // namespace
