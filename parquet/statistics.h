@@ -19,6 +19,7 @@ class ColumnStatistics {
  public:
   explicit ColumnStatistics(ColumnType type) : type_(type) {}
   void add_null() { ++nulls_; }
+  void add_nulls(int64_t n) { nulls_ += n; }
   void add(bool v) { add(static_cast<int64_t>(v)); }
   void add(int64_t v);
   void add(double v);

@@ -86,6 +86,80 @@ TEST(FileWriter, ValuesMustFillRowsExactly) {
   EXPECT_THROW(w.end_row(), Error);
 }
 
+TEST(FileWriter, ARunsColumnsMustHaveItsLength) {
+  StringSink sink;
+  FileWriter w({{"a", ColumnType::kInt64}, {"b", ColumnType::kDouble}}, sink);
+  w.add_repeated(int64_t{1}, 3);
+  const std::vector<double> two = {1.0, 2.0};
+  EXPECT_THROW(w.add_values(two), Error);
+}
+
+// Rows given as runs (a key repeated over the run, a span of values per column) make the file
+// the same rows given one by one make, byte for byte: the same pages, closed after the same
+// values (small pages, so that runs cross them), the same statistics, dictionary and its
+// overflow into PLAIN pages.
+TEST(FileWriter, RunsOfRowsMakeTheFileRowsOneByOneMake) {
+  const std::vector<Column> columns = {{"name", ColumnType::kString},  {"long", ColumnType::kString},
+                                       {"flag", ColumnType::kBoolean}, {"step", ColumnType::kInt64},
+                                       {"scale", ColumnType::kDouble}, {"edge", ColumnType::kDouble},
+                                       {"count", ColumnType::kInt64}};
+  constexpr int kRuns = 3000;
+  const auto run_length = [](int r) { return static_cast<size_t>(r * 7919 % 13); };  // 0 to 12
+  const auto name = [](int r) { return "layer" + std::to_string(r % 5); };
+  // 400-byte strings, distinct per run: the dictionary outgrows kMaxDictionaryBytes half-way.
+  const auto long_text = [](int r) { return std::string(400, static_cast<char>('a' + r % 26)) + std::to_string(r); };
+  static_assert(kRuns * 400 > kMaxDictionaryBytes, "the long strings outgrow the dictionary");
+  const auto edge = [](int r, size_t i) { return std::ldexp(static_cast<double>(i + 1), r % 40 - 20); };
+  const auto count = [](int r, size_t i) { return static_cast<int64_t>((r * 31 + i * 17) % 1000); };
+  const WriterOptions options{.row_group_bytes = 1u << 30, .page_bytes = 4u << 10};
+
+  StringSink one_by_one;
+  {
+    FileWriter w(columns, one_by_one, options);
+    for (int r = 0; r < kRuns; ++r)
+      for (size_t i = 0; i < run_length(r); ++i) {
+        if (r % 6 == 1) w.add_null();
+        else w.add(std::string_view(name(r)));
+        w.add(std::string_view(long_text(r)));
+        w.add(r % 3 == 0);
+        w.add(int64_t{r});
+        if (r % 4 == 2) w.add_null();
+        else w.add(r / 8.0);
+        w.add(edge(r, i));
+        w.add(count(r, i));
+        w.end_row();
+      }
+    w.finish();
+  }
+  StringSink runs;
+  {
+    FileWriter w(columns, runs, options);
+    for (int r = 0; r < kRuns; ++r) {
+      const size_t n = run_length(r);
+      std::vector<double> edges;
+      std::vector<int64_t> counts;
+      for (size_t i = 0; i < n; ++i) {
+        edges.push_back(edge(r, i));
+        counts.push_back(count(r, i));
+      }
+      if (r % 6 == 1) w.add_nulls(n);
+      else w.add_repeated(std::string_view(name(r)), n);
+      w.add_repeated(std::string_view(long_text(r)), n);
+      w.add_repeated(r % 3 == 0, n);
+      w.add_repeated(int64_t{r}, n);
+      if (r % 4 == 2) w.add_nulls(n);
+      else w.add_repeated(r / 8.0, n);
+      w.add_values(edges);
+      w.add_values(counts);
+      w.end_row();
+    }
+    w.finish();
+  }
+  EXPECT_GT(one_by_one.data.size(), size_t{100} << 10);  // many pages
+  EXPECT_EQ(runs.data.size(), one_by_one.data.size());
+  EXPECT_TRUE(runs.data == one_by_one.data);
+}
+
 class DuckDbReadBack : public ::testing::Test {
  protected:
   void SetUp() override {
