@@ -53,27 +53,27 @@ ColumnWriter::ColumnWriter(Column column, size_t page_bytes)
       stats_(column_.type) {}
 
 void ColumnWriter::add_null() {
-  levels_.push_back(0);
+  levels_.add(0);
   stats_.add_null();
   value_added();
 }
 
 void ColumnWriter::add(bool v) {
-  levels_.push_back(1);
+  levels_.add(1);
   page_values_.push_back(static_cast<char>(v));
   stats_.add(v);
   value_added();
 }
 
 void ColumnWriter::add(int64_t v) {
-  levels_.push_back(1);
+  levels_.add(1);
   append_plain(page_values_, v);
   stats_.add(v);
   value_added();
 }
 
 void ColumnWriter::add(double v) {
-  levels_.push_back(1);
+  levels_.add(1);
   append_plain(page_values_, v);
   stats_.add(v);
   value_added();
@@ -84,7 +84,7 @@ void ColumnWriter::add(std::string_view v) {
   if (v.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()) - page_values_.size() - 1024)
     throw Error(ErrorKind::kInvalidInput, "column '" + column_.name + "': a value of " + std::to_string(v.size()) +
                                               " bytes is larger than a Parquet page may be (2 GiB)");
-  levels_.push_back(1);
+  levels_.add(1);
   if (dictionary_) {
     add_to_dictionary(v);
   } else {
@@ -126,7 +126,7 @@ void ColumnWriter::add_run(size_t n, size_t value_bytes, uint8_t level, Append a
     const size_t used = page_bytes_used();
     const size_t room = used < page_bytes_ ? page_bytes_ - used - 1 : 0;
     const size_t k = std::min(n, std::max<size_t>(1, room / (value_bytes + 1)));
-    levels_.insert(levels_.end(), k, level);
+    levels_.add(level, k);
     append(k);
     n -= k;
     value_added();
@@ -175,7 +175,7 @@ void ColumnWriter::add_repeated(std::string_view v, size_t n) {
 
 template <typename T>
 void ColumnWriter::add_values_plain(std::span<const T> values) {
-  for (const T v : values) stats_.add(v);
+  stats_.add_values(values);
   size_t at = 0;
   add_run(values.size(), sizeof(T), 1, [&](size_t k) {
     page_values_.append(reinterpret_cast<const char*>(values.data() + at), k * sizeof(T));
@@ -190,7 +190,7 @@ void ColumnWriter::add_values(std::span<const double> values) { add_values_plain
 bool ColumnWriter::dictionary_page_open() const { return dictionary_ && !dictionary_index_.empty(); }
 
 std::string ColumnWriter::page_body() const {
-  const std::string levels = encode_levels(levels_, kDefinitionLevelBits);
+  const std::string levels = levels_.encode(kDefinitionLevelBits);
   std::string body;
   append_plain_length(body, static_cast<uint32_t>(levels.size()));
   body += levels;
@@ -229,7 +229,7 @@ CompressedPage data_page(std::string_view body, int32_t values, format::Encoding
 }  // namespace
 
 void ColumnWriter::close_page() {
-  if (levels_.empty()) return;
+  if (levels_.size() == 0) return;
   std::string body = page_body();
   const auto values = static_cast<int32_t>(levels_.size());
   const format::Encoding::type encoding = dictionary_page_open() ? kDictionaryEncoding : format::Encoding::PLAIN;

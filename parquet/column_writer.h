@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "parquet/column.h"
+#include "parquet/levels.h"
 #include "parquet/parquet_format_types.h"
 #include "parquet/statistics.h"
 #include "parquet/zstd_codec.h"
@@ -100,8 +101,8 @@ class ColumnWriter {
   Column column_;
   size_t page_bytes_;
   ZstdCodec codec_;
-  std::vector<uint8_t> levels_;  // the open page's definition levels
-  std::string page_values_;      // its PLAIN values (booleans: one byte each until the page closes)
+  PageLevels levels_;        // the open page's definition levels
+  std::string page_values_;  // its PLAIN values (booleans: one byte each until the page closes)
   // Dictionary encoding (strings): whether it is still in use in this chunk, the dictionary's
   // PLAIN values and the index of each, the open page's indices, the last string added.
   bool dictionary_ = false;

@@ -41,6 +41,55 @@ TEST(Levels, ShortStretchesAreBitPackedLsbFirst) {
   EXPECT_EQ(encode_levels(mixed, 1), std::string("\x03\xaa\x14\x01", 4));
 }
 
+TEST(Levels, ARunOfOneLevelIsEncodedAsItsVector) {
+  for (const size_t count : {0, 1, 7, 8, 9, 300, 100000})
+    for (const uint8_t level : {0, 1})
+      EXPECT_EQ(encode_level_run(level, count, 1), encode_levels(std::vector<uint8_t>(count, level), 1)) << count;
+}
+
+// A page's levels kept as a count until its first NULL encode as the levels themselves.
+TEST(Levels, PageLevelsEncodeTheLevelsAdded) {
+  PageLevels page;
+  std::vector<uint8_t> levels;
+  const auto add = [&](uint8_t level, size_t n) {
+    page.add(level, n);
+    levels.insert(levels.end(), n, level);
+    EXPECT_EQ(page.size(), levels.size());
+    EXPECT_EQ(page.encode(1), encode_levels(levels, 1));
+  };
+  add(1, 20);
+  add(1, 1);
+  add(0, 3);
+  add(1, 12);
+  page.clear();
+  levels.clear();
+  EXPECT_EQ(page.size(), 0u);
+  add(0, 1);
+  add(1, 9);
+}
+
+// A span's statistics are those of its values added one by one: NaN skipped, the first of equal
+// values kept (so a zero's sign is the first zero's until to_thrift normalizes it).
+TEST(Statistics, ASpanCountsAsItsValuesOneByOne) {
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::vector<double>> spans = {
+      {}, {nan}, {nan, -0.0, 0.0, nan}, {3.5, -inf, 2.0, inf, -7.25}, {inf}, {-inf, -inf}, {1e-300, -1e-300, 0.0}};
+  for (const auto& values : spans) {
+    ColumnStatistics one(ColumnType::kDouble), all(ColumnType::kDouble);
+    one.add(1.5);
+    all.add(1.5);
+    for (const double v : values) one.add(v);
+    all.add_values(values);
+    EXPECT_EQ(all.to_thrift(), one.to_thrift()) << values.size();
+  }
+  const std::vector<int64_t> ints = {5, -3, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
+                                     0};
+  ColumnStatistics one(ColumnType::kInt64), all(ColumnType::kInt64);
+  for (const int64_t v : ints) one.add(v);
+  all.add_values(ints);
+  EXPECT_EQ(all.to_thrift(), one.to_thrift());
+}
+
 TEST(Statistics, DoublesSkipNaNAndSignZeros) {
   ColumnStatistics s(ColumnType::kDouble);
   s.add(std::nan(""));
