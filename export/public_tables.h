@@ -27,6 +27,10 @@ enum class RowSource {
   // expanded here into the rows the view would give (table_file.h). The view expands them with
   // json_each, which costs about ten times more per bucket than the rest of the export.
   kHistogramRuns,
+  // reductions: the view with a row per value (schema/reduction_kinds.h), each value's kinds
+  // written here as the view's rows. The view visits every value once per kind, each visit
+  // looking up the value's row, step, tensor and worker: 18 times the lookups.
+  kReductionKinds,
 };
 
 struct PublicTable {

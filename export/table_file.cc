@@ -5,6 +5,7 @@
 
 #include "kernels/bucket_grid.h"
 #include "kernels/bucket_runs.h"
+#include "schema/reduction_kinds.h"
 
 namespace trialdb::exporter {
 
@@ -39,26 +40,62 @@ bool view_exists(Database& db, const std::string& name) {
 constexpr size_t kBucketColumns = 3;
 constexpr const char* kBucketRunsColumn = "buckets";
 constexpr const char* kHistogramsView = "histograms";
+// reductions' columns made from each of a value's kinds (reduction_kinds.h).
+constexpr const char* kReductionColumn = "reduction";
+constexpr const char* kAbsColumn = "abs";
+constexpr const char* kValueColumn = "value";
 constexpr uint64_t kRowsBetweenReports = 1024;  // rows_read: often enough for a bar, at no cost
 
-const std::string& source_view(const PublicTable& table) {
-  static const std::string histograms = kHistogramsView;
-  return table.source == RowSource::kHistogramRuns ? histograms : table.name;
+// The position of a column the view computes per kind after value (e.g. computed) among
+// reduction_kind_columns(), or -1.
+int kind_column(const parquet::Column& c) {
+  const std::vector<RestColumn>& columns = reduction_kind_columns();
+  for (size_t i = 0; i < columns.size(); ++i)
+    if (columns[i].name == c.name) return static_cast<int>(i);
+  return -1;
 }
 
-// The columns of the source view read for each of its rows.
-std::vector<std::string> read_columns(const PublicTable& table) {
+bool made_per_kind(const parquet::Column& c) {
+  return c.name == kReductionColumn || c.name == kAbsColumn || c.name == kValueColumn || kind_column(c) >= 0;
+}
+
+std::string quoted_identifier(const std::string& name) { return "\"" + name + "\""; }
+
+// What the rows are selected from.
+std::string source_sql(const PublicTable& table, const std::vector<ReductionKind>& kinds) {
+  switch (table.source) {
+    case RowSource::kView: return quoted_identifier(table.name);
+    case RowSource::kHistogramRuns: return quoted_identifier(kHistogramsView);
+    case RowSource::kReductionKinds: return "(" + reductions_by_value_sql(kinds) + ")";
+  }
+  return "";
+}
+
+// The view that must exist for the table to have rows.
+std::string source_view(const PublicTable& table) {
+  return table.source == RowSource::kHistogramRuns ? kHistogramsView : table.name;
+}
+
+// The columns of the source read for each of its rows.
+std::vector<std::string> read_columns(const PublicTable& table, const std::vector<ReductionKind>& kinds) {
   std::vector<std::string> names;
-  for (const parquet::Column& c : table.columns) names.push_back(c.name);
+  for (const parquet::Column& c : table.columns)
+    if (table.source != RowSource::kReductionKinds || !made_per_kind(c)) names.push_back(c.name);
   if (table.source == RowSource::kHistogramRuns) {
     names.resize(names.size() - kBucketColumns);
     names.push_back(kBucketRunsColumn);
   }
+  if (table.source == RowSource::kReductionKinds)
+    for (const ReductionKind& k : kinds) {
+      names.push_back("has_" + std::to_string(k.idx));
+      names.push_back("value_" + std::to_string(k.idx));
+      for (const RestColumn& c : reduction_kind_columns()) names.push_back(c.name + "_" + std::to_string(k.idx));
+    }
   return names;
 }
 
 // One SQLite cell read once as its export type, so a value's key columns are read once for all
-// of its buckets. Strings point into the statement's row: valid until its next step.
+// of its rows. Strings point into the statement's row: valid until its next step.
 struct Cell {
   bool null = true;
   int64_t integer = 0;
@@ -89,23 +126,25 @@ Cell read_cell(const Statement& q, int col, parquet::ColumnType type) {
   return c;
 }
 
-void add_cell(parquet::FileWriter& w, const Cell& c, parquet::ColumnType type) {
+// The cell as the column's values of a run of `rows` rows.
+void add_cell(parquet::FileWriter& w, const Cell& c, parquet::ColumnType type, size_t rows = 1) {
   if (c.null) {
-    w.add_null();
+    w.add_nulls(rows);
     return;
   }
   switch (type) {
-    case parquet::ColumnType::kBoolean: w.add(c.integer != 0); break;
-    case parquet::ColumnType::kInt64: w.add(c.integer); break;
-    case parquet::ColumnType::kDouble: w.add(c.real); break;
+    case parquet::ColumnType::kBoolean: w.add_repeated(c.integer != 0, rows); break;
+    case parquet::ColumnType::kInt64: w.add_repeated(c.integer, rows); break;
+    case parquet::ColumnType::kDouble: w.add_repeated(c.real, rows); break;
     case parquet::ColumnType::kString:
-    case parquet::ColumnType::kBytes: w.add(c.bytes); break;
+    case parquet::ColumnType::kBytes: w.add_repeated(c.bytes, rows); break;
   }
 }
 
 // One row of `histograms` as the rows of histogram_buckets: one per non-empty bucket, its key
-// columns, then the bucket's edges and count. The edges are bucket_grid.h's, which equal the
-// view's octave arithmetic exactly (both are powers of two times integers below 2^8).
+// columns, then the bucket's edges and count, written as one run of rows. The edges are
+// bucket_grid.h's, which equal the view's octave arithmetic exactly (both are powers of two
+// times integers below 2^8).
 class HistogramExpander {
  public:
   explicit HistogramExpander(const PublicTable& table) : table_(table), keys_(table.columns.size() - kBucketColumns) {
@@ -121,13 +160,20 @@ class HistogramExpander {
                                             std::string(cells_[0].bytes) + "' at step " +
                                             std::to_string(cells_[1].integer) +
                                             " are not bucket runs: " + std::string(runs.bytes.substr(0, 80)));
+    if (buckets_.empty()) return 0;
+    lo_.clear();
+    hi_.clear();
+    counts_.clear();
     for (const auto& [bucket, count] : buckets_) {
-      for (size_t c = 0; c < keys_; ++c) add_cell(w, cells_[c], table_.columns[c].type);
-      w.add(bucket_lo(bucket));
-      w.add(bucket_hi(bucket));
-      w.add(static_cast<int64_t>(count));
-      w.end_row();
+      lo_.push_back(bucket_lo(bucket));
+      hi_.push_back(bucket_hi(bucket));
+      counts_.push_back(static_cast<int64_t>(count));
     }
+    for (size_t c = 0; c < keys_; ++c) add_cell(w, cells_[c], table_.columns[c].type, buckets_.size());
+    w.add_values(lo_);
+    w.add_values(hi_);
+    w.add_values(counts_);
+    w.end_row();
     return buckets_.size();
   }
 
@@ -136,18 +182,63 @@ class HistogramExpander {
   const size_t keys_;
   std::vector<Cell> cells_;
   std::vector<std::pair<int64_t, uint64_t>> buckets_;
+  std::vector<double> lo_, hi_;
+  std::vector<int64_t> counts_;
 };
 
-std::string quoted_identifier(const std::string& name) { return "\"" + name + "\""; }
+// One row of reductions_by_value_sql as the rows of `reductions`: one per kind the value has,
+// in kind order, the value's columns read once for all of them.
+class ReductionExpander {
+ public:
+  ReductionExpander(const PublicTable& table, const std::vector<ReductionKind>& kinds) : table_(table), kinds_(kinds) {
+    int read = 0;
+    for (const parquet::Column& c : table.columns)
+      if (!made_per_kind(c)) from_.push_back(read++);
+      else from_.push_back(-1);
+    first_kind_column_ = read;
+    cells_.resize(table.columns.size());
+  }
+
+  // Returns the number of rows written.
+  size_t write(parquet::FileWriter& w, const Statement& q) {
+    size_t rows = 0;
+    for (size_t c = 0; c < table_.columns.size(); ++c)
+      if (from_[c] >= 0) cells_[c] = read_cell(q, from_[c], table_.columns[c].type);
+    // Each kind's columns: has_, value_, then those of reduction_kind_columns().
+    const int per_kind = 2 + static_cast<int>(reduction_kind_columns().size());
+    for (size_t k = 0; k < kinds_.size(); ++k) {
+      const int has = first_kind_column_ + per_kind * static_cast<int>(k);
+      if (q.int64(has) == 0) continue;
+      for (size_t c = 0; c < table_.columns.size(); ++c) {
+        const parquet::Column& column = table_.columns[c];
+        if (from_[c] >= 0) add_cell(w, cells_[c], column.type);
+        else if (column.name == kReductionColumn) w.add(std::string_view(kinds_[k].reduction));
+        else if (column.name == kAbsColumn) w.add(kinds_[k].abs);
+        else if (column.name == kValueColumn) add_cell(w, read_cell(q, has + 1, column.type), column.type);
+        else add_cell(w, read_cell(q, has + 2 + kind_column(column), column.type), column.type);
+      }
+      w.end_row();
+      ++rows;
+    }
+    return rows;
+  }
+
+ private:
+  const PublicTable& table_;
+  const std::vector<ReductionKind>& kinds_;
+  std::vector<int> from_;  // per table column: its column in the statement, -1 when made per kind
+  int first_kind_column_ = 0;
+  std::vector<Cell> cells_;
+};
 
 }  // namespace
 
-std::string select_sql(const PublicTable& table, bool by_steps) {
+std::string select_sql(const PublicTable& table, const std::vector<ReductionKind>& kinds, bool by_steps) {
   std::string sql = "SELECT ";
-  const std::vector<std::string> columns = read_columns(table);
+  const std::vector<std::string> columns = read_columns(table, kinds);
   for (size_t i = 0; i < columns.size(); ++i) sql += (i ? ", v." : "v.") + quoted_identifier(columns[i]);
   if (by_steps) sql += ", " + table.global_step;
-  sql += "\nFROM " + quoted_identifier(source_view(table)) + " v\nWHERE v.trial = ?1";
+  sql += "\nFROM " + source_sql(table, kinds) + " v\nWHERE v.trial = ?1";
   if (by_steps) sql += " AND (" + table.global_step + ") > ?2 AND (" + table.global_step + ") <= ?3";
   return sql;
 }
@@ -159,17 +250,23 @@ WrittenFile write_table_file(Database& db, const PublicTable& table, const std::
   parquet::FileWriter writer(table.columns, sink, options);
   WrittenFile file;
   if (view_exists(db, source_view(table))) {
-    Statement q(db.handle(), select_sql(table, steps.has_value()));
+    const std::vector<ReductionKind> kinds =
+        table.source == RowSource::kReductionKinds ? reduction_kinds(db.handle()) : std::vector<ReductionKind>{};
+    Statement q(db.handle(), select_sql(table, kinds, steps.has_value()));
     q.bind(1, trial);
     if (steps) q.bind(2, steps->after).bind(3, steps->through);
-    const int step_col = static_cast<int>(read_columns(table).size());
+    const int step_col = static_cast<int>(read_columns(table, kinds).size());
     std::optional<HistogramExpander> histograms;
     if (table.source == RowSource::kHistogramRuns) histograms.emplace(table);
+    std::optional<ReductionExpander> reductions;
+    if (table.source == RowSource::kReductionKinds) reductions.emplace(table, kinds);
     uint64_t read = 0;
     while (q.step()) {
       if (rows_read && ++read % kRowsBetweenReports == 0) rows_read(read, sink.bytes());
       if (histograms) {
         if (histograms->write(writer, q) == 0) continue;
+      } else if (reductions) {
+        if (reductions->write(writer, q) == 0) continue;
       } else {
         for (size_t c = 0; c < table.columns.size(); ++c)
           add_cell(writer, read_cell(q, static_cast<int>(c), table.columns[c].type), table.columns[c].type);

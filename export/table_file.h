@@ -6,11 +6,13 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "export/public_tables.h"
 #include "export/target.h"
 #include "parquet/file_writer.h"
 #include "schema/database.h"
+#include "schema/reduction_kinds.h"
 
 namespace trialdb::exporter {
 
@@ -37,8 +39,9 @@ WrittenFile write_table_file(Database& db, const PublicTable& table, const std::
                              std::optional<StepRange> steps, OutputFile& out, const parquet::WriterOptions& options,
                              const RowsRead& rows_read = {});
 
-// The SELECT that reads the table: its columns in order (then the global step when `steps`),
-// ?1 the trial, ?2 and ?3 the step range.
-std::string select_sql(const PublicTable& table, bool by_steps);
+// The SELECT that reads the table's source (RowSource): its columns in order (then the global
+// step when `by_steps`), ?1 the trial, ?2 and ?3 the step range. `kinds`: those of
+// kReductionKinds, in order.
+std::string select_sql(const PublicTable& table, const std::vector<ReductionKind>& kinds, bool by_steps);
 
 }  // namespace trialdb::exporter

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <limits>
 
 #include "parquet/levels.h"
@@ -52,27 +53,27 @@ ColumnWriter::ColumnWriter(Column column, size_t page_bytes)
       stats_(column_.type) {}
 
 void ColumnWriter::add_null() {
-  levels_.push_back(0);
+  levels_.add(0);
   stats_.add_null();
   value_added();
 }
 
 void ColumnWriter::add(bool v) {
-  levels_.push_back(1);
+  levels_.add(1);
   page_values_.push_back(static_cast<char>(v));
   stats_.add(v);
   value_added();
 }
 
 void ColumnWriter::add(int64_t v) {
-  levels_.push_back(1);
+  levels_.add(1);
   append_plain(page_values_, v);
   stats_.add(v);
   value_added();
 }
 
 void ColumnWriter::add(double v) {
-  levels_.push_back(1);
+  levels_.add(1);
   append_plain(page_values_, v);
   stats_.add(v);
   value_added();
@@ -83,7 +84,7 @@ void ColumnWriter::add(std::string_view v) {
   if (v.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()) - page_values_.size() - 1024)
     throw Error(ErrorKind::kInvalidInput, "column '" + column_.name + "': a value of " + std::to_string(v.size()) +
                                               " bytes is larger than a Parquet page may be (2 GiB)");
-  levels_.push_back(1);
+  levels_.add(1);
   if (dictionary_) {
     add_to_dictionary(v);
   } else {
@@ -113,13 +114,83 @@ void ColumnWriter::add_to_dictionary(std::string_view v) {
 }
 
 void ColumnWriter::value_added() {
-  if (page_values_.size() + indices_.size() * sizeof(uint32_t) + levels_.size() / 8 >= page_bytes_) close_page();
+  if (page_bytes_used() >= page_bytes_) close_page();
 }
+
+template <typename Append>
+void ColumnWriter::add_run(size_t n, size_t value_bytes, uint8_t level, Append append) {
+  while (n > 0) {
+    // A piece of k >= 2 values grows the page by at most k * value_bytes + k / 8 + 1 bytes (the
+    // levels), less than k * (value_bytes + 1): it stays below page_bytes_, so the page closes
+    // after the value it would close after one by one (pieces of one value near its end).
+    const size_t used = page_bytes_used();
+    const size_t room = used < page_bytes_ ? page_bytes_ - used - 1 : 0;
+    const size_t k = std::min(n, std::max<size_t>(1, room / (value_bytes + 1)));
+    levels_.add(level, k);
+    append(k);
+    n -= k;
+    value_added();
+  }
+}
+
+namespace {
+
+// Appends `v` k times in PLAIN encoding.
+template <typename T>
+void append_plain_repeated(std::string& out, T v, size_t k) {
+  const size_t at = out.size();
+  out.resize(at + k * sizeof v);
+  for (size_t i = 0; i < k; ++i) std::memcpy(out.data() + at + i * sizeof v, &v, sizeof v);
+}
+
+}  // namespace
+
+void ColumnWriter::add_nulls(size_t n) {
+  stats_.add_nulls(static_cast<int64_t>(n));
+  add_run(n, 0, 0, [](size_t) {});
+}
+
+template <typename T>
+void ColumnWriter::add_repeated_plain(T v, size_t n) {
+  if (n == 0) return;
+  stats_.add(v);
+  add_run(n, sizeof v, 1, [&](size_t k) { append_plain_repeated(page_values_, v, k); });
+}
+
+void ColumnWriter::add_repeated(bool v, size_t n) { add_repeated_plain(v, n); }
+
+void ColumnWriter::add_repeated(int64_t v, size_t n) { add_repeated_plain(v, n); }
+
+void ColumnWriter::add_repeated(double v, size_t n) { add_repeated_plain(v, n); }
+
+void ColumnWriter::add_repeated(std::string_view v, size_t n) {
+  if (n == 0) return;
+  add(v);  // the dictionary, or PLAIN once it is given up, and the size check
+  if (!dictionary_) {
+    for (size_t i = 1; i < n; ++i) add(v);
+    return;
+  }
+  add_run(n - 1, sizeof(uint32_t), 1, [&](size_t k) { indices_.insert(indices_.end(), k, last_index_); });
+}
+
+template <typename T>
+void ColumnWriter::add_values_plain(std::span<const T> values) {
+  stats_.add_values(values);
+  size_t at = 0;
+  add_run(values.size(), sizeof(T), 1, [&](size_t k) {
+    page_values_.append(reinterpret_cast<const char*>(values.data() + at), k * sizeof(T));
+    at += k;
+  });
+}
+
+void ColumnWriter::add_values(std::span<const int64_t> values) { add_values_plain(values); }
+
+void ColumnWriter::add_values(std::span<const double> values) { add_values_plain(values); }
 
 bool ColumnWriter::dictionary_page_open() const { return dictionary_ && !dictionary_index_.empty(); }
 
 std::string ColumnWriter::page_body() const {
-  const std::string levels = encode_levels(levels_, kDefinitionLevelBits);
+  const std::string levels = levels_.encode(kDefinitionLevelBits);
   std::string body;
   append_plain_length(body, static_cast<uint32_t>(levels.size()));
   body += levels;
@@ -158,7 +229,7 @@ CompressedPage data_page(std::string_view body, int32_t values, format::Encoding
 }  // namespace
 
 void ColumnWriter::close_page() {
-  if (levels_.empty()) return;
+  if (levels_.size() == 0) return;
   std::string body = page_body();
   const auto values = static_cast<int32_t>(levels_.size());
   const format::Encoding::type encoding = dictionary_page_open() ? kDictionaryEncoding : format::Encoding::PLAIN;

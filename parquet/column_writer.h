@@ -15,11 +15,13 @@
 #include <array>
 #include <deque>
 #include <future>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "parquet/column.h"
+#include "parquet/levels.h"
 #include "parquet/parquet_format_types.h"
 #include "parquet/statistics.h"
 #include "parquet/zstd_codec.h"
@@ -58,17 +60,36 @@ class ColumnWriter {
   void add(int64_t v);
   void add(double v);
   void add(std::string_view v);  // kString and kBytes
+  // Many values at once: `n` NULLs, one value `n` times, or each of a span. The pages are those
+  // the values added one by one would make; the statistics see a repeated value once.
+  void add_nulls(size_t n);
+  void add_repeated(bool v, size_t n);
+  void add_repeated(int64_t v, size_t n);
+  void add_repeated(double v, size_t n);
+  void add_repeated(std::string_view v, size_t n);
+  void add_values(std::span<const int64_t> values);
+  void add_values(std::span<const double> values);
 
   const Column& column() const { return column_; }
   // Bytes of the row group so far before compression (closed pages and the open one).
   size_t uncompressed_bytes() const {
-    return chunk_uncompressed_ + pages_aside_bytes_ + dictionary_values_.size() + page_values_.size() +
-           indices_.size() * sizeof(uint32_t) + levels_.size() / 8;
+    return chunk_uncompressed_ + pages_aside_bytes_ + dictionary_values_.size() + page_bytes_used();
   }
   ColumnChunkBytes finish_chunk();
 
  private:
   void value_added();
+  // Adds `n` values of `value_bytes` each (in the page) with definition level `level`, in pieces
+  // that fit the open page: append(k) appends the next k values.
+  template <typename Append>
+  void add_run(size_t n, size_t value_bytes, uint8_t level, Append append);
+  template <typename T>
+  void add_repeated_plain(T v, size_t n);  // booleans (one byte each until the page closes) and numbers
+  template <typename T>
+  void add_values_plain(std::span<const T> values);
+  size_t page_bytes_used() const {
+    return page_values_.size() + indices_.size() * sizeof(uint32_t) + levels_.size() / 8;
+  }
   void close_page();
   void collect_pages(size_t keep);  // takes pages compressed aside into the chunk until `keep` are left
   void append_page(const CompressedPage& page);
@@ -80,8 +101,8 @@ class ColumnWriter {
   Column column_;
   size_t page_bytes_;
   ZstdCodec codec_;
-  std::vector<uint8_t> levels_;  // the open page's definition levels
-  std::string page_values_;      // its PLAIN values (booleans: one byte each until the page closes)
+  PageLevels levels_;        // the open page's definition levels
+  std::string page_values_;  // its PLAIN values (booleans: one byte each until the page closes)
   // Dictionary encoding (strings): whether it is still in use in this chunk, the dictionary's
   // PLAIN values and the index of each, the open page's indices, the last string added.
   bool dictionary_ = false;

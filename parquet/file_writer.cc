@@ -47,13 +47,19 @@ void FileWriter::too_many_values() const {
                                             std::to_string(columns_.size()) + " columns");
 }
 
+void FileWriter::other_run_length(size_t rows) const {
+  throw Error(ErrorKind::kInvalidInput, "parquet row " + std::to_string(rows_) + ": column '" +
+                                            columns_[next_column_].name + "' got " + std::to_string(rows) +
+                                            " values where the first got " + std::to_string(run_rows_));
+}
+
 void FileWriter::end_row() {
   if (next_column_ != writers_.size())
     throw Error(ErrorKind::kInvalidInput, "parquet row " + std::to_string(rows_) + ": " + std::to_string(next_column_) +
                                               " values for " + std::to_string(columns_.size()) + " columns");
   next_column_ = 0;
-  ++rows_;
-  ++group_rows_;
+  rows_ += static_cast<int64_t>(run_rows_);
+  group_rows_ += static_cast<int64_t>(run_rows_);
   size_t buffered = 0;
   for (const auto& w : writers_) buffered += w->uncompressed_bytes();
   if (buffered >= options_.row_group_bytes) flush_row_group();

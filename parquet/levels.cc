@@ -75,6 +75,13 @@ std::string encode_levels(const std::vector<uint8_t>& levels, int bit_width) {
   return encode_hybrid(levels, bit_width);
 }
 
+std::string encode_level_run(uint8_t level, size_t count, int bit_width) {
+  if (count < kMinRleRun) return encode_levels(std::vector<uint8_t>(count, level), bit_width);
+  std::string out;
+  put_rle_run(out, level, count, bit_width);
+  return out;
+}
+
 std::string encode_indices(const std::vector<uint32_t>& indices, int bit_width) {
   return encode_hybrid(indices, bit_width);
 }

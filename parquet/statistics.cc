@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "parquet/plain.h"
 
@@ -27,6 +28,32 @@ void ColumnStatistics::add(double v) {
   }
   if (v < real_min_) real_min_ = v;
   if (v > real_max_) real_max_ = v;
+}
+
+void ColumnStatistics::add_values(std::span<const int64_t> values) {
+  if (values.empty()) return;
+  int64_t lo = values[0], hi = values[0];
+  for (const int64_t v : values) {
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  add(lo);
+  add(hi);
+}
+
+void ColumnStatistics::add_values(std::span<const double> values) {
+  // The first of equal values wins, as in add(): only strictly smaller (larger) ones replace it.
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  bool any = false;
+  for (const double v : values) {
+    if (std::isnan(v)) continue;
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+    any = true;
+  }
+  if (!any) return;
+  add(lo);
+  add(hi);
 }
 
 void ColumnStatistics::add(std::string_view v) {

@@ -5,6 +5,7 @@
 // kMaxStatisticsBytes leaves the chunk without min/max rather than storing a huge bound.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,10 +20,14 @@ class ColumnStatistics {
  public:
   explicit ColumnStatistics(ColumnType type) : type_(type) {}
   void add_null() { ++nulls_; }
+  void add_nulls(int64_t n) { nulls_ += n; }
   void add(bool v) { add(static_cast<int64_t>(v)); }
   void add(int64_t v);
   void add(double v);
   void add(std::string_view v);
+  // Each of the values, as add() one by one would (a loop the compiler can keep in registers).
+  void add_values(std::span<const int64_t> values);
+  void add_values(std::span<const double> values);
   // The Thrift form: null_count, and min_value / max_value when known, PLAIN-encoded.
   format::Statistics to_thrift() const;
   void reset() { *this = ColumnStatistics(type_); }

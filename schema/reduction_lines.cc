@@ -9,40 +9,11 @@
 
 #include "schema/case_folding.h"
 #include "schema/database.h"
+#include "schema/reduction_kinds.h"
 
 namespace trialdb {
 
 namespace {
-
-// The reductions view's text in schema.sql: its value expression and its row filter, over a
-// value row v and a reduction kind k, so that what a reduction means is declared once.
-struct ViewText {
-  std::string value, filter;
-};
-
-const ViewText& reductions_view_text() {
-  static const ViewText text = [] {
-    const std::string_view ddl = schema_sql();
-    const size_t view = ddl.find("CREATE VIEW IF NOT EXISTS reductions AS");
-    const size_t value = ddl.find("CASE", view), value_end = ddl.find("END AS value", value);
-    const size_t filter = ddl.find("\nWHERE ", value_end), filter_end = ddl.find(';', filter);
-    if (view == ddl.npos || value == ddl.npos || value_end == ddl.npos || filter == ddl.npos || filter_end == ddl.npos)
-      throw Error(Status::database("schema.sql: the reductions view has no 'CASE ... END AS value' or no WHERE"));
-    return ViewText{std::string(ddl.substr(value, value_end + 3 - value)),
-                    std::string(ddl.substr(filter + 7, filter_end - filter - 7))};
-  }();
-  return text;
-}
-
-// `sql` with the reduction kind's columns k.idx and k.abs replaced by their values: SQLite then
-// folds the kind's branches at prepare time instead of reading them on every row.
-std::string for_kind(std::string sql, int64_t idx, bool abs) {
-  for (const auto& [column, value] : {std::pair<std::string, std::string>{"k.idx", std::to_string(idx)},
-                                      std::pair<std::string, std::string>{"k.abs", abs ? "1" : "0"}})
-    for (size_t at = sql.find(column); at != std::string::npos; at = sql.find(column, at + value.size()))
-      sql.replace(at, column.size(), value);
-  return sql;
-}
 
 // One tensor's value rows of kind (idx, abs), in key order (step, then worker), each handed to
 // the row function with the sink bound as ?5 (the statement's one result row only counts them):
@@ -53,9 +24,8 @@ std::string for_kind(std::string sql, int64_t idx, bool abs) {
 // step range, no bound is compared on every row. The view's value expression is folded for the
 // kind (case_folding.h): what is left is the test of v.red_src and the kind's column.
 std::string values_sql(sqlite3* db, const std::string& schema, int64_t idx, bool abs, bool ranged) {
-  const ViewText& view = reductions_view_text();
   return std::string("SELECT count(") + kRowFunction + "(?5, v.tensor_step, v.step_offset,\n" + "       " +
-         fold_constant_cases(db, for_kind(view.value, idx, abs)) +
+         fold_constant_cases(db, reduction_value_sql(idx, abs)) +
          "))\n"
          "FROM " +
          schema +
@@ -64,7 +34,7 @@ std::string values_sql(sqlite3* db, const std::string& schema, int64_t idx, bool
          schema + ".value v ON v.tensor_id = tn.tensor_id" + (ranged ? " AND v.tensor_step BETWEEN ?3 AND ?4" : "") +
          "\n"
          "WHERE tn.trial_id = ?1 AND tn.name = ?2 AND (" +
-         for_kind(view.filter, idx, abs) + ")";
+         reduction_filter_sql(idx, abs) + ")";
 }
 
 // Finds global steps in the trial's steps, sorted. A tensor's rows come in step order, so the

@@ -41,6 +41,55 @@ TEST(Levels, ShortStretchesAreBitPackedLsbFirst) {
   EXPECT_EQ(encode_levels(mixed, 1), std::string("\x03\xaa\x14\x01", 4));
 }
 
+TEST(Levels, ARunOfOneLevelIsEncodedAsItsVector) {
+  for (const size_t count : {0, 1, 7, 8, 9, 300, 100000})
+    for (const uint8_t level : {0, 1})
+      EXPECT_EQ(encode_level_run(level, count, 1), encode_levels(std::vector<uint8_t>(count, level), 1)) << count;
+}
+
+// A page's levels kept as a count until its first NULL encode as the levels themselves.
+TEST(Levels, PageLevelsEncodeTheLevelsAdded) {
+  PageLevels page;
+  std::vector<uint8_t> levels;
+  const auto add = [&](uint8_t level, size_t n) {
+    page.add(level, n);
+    levels.insert(levels.end(), n, level);
+    EXPECT_EQ(page.size(), levels.size());
+    EXPECT_EQ(page.encode(1), encode_levels(levels, 1));
+  };
+  add(1, 20);
+  add(1, 1);
+  add(0, 3);
+  add(1, 12);
+  page.clear();
+  levels.clear();
+  EXPECT_EQ(page.size(), 0u);
+  add(0, 1);
+  add(1, 9);
+}
+
+// A span's statistics are those of its values added one by one: NaN skipped, the first of equal
+// values kept (so a zero's sign is the first zero's until to_thrift normalizes it).
+TEST(Statistics, ASpanCountsAsItsValuesOneByOne) {
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::vector<double>> spans = {
+      {}, {nan}, {nan, -0.0, 0.0, nan}, {3.5, -inf, 2.0, inf, -7.25}, {inf}, {-inf, -inf}, {1e-300, -1e-300, 0.0}};
+  for (const auto& values : spans) {
+    ColumnStatistics one(ColumnType::kDouble), all(ColumnType::kDouble);
+    one.add(1.5);
+    all.add(1.5);
+    for (const double v : values) one.add(v);
+    all.add_values(values);
+    EXPECT_EQ(all.to_thrift(), one.to_thrift()) << values.size();
+  }
+  const std::vector<int64_t> ints = {5, -3, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
+                                     0};
+  ColumnStatistics one(ColumnType::kInt64), all(ColumnType::kInt64);
+  for (const int64_t v : ints) one.add(v);
+  all.add_values(ints);
+  EXPECT_EQ(all.to_thrift(), one.to_thrift());
+}
+
 TEST(Statistics, DoublesSkipNaNAndSignZeros) {
   ColumnStatistics s(ColumnType::kDouble);
   s.add(std::nan(""));
@@ -84,6 +133,80 @@ TEST(FileWriter, ValuesMustFillRowsExactly) {
   FileWriter w({{"a", ColumnType::kInt64}, {"b", ColumnType::kInt64}}, sink);
   w.add(int64_t{1});
   EXPECT_THROW(w.end_row(), Error);
+}
+
+TEST(FileWriter, ARunsColumnsMustHaveItsLength) {
+  StringSink sink;
+  FileWriter w({{"a", ColumnType::kInt64}, {"b", ColumnType::kDouble}}, sink);
+  w.add_repeated(int64_t{1}, 3);
+  const std::vector<double> two = {1.0, 2.0};
+  EXPECT_THROW(w.add_values(two), Error);
+}
+
+// Rows given as runs (a key repeated over the run, a span of values per column) make the file
+// the same rows given one by one make, byte for byte: the same pages, closed after the same
+// values (small pages, so that runs cross them), the same statistics, dictionary and its
+// overflow into PLAIN pages.
+TEST(FileWriter, RunsOfRowsMakeTheFileRowsOneByOneMake) {
+  const std::vector<Column> columns = {{"name", ColumnType::kString},  {"long", ColumnType::kString},
+                                       {"flag", ColumnType::kBoolean}, {"step", ColumnType::kInt64},
+                                       {"scale", ColumnType::kDouble}, {"edge", ColumnType::kDouble},
+                                       {"count", ColumnType::kInt64}};
+  constexpr int kRuns = 3000;
+  const auto run_length = [](int r) { return static_cast<size_t>(r * 7919 % 13); };  // 0 to 12
+  const auto name = [](int r) { return "layer" + std::to_string(r % 5); };
+  // 400-byte strings, distinct per run: the dictionary outgrows kMaxDictionaryBytes half-way.
+  const auto long_text = [](int r) { return std::string(400, static_cast<char>('a' + r % 26)) + std::to_string(r); };
+  static_assert(kRuns * 400 > kMaxDictionaryBytes, "the long strings outgrow the dictionary");
+  const auto edge = [](int r, size_t i) { return std::ldexp(static_cast<double>(i + 1), r % 40 - 20); };
+  const auto count = [](int r, size_t i) { return static_cast<int64_t>((r * 31 + i * 17) % 1000); };
+  const WriterOptions options{.row_group_bytes = 1u << 30, .page_bytes = 4u << 10};
+
+  StringSink one_by_one;
+  {
+    FileWriter w(columns, one_by_one, options);
+    for (int r = 0; r < kRuns; ++r)
+      for (size_t i = 0; i < run_length(r); ++i) {
+        if (r % 6 == 1) w.add_null();
+        else w.add(std::string_view(name(r)));
+        w.add(std::string_view(long_text(r)));
+        w.add(r % 3 == 0);
+        w.add(int64_t{r});
+        if (r % 4 == 2) w.add_null();
+        else w.add(r / 8.0);
+        w.add(edge(r, i));
+        w.add(count(r, i));
+        w.end_row();
+      }
+    w.finish();
+  }
+  StringSink runs;
+  {
+    FileWriter w(columns, runs, options);
+    for (int r = 0; r < kRuns; ++r) {
+      const size_t n = run_length(r);
+      std::vector<double> edges;
+      std::vector<int64_t> counts;
+      for (size_t i = 0; i < n; ++i) {
+        edges.push_back(edge(r, i));
+        counts.push_back(count(r, i));
+      }
+      if (r % 6 == 1) w.add_nulls(n);
+      else w.add_repeated(std::string_view(name(r)), n);
+      w.add_repeated(std::string_view(long_text(r)), n);
+      w.add_repeated(r % 3 == 0, n);
+      w.add_repeated(int64_t{r}, n);
+      if (r % 4 == 2) w.add_nulls(n);
+      else w.add_repeated(r / 8.0, n);
+      w.add_values(edges);
+      w.add_values(counts);
+      w.end_row();
+    }
+    w.finish();
+  }
+  EXPECT_GT(one_by_one.data.size(), size_t{100} << 10);  // many pages
+  EXPECT_EQ(runs.data.size(), one_by_one.data.size());
+  EXPECT_TRUE(runs.data == one_by_one.data);
 }
 
 class DuckDbReadBack : public ::testing::Test {

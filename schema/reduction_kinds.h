@@ -1,0 +1,41 @@
+// The reductions view's text in schema.sql taken apart, for code that reads reductions another
+// way than through the view (charts: reduction_lines.h; the export: a row per value rather than
+// per value and kind), so that what a reduction means is declared in the view only.
+#pragma once
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trialdb {
+
+struct ReductionKind {
+  int64_t idx;            // reduction_kind.idx: the bit of value.red_mask
+  std::string reduction;  // min, max, mean, ...
+  bool abs;               // of |x|
+};
+
+// The kinds in reduction_kind, in idx order.
+std::vector<ReductionKind> reduction_kinds(sqlite3* db);
+
+// The view's value expression and its row filter over a value row `v`, for one kind: the kind's
+// columns replaced by its values (SQLite still tests the branches this makes constant on every
+// row; case_folding.h decides them once).
+std::string reduction_value_sql(int64_t idx, bool abs);
+std::string reduction_filter_sql(int64_t idx, bool abs);
+
+// A column of the view, after value, that reads the kind (e.g. computed): its name and expression.
+struct RestColumn {
+  std::string name, expression;
+};
+const std::vector<RestColumn>& reduction_kind_columns();
+
+// The reductions view with one row per value instead of one per value and kind: the view's
+// columns that are the value's (trial, tensor, step, worker, mode, mode_step, global_step), then
+// for each of `kinds` in order `has_<idx>` (1 when the value has the kind: the view has its row),
+// `value_<idx>` (the view's value) and `<name>_<idx>` for each of reduction_kind_columns().
+// Filtering it on trial and steps costs what the same filter on the view costs for one kind.
+std::string reductions_by_value_sql(const std::vector<ReductionKind>& kinds);
+
+}  // namespace trialdb
