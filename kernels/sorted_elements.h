@@ -96,7 +96,8 @@ class SortedElements {
   static constexpr int64_t kKeyToBucket = int64_t{1023 - 127} << kBucketMantissaBits;
   static constexpr uint32_t kPositiveBucketKeys = 0x8000;
   static int64_t bucket_of_key(uint32_t bucket_key) {
-    if (bucket_key >= kPositiveBucketKeys) return static_cast<int64_t>(bucket_key - kPositiveBucketKeys + 1) + kKeyToBucket;
+    if (bucket_key >= kPositiveBucketKeys)
+      return static_cast<int64_t>(bucket_key - kPositiveBucketKeys + 1) + kKeyToBucket;
     return -(static_cast<int64_t>(kPositiveBucketKeys - bucket_key) + kKeyToBucket);
   }
 
@@ -107,7 +108,7 @@ class SortedElements {
 
   std::vector<uint32_t> keys_, scratch_;
   uint32_t* sorted_ = nullptr;  // keys_ or scratch_, whichever the sort ended in
-  size_t finite_ = 0;  // finite non-zero elements: sorted_[0, finite_)
+  size_t finite_ = 0;           // finite non-zero elements: sorted_[0, finite_)
   int64_t negative_ = 0, zero_ = 0, nan_ = 0, inf_[2] = {0, 0};
 };
 
