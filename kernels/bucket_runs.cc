@@ -11,12 +11,13 @@ char* put_number(char* p, auto n) { return std::to_chars(p, p + 24, n).ptr; }
 
 // Written through a pointer into room made ahead: every value's histogram is written here, and
 // appending it to the string piece by piece (the gap's zeros, the separator, the number) was
-// ~8% of the ingest's instructions on the CNN profile.
+// ~8% of the ingest's instructions on the CNN profile. A run's last bucket is kept rather than
+// its octave (one compare per bucket), and counts under 10, most of a small value's, are one
+// character.
 void BucketRunWriter::add(int64_t bucket, uint64_t count) {
   if (out_.size() - used_ < kMaxAdd) out_.resize(std::max(2 * out_.size(), used_ + kMaxAdd));
   char* p = out_.data() + used_;
-  const int64_t octave = bucket_octave(bucket);
-  if (open_ && bucket - next_ <= kMaxRunGap && octave == octave_) {
+  if (open_ && bucket <= run_last_ && bucket - next_ <= kMaxRunGap) {
     for (; next_ < bucket; ++next_) *p++ = ',', *p++ = '0';
     *p++ = ',';
   } else {
@@ -25,9 +26,10 @@ void BucketRunWriter::add(int64_t bucket, uint64_t count) {
     p = put_number(p, bucket);
     *p++ = '"', *p++ = ':', *p++ = '[';
     open_ = true;
-    octave_ = octave;
+    run_last_ = last_of_octave(bucket);
   }
-  p = put_number(p, count);
+  if (count < 10) *p++ = static_cast<char>('0' + count);
+  else p = put_number(p, count);
   used_ = static_cast<size_t>(p - out_.data());
   next_ = bucket + 1;
 }

@@ -35,9 +35,15 @@ class BucketRunWriter {
   static constexpr size_t kMaxAdd = 2 * kMaxRunGap + 64;
   std::string out_ = "{";  // the text in [0, used_), room to write in after it
   size_t used_ = 1;
-  int64_t next_ = 0;    // the bucket after the last one added
-  int64_t octave_ = 0;  // the open run's octave
-  bool open_ = false;   // a run is open
+  // The last bucket (in bucket order) of bucket k's octave: a run goes no further.
+  static int64_t last_of_octave(int64_t k) {
+    const int64_t octave = bucket_octave(k);
+    return k > 0 ? (octave + 1) << kBucketMantissaBits : k < 0 ? -((octave << kBucketMantissaBits) + 1) : 0;
+  }
+
+  int64_t next_ = 0;      // the bucket after the last one added
+  int64_t run_last_ = 0;  // the open run's last possible bucket
+  bool open_ = false;     // a run is open
 };
 
 // (bucket, count) of every non-empty bucket, in order; false if `text` is not such an object.

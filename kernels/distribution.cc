@@ -1,12 +1,14 @@
 // compute_distribution, compute_reductions_and_distribution and compute_percentiles
-// (distribution.h): each value is counted by the counter that suits it (float32_key_counter.h
-// for large float32 values, counted in the reductions' pass where both are wanted;
-// bucket_counter.h for the rest), then its counts and histogram are read off the counter and its
-// percentiles selected (rank_selection.h).
+// (distribution.h): each value goes to the kernel that suits it: small values of dtypes a float
+// holds exactly are sorted (sorted_elements.h), large float32 values counted on their keys
+// (float32_key_counter.h, in the reductions' pass where both are wanted), the rest counted by
+// bucket (bucket_counter.h). The counts and histogram are read off the sorted elements or the
+// counter, and the percentiles taken by index or selected (rank_selection.h).
 #include "kernels/distribution.h"
 
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/bucket_counter.h"
@@ -14,6 +16,7 @@
 #include "kernels/element_loader.h"
 #include "kernels/float32_key_counter.h"
 #include "kernels/rank_selection.h"
+#include "kernels/sorted_elements.h"
 
 namespace trialdb {
 
@@ -22,13 +25,15 @@ namespace {
 using distribution_kernel::BucketCounter;
 using distribution_kernel::DistributionCounter;
 using distribution_kernel::Float32KeyCounter;
+using distribution_kernel::SortedElements;
 
 // Counters kept between values and between threads. A counter is megabytes of zeroed tables
 // (2.5 MB for BucketCounter) and the ingest prepares each file on a thread of its own: made anew
 // per thread, zeroing them was 16% of the CPU of ingesting the CNN profile (1,000 files). A
 // thread leases one from the process's pool when it first needs it and gives it back when it
 // ends; a counter is clean between values (with_counted clears it), so the next thread takes it
-// as it is. The pool holds at most as many as ever ran at once.
+// as it is. The pool holds at most as many as ever ran at once. SortedElements' arrays are
+// pooled alike, so that they keep their capacity.
 template <class Counter>
 class CounterPool {
  public:
@@ -60,6 +65,7 @@ Counter& thread_counter() {
   return *lease.counter;
 }
 BucketCounter& thread_bucket_counter() { return thread_counter<BucketCounter>(); }
+SortedElements& thread_sorted_elements() { return thread_counter<SortedElements>(); }
 Float32KeyCounter& thread_key_counter() { return thread_counter<Float32KeyCounter>(); }
 
 // Clears a counter when the value's work is done, also when it throws: a counter goes on to
@@ -79,12 +85,22 @@ bool uses_key_counter(const TensorView& v) {
 // already (in the reductions' pass), or declined by it.
 enum class Keys { kCount, kCounted, kDeclined };
 
-// Counts v with the counter that suits it and calls f(counter, load), then clears the counter.
-// False for dtypes without an order and values over kMaxDistributionElements.
+// Sorts or counts v with the kernel that suits it and calls f(sorted elements or counter, load),
+// then clears the counter. False for dtypes without an order and values over
+// kMaxDistributionElements.
 template <class F>
 bool with_counted(const TensorView& v, F&& f, Keys keys = Keys::kCount) {
   if (!dtype_is_real(v.dtype) || v.numel > kMaxDistributionElements) return false;
   return distribution_kernel::with_loader(v, [&](auto load) {
+    if constexpr (std::is_same_v<decltype(load(v.data, 0)), float>) {
+      if (v.numel <= SortedElements::kMaxElements) {
+        SortedElements& sorted = thread_sorted_elements();
+        if (sorted.sort(v, load)) {
+          f(sorted, load);
+          return;
+        }
+      }
+    }
     if (uses_key_counter(v) && keys != Keys::kDeclined) {
       Float32KeyCounter& counter = thread_key_counter();
       if (keys == Keys::kCounted || counter.count(v)) {
@@ -100,7 +116,8 @@ bool with_counted(const TensorView& v, F&& f, Keys keys = Keys::kCount) {
   });
 }
 
-// Every bucket of the counted value in value order: f(bucket, count) for the non-empty ones.
+// Every bucket of the counted or sorted value in value order: f(bucket, count) for the non-empty
+// ones.
 template <DistributionCounter Counter, class F>
 void for_each_bucket(const Counter& c, F&& f) {
   for (int64_t s = c.hi(); s >= c.lo(); --s)
@@ -109,9 +126,24 @@ void for_each_bucket(const Counter& c, F&& f) {
   for (int64_t s = c.lo(); s <= c.hi(); ++s)
     if (const int64_t n = c.at(0, s)) f(s, n);
 }
+template <class F>
+void for_each_bucket(const SortedElements& s, F&& f) {
+  s.for_each_bucket(f);
+}
 
-// The distribution of the value counted by c.
+// The percentiles ps[0, count) of the counted or sorted value v: out[i].
 template <DistributionCounter Counter, class Load>
+void percentiles(Counter& c, const TensorView& v, Load load, const double* ps, size_t count, double* out) {
+  distribution_kernel::percentiles_of(c, v, load, ps, count, out);
+}
+template <class Load>
+void percentiles(SortedElements& s, const TensorView& v, Load, const double* ps, size_t count, double* out) {
+  auto select = [&](const int64_t* ranks, size_t k, double* values) { s.select(ranks, k, values); };
+  percentiles_by_selection(v.numel - s.nan(), select, ps, count, out);
+}
+
+// The distribution of the value counted or sorted in c.
+template <class Counter, class Load>
 void fill_distribution(Counter& c, const TensorView& v, Load load, Distribution* out) {
   out->nan = c.nan();
   out->zero = c.zero();
@@ -125,7 +157,7 @@ void fill_distribution(Counter& c, const TensorView& v, Load load, Distribution*
     runs.add(bucket, static_cast<uint64_t>(count));
   });
   out->histogram = runs.finish();
-  distribution_kernel::percentiles_of(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile);
+  percentiles(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile);
 }
 
 }  // namespace
@@ -153,7 +185,7 @@ int64_t compute_percentiles(const TensorView& v, const double* ps, size_t count,
   int64_t nan = -1;
   if (!with_counted(v, [&](auto& c, auto load) {
         nan = c.nan();
-        distribution_kernel::percentiles_of(c, v, load, ps, count, out);
+        percentiles(c, v, load, ps, count, out);
       }))
     return -1;
   return nan;

@@ -3,10 +3,11 @@
 // percentiles and the sparse histogram on the global bucket grid (bucket_grid.h).
 //
 // Percentiles are exact: numpy.nanpercentile with its default linear method, over the elements
-// as float64. They are found without sorting: a counting pass puts every element in its bucket
-// (which also gives the counts and the histogram), then only the elements of the buckets that
-// hold a wanted order statistic are gathered and selected among (nth_element). The gathered
-// elements are at most the value's own size, and usually a few hundred.
+// as float64. They are found without sorting the whole value: a counting pass puts every element
+// in its bucket (which also gives the counts and the histogram), then only the elements of the
+// buckets that hold a wanted order statistic are gathered and selected among (nth_element). The
+// gathered elements are at most the value's own size, and usually a few hundred. Small values
+// are sorted by bucket instead (sorted_elements.h), and selected among within a bucket likewise.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -4,8 +4,12 @@
 // numpy.nanpercentile does on the values as float64 (including its NaN for an interpolation
 // that touches an infinity).
 #pragma once
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <vector>
 
 namespace trialdb {
 
@@ -33,6 +37,32 @@ inline PercentilePosition percentile_position(int64_t m, double p) { return quan
 inline double percentile_blend(double a, double b, double t) {
   const double diff = b - a;
   return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
+}
+
+// The percentiles ps[0, count) of m ordered values (out[i]; NaN for every p when m is 0), given
+// select(ranks, k, values), which sets values[i] to the value of order ranks[i] for k ascending
+// distinct ranks: each order statistic a percentile falls on or between is selected once.
+template <class Select>
+void percentiles_by_selection(int64_t m, Select&& select, const double* ps, size_t count, double* out) {
+  std::vector<int64_t> ranks;
+  for (size_t i = 0; m && i < count; ++i) {
+    const PercentilePosition at = percentile_position(m, ps[i]);
+    ranks.push_back(at.lower);
+    ranks.push_back(at.upper);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::vector<double> values(ranks.size());
+  select(ranks.data(), ranks.size(), values.data());
+  auto value = [&](int64_t rank) { return values[std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin()]; };
+  for (size_t i = 0; i < count; ++i) {
+    if (m == 0) {
+      out[i] = std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
+    const PercentilePosition at = percentile_position(m, ps[i]);
+    out[i] = percentile_blend(value(at.lower), value(at.upper), at.gamma);
+  }
 }
 
 }  // namespace trialdb

@@ -87,26 +87,11 @@ void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ran
 // The percentiles ps[0, count) of the counted value: out[i] (NaN when every element is NaN).
 template <DistributionCounter Counter, class Load>
 void percentiles_of(Counter& c, const TensorView& v, Load load, const double* ps, size_t count, double* out) {
-  const int64_t m = v.numel - c.nan();
-  if (m == 0) {
-    std::fill(out, out + count, std::numeric_limits<double>::quiet_NaN());
-    return;
-  }
-  std::vector<PercentilePosition> at(count);
-  std::vector<int64_t> ranks;
-  for (size_t i = 0; i < count; ++i) {
-    at[i] = percentile_position(m, ps[i]);
-    ranks.push_back(at[i].lower);
-    ranks.push_back(at[i].upper);
-  }
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::vector<double> values(ranks.size());
-  for (size_t from = 0; from < ranks.size(); from += kMaxWantedBuckets)
-    select_ranks(c, v, load, ranks.data() + from, std::min(kMaxWantedBuckets, ranks.size() - from),
-                 values.data() + from);
-  auto value = [&](int64_t rank) { return values[std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin()]; };
-  for (size_t i = 0; i < count; ++i) out[i] = percentile_blend(value(at[i].lower), value(at[i].upper), at[i].gamma);
+  auto select = [&](const int64_t* ranks, size_t k, double* values) {
+    for (size_t from = 0; from < k; from += kMaxWantedBuckets)
+      select_ranks(c, v, load, ranks + from, std::min(kMaxWantedBuckets, k - from), values + from);
+  };
+  percentiles_by_selection(v.numel - c.nan(), select, ps, count, out);
 }
 
 }  // namespace trialdb::distribution_kernel

@@ -327,6 +327,70 @@ TEST(Distribution, LargeFloat32ValuesAllEqualOrInOneBucket) {
   expect_float32_distribution_exact(float32_from_bits(bits), "the same, negative");
 }
 
+// Small values of the dtypes a float holds exactly are sorted by bucket
+// (kernels/sorted_elements.h), float64 values counted by bucket: the same elements both ways
+// must give the same distribution, at every size around the sort's thresholds (std::sort below
+// 64 finite elements, the radix sort up to 1,024 elements, the counters above).
+TEST(Distribution, SmallFloat32ValuesSortedEqualTheirFloat64Copies) {
+  for (const size_t n : {1, 2, 5, 63, 64, 65, 200, 1023, 1024, 1025}) {
+    SCOPED_TRACE(n);
+    std::vector<uint32_t> bits = random_normal_float32_bits(n, 30 + n);
+    expect_float32_distribution_exact(float32_from_bits(bits), "normal");
+    for (size_t i = 0; i < n; ++i) {
+      if (i % 2) bits[i] = 0;
+      if (i % 7 == 0) bits[i] = 0x80000000u;
+      if (i % 11 == 0) bits[i] &= 0xFFFF0000u;  // bucket edges
+      if (i % 13 == 0) bits[i] = 0x3F800000u + (static_cast<uint32_t>(i) % 3) * 0x10000u;
+    }
+    expect_float32_distribution_exact(float32_from_bits(bits), "zeros and edges");
+    for (const uint32_t odd : {0x7FC00000u, 0xFFFFFFFFu, 0x7F800000u, 0xFF800000u, 0x7F7FFFFFu, 0xFF7F0001u,
+                               0x00800000u, 0x80800001u, 0x00000001u, 0x807FFFFFu}) {
+      std::vector<uint32_t> with = bits;
+      for (size_t i = 0; i < n; i += 3) with[i] = odd;  // NaNs, infinities, extremes, subnormals
+      expect_float32_distribution_exact(float32_from_bits(with), "one kind");
+    }
+    expect_float32_distribution_exact(std::vector<float>(n, -0.75f), "all equal");
+    expect_float32_distribution_exact(std::vector<float>(n, -0.0f), "all -0.0");
+    std::vector<uint32_t> one(n);
+    for (size_t i = 0; i < n; ++i) one[i] = 0xC0490001u + static_cast<uint32_t>((i * 7919) % 0xFFFF);
+    expect_float32_distribution_exact(float32_from_bits(one), "every order statistic in one bucket");
+  }
+}
+
+// The other dtypes a float holds exactly take the same path: float16 and int8 against float64.
+TEST(Distribution, SmallFloat16AndInt8ValuesEqualTheirFloat64Copies) {
+  std::mt19937_64 rng(5);
+  for (const size_t n : {3, 100, 1000}) {
+    std::vector<uint16_t> half(n);
+    std::vector<int8_t> bytes(n);
+    for (size_t i = 0; i < n; ++i) {
+      half[i] = static_cast<uint16_t>(rng());
+      bytes[i] = static_cast<int8_t>(rng());
+    }
+    half[0] = 0x0001;  // a float16 subnormal: a normal float32
+    for (const DType dtype : {DType::Float16, DType::Int8}) {
+      SCOPED_TRACE(n);
+      TensorView v;
+      v.dtype = dtype;
+      v.ndim = 1;
+      v.dims[0] = v.numel = static_cast<int64_t>(n);
+      v.data = dtype == DType::Float16 ? reinterpret_cast<const uint8_t*>(half.data())
+                                       : reinterpret_cast<const uint8_t*>(bytes.data());
+      v.data_bytes = n * (dtype == DType::Float16 ? 2 : 1);
+      std::vector<double> wide(n);
+      for (size_t i = 0; i < n; ++i) wide[i] = dtype == DType::Float16 ? half_to_float(half[i]) : bytes[i];
+      Distribution got, want;
+      ASSERT_TRUE(compute_distribution(v, &got));
+      ASSERT_TRUE(compute_distribution(view_of(wide), &want));
+      expect_same_counts(got, want);
+      for (int i = 0; i < kDistributionPercentiles; ++i) {
+        if (std::isnan(want.percentile[i])) EXPECT_TRUE(std::isnan(got.percentile[i])) << i;
+        else EXPECT_EQ(got.percentile[i], want.percentile[i]) << i;
+      }
+    }
+  }
+}
+
 // A thread's counters go back to a pool when it ends and the next thread takes them
 // (distribution.cc): what a value counted there must not reach the next thread's values.
 TEST(Distribution, CountersHandedOnBetweenThreadsAreClean) {
