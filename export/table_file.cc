@@ -66,7 +66,12 @@ std::string source_sql(const PublicTable& table, const std::vector<ReductionKind
   switch (table.source) {
     case RowSource::kView: return quoted_identifier(table.name);
     case RowSource::kHistogramRuns: return quoted_identifier(kHistogramsView);
-    case RowSource::kReductionKinds: return "(" + reductions_by_value_sql(kinds) + ")";
+    case RowSource::kReductionKinds: {
+      // Appended rather than `"(" + ...`, which GCC 12 at -O3 warns about (-Wrestrict, GCC bug 105329).
+      std::string sql(1, '(');
+      sql += reductions_by_value_sql(kinds);
+      return sql += ')';
+    }
   }
   return "";
 }
