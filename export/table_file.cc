@@ -62,14 +62,14 @@ bool made_per_kind(const parquet::Column& c) {
 std::string quoted_identifier(const std::string& name) { return "\"" + name + "\""; }
 
 // What the rows are selected from.
-std::string source_sql(const PublicTable& table, const std::vector<ReductionKind>& kinds) {
+std::string source_sql(sqlite3* db, const PublicTable& table, const std::vector<ReductionKind>& kinds) {
   switch (table.source) {
     case RowSource::kView: return quoted_identifier(table.name);
     case RowSource::kHistogramRuns: return quoted_identifier(kHistogramsView);
     case RowSource::kReductionKinds: {
       // Appended rather than `"(" + ...`, which GCC 12 at -O3 warns about (-Wrestrict, GCC bug 105329).
       std::string sql(1, '(');
-      sql += reductions_by_value_sql(kinds);
+      sql += reductions_by_value_sql(kinds, db);
       return sql += ')';
     }
   }
@@ -238,12 +238,12 @@ class ReductionExpander {
 
 }  // namespace
 
-std::string select_sql(const PublicTable& table, const std::vector<ReductionKind>& kinds, bool by_steps) {
+std::string select_sql(sqlite3* db, const PublicTable& table, const std::vector<ReductionKind>& kinds, bool by_steps) {
   std::string sql = "SELECT ";
   const std::vector<std::string> columns = read_columns(table, kinds);
   for (size_t i = 0; i < columns.size(); ++i) sql += (i ? ", v." : "v.") + quoted_identifier(columns[i]);
   if (by_steps) sql += ", " + table.global_step;
-  sql += "\nFROM " + source_sql(table, kinds) + " v\nWHERE v.trial = ?1";
+  sql += "\nFROM " + source_sql(db, table, kinds) + " v\nWHERE v.trial = ?1";
   if (by_steps) sql += " AND (" + table.global_step + ") > ?2 AND (" + table.global_step + ") <= ?3";
   return sql;
 }
@@ -257,7 +257,7 @@ WrittenFile write_table_file(Database& db, const PublicTable& table, const std::
   if (view_exists(db, source_view(table))) {
     const std::vector<ReductionKind> kinds =
         table.source == RowSource::kReductionKinds ? reduction_kinds(db.handle()) : std::vector<ReductionKind>{};
-    Statement q(db.handle(), select_sql(table, kinds, steps.has_value()));
+    Statement q(db.handle(), select_sql(db.handle(), table, kinds, steps.has_value()));
     q.bind(1, trial);
     if (steps) q.bind(2, steps->after).bind(3, steps->through);
     const int step_col = static_cast<int>(read_columns(table, kinds).size());

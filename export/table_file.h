@@ -42,6 +42,6 @@ WrittenFile write_table_file(Database& db, const PublicTable& table, const std::
 // The SELECT that reads the table's source (RowSource): its columns in order (then the global
 // step when `by_steps`), ?1 the trial, ?2 and ?3 the step range. `kinds`: those of
 // kReductionKinds, in order.
-std::string select_sql(const PublicTable& table, const std::vector<ReductionKind>& kinds, bool by_steps);
+std::string select_sql(sqlite3* db, const PublicTable& table, const std::vector<ReductionKind>& kinds, bool by_steps);
 
 }  // namespace trialdb::exporter

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "schema/case_folding.h"
 #include "schema/database.h"
 
 namespace trialdb {
@@ -99,14 +100,15 @@ std::string reduction_filter_sql(int64_t idx, bool abs) { return for_kind(view_t
 
 const std::vector<RestColumn>& reduction_kind_columns() { return view_text().kind_columns; }
 
-std::string reductions_by_value_sql(const std::vector<ReductionKind>& kinds) {
+std::string reductions_by_value_sql(const std::vector<ReductionKind>& kinds, sqlite3* db) {
   const ViewText& view = view_text();
   std::string sql = "SELECT " + view.keys;
   for (size_t i = 0; i < view.value_columns.size(); ++i) sql += (i ? ", " : "\n       ") + view.value_columns[i];
   for (const ReductionKind& k : kinds) {
     const std::string idx = std::to_string(k.idx);
     sql += ",\n       (" + reduction_filter_sql(k.idx, k.abs) + ") AS has_" + idx;
-    sql += ",\n       " + reduction_value_sql(k.idx, k.abs) + " AS value_" + idx;
+    const std::string value = reduction_value_sql(k.idx, k.abs);
+    sql += ",\n       " + (db ? fold_constant_cases(db, value) : value) + " AS value_" + idx;
     for (const RestColumn& c : view.kind_columns)
       sql += ", " + for_kind(c.expression, k.idx, k.abs) + " AS " + c.name + "_" + idx;
   }

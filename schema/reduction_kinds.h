@@ -36,6 +36,8 @@ const std::vector<RestColumn>& reduction_kind_columns();
 // for each of `kinds` in order `has_<idx>` (1 when the value has the kind: the view has its row),
 // `value_<idx>` (the view's value) and `<name>_<idx>` for each of reduction_kind_columns().
 // Filtering it on trial and steps costs what the same filter on the view costs for one kind.
-std::string reductions_by_value_sql(const std::vector<ReductionKind>& kinds);
+// With `db`, each kind's value expression is folded on it (case_folding.h), so that SQLite does
+// not test the kind's constant branches on every row.
+std::string reductions_by_value_sql(const std::vector<ReductionKind>& kinds, sqlite3* db = nullptr);
 
 }  // namespace trialdb
