@@ -9,18 +9,13 @@ be imported (set SMDEBUG_PATH to a folder holding the smdebug package to use one
 installed). smdebug is not a dependency of trialdb: bench/run skips the row without it.
 """
 import logging
-import os
 import sys
 import time
 
-if os.environ.get("SMDEBUG_PATH"):
-    sys.path.insert(0, os.environ["SMDEBUG_PATH"])
-try:
-    os.environ.setdefault("SMDEBUG_LOG_LEVEL", "error")
-    from smdebug.trials import create_trial
-except ImportError as e:
-    print(f"smdebug is not available: {e}", file=sys.stderr)
-    sys.exit(2)
+import smdebug_env
+
+smdebug_env.require()
+from smdebug.trials import create_trial  # noqa: E402 (after require: SMDEBUG_PATH)
 
 
 def main():

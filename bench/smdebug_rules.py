@@ -25,18 +25,15 @@ import resource
 import sys
 import time
 
-if os.environ.get("SMDEBUG_PATH"):
-    sys.path.insert(0, os.environ["SMDEBUG_PATH"])
-try:
-    os.environ.setdefault("SMDEBUG_LOG_LEVEL", "error")
-    import numpy as np
-    from smdebug.core.access_layer.utils import has_training_ended
-    from smdebug.core.modes import ModeKeys
-    from smdebug.exceptions import SMDebugValueError, TensorUnavailableForStep
-    from smdebug.trials import create_trial
-except ImportError as e:
-    print(f"smdebug is not available: {e}", file=sys.stderr)
-    sys.exit(2)
+import smdebug_env
+
+smdebug_env.require()
+# After require (SMDEBUG_PATH):
+import numpy as np  # noqa: E402
+from smdebug.core.access_layer.utils import has_training_ended  # noqa: E402
+from smdebug.core.modes import ModeKeys  # noqa: E402
+from smdebug.exceptions import SMDebugValueError, TensorUnavailableForStep  # noqa: E402
+from smdebug.trials import create_trial  # noqa: E402
 
 # The parameters' defaults, as docs/RULES.md's table lists them (strings, as --param gives them).
 DEFAULTS = {
