@@ -195,11 +195,16 @@ class HistogramExpander {
 // in kind order, the value's columns read once for all of them.
 class ReductionExpander {
  public:
-  ReductionExpander(const PublicTable& table, const std::vector<ReductionKind>& kinds) : table_(table), kinds_(kinds) {
+  ReductionExpander(const PublicTable& table, const std::vector<ReductionKind>& kinds)
+      : table_(table), kinds_(kinds), per_kind_(2 + static_cast<int>(reduction_kind_columns().size())) {
     int read = 0;
-    for (const parquet::Column& c : table.columns)
-      if (!made_per_kind(c)) from_.push_back(read++);
-      else from_.push_back(-1);
+    for (const parquet::Column& c : table.columns) {
+      if (!made_per_kind(c)) sources_.push_back({Source::kValue, read++});
+      else if (c.name == kReductionColumn) sources_.push_back({Source::kKindName, 0});
+      else if (c.name == kAbsColumn) sources_.push_back({Source::kKindAbs, 0});
+      else if (c.name == kValueColumn) sources_.push_back({Source::kKindCell, 1});
+      else sources_.push_back({Source::kKindCell, 2 + kind_column(c)});
+    }
     first_kind_column_ = read;
     cells_.resize(table.columns.size());
   }
@@ -208,19 +213,18 @@ class ReductionExpander {
   size_t write(parquet::FileWriter& w, const Statement& q) {
     size_t rows = 0;
     for (size_t c = 0; c < table_.columns.size(); ++c)
-      if (from_[c] >= 0) cells_[c] = read_cell(q, from_[c], table_.columns[c].type);
-    // Each kind's columns: has_, value_, then those of reduction_kind_columns().
-    const int per_kind = 2 + static_cast<int>(reduction_kind_columns().size());
+      if (sources_[c].source == Source::kValue) cells_[c] = read_cell(q, sources_[c].at, table_.columns[c].type);
     for (size_t k = 0; k < kinds_.size(); ++k) {
-      const int has = first_kind_column_ + per_kind * static_cast<int>(k);
+      const int has = first_kind_column_ + per_kind_ * static_cast<int>(k);
       if (q.int64(has) == 0) continue;
       for (size_t c = 0; c < table_.columns.size(); ++c) {
-        const parquet::Column& column = table_.columns[c];
-        if (from_[c] >= 0) add_cell(w, cells_[c], column.type);
-        else if (column.name == kReductionColumn) w.add(std::string_view(kinds_[k].reduction));
-        else if (column.name == kAbsColumn) w.add(kinds_[k].abs);
-        else if (column.name == kValueColumn) add_cell(w, read_cell(q, has + 1, column.type), column.type);
-        else add_cell(w, read_cell(q, has + 2 + kind_column(column), column.type), column.type);
+        const parquet::ColumnType type = table_.columns[c].type;
+        switch (sources_[c].source) {
+          case Source::kValue: add_cell(w, cells_[c], type); break;
+          case Source::kKindName: w.add(std::string_view(kinds_[k].reduction)); break;
+          case Source::kKindAbs: w.add(kinds_[k].abs); break;
+          case Source::kKindCell: add_cell(w, read_cell(q, has + sources_[c].at, type), type); break;
+        }
       }
       w.end_row();
       ++rows;
@@ -229,9 +233,18 @@ class ReductionExpander {
   }
 
  private:
+  // Where a table column's cell comes from: the value's columns, read once for all its kinds;
+  // the kind's name or abs; or the kind's group of statement columns (has_<idx>, value_<idx>, then
+  // reduction_kind_columns()), `at` columns after its has_<idx>.
+  enum class Source { kValue, kKindName, kKindAbs, kKindCell };
+  struct ColumnSource {
+    Source source;
+    int at;  // kValue: the statement column; kKindCell: the offset in the kind's group
+  };
   const PublicTable& table_;
   const std::vector<ReductionKind>& kinds_;
-  std::vector<int> from_;  // per table column: its column in the statement, -1 when made per kind
+  const int per_kind_;  // statement columns per kind
+  std::vector<ColumnSource> sources_;
   int first_kind_column_ = 0;
   std::vector<Cell> cells_;
 };
