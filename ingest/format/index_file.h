@@ -47,7 +47,7 @@ inline constexpr size_t kMaxTensorNameBytes = 4096;
 
 // kInvalidInput when the file as a whole is unusable (then nothing is appended to out's lists);
 // malformed entries only land in out->skipped. The caller adds the file and step (Status::at).
-// Parsed with nlohmann::json::sax_parse, without building a DOM (see index_file.cc).
+// Accepts exactly the JSON nlohmann::json accepts, without building a DOM (see index_file.cc).
 Status parse_index_json(std::string_view text, IndexFile* out);
 
 }  // namespace trialdb

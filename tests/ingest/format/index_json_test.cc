@@ -1,4 +1,4 @@
-// parse_index_json (nlohmann::json::sax_parse, no DOM) against explicit expectations on tricky
+// parse_index_json (a hand-written scanner, no DOM) against explicit expectations on tricky
 // input and against a plain reading of nlohmann::json's DOM, kept here as an oracle only: both must
 // accept and reject the same documents with the same error, and agree on every field, entry and
 // skip message, on generated documents (escapes, unicode, duplicate keys, wrong types, nested
