@@ -10,6 +10,7 @@
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ingest/format/index_file.h"
 #include "ingest/pipeline/record_decoder.h"
@@ -64,6 +65,14 @@ void expand_scalar_reductions(PreparedValue* v) {
 uint32_t scalar_computed_mask(double x) {
   constexpr uint32_t kL2Bits = 1u << kRedL2 | 1u << (kRedCount + kRedL2);
   return std::sqrt(x * x) == std::fabs(x) ? kAllReductionsMask : kAllReductionsMask & ~kL2Bits;
+}
+
+// What a record's value needs computed: a one-element value needs its distribution only when the
+// hook saved reductions for its tensor in the same file (merge_record then stores its reductions as
+// columns, and its distribution with them).
+RecordStatistics statistics_of(const IndexEntry& e, const std::unordered_set<std::string_view>& reduced) {
+  return !reduced.empty() && reduced.count(e.tensor) ? RecordStatistics::kCompute
+                                                     : RecordStatistics::kComputeButScalarDistribution;
 }
 
 // Runs fn(i) for i in [0, n), on this thread and up to `helpers` more (fewer where no thread can
@@ -221,6 +230,7 @@ void prepare_selected_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn
     return;  // its saved shapes are still kept
   }
   std::vector<DecodedRecord> decoded(idx.tensors.size());
+  const auto reduced = tensors_with_saved_reductions(idx.tensors);
   for (size_t i = 0; i < decoded.size(); ++i) {
     const IndexEntry& e = idx.tensors[i];
     std::string& record = *records[i];
@@ -229,7 +239,7 @@ void prepare_selected_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn
       f.status = FileStatus::kWait;  // the writer has not flushed everything yet
       return;
     }
-    decoded[i] = decode_record(e, f.file.step, record, e.start, ev, opt.max_blob_bytes);
+    decoded[i] = decode_record(e, f.file.step, record, e.start, ev, opt.max_blob_bytes, statistics_of(e, reduced));
     if (opt.store_values) encode_record(decoded[i], opt.compress, record.data(), 0, false);
     else encode_header_only(decoded[i]);
   }
@@ -284,8 +294,10 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   if (span.size() >= kParallelDecodeBytes && decoded.size() > 1 && span.size() / decoded.size() <= kParallelRecordBytes)
     helpers = std::min(decoded.size(), static_cast<size_t>(std::max(1, opt.threads))) - 1;
   const bool in_place = records_disjoint(idx.tensors);
+  const auto reduced = tensors_with_saved_reductions(idx.tensors);
   for_each_index(decoded.size(), helpers, [&](size_t i) {
-    decoded[i] = decode_record(idx.tensors[i], f.file.step, span, lo, ev, opt.max_blob_bytes);
+    decoded[i] = decode_record(idx.tensors[i], f.file.step, span, lo, ev, opt.max_blob_bytes,
+                               statistics_of(idx.tensors[i], reduced));
     // Before the span can go: large tensors are views into it.
     if (opt.store_values) encode_record(decoded[i], opt.compress, span_data, idx.tensors[i].start - lo, in_place);
     else encode_header_only(decoded[i]);

@@ -106,9 +106,13 @@ DecodedRecord decode_record(const IndexEntry& e, int64_t step, std::string_view 
     return d;
   }
   d.numel = tv.numel;
-  if (statistics == RecordStatistics::kCompute) {
-    // Reductions are offered where smdebug can read the value (parity with its Trial API);
-    // tensor_reduce() answers for the rest.
+  // Reductions are offered where smdebug can read the value (parity with its Trial API);
+  // tensor_reduce() answers for the rest.
+  const bool scalar_reductions_only =
+      statistics == RecordStatistics::kComputeButScalarDistribution && tv.numel == 1 && t.smdebug_readable;
+  if (scalar_reductions_only) {
+    d.has_reductions = compute_reductions(tv, &d.reductions);
+  } else if (statistics != RecordStatistics::kSkip) {
 #ifndef TRIALDB_BENCH_WITHOUT_DISTRIBUTIONS  // bench/run's reference build only (bench/CMakeLists.txt)
     d.has_distribution = compute_reductions_and_distribution(tv, t.smdebug_readable ? &d.reductions : nullptr,
                                                              &d.has_reductions, &d.distribution);
@@ -160,6 +164,14 @@ std::string_view value_tensor_of(const std::string& entry_name) {
   int bit;
   if (!parse_reduction_name(entry_name, &tensor, &bit)) return entry_name;
   return std::string_view(entry_name).substr(entry_name.size() - tensor.size());
+}
+
+std::unordered_set<std::string_view> tensors_with_saved_reductions(const std::vector<IndexEntry>& entries) {
+  std::unordered_set<std::string_view> reduced;
+  for (const auto& e : entries)
+    if (const std::string_view tensor = value_tensor_of(e.tensor); tensor.size() != e.tensor.size())
+      reduced.insert(tensor);
+  return reduced;
 }
 
 bool records_disjoint(const std::vector<IndexEntry>& entries) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "ingest/format/event_decoder.h"
@@ -43,8 +44,11 @@ struct DecodedRecord {
 // one record costs one decoded value, not one per entry). Values whose blob would exceed
 // `max_blob_bytes` keep only what describes them.
 // kSkip: the value's reductions and distribution are stored already (ingest --values all adds
-// only the bytes), so they are not computed again.
-enum class RecordStatistics { kCompute, kSkip };
+// only the bytes), so they are not computed again. kComputeButScalarDistribution: as kCompute,
+// except that a one-element value smdebug can read gets no distribution: its reductions are
+// stored as its element (ReductionSource::kScalarElement), from which the views derive its
+// distribution, unless the hook saved reductions for it (tensors_with_saved_reductions).
+enum class RecordStatistics { kCompute, kComputeButScalarDistribution, kSkip };
 DecodedRecord decode_record(const IndexEntry& entry, int64_t step, std::string_view span, uint64_t span_offset,
                             const std::string& event_file, uint64_t max_blob_bytes,
                             RecordStatistics statistics = RecordStatistics::kCompute);
@@ -64,6 +68,11 @@ void encode_header_only(DecodedRecord& d);
 // The tensor an index entry's value belongs to: its name, or for a saved reduction
 // ("smdebug/reductions/<reduction>/<tensor>") the tensor reduced.
 std::string_view value_tensor_of(const std::string& entry_name);
+
+// The tensors the hook saved reductions for among `entries` (views of the entries' names): the
+// one-element values that need their distribution (RecordStatistics), as their reductions are
+// stored as columns.
+std::unordered_set<std::string_view> tensors_with_saved_reductions(const std::vector<IndexEntry>& entries);
 
 // Whether the valid entries' records are disjoint, so blobs may be built in place in them (a
 // damaged index may point two entries into one record).

@@ -433,6 +433,43 @@ TEST(Ingester, ScalarBatchesReadBackAsTheGeneralPath) {
   EXPECT_EQ(dump_views(plain), dump_views(general));
 }
 
+// A one-element value's distribution is computed and stored only where the hook saved reductions
+// for it (after it in the event file at step 0, before it at step 1): its reductions are then
+// columns, and the distributions view reads its value_distribution row. Without them ("b") the
+// view derives the distribution from the element.
+TEST(Ingester, OneElementValuesKeepTheirDistributionBesideSavedReductions) {
+  TempDir tmp;
+  fs::path trial = tmp.path / "saved";
+  {
+    TrialWriter w(trial.string());
+    for (int step = 0; step < 2; ++step) {
+      auto s = w.begin_step(step, "worker_0", TrialMode::kTrain, step);
+      const float a = -2.5f - static_cast<float>(step), b = 4.0f + static_cast<float>(step);
+      if (step == 1) s->add_reduction("a", "max", false, 7.0);
+      s->add_tensor("a", DType::Float32, {1}, &a, 4);
+      if (step == 0) s->add_reduction("a", "max", false, 7.0);
+      s->add_tensor("b", DType::Float32, {}, &b, 4);
+      s->close();
+    }
+    w.write_end_marker();
+  }
+  Database db((tmp.path / "t.db").string());
+  ingest(db, trial);
+  EXPECT_EQ(text(db,
+                 "SELECT group_concat(name || '@' || tensor_step || ':' || negative || ',' || p0 || ',' || p100, ' ') "
+                 "FROM (SELECT tn.name, d.* FROM value_distribution d JOIN tensor tn USING (tensor_id) "
+                 "ORDER BY tn.name, d.tensor_step)"),
+            "a@0:1,-2.5,-2.5 a@1:1,-3.5,-3.5");
+  EXPECT_EQ(text(db,
+                 "SELECT group_concat(tensor || '@' || step || ':' || count || ',' || p50, ' ') "
+                 "FROM (SELECT * FROM distributions ORDER BY tensor, step)"),
+            "a@0:1,-2.5 a@1:1,-3.5 b@0:1,4.0 b@1:1,5.0");
+  EXPECT_EQ(text(db,
+                 "SELECT group_concat(r_max, ' ') FROM (SELECT r_max FROM value v JOIN tensor tn USING (tensor_id) "
+                 "WHERE tn.name = 'a' ORDER BY v.tensor_step)"),
+            "7.0 7.0");  // the hook's
+}
+
 // Files with many values are written 32 rows per INSERT (OR IGNORE, row count checked); a file
 // whose (step, worker) is already stored takes the row-by-row path, which reports each value it
 // skips. Both must store every value exactly once.
