@@ -12,7 +12,17 @@
 
 namespace trialdb {
 
-Catalog::Catalog(Database& db, std::string name, std::string root) : db_(db), name_(std::move(name)) {
+Catalog::Names::Names(Database& db, const char* table, const char* id_column)
+    : insert(db.handle(),
+             std::string("INSERT INTO ") + table + "(trial_id, name) VALUES (?, ?) ON CONFLICT DO NOTHING"),
+      find(db.handle(), std::string("SELECT ") + id_column + " FROM " + table + " WHERE trial_id = ? AND name = ?") {}
+
+Catalog::Catalog(Database& db, std::string name, std::string root)
+    : db_(db),
+      name_(std::move(name)),
+      tensors_(db, "tensor", "tensor_id"),
+      workers_(db, "worker", "worker_id"),
+      insert_member_(db.handle(), "INSERT OR IGNORE INTO collection_member(collection_id, tensor_id) VALUES (?, ?)") {
   {
     // The name's check and its claim in one transaction: of two ingests of different folders
     // under one new name, the second finds the first's path and is refused.
@@ -32,10 +42,10 @@ Catalog::Catalog(Database& db, std::string name, std::string root) : db_(db), na
   }
   Statement t(db_.handle(), "SELECT name, tensor_id FROM tensor WHERE trial_id = ?");
   t.bind(1, trial_id_);
-  while (t.step()) tensors_[t.text(0)] = t.int64(1);
+  while (t.step()) tensors_.ids[t.text(0)] = t.int64(1);
   Statement w(db_.handle(), "SELECT name, worker_id FROM worker WHERE trial_id = ?");
   w.bind(1, trial_id_);
-  while (w.step()) workers_[w.text(0)] = w.int64(1);
+  while (w.step()) workers_.ids[w.text(0)] = w.int64(1);
   Statement e(db_.handle(), "SELECT expected_workers FROM trial WHERE trial_id = ?");
   e.bind(1, trial_id_);
   e.step();
@@ -43,40 +53,36 @@ Catalog::Catalog(Database& db, std::string name, std::string root) : db_(db), na
 }
 
 int Catalog::expected_workers() const {
-  return expected_workers_ > 0 ? expected_workers_ : static_cast<int>(std::max<size_t>(1, workers_.size()));
+  return expected_workers_ > 0 ? expected_workers_ : static_cast<int>(std::max<size_t>(1, workers_.ids.size()));
 }
 
-// The id of `name` in `table` (worker or tensor) of this trial, inserting the row if needed.
-int64_t Catalog::find_or_insert(const char* table, const char* id_column,
-                                std::unordered_map<std::string, int64_t>& cache, const std::string& name,
-                                bool* created) {
+// The id of `name` in this trial's `names`, inserting the row if needed.
+int64_t Catalog::find_or_insert(Names& names, const std::string& name, bool* created) {
   *created = false;
-  auto it = cache.find(name);
-  if (it != cache.end()) return it->second;
-  Statement ins(db_.handle(),
-                std::string("INSERT INTO ") + table + "(trial_id, name) VALUES (?, ?) ON CONFLICT DO NOTHING");
-  ins.bind(1, trial_id_).bind(2, name).run();
+  auto it = names.ids.find(name);
+  if (it != names.ids.end()) return it->second;
+  names.insert.bind(1, trial_id_).bind(2, name).run();
   *created = sqlite3_changes(db_.handle()) > 0;
-  Statement q(db_.handle(), std::string("SELECT ") + id_column + " FROM " + table + " WHERE trial_id = ? AND name = ?");
-  q.bind(1, trial_id_).bind(2, name);
-  q.step();
-  return cache[name] = q.int64(0);
+  names.find.bind(1, trial_id_).bind(2, name);
+  names.find.step();
+  const int64_t id = names.find.int64(0);
+  names.find.reset();
+  return names.ids[name] = id;
 }
 
 int64_t Catalog::worker_id(const std::string& name) {
   bool created;
-  return find_or_insert("worker", "worker_id", workers_, name, &created);
+  return find_or_insert(workers_, name, &created);
 }
 
 int64_t Catalog::tensor_id(const std::string& name) {
   bool created;
-  const int64_t id = find_or_insert("tensor", "tensor_id", tensors_, name, &created);
+  const int64_t id = find_or_insert(tensors_, name, &created);
   if (created) add_memberships(id, name);
   return id;
 }
 
 void Catalog::add_memberships(int64_t id, const std::string& name) {
-  Statement ins(db_.handle(), "INSERT OR IGNORE INTO collection_member(collection_id, tensor_id) VALUES (?, ?)");
   for (const auto& c : collections_) {
     bool member = c.tensor_names.count(name) > 0;
     for (size_t i = 0; !member && i < c.regexes.size(); ++i) {
@@ -86,7 +92,7 @@ void Catalog::add_memberships(int64_t id, const std::string& name) {
         membership_errors_.push_back(e.status().prefixed("collection '" + c.name + "': ").at("collections/"));
       }
     }
-    if (member) ins.bind(1, c.id).bind(2, id).run();
+    if (member) insert_member_.bind(1, c.id).bind(2, id).run();
   }
 }
 
@@ -218,7 +224,7 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
                   "DELETE FROM collection_member "
                   "WHERE collection_id IN (SELECT collection_id FROM collection WHERE trial_id = ?)");
     del.bind(1, trial_id_).run();
-    for (const auto& [name, id] : tensors_) add_memberships(id, name);
+    for (const auto& [name, id] : tensors_.ids) add_memberships(id, name);
   }
   for (const auto& e : take_membership_errors()) report(e);
   tx.commit();

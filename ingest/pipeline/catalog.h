@@ -57,15 +57,22 @@ class Catalog {
     std::set<std::string> tensor_names;
     std::vector<std::unique_ptr<PyRegex>> regexes;
   };
+  // A table of names (tensor or worker): its ids by name, and its statements, prepared once as a
+  // trial may bring tens of thousands of new names.
+  struct Names {
+    Names(Database& db, const char* table, const char* id_column);
+    std::unordered_map<std::string, int64_t> ids;
+    Statement insert, find;
+  };
   void add_memberships(int64_t tensor_id, const std::string& name);
-  int64_t find_or_insert(const char* table, const char* id_column, std::unordered_map<std::string, int64_t>& cache,
-                         const std::string& name, bool* created);
+  int64_t find_or_insert(Names& names, const std::string& name, bool* created);
 
   Database& db_;
   std::string name_;
   int64_t trial_id_ = 0;
   int expected_workers_ = 0;
-  std::unordered_map<std::string, int64_t> tensors_, workers_;
+  Names tensors_, workers_;
+  Statement insert_member_;
   std::vector<Collection> collections_;
   std::vector<Status> membership_errors_;
 };
