@@ -42,7 +42,8 @@ void SortedElements::sort_finite() {
       if (c[(bucket_key(src[0]) >> shift) & 0xFF] == n) continue;  // one digit for all: nothing to move
       uint32_t at = 0;
       for (size_t b = 0; b < kDigitValues; ++b) at += std::exchange(c[b], at);
-      for (size_t i = 0; i < n; ++i) dst[c[(bucket_key(src[i]) >> shift) & 0xFF]++] = src[i];
+      const int key_shift = kBucketKeyShift + shift;
+      for (size_t i = 0; i < n; ++i) dst[c[(src[i] >> key_shift) & 0xFF]++] = src[i];
       std::swap(src, dst);
     }
   }

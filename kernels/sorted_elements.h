@@ -48,7 +48,7 @@ class SortedElements {
       nan += mag > kInfinity;
       inf[bits >> 31] += mag == kInfinity;
       subnormal |= mag - 1 < kSmallestNormal - 1;
-      keys[finite] = order_key(bits);
+      keys[finite] = sort_key(bits);
       finite += mag - 1 < kInfinity - 1;  // finite and non-zero: kept
     }
     finite_ = finite, zero_ = zero, nan_ = nan, inf_[0] = inf[0], inf_[1] = inf[1];
@@ -86,11 +86,23 @@ class SortedElements {
   static constexpr uint32_t order_key(uint32_t bits) {
     return bits ^ (static_cast<uint32_t>(static_cast<int32_t>(bits) >> 31) | kSignBit);
   }
-  static constexpr uint32_t key_bits(uint32_t key) { return key & kSignBit ? key ^ kSignBit : ~key; }
-  // The bucket key of a finite non-zero element's order key: its top 16 bits once its magnitude
-  // is rounded up to a multiple of 2^16 (a bucket holds its upper edge), so that keys order as
-  // the buckets do: [0, 0x8000) negative, [0x8000, 0x10000) positive.
-  static constexpr uint32_t bucket_key(uint32_t key) { return (key & kSignBit ? key - 1 : key + 1) >> 16; }
+  // What is sorted: a normal float's order key moved one step toward zero's (positive keys down,
+  // negative ones up). A bucket holds its upper edge (magnitudes (k * 2^16, (k + 1) * 2^16] share
+  // one), so the top 16 bits of a sort key are its bucket key, which every pass then reads with a
+  // shift. Still order-preserving and one-to-one on normal floats (subnormals, the only keys it
+  // could move across zero's, are declined), and positive ones keep the sign bit.
+  static constexpr uint32_t sort_key(uint32_t bits) {
+    const uint32_t key = order_key(bits);
+    return key & kSignBit ? key - 1 : key + 1;
+  }
+  static constexpr uint32_t key_bits(uint32_t sort_key) {
+    const uint32_t key = sort_key & kSignBit ? sort_key + 1 : sort_key - 1;
+    return key & kSignBit ? key ^ kSignBit : ~key;
+  }
+  // The bucket key of a finite non-zero element's sort key, ordered as the buckets are:
+  // [0, 0x8000) negative, [0x8000, 0x10000) positive.
+  static constexpr int kBucketKeyShift = 16;
+  static constexpr uint32_t bucket_key(uint32_t sort_key) { return sort_key >> kBucketKeyShift; }
   // A normal float32's bucket (bucket_grid.h) less its magnitude's bucket key: the exponent rebias
   // from float32 to float64.
   static constexpr int64_t kKeyToBucket = int64_t{1023 - 127} << kBucketMantissaBits;
