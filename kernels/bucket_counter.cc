@@ -94,6 +94,7 @@ void BucketCounter::clear() {
   }
   std::fill(counts_.begin() + kJunkBase, counts_.end(), 0);
   lo_ = kMaxBucket, hi_ = 1, zero_ = nan_ = 0;
+  slots_kept_ = false;
 }
 
 }  // namespace trialdb::distribution_kernel

@@ -80,13 +80,21 @@ class BucketCounter {
  public:
   BucketCounter() : counts_(kJunkBase + kJunkSlots, 0), wanted_(kJunkBase + kJunkSlots, 0) {}
 
+  // A value of up to this many elements keeps its slots from the counting pass for the
+  // gathering pass, which then need not compute them again (2 MiB per counter at most).
+  static constexpr int64_t kMaxKeptSlots = int64_t{1} << 19;
+
   template <class Load>
   void count(const TensorView& v, Load load) {
     uint32_t* const counts = counts_.data();
-    int32_t slots[kBlock];
+    int32_t block[kBlock];
+    slots_kept_ = v.numel <= kMaxKeptSlots;
+    if (slots_kept_ && kept_slots_.size() < static_cast<size_t>(v.numel))
+      kept_slots_.resize(static_cast<size_t>(v.numel));
     BlockStats st;
     for (int64_t start = 0; start < v.numel; start += kBlock) {
       const int64_t len = std::min(kBlock, v.numel - start);
+      int32_t* const slots = slots_kept_ ? kept_slots_.data() + start : block;
       block_slots(v, start, len, load, slots, &st);
       for (int64_t j = 0; j < len; ++j) ++counts[slots[j]];
     }
@@ -107,11 +115,13 @@ class BucketCounter {
   }
   template <class Load, class Elem>
   void gather(const TensorView& v, Load load, int64_t* cursor, Elem* buffer) {
-    int32_t slots[kBlock];
+    int32_t block[kBlock];
     BlockStats st;
     for (int64_t start = 0; start < v.numel; start += kBlock) {
       const int64_t len = std::min(kBlock, v.numel - start);
-      block_slots(v, start, len, load, slots, &st);
+      const int32_t* slots = block;
+      if (slots_kept_) slots = kept_slots_.data() + start;
+      else block_slots(v, start, len, load, block, &st);
       gather_wanted_branching(v, start, len, slots, wanted_.data(), load, cursor, buffer);
     }
   }
@@ -126,6 +136,8 @@ class BucketCounter {
   std::vector<uint32_t> counts_;
   std::vector<uint8_t> wanted_;        // the ordinal of the wanted bucket of a slot, 0 for none
   std::vector<int64_t> wanted_slots_;  // which they are
+  std::vector<int32_t> kept_slots_;    // the counted value's slots, when slots_kept_
+  bool slots_kept_ = false;
   int64_t lo_ = kMaxBucket, hi_ = 1, zero_ = 0, nan_ = 0;
 };
 
