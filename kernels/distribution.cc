@@ -116,15 +116,16 @@ bool with_counted(const TensorView& v, F&& f, Keys keys = Keys::kCount) {
   });
 }
 
+// A non-empty bucket of a counted value (for_each_bucket's bucket) and its count.
+struct BucketCount {
+  int64_t bucket, count;
+};
+
 // Every bucket of the counted or sorted value in value order: f(bucket, count) for the non-empty
 // ones.
 template <DistributionCounter Counter, class F>
 void for_each_bucket(const Counter& c, F&& f) {
-  for (int64_t s = c.hi(); s >= c.lo(); --s)
-    if (const int64_t n = c.at(1, s)) f(-s, n);
-  if (c.zero()) f(int64_t{0}, c.zero());
-  for (int64_t s = c.lo(); s <= c.hi(); ++s)
-    if (const int64_t n = c.at(0, s)) f(s, n);
+  distribution_kernel::for_each_counted_bucket(c, f);
 }
 template <class F>
 void for_each_bucket(const SortedElements& s, F&& f) {
@@ -150,14 +151,28 @@ void fill_distribution(Counter& c, const TensorView& v, Load load, Distribution*
   out->pos_inf = c.inf(0);
   out->neg_inf = c.inf(1);
   out->negative = out->positive = 0;
+  // A counted value's non-empty buckets, listed for the selection of its percentiles, which then
+  // need not scan the counter's range of buckets again (a thread's list keeps its capacity).
+  constexpr bool kCounted = DistributionCounter<Counter>;
+  thread_local std::vector<BucketCount> buckets;
+  buckets.clear();
   BucketRunWriter runs;
   for_each_bucket(c, [&](int64_t bucket, int64_t count) {
     if (bucket < 0) out->negative += count;
     if (bucket > 0) out->positive += count;
     runs.add(bucket, static_cast<uint64_t>(count));
+    if constexpr (kCounted) buckets.push_back({bucket, count});
   });
   out->histogram = runs.finish();
-  percentiles(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile);
+  if constexpr (kCounted) {
+    auto each_bucket = [](auto&& f) {
+      for (const BucketCount& b : buckets) f(b.bucket, b.count);
+    };
+    distribution_kernel::percentiles_of(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile,
+                                        each_bucket);
+  } else {
+    percentiles(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile);
+  }
 }
 
 }  // namespace

@@ -27,10 +27,24 @@ void multi_select(It first, It last, It base, const int64_t* positions, size_t c
   multi_select(nth + 1, last, base, positions + mid + 1, count - mid - 1);
 }
 
+// f(bucket, count) for every non-empty bucket of the counted value, in value order: a negative
+// bucket as -s, the zeros as 0, a positive bucket as s. It scans the counter's range of buckets.
+template <DistributionCounter Counter, class F>
+void for_each_counted_bucket(const Counter& c, F&& f) {
+  for (int64_t s = c.hi(); s >= c.lo(); --s)
+    if (const int64_t n = c.at(1, s)) f(-s, n);
+  if (c.zero()) f(int64_t{0}, c.zero());
+  for (int64_t s = c.lo(); s <= c.hi(); ++s)
+    if (const int64_t n = c.at(0, s)) f(s, n);
+}
+
 // values[i] = the element of order ranks[i] among the counted value's non-NaN ones (ranks
-// ascending, distinct, at most kMaxWantedBuckets).
-template <DistributionCounter Counter, class Load>
-void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ranks, size_t k, double* values) {
+// ascending, distinct, at most kMaxWantedBuckets). each_bucket(f) calls f as
+// for_each_counted_bucket does, from a list of the non-empty buckets where the caller has one
+// (a value's range of buckets is mostly empty: scanning it again costs more than the list).
+template <DistributionCounter Counter, class Load, class EachBucket>
+void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ranks, size_t k, double* values,
+                  EachBucket&& each_bucket) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   // The first and the last non-NaN element are the extremes, where the counter knows them; a
   // non-zero extreme lies in a bucket, which then need not be gathered for it.
@@ -53,8 +67,7 @@ void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ran
     for (; i < k && ranks[i] < below + n; ++i) values[i] = value;
     below += n;
   };
-  auto bucket = [&](int sign, int64_t s) {
-    const int64_t n = c.at(sign, s);
+  auto bucket = [&](int sign, int64_t s, int64_t n) {
     if (i < k && ranks[i] < below + n) {
       c.want(sign, s, static_cast<uint8_t>(buckets.size()));
       Wanted w{gathered, gathered + n, i, 0};
@@ -65,9 +78,11 @@ void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ran
     below += n;
   };
   exact(c.inf(1), -kInf);
-  for (int64_t s = c.hi(); s >= c.lo(); --s) bucket(1, s);
-  exact(c.zero(), 0.0);
-  for (int64_t s = c.lo(); s <= c.hi(); ++s) bucket(0, s);
+  each_bucket([&](int64_t b, int64_t n) {
+    if (b == 0) exact(n, 0.0);
+    else if (b < 0) bucket(1, -b, n);
+    else bucket(0, b, n);
+  });
   exact(c.inf(0), kInf);
   if (!gathered) return;
   using Elem = decltype(load(v.data, 0));
@@ -85,13 +100,19 @@ void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ran
 }
 
 // The percentiles ps[0, count) of the counted value: out[i] (NaN when every element is NaN).
-template <DistributionCounter Counter, class Load>
-void percentiles_of(Counter& c, const TensorView& v, Load load, const double* ps, size_t count, double* out) {
+// each_bucket as for select_ranks.
+template <DistributionCounter Counter, class Load, class EachBucket>
+void percentiles_of(Counter& c, const TensorView& v, Load load, const double* ps, size_t count, double* out,
+                    EachBucket&& each_bucket) {
   auto select = [&](const int64_t* ranks, size_t k, double* values) {
     for (size_t from = 0; from < k; from += kMaxWantedBuckets)
-      select_ranks(c, v, load, ranks + from, std::min(kMaxWantedBuckets, k - from), values + from);
+      select_ranks(c, v, load, ranks + from, std::min(kMaxWantedBuckets, k - from), values + from, each_bucket);
   };
   percentiles_by_selection(v.numel - c.nan(), select, ps, count, out);
+}
+template <DistributionCounter Counter, class Load>
+void percentiles_of(Counter& c, const TensorView& v, Load load, const double* ps, size_t count, double* out) {
+  percentiles_of(c, v, load, ps, count, out, [&c](auto&& f) { for_each_counted_bucket(c, f); });
 }
 
 }  // namespace trialdb::distribution_kernel
