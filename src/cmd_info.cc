@@ -1,7 +1,7 @@
 // trialdb info: what a database holds: trials (steps per mode, tensors, workers, collections,
 // errors), their collections, and with --tensors every tensor (smdebug's tensor_names() with
 // detail). Every count is of the public view whose rows it counts (--tensors: of tensor_values'
-// rows, read from the table under it).
+// rows, read from the tables under it, src/tensor_listing.h).
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +10,7 @@
 #include "src/commands.h"
 #include "src/open_db.h"
 #include "src/output.h"
+#include "src/tensor_listing.h"
 
 namespace trialdb::cli {
 
@@ -47,53 +48,6 @@ std::string collections_sql(const InfoArgs& a) {
   return "SELECT c.trial, c.collection, count(m.tensor) AS tensors, group_concat(m.tensor, ', ') AS members\n"
          "FROM collection_definitions c LEFT JOIN collections m ON m.trial = c.trial AND m.collection = c.collection" +
          trial_filter(a, "c.trial") + "\nGROUP BY c.trial, c.collection ORDER BY c.trial, c.collection";
-}
-
-// Every tensor of the tensors view (so the count in the trials table is these rows' count),
-// with what its visible values say: the rows tensor_values shows, read from value's own columns
-// (never a blob) in one pass over value's key, grouped by tensor. DISTINCT aggregates would cost
-// a temporary table each, cleared for every tensor (most of the time on a trial of 10,000
-// tensors), so the pass takes the least and greatest dtype, shape and worker instead. Equal, the
-// tensor has one of each: the distinct list is that one, and its steps are its rows (value's key
-// is tensor, step, worker; a global step has one tensor_step). A tensor with several falls back to
-// the distinct aggregates over its own rows, read in value's key order, which is the order
-// tensor_values gives them. tests/src/cli_check.py compares this with the aggregate over the view.
-std::string tensors_sql(const InfoArgs& a) {
-  return "WITH visible AS NOT MATERIALIZED (\n"
-         "  SELECT v.tensor_id, v.tensor_step + v.step_offset AS global_step, v.worker_id, v.dtype, v.shape\n"
-         "  FROM value v\n"
-         "  JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through\n"
-         "  JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offset" +
-         trial_filter(a, "t.name") +
-         "),\n"
-         "seen AS (\n"
-         "  SELECT tensor_id, count(*) AS n_values,\n"
-         "         min(dtype) AS dtype, max(dtype) AS last_dtype,\n"
-         "         min(shape) AS shape, max(shape) AS last_shape,\n"
-         "         min(worker_id) AS worker, max(worker_id) AS last_worker\n"
-         "  FROM visible\n"
-         "  GROUP BY tensor_id)\n"
-         "SELECT t.name AS trial, tn.name AS tensor,\n"
-         "       CASE WHEN s.dtype IS s.last_dtype THEN (SELECT d.name FROM dtype_name d WHERE d.code = s.dtype)\n"
-         "            ELSE (SELECT group_concat(DISTINCT d.name)\n"
-         "                  FROM visible x LEFT JOIN dtype_name d ON d.code = x.dtype\n"
-         "                  WHERE x.tensor_id = s.tensor_id) END AS dtype,\n"
-         "       CASE WHEN s.shape IS s.last_shape THEN s.shape\n"
-         "            ELSE (SELECT group_concat(DISTINCT x.shape)\n"
-         "                  FROM visible x WHERE x.tensor_id = s.tensor_id) END AS shape,\n"
-         "       CASE WHEN s.tensor_id IS NULL THEN 0\n"
-         "            WHEN s.worker = s.last_worker THEN s.n_values\n"
-         "            ELSE (SELECT count(DISTINCT x.global_step)\n"
-         "                  FROM visible x WHERE x.tensor_id = s.tensor_id) END AS steps,\n"
-         "       CASE WHEN s.tensor_id IS NULL THEN 0\n"
-         "            WHEN s.worker = s.last_worker THEN (SELECT count(*) FROM worker w WHERE w.worker_id = s.worker)\n"
-         "            ELSE (SELECT count(DISTINCT w.name)\n"
-         "                  FROM visible x JOIN worker w ON w.worker_id = x.worker_id\n"
-         "                  WHERE x.tensor_id = s.tensor_id) END AS workers\n"
-         "FROM tensor tn\n"
-         "JOIN trial t ON t.trial_id = tn.trial_id\n"
-         "LEFT JOIN seen s ON s.tensor_id = tn.tensor_id" +
-         trial_filter(a, "t.name") + "\nORDER BY t.name, tn.name";
 }
 
 // --json: one document, each trial an object with its steps per mode and its collections.
@@ -140,7 +94,7 @@ void run(const InfoArgs& a) {
   if (a.full) set_full_width();
   const Format f = a.json ? Format::kJson : a.csv ? Format::kCsv : Format::kTable;
   reporting_corruption(db, [&] {
-    if (a.tensors) return print_query(db.handle(), tensors_sql(a), f, std::cout);
+    if (a.tensors) return print_table(tensor_listing(db.handle(), a.trial), f, std::cout);
     if (a.json) return print_json(db, a);
     print_query(db.handle(), trials_sql(a), f, std::cout);
     std::cout << "\n";
