@@ -309,15 +309,16 @@ p = run("ingest", noend, "--db", os.path.join(WORK, "noend.db"), "--idle-timeout
 check(p.returncode == 2, "--idle-timeout without --follow is a usage error (rc %d)" % p.returncode)
 
 # --- ingest: progress and summaries (issue 20 item 8) --------------------------------------------
-def run_on_terminal(args, columns, env_columns=None):
-    """Runs trialdb with stderr on a pseudo-terminal `columns` wide; returns (rc, what it wrote)."""
+def run_on_terminal(args, columns, env_columns=None, stream="stderr"):
+    """Runs trialdb with stderr (or stdout) on a pseudo-terminal `columns` wide; returns (rc, what it wrote)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     env = dict(os.environ)
     env.pop("COLUMNS", None)
     if env_columns:
         env["COLUMNS"] = str(env_columns)
-    p = subprocess.Popen([TRIALDB, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: slave}
+    p = subprocess.Popen([TRIALDB, *args], stdin=subprocess.DEVNULL, env=env, **streams)
     os.close(slave)
     out = b""
     while True:
@@ -330,6 +331,16 @@ def run_on_terminal(args, columns, env_columns=None):
         out += data
     os.close(master)
     return p.wait(timeout=300), out.decode()
+
+
+# A table on a terminal: columns cut to their share of its width with "~", control characters
+# escaped, a column of NULLs and numbers right-aligned, every cell padded to its column.
+rc, written = run_on_terminal(["sql", "--db", db, "SELECT '%s' AS a, 'b' || char(1) AS b, NULL AS n, 7 AS i "
+                               "UNION ALL SELECT 'x', 'y', NULL, 1234" % ("a" * 30)], 40, stream="stdout")
+check(rc == 0 and written.replace("\r\n", "\n") == "a           b      n     i   \n"
+      "----------  -----  ----  ----\n"
+      "aaaaaaaaa~  b\\x01  NULL     7\n"
+      "x           y      NULL  1234\n", "sql's table on a 40-column terminal: %r" % written)
 
 
 def progress_lines(written):
