@@ -2,8 +2,8 @@
 #include "parquet/column_writer.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
-#include <cstring>
 #include <limits>
 
 #include "parquet/levels.h"
@@ -135,12 +135,18 @@ void ColumnWriter::add_run(size_t n, size_t value_bytes, uint8_t level, Append a
 
 namespace {
 
-// Appends `v` k times in PLAIN encoding.
+// Appends `v` k times in PLAIN encoding, from a block of copies: growing the string with resize
+// would write every byte twice (zeros first).
 template <typename T>
 void append_plain_repeated(std::string& out, T v, size_t k) {
-  const size_t at = out.size();
-  out.resize(at + k * sizeof v);
-  for (size_t i = 0; i < k; ++i) std::memcpy(out.data() + at + i * sizeof v, &v, sizeof v);
+  constexpr size_t kBlock = 64;
+  std::array<T, kBlock> block;
+  std::fill_n(block.begin(), std::min(k, kBlock), v);
+  while (k > 0) {
+    const size_t n = std::min(k, kBlock);
+    out.append(reinterpret_cast<const char*>(block.data()), n * sizeof v);
+    k -= n;
+  }
 }
 
 }  // namespace

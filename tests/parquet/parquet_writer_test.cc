@@ -153,7 +153,8 @@ TEST(FileWriter, RunsOfRowsMakeTheFileRowsOneByOneMake) {
                                        {"scale", ColumnType::kDouble}, {"edge", ColumnType::kDouble},
                                        {"count", ColumnType::kInt64}};
   constexpr int kRuns = 3000;
-  const auto run_length = [](int r) { return static_cast<size_t>(r * 7919 % 13); };  // 0 to 12
+  // 0 to 12, and every hundredth run longer than the writer's blocks of repeated values (64).
+  const auto run_length = [](int r) { return static_cast<size_t>(r % 100 == 3 ? 150 + r % 7 : r * 7919 % 13); };
   const auto name = [](int r) { return "layer" + std::to_string(r % 5); };
   // 400-byte strings, distinct per run: the dictionary outgrows kMaxDictionaryBytes half-way.
   const auto long_text = [](int r) { return std::string(400, static_cast<char>('a' + r % 26)) + std::to_string(r); };
