@@ -106,7 +106,7 @@ void ColumnWriter::add_to_dictionary(std::string_view v) {
     last_index_ = at->second;
     has_last_ = true;
   }
-  indices_.push_back(last_index_);
+  indices_.add(last_index_);
   if (dictionary_values_.size() > kMaxDictionaryBytes) {  // too many distinct strings: PLAIN from here on
     close_page();
     dictionary_ = false;
@@ -176,7 +176,7 @@ void ColumnWriter::add_repeated(std::string_view v, size_t n) {
     for (size_t i = 1; i < n; ++i) add(v);
     return;
   }
-  add_run(n - 1, sizeof(uint32_t), 1, [&](size_t k) { indices_.insert(indices_.end(), k, last_index_); });
+  add_run(n - 1, sizeof(uint32_t), 1, [&](size_t k) { indices_.add(last_index_, k); });
 }
 
 template <typename T>
@@ -204,7 +204,7 @@ std::string ColumnWriter::page_body() const {
     // The indices' bit width (one byte), then the indices in the hybrid encoding.
     const int bit_width = std::max(1, static_cast<int>(std::bit_width(dictionary_index_.size() - 1)));
     body.push_back(static_cast<char>(bit_width));
-    body += encode_indices(indices_, bit_width);
+    body += encode_runs(indices_, bit_width);
   } else if (column_.type == ColumnType::kBoolean) body += pack_booleans(page_values_);
   else body += page_values_;
   return body;
