@@ -2,8 +2,8 @@
 #include "parquet/column_writer.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
-#include <cstring>
 #include <limits>
 
 #include "parquet/levels.h"
@@ -106,7 +106,7 @@ void ColumnWriter::add_to_dictionary(std::string_view v) {
     last_index_ = at->second;
     has_last_ = true;
   }
-  indices_.push_back(last_index_);
+  indices_.add(last_index_);
   if (dictionary_values_.size() > kMaxDictionaryBytes) {  // too many distinct strings: PLAIN from here on
     close_page();
     dictionary_ = false;
@@ -135,12 +135,18 @@ void ColumnWriter::add_run(size_t n, size_t value_bytes, uint8_t level, Append a
 
 namespace {
 
-// Appends `v` k times in PLAIN encoding.
+// Appends `v` k times in PLAIN encoding, from a block of copies: growing the string with resize
+// would write every byte twice (zeros first).
 template <typename T>
 void append_plain_repeated(std::string& out, T v, size_t k) {
-  const size_t at = out.size();
-  out.resize(at + k * sizeof v);
-  for (size_t i = 0; i < k; ++i) std::memcpy(out.data() + at + i * sizeof v, &v, sizeof v);
+  constexpr size_t kBlock = 64;
+  std::array<T, kBlock> block;
+  std::fill_n(block.begin(), std::min(k, kBlock), v);
+  while (k > 0) {
+    const size_t n = std::min(k, kBlock);
+    out.append(reinterpret_cast<const char*>(block.data()), n * sizeof v);
+    k -= n;
+  }
 }
 
 }  // namespace
@@ -170,7 +176,7 @@ void ColumnWriter::add_repeated(std::string_view v, size_t n) {
     for (size_t i = 1; i < n; ++i) add(v);
     return;
   }
-  add_run(n - 1, sizeof(uint32_t), 1, [&](size_t k) { indices_.insert(indices_.end(), k, last_index_); });
+  add_run(n - 1, sizeof(uint32_t), 1, [&](size_t k) { indices_.add(last_index_, k); });
 }
 
 template <typename T>
@@ -198,7 +204,7 @@ std::string ColumnWriter::page_body() const {
     // The indices' bit width (one byte), then the indices in the hybrid encoding.
     const int bit_width = std::max(1, static_cast<int>(std::bit_width(dictionary_index_.size() - 1)));
     body.push_back(static_cast<char>(bit_width));
-    body += encode_indices(indices_, bit_width);
+    body += encode_runs(indices_, bit_width);
   } else if (column_.type == ColumnType::kBoolean) body += pack_booleans(page_values_);
   else body += page_values_;
   return body;

@@ -112,7 +112,7 @@ class ColumnWriter {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> dictionary_index_;
-  std::vector<uint32_t> indices_;
+  ValueRuns indices_;
   std::string last_;
   uint32_t last_index_ = 0;
   bool has_last_ = false;

@@ -1,6 +1,8 @@
 // The RLE / bit-packed hybrid encoding of definition levels and dictionary indices (levels.h).
 #include "parquet/levels.h"
 
+#include <algorithm>
+
 namespace trialdb::parquet {
 
 namespace {
@@ -13,28 +15,38 @@ void put_varint(std::string& out, uint64_t v) {
   out.push_back(static_cast<char>(v));
 }
 
-template <typename T>
-size_t run_length(const std::vector<T>& values, size_t at) {
-  size_t end = at;
-  while (end < values.size() && values[end] == values[at]) ++end;
-  return end - at;
-}
-
 // An RLE run: header (count << 1 | 0), then the value in ceil(bit_width / 8) bytes, little-endian.
 void put_rle_run(std::string& out, uint32_t value, size_t count, int bit_width) {
   put_varint(out, static_cast<uint64_t>(count) << 1);
   for (int b = 0; b < (bit_width + 7) / 8; ++b) out.push_back(static_cast<char>((value >> (8 * b)) & 0xff));
 }
 
-// Bit-packed groups of eight values, LSB first: header (groups << 1 | 1), then bit_width bytes
-// per group.
-template <typename T>
-void put_bit_packed(std::string& out, const std::vector<T>& values, size_t from, size_t groups, int bit_width) {
+// A position among the values: the run it is in and how far into it.
+struct Position {
+  size_t run = 0, offset = 0;
+};
+
+// The position `n` values after `at` (the end, runs.size(), at most).
+Position advance(const std::vector<ValueRuns::Run>& runs, Position at, size_t n) {
+  while (at.run < runs.size() && n > 0) {
+    const size_t step = std::min(n, runs[at.run].count - at.offset);
+    at.offset += step, n -= step;
+    if (at.offset == runs[at.run].count) ++at.run, at.offset = 0;
+  }
+  return at;
+}
+
+// Bit-packed groups of eight values from `from`, LSB first: header (groups << 1 | 1), then
+// bit_width bytes per group; past the last value, zeros.
+void put_bit_packed(std::string& out, const std::vector<ValueRuns::Run>& runs, Position from, size_t groups,
+                    int bit_width) {
   put_varint(out, (static_cast<uint64_t>(groups) << 1) | 1);
   uint64_t acc = 0;
   int bits = 0;
-  for (size_t i = from; i < from + groups * 8; ++i) {
-    const uint64_t value = i < values.size() ? values[i] : 0;
+  Position at = from;
+  for (size_t i = 0; i < groups * 8; ++i) {
+    const uint64_t value = at.run < runs.size() ? runs[at.run].value : 0;
+    at = advance(runs, at, 1);
     acc |= value << bits;
     bits += bit_width;
     while (bits >= 8) {
@@ -45,45 +57,37 @@ void put_bit_packed(std::string& out, const std::vector<T>& values, size_t from,
   }
 }
 
-template <typename T>
-std::string encode_hybrid(const std::vector<T>& values, int bit_width) {
+}  // namespace
+
+std::string encode_runs(const ValueRuns& values, int bit_width) {
+  const std::vector<ValueRuns::Run>& runs = values.runs();
   std::string out;
-  size_t i = 0;
-  while (i < values.size()) {
-    const size_t run = run_length(values, i);
-    if (run >= kMinRleRun) {
-      put_rle_run(out, values[i], run, bit_width);
-      i += run;
+  Position at;
+  while (at.run < runs.size()) {
+    // The values left of a run: an RLE run of their own once there are kMinRleRun of them.
+    const size_t left = runs[at.run].count - at.offset;
+    if (left >= kMinRleRun) {
+      put_rle_run(out, runs[at.run].value, left, bit_width);
+      ++at.run, at.offset = 0;
       continue;
     }
     // Bit-pack whole groups of eight until a long run starts at a group boundary.
     size_t groups = 0;
-    size_t j = i;
-    while (j < values.size() && run_length(values, j) < kMinRleRun) {
-      j += 8;
+    Position end = at;
+    while (end.run < runs.size() && runs[end.run].count - end.offset < kMinRleRun) {
+      end = advance(runs, end, 8);
       ++groups;
     }
-    put_bit_packed(out, values, i, groups, bit_width);
-    i = j;
+    put_bit_packed(out, runs, at, groups, bit_width);
+    at = end;
   }
   return out;
 }
 
-}  // namespace
-
 std::string encode_levels(const std::vector<uint8_t>& levels, int bit_width) {
-  return encode_hybrid(levels, bit_width);
-}
-
-std::string encode_level_run(uint8_t level, size_t count, int bit_width) {
-  if (count < kMinRleRun) return encode_levels(std::vector<uint8_t>(count, level), bit_width);
-  std::string out;
-  put_rle_run(out, level, count, bit_width);
-  return out;
-}
-
-std::string encode_indices(const std::vector<uint32_t>& indices, int bit_width) {
-  return encode_hybrid(indices, bit_width);
+  ValueRuns runs;
+  for (const uint8_t level : levels) runs.add(level);
+  return encode_runs(runs, bit_width);
 }
 
 }  // namespace trialdb::parquet

@@ -10,43 +10,54 @@
 
 namespace trialdb::parquet {
 
-// The hybrid encoding of levels (each < 2^bit_width, bit_width 1..8), without the 4-byte length
-// that data pages v1 put before it. A repeated level becomes an RLE run once it repeats
-// kMinRleRun times; shorter stretches are bit-packed eight levels at a time (the last group padded
-// with zeros, which a reader ignores because it knows the page's value count).
-std::string encode_levels(const std::vector<uint8_t>& levels, int bit_width);
-// The same for dictionary indices (each < 2^bit_width, bit_width 1..32).
-std::string encode_indices(const std::vector<uint32_t>& indices, int bit_width);
-// encode_levels of `count` times `level`, without the vector.
-std::string encode_level_run(uint8_t level, size_t count, int bit_width);
-
-inline constexpr size_t kMinRleRun = 8;
-
-// The definition levels of a data page being filled. Until its first NULL a page's levels are
-// all 1, one RLE run: only their count is kept, so a column without NULLs (most of the export's)
-// costs no byte per value here and no scan when the page is encoded.
-class PageLevels {
+// Values as runs of one value repeated, each run as long as it goes (the next one's value
+// differs): what the encoding is made from, kept this way by the pages being filled, so that a
+// value repeated row after row (a name in every row of a tensor's histogram) costs a count.
+class ValueRuns {
  public:
-  void add(uint8_t level, size_t n = 1) {
-    if (level == 1 && levels_.empty()) {
-      present_ += n;
-      return;
-    }
-    if (levels_.empty()) levels_.assign(present_, 1);
-    levels_.insert(levels_.end(), n, level);
+  struct Run {
+    uint32_t value;
+    size_t count;
+  };
+  void add(uint32_t value, size_t n = 1) {
+    if (n == 0) return;
+    if (!runs_.empty() && runs_.back().value == value) runs_.back().count += n;
+    else runs_.push_back({value, n});
+    size_ += n;
   }
-  size_t size() const { return levels_.empty() ? present_ : levels_.size(); }
-  std::string encode(int bit_width) const {
-    return levels_.empty() ? encode_level_run(1, present_, bit_width) : encode_levels(levels_, bit_width);
-  }
+  size_t size() const { return size_; }
+  const std::vector<Run>& runs() const { return runs_; }
   void clear() {
-    levels_.clear();
-    present_ = 0;
+    runs_.clear();
+    size_ = 0;
   }
 
  private:
-  size_t present_ = 0;           // the page's values while it has no NULL
-  std::vector<uint8_t> levels_;  // every level, once it has one
+  std::vector<Run> runs_;
+  size_t size_ = 0;  // values
+};
+
+// The hybrid encoding of the values (each < 2^bit_width, bit_width 1..32), without the 4-byte
+// length that data pages v1 put before it. A repeated value becomes an RLE run once it repeats
+// kMinRleRun times; shorter stretches are bit-packed eight values at a time (the last group padded
+// with zeros, which a reader ignores because it knows the page's value count).
+std::string encode_runs(const ValueRuns& values, int bit_width);
+// The same of levels (bit_width 1..8) given one by one.
+std::string encode_levels(const std::vector<uint8_t>& levels, int bit_width);
+
+inline constexpr size_t kMinRleRun = 8;
+
+// The definition levels of a data page being filled, as runs: a column without NULLs (most of
+// the export's) costs a count, not a byte per value, and one RLE run when the page is encoded.
+class PageLevels {
+ public:
+  void add(uint8_t level, size_t n = 1) { runs_.add(level, n); }
+  size_t size() const { return runs_.size(); }
+  std::string encode(int bit_width) const { return encode_runs(runs_, bit_width); }
+  void clear() { runs_.clear(); }
+
+ private:
+  ValueRuns runs_;
 };
 
 }  // namespace trialdb::parquet

@@ -10,6 +10,7 @@
 #include "schema/case_folding.h"
 #include "schema/database.h"
 #include "schema/reduction_kinds.h"
+#include "schema/step_finder.h"
 
 namespace trialdb {
 
@@ -36,26 +37,6 @@ std::string values_sql(sqlite3* db, const std::string& schema, int64_t idx, bool
          "WHERE tn.trial_id = ?1 AND tn.name = ?2 AND (" +
          reduction_filter_sql(idx, abs) + ")";
 }
-
-// Finds global steps in the trial's steps, sorted. A tensor's rows come in step order, so the
-// next step is looked for from the last one found first.
-class StepFinder {
- public:
-  explicit StepFinder(const std::vector<int64_t>& steps) : steps_(steps) {}
-  // The index of `step`, or steps.size() when it is not a (complete) step of the trial.
-  size_t find(int64_t step) {
-    const size_t n = steps_.size();
-    if (at_ < n && steps_[at_] == step) return at_;            // another worker of the step
-    if (at_ + 1 < n && steps_[at_ + 1] == step) return ++at_;  // the next step
-    const auto it = std::lower_bound(steps_.begin(), steps_.end(), step);
-    if (it == steps_.end() || *it != step) return n;
-    return at_ = static_cast<size_t>(it - steps_.begin());
-  }
-
- private:
-  const std::vector<int64_t>& steps_;
-  size_t at_ = 0;
-};
 
 // Where the row function puts a tensor's rows: the caller's on_row, for the complete steps.
 struct RowSink {

@@ -1,6 +1,7 @@
 // trialdb info: what a database holds: trials (steps per mode, tensors, workers, collections,
 // errors), their collections, and with --tensors every tensor (smdebug's tensor_names() with
-// detail). Every count is of the public view whose rows it counts.
+// detail). Every count is of the public view whose rows it counts (--tensors: of tensor_values'
+// rows, read from the tables under it, src/tensor_listing.h).
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "src/commands.h"
 #include "src/open_db.h"
 #include "src/output.h"
+#include "src/tensor_listing.h"
 
 namespace trialdb::cli {
 
@@ -46,23 +48,6 @@ std::string collections_sql(const InfoArgs& a) {
   return "SELECT c.trial, c.collection, count(m.tensor) AS tensors, group_concat(m.tensor, ', ') AS members\n"
          "FROM collection_definitions c LEFT JOIN collections m ON m.trial = c.trial AND m.collection = c.collection" +
          trial_filter(a, "c.trial") + "\nGROUP BY c.trial, c.collection ORDER BY c.trial, c.collection";
-}
-
-// Every tensor of the tensors view (so the count in the trials table is these rows' count),
-// with what its visible values say. The values are summed up apart and joined to the tensors
-// after: a view on the right of a LEFT JOIN is computed whole, the blobs of tensor_values' value
-// column included (seconds on a 1 GB trial), where an aggregate over it reads none of them.
-std::string tensors_sql(const InfoArgs& a) {
-  return "WITH seen AS (\n"
-         "  SELECT trial, tensor, group_concat(DISTINCT dtype) AS dtype, group_concat(DISTINCT shape) AS shape,\n"
-         "         count(DISTINCT global_step) AS steps, count(DISTINCT worker) AS workers\n"
-         "  FROM tensor_values" +
-         trial_filter(a, "trial") +
-         "\n"
-         "  GROUP BY trial, tensor)\n"
-         "SELECT t.trial, t.tensor, s.dtype, s.shape, ifnull(s.steps, 0) AS steps, ifnull(s.workers, 0) AS workers\n"
-         "FROM tensors t LEFT JOIN seen s ON s.trial = t.trial AND s.tensor = t.tensor" +
-         trial_filter(a, "t.trial") + "\nORDER BY t.trial, t.tensor";
 }
 
 // --json: one document, each trial an object with its steps per mode and its collections.
@@ -109,7 +94,7 @@ void run(const InfoArgs& a) {
   if (a.full) set_full_width();
   const Format f = a.json ? Format::kJson : a.csv ? Format::kCsv : Format::kTable;
   reporting_corruption(db, [&] {
-    if (a.tensors) return print_query(db.handle(), tensors_sql(a), f, std::cout);
+    if (a.tensors) return print_table(tensor_listing(db.handle(), a.trial), f, std::cout);
     if (a.json) return print_json(db, a);
     print_query(db.handle(), trials_sql(a), f, std::cout);
     std::cout << "\n";

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -191,16 +192,23 @@ void print_table(const Table& t, Format format, std::ostream& out) {
     return;
   }
   // Table: every cell printable (names may hold any byte); columns wider than their share of the
-  // terminal are cut with "~".
-  std::vector<std::string> columns(nc);
-  std::vector<std::vector<std::string>> rows(t.rows.size(), std::vector<std::string>(nc));
-  for (size_t c = 0; c < nc; ++c) columns[c] = printable(t.columns[c]);
-  for (size_t i = 0; i < t.rows.size(); ++i)
-    for (size_t c = 0; c < nc; ++c) rows[i][c] = t.rows[i][c] == kNullCell ? "NULL" : printable(t.rows[i][c]);
+  // terminal are cut with "~". A cell of printable ASCII (nearly all) is shown from the table
+  // itself; the lines are written a block at a time, not a piece of a cell at a time.
+  std::deque<std::string> escaped;
+  auto shown = [&](const std::string& s) -> std::string_view {
+    if (s == kNullCell) return "NULL";
+    if (std::all_of(s.begin(), s.end(), [](char c) { return c >= kFirstPrintable && c < kDel; })) return s;
+    return escaped.emplace_back(printable(s));
+  };
+  std::vector<std::string_view> columns(nc);
+  std::vector<std::string_view> cells;  // row by row
+  cells.reserve(t.rows.size() * nc);
+  for (size_t c = 0; c < nc; ++c) columns[c] = shown(t.columns[c]);
+  for (const auto& r : t.rows)
+    for (size_t c = 0; c < nc; ++c) cells.push_back(shown(r[c]));
   std::vector<size_t> w(nc);
   for (size_t c = 0; c < nc; ++c) w[c] = columns[c].size();
-  for (const auto& r : rows)
-    for (size_t c = 0; c < nc; ++c) w[c] = std::max(w[c], r[c].size());
+  for (size_t i = 0; i < cells.size(); ++i) w[i % nc] = std::max(w[i % nc], cells[i].size());
   int term = terminal_width();
   if (term > 0 && nc > 0) {
     size_t total = 0;
@@ -209,19 +217,31 @@ void print_table(const Table& t, Format format, std::ostream& out) {
     if (total > static_cast<size_t>(term))
       for (auto& x : w) x = std::min(x, cap);
   }
-  auto cell = [&](const std::string& s, size_t c, bool right) {
-    std::string v = s.size() > w[c] ? s.substr(0, w[c] - 1) + "~" : s;
-    std::string pad(w[c] - v.size(), ' ');
-    return right ? pad + v : v + pad;
+  std::string text;
+  auto cell = [&](std::string_view s, size_t c, bool right) {
+    if (c) text += "  ";
+    const bool cut = s.size() > w[c];
+    const size_t shown_size = cut ? w[c] : s.size();
+    if (right) text.append(w[c] - shown_size, ' ');
+    if (cut) text.append(s.substr(0, w[c] - 1)) += '~';
+    else text.append(s);
+    if (!right) text.append(w[c] - shown_size, ' ');
   };
-  for (size_t c = 0; c < nc; ++c) out << (c ? "  " : "") << cell(columns[c], c, false);
-  out << "\n";
-  for (size_t c = 0; c < nc; ++c) out << (c ? "  " : "") << std::string(w[c], '-');
-  out << "\n";
-  for (const auto& r : rows) {
-    for (size_t c = 0; c < nc; ++c) out << (c ? "  " : "") << cell(r[c], c, c < t.numeric.size() && t.numeric[c]);
-    out << "\n";
+  constexpr size_t kWriteBlock = 1 << 16;
+  for (size_t c = 0; c < nc; ++c) cell(columns[c], c, false);
+  text += '\n';
+  for (size_t c = 0; c < nc; ++c) {
+    if (c) text += "  ";
+    text.append(w[c], '-');
   }
+  text += '\n';
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const size_t c = i % nc;
+    cell(cells[i], c, c < t.numeric.size() && t.numeric[c]);
+    if (c + 1 == nc) text += '\n';
+    if (text.size() >= kWriteBlock) out.write(text.data(), static_cast<std::streamsize>(text.size())), text.clear();
+  }
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
 }  // namespace trialdb::cli

@@ -41,13 +41,64 @@ TEST(Levels, ShortStretchesAreBitPackedLsbFirst) {
   EXPECT_EQ(encode_levels(mixed, 1), std::string("\x03\xaa\x14\x01", 4));
 }
 
-TEST(Levels, ARunOfOneLevelIsEncodedAsItsVector) {
-  for (const size_t count : {0, 1, 7, 8, 9, 300, 100000})
-    for (const uint8_t level : {0, 1})
-      EXPECT_EQ(encode_level_run(level, count, 1), encode_levels(std::vector<uint8_t>(count, level), 1)) << count;
+// The hybrid encoding as the format specification describes it, value by value: the reference
+// encode_runs, which walks runs, must match byte for byte.
+std::string reference_hybrid(const std::vector<uint32_t>& values, int bit_width) {
+  const auto varint = [](std::string& out, uint64_t v) {
+    for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    out.push_back(static_cast<char>(v));
+  };
+  const auto run_length = [&](size_t at) {
+    size_t end = at;
+    while (end < values.size() && values[end] == values[at]) ++end;
+    return end - at;
+  };
+  std::string out;
+  for (size_t i = 0; i < values.size();) {
+    if (const size_t run = run_length(i); run >= kMinRleRun) {
+      varint(out, run << 1);
+      for (int b = 0; b < (bit_width + 7) / 8; ++b) out.push_back(static_cast<char>((values[i] >> (8 * b)) & 0xff));
+      i += run;
+      continue;
+    }
+    size_t groups = 0, j = i;
+    for (; j < values.size() && run_length(j) < kMinRleRun; j += 8) ++groups;
+    varint(out, groups << 1 | 1);
+    uint64_t acc = 0;
+    int bits = 0;
+    for (size_t k = i; k < i + groups * 8; ++k) {
+      acc |= static_cast<uint64_t>(k < values.size() ? values[k] : 0) << bits;
+      for (bits += bit_width; bits >= 8; bits -= 8, acc >>= 8) out.push_back(static_cast<char>(acc & 0xff));
+    }
+    i = j;
+  }
+  return out;
 }
 
-// A page's levels kept as a count until its first NULL encode as the levels themselves.
+TEST(Levels, RunsEncodeAsTheValuesOneByOne) {
+  uint64_t seed = 7;
+  const auto next = [&seed](uint64_t n) {
+    return (seed = seed * 6364136223846793005u + 1442695040888963407u) >> 33 & (n - 1);
+  };
+  for (const int bit_width : {1, 2, 3, 7, 8, 13, 24, 32})
+    for (int trial = 0; trial < 200; ++trial) {
+      ValueRuns runs;
+      std::vector<uint32_t> values;
+      // Few distinct values (runs of every length), with bits set all over the width.
+      const uint64_t distinct = trial % 2 ? 4 : 2;
+      const uint32_t max_value = bit_width == 32 ? ~0u : (1u << bit_width) - 1;
+      while (values.size() < 20 + static_cast<size_t>(trial) * 3) {
+        const auto v = static_cast<uint32_t>(next(distinct) * 0x9E3779B9u) & max_value;
+        const size_t n = next(4) == 0 ? 1 + next(32) : 1 + next(4);
+        runs.add(v, n);
+        values.insert(values.end(), n, v);
+      }
+      ASSERT_EQ(runs.size(), values.size());
+      ASSERT_EQ(encode_runs(runs, bit_width), reference_hybrid(values, bit_width)) << bit_width << " " << trial;
+    }
+}
+
+// A page's levels, kept as runs, encode as the levels themselves.
 TEST(Levels, PageLevelsEncodeTheLevelsAdded) {
   PageLevels page;
   std::vector<uint8_t> levels;
@@ -153,7 +204,8 @@ TEST(FileWriter, RunsOfRowsMakeTheFileRowsOneByOneMake) {
                                        {"scale", ColumnType::kDouble}, {"edge", ColumnType::kDouble},
                                        {"count", ColumnType::kInt64}};
   constexpr int kRuns = 3000;
-  const auto run_length = [](int r) { return static_cast<size_t>(r * 7919 % 13); };  // 0 to 12
+  // 0 to 12, and every hundredth run longer than the writer's blocks of repeated values (64).
+  const auto run_length = [](int r) { return static_cast<size_t>(r % 100 == 3 ? 150 + r % 7 : r * 7919 % 13); };
   const auto name = [](int r) { return "layer" + std::to_string(r % 5); };
   // 400-byte strings, distinct per run: the dictionary outgrows kMaxDictionaryBytes half-way.
   const auto long_text = [](int r) { return std::string(400, static_cast<char>('a' + r % 26)) + std::to_string(r); };

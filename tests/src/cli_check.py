@@ -152,6 +152,50 @@ w = [t for t in tensors if t["tensor"] == "Net_conv0.weight"]
 check(w == [{"trial": "pt_bad_init", "tensor": "Net_conv0.weight", "dtype": "float32", "shape": "[4,1,3,3]", "steps": 24, "workers": 1}],
       "info --tensors detail: %r" % w)
 
+# info --tensors reads value's columns, not the view: it must say what an aggregate over the public
+# tensor_values view says, for tensors of one shape and of several (core_dtypes), several workers
+# (dist2), GLOBAL-mode steps (core_dtypes), and, in a copy, a dtype that changes, values past the
+# complete steps and a tensor with none.
+VIEW_AGGREGATE = """
+WITH seen AS (
+  SELECT trial, tensor, group_concat(DISTINCT dtype) AS dtype, group_concat(DISTINCT shape) AS shape,
+         count(DISTINCT global_step) AS steps, count(DISTINCT worker) AS workers
+  FROM tensor_values GROUP BY trial, tensor)
+SELECT t.trial, t.tensor, s.dtype, s.shape, ifnull(s.steps, 0) AS steps, ifnull(s.workers, 0) AS workers
+FROM tensors t LEFT JOIN seen s ON s.trial = t.trial AND s.tensor = t.tensor
+ORDER BY t.trial, t.tensor"""
+
+
+def check_info_tensors(path, what):
+    p = run("info", "--db", path, "--tensors", "--json")
+    got = json.loads(p.stdout) if p.returncode == 0 else p.stderr
+    view = sqlite3.connect(path)
+    view.row_factory = sqlite3.Row
+    want = [dict(r) for r in view.execute(VIEW_AGGREGATE)]
+    view.close()
+    check(got == want, "info --tensors %s: the view's aggregate says otherwise: %r" %
+          (what, [(g, w) for g, w in zip(got, want) if g != w][:3] if isinstance(got, list) else got))
+    return want
+
+
+want = check_info_tensors(db, "on the fixtures")
+check(any("," in (t["shape"] or "") for t in want) and any(t["workers"] > 1 for t in want),
+      "the fixtures hold tensors of several shapes and of several workers")
+edited = os.path.join(WORK, "edited.db")
+shutil.copy(db, edited)
+edit = sqlite3.connect(edited)
+edit.executescript("""
+UPDATE value SET dtype = 12 WHERE tensor_id = (SELECT min(tensor_id) FROM tensor WHERE name LIKE 'gradient/%')
+  AND tensor_step = (SELECT max(tensor_step) FROM value v WHERE v.tensor_id = value.tensor_id);
+UPDATE trial SET complete_through = 9 WHERE name IN ('dist2', 'core_dtypes');
+INSERT INTO tensor(trial_id, name) SELECT trial_id, 'never_saved' FROM trial WHERE name = 'pt_bad_init';
+""")
+edit.commit()
+edit.close()
+want = check_info_tensors(edited, "with a dtype that changes, values not visible yet and a tensor without values")
+check(any("," in (t["dtype"] or "") for t in want) and any(t["tensor"] == "never_saved" and t["steps"] == 0 for t in want),
+      "the edited copy holds a tensor of two dtypes and one without values")
+
 # --- sql: input, streaming, JSON columns ---------------------------------------------------------------
 p = run("sql", "--db", db, "-", stdin="SELECT 41 + 1 AS x;")
 check(p.returncode == 0 and "42" in p.stdout, "sql from standard input: %r %r" % (p.stdout, p.stderr))
@@ -265,15 +309,16 @@ p = run("ingest", noend, "--db", os.path.join(WORK, "noend.db"), "--idle-timeout
 check(p.returncode == 2, "--idle-timeout without --follow is a usage error (rc %d)" % p.returncode)
 
 # --- ingest: progress and summaries (issue 20 item 8) --------------------------------------------
-def run_on_terminal(args, columns, env_columns=None):
-    """Runs trialdb with stderr on a pseudo-terminal `columns` wide; returns (rc, what it wrote)."""
+def run_on_terminal(args, columns, env_columns=None, stream="stderr"):
+    """Runs trialdb with stderr (or stdout) on a pseudo-terminal `columns` wide; returns (rc, what it wrote)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     env = dict(os.environ)
     env.pop("COLUMNS", None)
     if env_columns:
         env["COLUMNS"] = str(env_columns)
-    p = subprocess.Popen([TRIALDB, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: slave}
+    p = subprocess.Popen([TRIALDB, *args], stdin=subprocess.DEVNULL, env=env, **streams)
     os.close(slave)
     out = b""
     while True:
@@ -286,6 +331,16 @@ def run_on_terminal(args, columns, env_columns=None):
         out += data
     os.close(master)
     return p.wait(timeout=300), out.decode()
+
+
+# A table on a terminal: columns cut to their share of its width with "~", control characters
+# escaped, a column of NULLs and numbers right-aligned, every cell padded to its column.
+rc, written = run_on_terminal(["sql", "--db", db, "SELECT '%s' AS a, 'b' || char(1) AS b, NULL AS n, 7 AS i "
+                               "UNION ALL SELECT 'x', 'y', NULL, 1234" % ("a" * 30)], 40, stream="stdout")
+check(rc == 0 and written.replace("\r\n", "\n") == "a           b      n     i   \n"
+      "----------  -----  ----  ----\n"
+      "aaaaaaaaa~  b\\x01  NULL     7\n"
+      "x           y      NULL  1234\n", "sql's table on a 40-column terminal: %r" % written)
 
 
 def progress_lines(written):
