@@ -1,6 +1,5 @@
 #include "schema/histogram_blob.h"
 
-#include <algorithm>
 #include <charconv>
 
 namespace trialdb {
@@ -11,12 +10,32 @@ constexpr int kVarintGroupBits = 7;
 constexpr uint8_t kVarintMore = 0x80;
 constexpr int kMaxVarintBytes = 10;  // 64 bits in groups of 7
 
-void put_varint(std::string& out, uint64_t n) {
+// Writes n's varint at p (at most kMaxVarintBytes); returns the end.
+char* put_varint(char* p, uint64_t n) {
   while (n >= kVarintMore) {
-    out.push_back(static_cast<char>(static_cast<uint8_t>(n) | kVarintMore));
+    *p++ = static_cast<char>(static_cast<uint8_t>(n) | kVarintMore);
     n >>= kVarintGroupBits;
   }
-  out.push_back(static_cast<char>(n));
+  *p++ = static_cast<char>(n);
+  return p;
+}
+
+// Packs counts of kBits bits each, least significant bits first, into ceil(n x kBits / 8) bytes.
+template <int kBits>
+char* pack(const uint64_t* counts, size_t n, char* out) {
+  constexpr size_t kPerByte = 8 / kBits;
+  size_t i = 0;
+  for (; i + kPerByte <= n; i += kPerByte) {
+    uint8_t b = 0;
+    for (size_t j = 0; j < kPerByte; ++j) b |= static_cast<uint8_t>(counts[i + j] << (j * kBits));
+    *out++ = static_cast<char>(b);
+  }
+  if (i < n) {
+    uint8_t b = 0;
+    for (size_t j = 0; i + j < n; ++j) b |= static_cast<uint8_t>(counts[i + j] << (j * kBits));
+    *out++ = static_cast<char>(b);
+  }
+  return out;
 }
 
 uint64_t zigzag(int64_t n) { return (static_cast<uint64_t>(n) << 1) ^ static_cast<uint64_t>(n >> 63); }
@@ -50,26 +69,31 @@ void HistogramBlobWriter::begin_run(int64_t first_bucket) {
   open_ = true;
 }
 
+// Written through a pointer into room made ahead, as the ingest writes every value's histogram.
 void HistogramBlobWriter::end_run() {
-  const uint64_t length = run_.size();
+  const size_t length = run_.size();
   if (length == 0) return;  // a run without counts is no run
-  const CountWidth width = narrowest_width(*std::max_element(run_.begin(), run_.end()));
-  put_varint(out_, first_run_ ? zigzag(run_first_) : static_cast<uint64_t>(run_first_ - next_));
-  put_varint(out_, (length - 1) << kCountWidthBits | static_cast<uint64_t>(width));
-  if (const int bits = width_bits(width)) {
-    const size_t at = out_.size();
-    out_.resize(at + (length * bits + 7) / 8);
-    auto* packed = reinterpret_cast<uint8_t*>(out_.data() + at);
-    for (uint64_t i = 0; i < length; ++i) {
-      const uint64_t bit = i * bits;
-      packed[bit / 8] |= static_cast<uint8_t>(run_[i] << (bit % 8));
-    }
-  } else {
-    for (uint64_t c : run_) put_varint(out_, c);
+  const CountWidth width = narrowest_width(run_max_);
+  const size_t at = out_.size();
+  out_.resize(at + 2 * kMaxVarintBytes + kMaxVarintBytes * length);  // the most the run can take
+  char* p = out_.data() + at;
+  p = put_varint(p, first_run_ ? zigzag(run_first_) : static_cast<uint64_t>(run_first_ - next_));
+  p = put_varint(p, static_cast<uint64_t>(length - 1) << kCountWidthBits | static_cast<uint64_t>(width));
+  const uint64_t* counts = run_.data();
+  switch (width) {
+    case CountWidth::kBits1: p = pack<1>(counts, length, p); break;
+    case CountWidth::kBits2: p = pack<2>(counts, length, p); break;
+    case CountWidth::kBits4: p = pack<4>(counts, length, p); break;
+    case CountWidth::kBits8: p = pack<8>(counts, length, p); break;
+    case CountWidth::kVarint:
+      for (size_t i = 0; i < length; ++i) p = put_varint(p, counts[i]);
+      break;
   }
+  out_.resize(static_cast<size_t>(p - out_.data()));
   next_ = run_first_ + static_cast<int64_t>(length);
   first_run_ = false;
   run_.clear();
+  run_max_ = 0;
 }
 
 std::string HistogramBlobWriter::finish() {
@@ -77,6 +101,7 @@ std::string HistogramBlobWriter::finish() {
   std::string blob = std::move(out_);
   out_.assign(1, static_cast<char>(kHistogramFormatPacked));
   run_.clear();
+  run_max_ = 0;
   next_ = 0;
   open_ = false;
   first_run_ = true;

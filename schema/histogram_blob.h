@@ -48,7 +48,10 @@ inline constexpr int64_t kHistogramMaxRun = INT64_C(1) << 16;
 class HistogramBlobWriter {
  public:
   void begin_run(int64_t first_bucket);
-  void add_count(uint64_t count) { run_.push_back(count); }
+  void add_count(uint64_t count) {
+    run_.push_back(count);
+    run_max_ |= count;  // enough to choose the width: the same highest bit as the largest count
+  }
   // The blob (the format byte alone when no run was begun); the writer starts over.
   std::string finish();
 
@@ -56,6 +59,7 @@ class HistogramBlobWriter {
   void end_run();
   std::string out_{static_cast<char>(kHistogramFormatPacked)};
   std::vector<uint64_t> run_;  // the open run's counts
+  uint64_t run_max_ = 0;       // their bitwise or
   int64_t run_first_ = 0;
   int64_t next_ = 0;  // the bucket after the last run's last
   bool open_ = false, first_run_ = true;
