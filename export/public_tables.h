@@ -23,9 +23,9 @@ enum class ValuesExport {
 // Where a table's rows are read from.
 enum class RowSource {
   kView,  // the view of the table's name, row for row
-  // histogram_buckets: the `histograms` view, one row per value, each value's bucket runs
-  // expanded here into the rows the view would give (table_file.h). The view expands them with
-  // json_each, which costs about ten times more per bucket than the rest of the export.
+  // histogram_buckets: the histogram_blobs view, one row per value, each value's histogram blob
+  // decoded here into the rows the view would give (table_file.h), its key columns read once per
+  // value rather than once per bucket.
   kHistogramRuns,
   // reductions: the view with a row per value (schema/reduction_kinds.h), each value's kinds
   // written here as the view's rows. The view visits every value once per kind, each visit

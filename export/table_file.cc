@@ -4,7 +4,7 @@
 #include <zlib.h>
 
 #include "kernels/bucket_grid.h"
-#include "kernels/bucket_runs.h"
+#include "schema/histogram_blob.h"
 #include "schema/reduction_kinds.h"
 
 namespace trialdb::exporter {
@@ -35,11 +35,11 @@ bool view_exists(Database& db, const std::string& name) {
   return q.step();
 }
 
-// histogram_buckets' columns made from a value's bucket runs (lo, hi, count), after its key
-// columns, and the column of `histograms` they are made from.
+// histogram_buckets' columns made from a value's histogram (lo, hi, count), after its key
+// columns, and the column of histogram_blobs they are made from.
 constexpr size_t kBucketColumns = 3;
-constexpr const char* kBucketRunsColumn = "buckets";
-constexpr const char* kHistogramsView = "histograms";
+constexpr const char* kHistogramBlobColumn = "buckets";
+constexpr const char* kHistogramBlobsView = "histogram_blobs";
 // reductions' columns made from each of a value's kinds (reduction_kinds.h).
 constexpr const char* kReductionColumn = "reduction";
 constexpr const char* kAbsColumn = "abs";
@@ -65,7 +65,7 @@ std::string quoted_identifier(const std::string& name) { return "\"" + name + "\
 std::string source_sql(sqlite3* db, const PublicTable& table, const std::vector<ReductionKind>& kinds) {
   switch (table.source) {
     case RowSource::kView: return quoted_identifier(table.name);
-    case RowSource::kHistogramRuns: return quoted_identifier(kHistogramsView);
+    case RowSource::kHistogramRuns: return quoted_identifier(kHistogramBlobsView);
     case RowSource::kReductionKinds: {
       // Appended rather than `"(" + ...`, which GCC 12 at -O3 warns about (-Wrestrict, GCC bug 105329).
       std::string sql(1, '(');
@@ -78,7 +78,7 @@ std::string source_sql(sqlite3* db, const PublicTable& table, const std::vector<
 
 // The view that must exist for the table to have rows.
 std::string source_view(const PublicTable& table) {
-  return table.source == RowSource::kHistogramRuns ? kHistogramsView : table.name;
+  return table.source == RowSource::kHistogramRuns ? kHistogramBlobsView : table.name;
 }
 
 // The columns of the source read for each of its rows.
@@ -88,7 +88,7 @@ std::vector<std::string> read_columns(const PublicTable& table, const std::vecto
     if (table.source != RowSource::kReductionKinds || !made_per_kind(c)) names.push_back(c.name);
   if (table.source == RowSource::kHistogramRuns) {
     names.resize(names.size() - kBucketColumns);
-    names.push_back(kBucketRunsColumn);
+    names.push_back(kHistogramBlobColumn);
   }
   if (table.source == RowSource::kReductionKinds)
     for (const ReductionKind& k : kinds) {
@@ -146,10 +146,9 @@ void add_cell(parquet::FileWriter& w, const Cell& c, parquet::ColumnType type, s
   }
 }
 
-// One row of `histograms` as the rows of histogram_buckets: one per non-empty bucket, its key
+// One row of histogram_blobs as the rows of histogram_buckets: one per non-empty bucket, its key
 // columns, then the bucket's edges and count, written as one run of rows. The edges are
-// bucket_grid.h's, which equal the view's octave arithmetic exactly (both are powers of two
-// times integers below 2^8).
+// bucket_grid.h's, as the view's (histogram_each).
 class HistogramExpander {
  public:
   explicit HistogramExpander(const PublicTable& table) : table_(table), keys_(table.columns.size() - kBucketColumns) {
@@ -159,12 +158,12 @@ class HistogramExpander {
   // Returns the number of rows written.
   size_t write(parquet::FileWriter& w, const Statement& q) {
     for (size_t c = 0; c < keys_; ++c) cells_[c] = read_cell(q, static_cast<int>(c), table_.columns[c].type);
-    const Cell runs = read_cell(q, static_cast<int>(keys_), parquet::ColumnType::kString);
-    if (runs.null || !decode_bucket_runs(runs.bytes, &buckets_))
-      throw Error(ErrorKind::kDatabase, std::string(kHistogramsView) + ": the buckets of tensor '" +
+    const Cell blob = read_cell(q, static_cast<int>(keys_), parquet::ColumnType::kBytes);
+    if (blob.null) return 0;  // no finite elements
+    if (const Status st = decode_histogram_blob(blob.bytes, &buckets_); !st.is_ok())
+      throw Error(ErrorKind::kDatabase, std::string(kHistogramBlobsView) + ": the histogram of tensor '" +
                                             std::string(cells_[0].bytes) + "' at step " +
-                                            std::to_string(cells_[1].integer) +
-                                            " are not bucket runs: " + std::string(runs.bytes.substr(0, 80)));
+                                            std::to_string(cells_[1].integer) + ": " + st.cause());
     if (buckets_.empty()) return 0;
     lo_.clear();
     hi_.clear();

@@ -29,7 +29,7 @@ struct Distribution {
   int64_t nan = 0, pos_inf = 0, neg_inf = 0, zero = 0;
   int64_t negative = 0, positive = 0;           // finite and non-zero
   double percentile[kDistributionPercentiles];  // NaN where numpy's is NaN
-  std::string histogram;                        // bucket runs (bucket_runs.h)
+  std::string histogram;                        // its histogram blob (schema/histogram_blob.h)
   int64_t count() const { return nan + pos_inf + neg_inf + zero + negative + positive; }
 };
 

@@ -13,7 +13,7 @@ namespace trialdb {
 
 // The shape of every table, the rule runner's included; older versions are upgraded by the steps
 // of schema/migrations.h.
-inline constexpr int kSchemaVersion = 10;  // 2: value.dtype is a code; 3: small blobs in value.data;
+inline constexpr int kSchemaVersion = 11;  // 2: value.dtype is a code; 3: small blobs in value.data;
                                            // 4: value clustered by (tensor, step, worker);
                                            // 5: value.tensor_step, trial.complete_through;
                                            // 6: value_distribution, value_histogram, bucket_octave;
@@ -21,7 +21,9 @@ inline constexpr int kSchemaVersion = 10;  // 2: value.dtype is a code; 3: small
                                            // 8: trial_follower, the rule runner's tables versioned;
                                            // 9: database_identity, trial.uid and change_seq,
                                            //    step.change_seq;
-                                           // 10: value.red_computed, reductions.computed
+                                           // 10: value.red_computed, reductions.computed;
+                                           // 11: value_histogram.buckets a histogram blob,
+                                           //     histogram_blobs
 
 // PRAGMA application_id of a trialdb database (the bytes "trdb"): how a file is recognised as
 // trialdb's, rather than another program's that happens to have a table of the same name.
@@ -148,6 +150,11 @@ class Statement {
   double real(int col) const { return sqlite3_column_double(stmt_, col); }
   bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   std::string text(int col) const;
+  // The column's bytes as a BLOB, valid until the next step.
+  std::string_view blob(int col) const {
+    const void* p = sqlite3_column_blob(stmt_, col);
+    return {static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
+  }
   sqlite3_stmt* handle() const { return stmt_; }
 
  private:

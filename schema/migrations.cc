@@ -1,8 +1,10 @@
 #include "schema/migrations.h"
 
+#include <charconv>
 #include <string>
 
 #include "schema/database.h"
+#include "schema/histogram_blob.h"
 
 namespace trialdb {
 
@@ -93,10 +95,76 @@ void upgrade_9(Database& db) {
   db.exec(schema_sql());
 }
 
+// 10 -> 11: value_histogram.buckets is a histogram blob (histogram_blob.h) instead of the JSON
+// text {"<first bucket>": [count, ...], ...} the histograms view still shows. The text's runs are
+// taken apart by SQLite's json_each, in the text's order, and written again run for run (zeros
+// inside a run included), so histogram_json gives back the same text. A row that is not such text
+// (malformed JSON, a key that is not a bucket number, a count that is not a non-negative integer,
+// runs out of order) fails the upgrade, which then changes nothing. The table is rebuilt for its
+// column type, and the views over it are made again by schema.sql.
+void upgrade_10(Database& db) {
+  db.exec("CREATE TABLE value_histogram_blob (histogram_id INTEGER PRIMARY KEY, buckets BLOB NOT NULL)");
+  {
+    Statement objects(db.handle(), "SELECT histogram_id FROM value_histogram WHERE json_type(buckets) IS NOT 'object'");
+    if (objects.step())
+      throw Error(Status::database("value_histogram row " + std::to_string(objects.int64(0)) +
+                                   ": the buckets are not a JSON object of bucket runs"));
+    // One histogram at a time, so that only its counts are sorted into the text's order.
+    Statement histograms(db.handle(), "SELECT histogram_id FROM value_histogram ORDER BY histogram_id");
+    Statement counts(db.handle(), R"sql(
+      SELECT r.key, r.type, c.value, c.type
+      FROM value_histogram h, json_each(h.buckets) r, json_each(r.value) c
+      WHERE h.histogram_id = ?1
+      ORDER BY r.id, c.id)sql");
+    Statement insert(db.handle(), "INSERT INTO value_histogram_blob(histogram_id, buckets) VALUES (?1, ?2)");
+    HistogramBlobWriter blob;
+    std::string key;
+    while (histograms.step()) {
+      const int64_t id = histograms.int64(0);
+      auto refuse = [&](const std::string& what) {
+        return Error(Status::database("value_histogram row " + std::to_string(id) + ": " + what));
+      };
+      counts.bind(1, id);
+      int64_t next = 0;
+      bool first_run = true;
+      while (counts.step()) {
+        if (first_run || counts.text(0) != key) {  // a run begins
+          key = counts.text(0);
+          int64_t first = 0;
+          const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), first);
+          if (ec != std::errc() || end != key.data() + key.size() || first < -kHistogramBucketLimit ||
+              first > kHistogramBucketLimit)
+            throw refuse("bucket run key '" + key + "' is not a bucket number");
+          if (counts.text(1) != "array") throw refuse("bucket run '" + key + "' is not an array of counts");
+          if (!first_run && first < next) throw refuse("bucket run '" + key + "' overlaps the run before it");
+          blob.begin_run(next = first);
+          first_run = false;
+        }
+        if (counts.text(3) != "integer" || counts.int64(2) < 0)
+          throw refuse("bucket run '" + key + "' holds a count that is not a non-negative integer");
+        blob.add_count(static_cast<uint64_t>(counts.int64(2)));
+        ++next;
+      }
+      counts.reset();
+      const std::string b = blob.finish();  // '{}': the blob of no runs
+      insert.bind(1, id).bind_blob(2, b.data(), b.size()).run();
+    }
+  }
+  db.exec("DROP VIEW IF EXISTS histogram_buckets");
+  db.exec("DROP VIEW IF EXISTS histograms");
+  db.exec("DROP VIEW IF EXISTS histogram_blobs");
+  db.exec("DROP TABLE value_histogram");
+  db.exec("PRAGMA legacy_alter_table = ON");  // the rename checks no view (the rule views' functions are not here)
+  db.exec("ALTER TABLE value_histogram_blob RENAME TO value_histogram");
+  db.exec("PRAGMA legacy_alter_table = OFF");
+  db.exec(schema_sql());
+}
+
 constexpr Migration kMigrations[] = {
     {7, true, upgrade_7},
-    {8, true, upgrade_8},  // the views read none of it; export needs it (a writing command upgrades)
-    {9, true, upgrade_9},  // the views' older shape lacks only reductions.computed, which rules read (they write)
+    {8, true, upgrade_8},     // the views read none of it; export needs it (a writing command upgrades)
+    {9, true, upgrade_9},     // the views' older shape lacks only reductions.computed, which rules read (they write)
+    {10, false, upgrade_10},  // the readers decode histogram blobs, not the older text
 };
 
 static_assert(kMigrations[std::size(kMigrations) - 1].from + 1 == kSchemaVersion,

@@ -184,10 +184,11 @@ CREATE TABLE IF NOT EXISTS value_distribution (
 ) WITHOUT ROWID;
 
 -- Histograms apart from the statistics, so that scans of value_distribution stay small. buckets:
--- {"<first bucket>": [count, ...], ...}, runs of consecutive buckets (kernels/bucket_runs.h).
+-- the histogram blob (schema/histogram_blob.h): runs of consecutive buckets of the grid, each
+-- run's counts bit-packed; the histograms view shows it as JSON text (histogram_json).
 CREATE TABLE IF NOT EXISTS value_histogram (
   histogram_id INTEGER PRIMARY KEY,
-  buckets      TEXT NOT NULL
+  buckets      BLOB NOT NULL
 );
 
 -- The bucket grid's octaves (kernels/bucket_grid.h), so that plain SQL turns a bucket number into
@@ -418,24 +419,14 @@ LEFT JOIN value_distribution d
  AND d.step_offset = v.step_offset AND d.worker_id = v.worker_id
 WHERE d.tensor_id IS NOT NULL OR v.red_src = 2;
 
--- Histograms: one row per raw numeric value, its histogram on the global bucket grid
--- (kernels/bucket_grid.h) in the compact form it is stored in (kernels/bucket_runs.h): a JSON object
--- {"<first bucket>": [count, ...], ...} of runs of consecutive buckets; '{}' without finite
--- elements. Buckets are numbered in value order: 0 holds the zeros; k > 0 the positive values of
--- magnitude key k - 1 (octave (k - 1) >> 7, position (k - 1) & 127 in it, see bucket_octave), -k
--- the negative ones. A one-element value's histogram is made up from its element: the octave is
--- the last whose lower edge is below |x|, the bucket in it ceil((|x| - first) / scale), 1-based
--- (both steps exact in float64).
-CREATE VIEW IF NOT EXISTS histograms AS
+-- Histograms in their stored form: one row per raw numeric value, its histogram blob
+-- (schema/histogram_blob.h) on the global bucket grid (kernels/bucket_grid.h); NULL without finite
+-- elements. A one-element value has no stored histogram: its blob is made from its element
+-- (histogram_of_element). The histograms and histogram_buckets views read it through the trialdb
+-- extension's histogram_* functions (sqlext/fn_histogram.cc), as do the export, the charts and serve.
+CREATE VIEW IF NOT EXISTS histogram_blobs AS
 SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker, s.mode, s.mode_step,
-       CASE WHEN d.tensor_id IS NOT NULL THEN coalesce(h.buckets, '{}')
-            WHEN abs(v.r_min) < 9e999 THEN
-              '{"' || ((CASE WHEN v.r_min < 0 THEN -1 ELSE 1 END) *
-                       coalesce((SELECT o.octave * 128 + CAST((abs(v.r_min) - o.first) / o.scale AS INTEGER)
-                                        + ((abs(v.r_min) - o.first) / o.scale > CAST((abs(v.r_min) - o.first) / o.scale AS INTEGER))
-                                 FROM bucket_octave o WHERE o.first < abs(v.r_min)
-                                 ORDER BY o.first DESC LIMIT 1), 0)) || '":[1]}'
-            ELSE '{}' END AS buckets
+       CASE WHEN d.tensor_id IS NOT NULL THEN h.buckets ELSE histogram_of_element(v.r_min) END AS buckets
 FROM value v
 JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through
 JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offset
@@ -447,21 +438,19 @@ LEFT JOIN value_distribution d
 LEFT JOIN value_histogram h ON h.histogram_id = d.histogram_id
 WHERE d.tensor_id IS NOT NULL OR v.red_src = 2;
 
+-- Histograms: one row per raw numeric value, its histogram on the global bucket grid
+-- (kernels/bucket_grid.h) as a JSON object {"<first bucket>": [count, ...], ...} of runs of
+-- consecutive buckets (kernels/bucket_runs.h); '{}' without finite elements. Buckets are numbered
+-- in value order: 0 holds the zeros; k > 0 the positive values of magnitude key k - 1 (octave
+-- (k - 1) >> 7, position (k - 1) & 127 in it, see bucket_octave), -k the negative ones.
+CREATE VIEW IF NOT EXISTS histograms AS
+SELECT trial, tensor, step, worker, mode, mode_step, coalesce(histogram_json(buckets), '{}') AS buckets
+FROM histogram_blobs;
+
 -- Histogram buckets: the histograms expanded, one row per non-empty bucket with its edges:
 -- positive buckets hold lo < x <= hi, negative ones lo <= x < hi, the zero bucket (lo = hi = 0)
 -- the zeros. Infinities and NaNs are in no bucket: a value's counts sum to its finite elements.
--- A run stays in one octave, so the octave is looked up once per run.
 CREATE VIEW IF NOT EXISTS histogram_buckets AS
-SELECT g.trial, g.tensor, g.step, g.worker, g.mode, g.mode_step,
-       CASE WHEN CAST(r.key AS INTEGER) > 0 THEN o.first + ((r.key + c.key - 1) & 127) * o.scale
-            WHEN CAST(r.key AS INTEGER) < 0 THEN -(o.first + ((-r.key - c.key - 1) & 127) * o.scale + o.scale)
-            ELSE 0.0 END AS lo,
-       CASE WHEN CAST(r.key AS INTEGER) > 0 THEN o.first + ((r.key + c.key - 1) & 127) * o.scale + o.scale
-            WHEN CAST(r.key AS INTEGER) < 0 THEN -(o.first + ((-r.key - c.key - 1) & 127) * o.scale)
-            ELSE 0.0 END AS hi,
-       c.value AS count
-FROM histograms g
-JOIN json_each(g.buckets) r
-JOIN bucket_octave o ON o.octave = max(abs(r.key) - 1, 0) >> 7
-JOIN json_each(r.value) c
-WHERE c.value > 0;
+SELECT g.trial, g.tensor, g.step, g.worker, g.mode, g.mode_step, b.lo, b.hi, b.count
+FROM histogram_blobs g
+JOIN histogram_each(g.buckets) b;

@@ -2,10 +2,11 @@
 //
 // Examples (tests/sqlext/test_doc_examples.py runs them on the fixture trial pt_bad_init):
 //   sqlite> SELECT count(DISTINCT name) FROM pragma_function_list
-//      ...>  WHERE name GLOB 'tensor_*' OR name GLOB 'rule_*' OR name IN ('regexp', 'distribution_quantile');
-//   37
-//   sqlite> SELECT count(*) FROM pragma_module_list WHERE name = 'tensor_each';
-//   1
+//      ...>  WHERE name GLOB 'tensor_*' OR name GLOB 'rule_*' OR name GLOB 'histogram_*'
+//      ...>     OR name IN ('regexp', 'distribution_quantile');
+//   39
+//   sqlite> SELECT count(*) FROM pragma_module_list WHERE name IN ('tensor_each', 'histogram_each');
+//   2
 #include "sqlext/register.h"
 
 #include "sqlext/tensor_arg.h"
@@ -17,6 +18,7 @@ extern "C" int trialdb_register_sql_functions(sqlite3* db) {
       register_stats_functions,       register_distribution_functions, register_compare_functions,
       register_elementwise_functions, register_json_functions,         register_aggregate_functions,
       register_each_module,           register_regexp_function,        register_rule_functions,
+      register_histogram_functions,
   };
   for (auto reg : kRegistrations) {
     int rc = reg(db);

@@ -1,5 +1,6 @@
 // Registers every trialdb SQL function (tensor_*, regexp, the tensor_sum / tensor_concat
-// aggregates, the tensor_each table-valued function and the rule views' rule_* helpers) on one
+// aggregates, the tensor_each table-valued function, the rule views' rule_* helpers and the
+// histogram views' histogram_json, histogram_of_element and histogram_each) on one
 // connection. The CLI and the rule runner call this; the loadable module (build/lib/trialdb.so)
 // calls it from sqlite3_trialdb_init.
 #pragma once

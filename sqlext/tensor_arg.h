@@ -109,7 +109,8 @@ int register_json_functions(sqlite3* db);
 int register_aggregate_functions(sqlite3* db);
 int register_each_module(sqlite3* db);
 int register_regexp_function(sqlite3* db);
-int register_rule_functions(sqlite3* db);  // fn_rule.cc: the rule_* helpers of the rule views
+int register_rule_functions(sqlite3* db);       // fn_rule.cc: the rule_* helpers of the rule views
+int register_histogram_functions(sqlite3* db);  // fn_histogram.cc: the histogram views' histogram_*
 
 // Flags every scalar function is registered with.
 inline constexpr int kScalarFlags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;

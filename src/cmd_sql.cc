@@ -6,7 +6,6 @@
 #include <iostream>
 
 #include "schema/database.h"
-#include "sqlext/register.h"
 #include "src/commands.h"
 #include "src/open_db.h"
 #include "src/output.h"
@@ -70,7 +69,6 @@ void add_sql(CLI::App& app) {
   cmd->callback([a] {
     const std::string sql = query_text(*a);  // before the database is opened: a bad argument changes nothing
     std::unique_ptr<Database> db = open_db(a->db, a->write ? OpenMode::kExisting : OpenMode::kReadOnly);
-    trialdb_register_sql_functions(db->handle());  // the rule_* helpers too: rule views can be queried
     if (!a->write) sqlite3_set_authorizer(db->handle(), read_only_authorizer, nullptr);
     if (a->precision) set_real_digits(a->precision);
     const Database::TimeLimit limit(*db, a->timeout, "--timeout " + format_real(a->timeout) + " s");

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "sqlext/register.h"
+
 namespace trialdb::cli {
 
 namespace {
@@ -20,7 +22,10 @@ std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const 
   if (mode != OpenMode::kCreate && !std::filesystem::is_regular_file(path, ec))
     throw Error(ErrorKind::kIo,
                 "no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
-  return std::make_unique<Database>(path, mode, vfs, std::move(written_tables));
+  auto db = std::make_unique<Database>(path, mode, vfs, std::move(written_tables));
+  if (trialdb_register_sql_functions(db->handle()) != SQLITE_OK)
+    throw Error(Status::database("cannot register the trialdb SQL functions").at(path));
+  return db;
 }
 
 void reporting_corruption(const Database& db, const std::function<void()>& fn) {

@@ -11,8 +11,10 @@
 
 namespace trialdb::cli {
 
-// Opens `path` in `mode` (schema/database.h). Commands that read pass OpenMode::kReadOnly; one that
-// writes only some tables names them (written_tables, a GLOB: see Database).
+// Opens `path` in `mode` (schema/database.h), with every trialdb SQL function registered
+// (sqlext/register.h): the histograms, histogram_buckets and rule views need them. Commands that
+// read pass OpenMode::kReadOnly; one that writes only some tables names them (written_tables, a
+// GLOB: see Database).
 // Throws Error: kUsage for "" and ":memory:", kIo for a missing file (unless kCreate),
 // kDatabase for what Database refuses.
 std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const char* vfs = nullptr,

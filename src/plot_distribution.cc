@@ -15,9 +15,8 @@
 #include <vector>
 
 #include "kernels/bucket_grid.h"
-#include "kernels/bucket_runs.h"
 #include "kernels/histogram_bins.h"
-#include "sqlext/register.h"
+#include "schema/histogram_blob.h"
 #include "src/open_db.h"
 #include "src/output.h"
 #include "src/plot/chart.h"
@@ -95,7 +94,7 @@ double spread_bucket(double lo, double hi, double count, const std::vector<doubl
   return count * (1 - std::min(1.0, inside / width));
 }
 
-// One trial's histograms: each step's buckets (workers pooled), decoded from the compact runs,
+// One trial's histograms: each step's buckets (workers pooled), decoded from their blobs,
 // the value range they cover, and which steps are EVAL steps.
 struct TrialBuckets {
   std::map<int64_t, std::vector<std::pair<int64_t, uint64_t>>> steps;
@@ -106,11 +105,12 @@ struct TrialBuckets {
 TrialBuckets trial_buckets(Database& db, const PlotArgs& a, const std::string& trial) {
   TrialBuckets t;
   std::vector<std::pair<int64_t, uint64_t>> runs;
-  auto q = filtered(db, "SELECT step, mode_step, buckets, mode FROM histograms", a, trial);
+  auto q = filtered(db, "SELECT step, mode_step, buckets, mode FROM histogram_blobs", a, trial);
   while (q->step()) {
-    if (!decode_bucket_runs(q->text(2), &runs))
-      throw Error(ErrorKind::kDatabase,
-                  "trial " + trial + ", tensor " + a.tensor + ": a stored histogram is not readable");
+    runs.clear();  // NULL: no finite elements
+    if (const Status st = q->is_null(2) ? Status::ok() : decode_histogram_blob(q->blob(2), &runs); !st.is_ok())
+      throw Error(ErrorKind::kDatabase, "trial " + trial + ", tensor " + a.tensor + " at step " +
+                                            std::to_string(q->int64(0)) + ": " + st.cause());
     const int64_t x = a.mode.empty() ? q->int64(0) : q->int64(1);
     if (a.mode.empty() && q->text(3) == "EVAL") t.eval_steps.insert(x);  // marked where modes mix
     auto& buckets = t.steps[x];
@@ -246,7 +246,6 @@ void plot_percentiles(const PlotArgs& a) {
   if (a.trials.size() != 1) throw Error(ErrorKind::kUsage, "percentiles: give one --trial");
   if (a.tensor.empty()) throw Error(ErrorKind::kUsage, "percentiles: give --tensor NAME");
   auto db = open_db(a.db, OpenMode::kReadOnly);
-  trialdb_register_sql_functions(db->handle());  // distribution_quantile
   require_trials(*db, a.trials);
   const PercentileSeries s = percentile_series(*db, a, a.trials[0]);
   if (s.x.empty())

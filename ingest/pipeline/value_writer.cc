@@ -311,7 +311,7 @@ void ValueWriter::write_distribution(const Row& r, int64_t worker_id, int64_t te
   const Distribution& d = v.distribution;
   Statement& ins = insert_distribution_;
   if (d.negative + d.positive + d.zero > 0) {
-    insert_histogram_.bind_text_static(1, d.histogram).run();
+    insert_histogram_.bind_blob_static(1, d.histogram.data(), d.histogram.size()).run();
     ins.bind(kHistogramIdParam, db_.last_insert_rowid());
   }
   ins.bind(kDistTensorIdParam, r.tensor_id)

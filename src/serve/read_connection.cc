@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "schema/reduction_lines.h"
-#include "sqlext/register.h"
 #include "src/open_db.h"
 
 namespace trialdb::serve {
@@ -88,8 +87,6 @@ ReadConnection::ReadConnection(const std::vector<std::string>& paths) {
     for (size_t i = 0; i < parts.size(); ++i) sql += (i ? " UNION ALL " : "") + parts[i];
     db_->exec(sql);
   }
-  if (trialdb_register_sql_functions(db) != SQLITE_OK)
-    throw Error(Status::database("cannot register the trialdb SQL functions").at(paths[0]));
   register_reduction_row_function(db);
   sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
   for (const std::string& schema : schemas_)

@@ -18,6 +18,7 @@
 #include "export/ddl.h"
 #include "export/public_tables.h"
 #include "schema/database.h"
+#include "sqlext/register.h"
 
 namespace trialdb::exporter {
 namespace {
@@ -88,6 +89,7 @@ std::vector<Row> parquet_rows(const std::string& out, const PublicTable& t) {
 // Every table exported with `values` equals its view, row for row.
 void expect_tables_equal(const std::string& db_path, const std::string& out, ValuesExport values) {
   Database db(db_path, OpenMode::kReadOnly);
+  ASSERT_EQ(trialdb_register_sql_functions(db.handle()), SQLITE_OK);  // the histogram views'
   for (const PublicTable& t : public_tables()) {
     if (!wanted(t, values)) continue;
     const std::vector<Row> expected = sqlite_rows(db, t);
@@ -138,6 +140,7 @@ TEST_F(ExportFixtures, TheListHoldsTheIssuesTablesWithTheirViewsColumns) {
         "rule_findings", "ingest_errors", "value_locations", "tensor_values"})
     EXPECT_TRUE(names.count(required)) << required;
   Database db(db_, OpenMode::kReadOnly);
+  ASSERT_EQ(trialdb_register_sql_functions(db.handle()), SQLITE_OK);  // the histogram views'
   for (const PublicTable& t : public_tables()) {
     Statement q(db.handle(), "SELECT name FROM pragma_table_info(?1)");
     q.bind(1, t.name);
@@ -201,6 +204,7 @@ TEST_F(ExportFixtures, ATeamWideQueryAnswersTheSameInDuckDb) {
     views.push_back(ddl.substr(at, end - at));
   EXPECT_EQ(views.size(), public_tables().size());
   Database db(db_, OpenMode::kReadOnly);
+  ASSERT_EQ(trialdb_register_sql_functions(db.handle()), SQLITE_OK);  // the histogram views'
   for (const std::string& sql : {query, buckets}) {
     std::vector<std::string> statements = views;
     statements.push_back(sql);

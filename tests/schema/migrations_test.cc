@@ -1,12 +1,18 @@
 // Schema versions (schema/migrations.h): a version-7 database, with the rule runner's tables in
 // the shapes older runners left, is upgraded by an open for writing (rows kept, shapes as
-// rules_base.sql has them, version 8), read as it is by a read-only open, and versions without
-// a path are refused unchanged; a version-9 database gets value.red_computed (0: not known).
+// rules_base.sql has them, version 8), refused by a read-only open (the histograms' upgrade to
+// version 11 is not read-compatible), and versions without a path are refused unchanged; a
+// version-9 database gets value.red_computed (0: not known); a version-10 database's histogram
+// texts become histogram blobs that read back as the same text, and a text that is not one fails
+// the upgrade, which changes nothing.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "schema/database.h"
+#include "schema/histogram_blob.h"
 #include "schema/migrations.h"
 #include "tests/common/temp_dir.h"
 
@@ -19,6 +25,19 @@ int64_t count(Database& db, const std::string& sql) {
   Statement q(db.handle(), sql);
   q.step();
   return q.int64(0);
+}
+
+// The first cell of sql's answer as text, read without trialdb (nothing is upgraded).
+std::string raw_text(const std::string& path, const std::string& sql) {
+  sqlite3* raw = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  sqlite3_prepare_v2(raw, sql.c_str(), -1, &q, nullptr);
+  std::string text;
+  if (sqlite3_step(q) == SQLITE_ROW) text = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+  sqlite3_finalize(q);
+  sqlite3_close(raw);
+  return text;
 }
 
 // A database as trialdb 7 left it: no trial_follower; the stored parameters in a table
@@ -57,14 +76,22 @@ TEST(Migrations, AnOpenForWritingUpgradesVersion7WithItsRows) {
   EXPECT_EQ(count(db, "SELECT evaluated FROM rule_progress WHERE trial = 't' AND rule = 'overfit'"), 2);
 }
 
-TEST(Migrations, AReadOnlyOpenReadsVersion7AsItIs) {
+// An older database is read-only readable only when every step of its upgrade is: version 10's
+// histogram texts are not what the readers decode.
+TEST(Migrations, AReadOnlyOpenAsksForACommandThatWritesBeforeVersion11) {
   TempDir dir;
   const std::string path = dir / "v7.db";
   make_version_7(path);
-  ASSERT_TRUE(readable_without_upgrade(7));
-  Database db(path, OpenMode::kReadOnly);
-  EXPECT_EQ(count(db, "SELECT version FROM schema_version"), 7);
-  EXPECT_EQ(count(db, "SELECT count(*) FROM steps WHERE complete"), 3);
+  EXPECT_FALSE(readable_without_upgrade(7));
+  EXPECT_FALSE(readable_without_upgrade(10));
+  EXPECT_TRUE(readable_without_upgrade(kSchemaVersion));
+  try {
+    Database db(path, OpenMode::kReadOnly);
+    ADD_FAILURE() << "read version 7";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a command that writes"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(raw_text(path, "SELECT version FROM schema_version"), "7");
 }
 
 // A database as trialdb 9 left it: value without red_computed, the reductions view without its
@@ -79,6 +106,10 @@ void make_version_9(const std::string& path) {
       "INSERT INTO value(trial_id, tensor_id, tensor_step, step_offset, worker_id, red_src, red_mask, r_mean) "
       "VALUES (1, 1, 0, 0, 1, 1, 262143, 0.5)");
   db.exec("DROP VIEW reductions");
+  // SQLite checks every view when a column goes, and the histogram views call the trialdb
+  // extension's functions, which a bare connection lacks: the upgrade makes them again.
+  for (const char* view : {"histogram_buckets", "histograms", "histogram_blobs"})
+    db.exec(std::string("DROP VIEW ") + view);
   db.exec("ALTER TABLE value DROP COLUMN red_computed");
   Statement view(db.handle(),
                  "SELECT replace(replace(?1, ', (v.red_computed >> k.idx) & 1 AS computed', ''), "
@@ -94,22 +125,75 @@ void make_version_9(const std::string& path) {
   db.exec("UPDATE schema_version SET version = 9");
 }
 
-// The upgrade marks no reduction of an older database computed (rules read those values' blobs),
-// and a read-only open reads the older views as they are.
+// The upgrade marks no reduction of an older database computed (rules read those values' blobs).
 TEST(Migrations, Version9GetsRedComputedUnknownAndReductionsComputed) {
   TempDir dir;
   const std::string path = dir / "v9.db";
   make_version_9(path);
-  {
-    ASSERT_TRUE(readable_without_upgrade(9));
-    Database ro(path, OpenMode::kReadOnly);
-    EXPECT_EQ(count(ro, "SELECT count(*) FROM reductions WHERE reduction = 'mean' AND NOT abs AND value = 0.5"), 1);
-  }
   Database db(path, OpenMode::kExisting);
   EXPECT_EQ(count(db, "SELECT version FROM schema_version"), kSchemaVersion);
   EXPECT_EQ(count(db, "SELECT count(*) FROM value WHERE red_computed = 0"), 1);
   EXPECT_EQ(count(db, "SELECT count(*) FROM reductions WHERE NOT computed"), 18);
   EXPECT_EQ(count(db, "SELECT count(*) FROM reductions WHERE reduction = 'mean' AND NOT abs AND value = 0.5"), 1);
+}
+
+// A database as trialdb 10 left it: value_histogram.buckets as JSON text, the histogram views
+// over it, one histogram per row of `texts` (histogram_id 1, 2, ...).
+void make_version_10(const std::string& path, const std::vector<std::string>& texts) {
+  Database db(path);
+  db.exec("DROP VIEW histogram_buckets");
+  db.exec("DROP VIEW histograms");
+  db.exec("DROP VIEW histogram_blobs");
+  db.exec("DROP TABLE value_histogram");
+  db.exec("CREATE TABLE value_histogram (histogram_id INTEGER PRIMARY KEY, buckets TEXT NOT NULL)");
+  db.exec("CREATE VIEW histograms AS SELECT histogram_id, buckets FROM value_histogram");
+  Statement insert(db.handle(), "INSERT INTO value_histogram(buckets) VALUES (?1)");
+  for (const std::string& t : texts) insert.bind(1, t).run();
+  db.exec("UPDATE schema_version SET version = 10");
+}
+
+TEST(Migrations, Version10HistogramTextsBecomeBlobsThatReadBackAsTheSameText) {
+  TempDir dir;
+  const std::string path = dir / "v10.db";
+  const std::vector<std::string> texts = {R"({"-3":[1,0,2],"0":[7],"16001":[4]})", "{}",
+                                          R"({"130816":[300,0,0,0,1],"130821":[1],"262016":[2]})"};
+  make_version_10(path, texts);
+  Database db(path, OpenMode::kExisting);
+  EXPECT_EQ(count(db, "SELECT version FROM schema_version"), kSchemaVersion);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM value_histogram WHERE typeof(buckets) = 'blob'"), 3);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'histograms' AND sql LIKE '%histogram_json%'"),
+            1);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sqlite_schema WHERE name IN ('histogram_blobs', 'histogram_buckets')"), 2);
+  Statement rows(db.handle(), "SELECT histogram_id, buckets FROM value_histogram ORDER BY histogram_id");
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ASSERT_TRUE(rows.step());
+    EXPECT_EQ(rows.int64(0), static_cast<int64_t>(i + 1));
+    std::string text;
+    ASSERT_TRUE(histogram_blob_json(rows.blob(1), &text).is_ok()) << i;
+    EXPECT_EQ(text, texts[i]);
+  }
+  EXPECT_FALSE(rows.step());
+}
+
+TEST(Migrations, AVersion10HistogramThatIsNotBucketRunsFailsTheUpgradeUnchanged) {
+  TempDir dir;
+  for (const std::string bad :
+       {R"({"x":[1]})", R"({"5":[1],"3":[1]})", R"({"5":[1.5]})", R"({"5":[-1]})", R"({"5":7})", "[1]", "{"}) {
+    const std::string path = dir / "v10.db";
+    std::filesystem::remove(path);
+    make_version_10(path, {R"({"1":[1]})", bad});
+    try {
+      Database db(path, OpenMode::kExisting);
+      ADD_FAILURE() << "upgraded " << bad;
+    } catch (const Error& e) {
+      EXPECT_TRUE(std::string(e.what()).find("value_histogram row 2") != std::string::npos ||
+                  std::string(e.what()).find("malformed JSON") != std::string::npos)
+          << bad << ": " << e.what();
+    }
+    EXPECT_EQ(raw_text(path, "SELECT version FROM schema_version"), "10") << bad;
+    EXPECT_EQ(raw_text(path, "SELECT buckets FROM value_histogram WHERE histogram_id = 2"), bad);
+    EXPECT_EQ(raw_text(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'value_histogram_blob'"), "0");
+  }
 }
 
 TEST(Migrations, VersionsWithoutAPathAreRefusedUnchanged) {

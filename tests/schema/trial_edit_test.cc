@@ -39,7 +39,8 @@ void add_trial(Database& db, int64_t id, const std::string& name, int values = 1
     db.exec("INSERT INTO value(trial_id, tensor_id, tensor_step, step_offset, worker_id, value_id) VALUES (" + i +
             ", " + i + ", " + std::to_string(v) + ", 0, " + i + ", " + vid + ")");
   }
-  db.exec("INSERT INTO value_histogram(histogram_id, buckets) VALUES (" + i + ", '{}')");
+  db.exec("INSERT INTO value_histogram(histogram_id, buckets) VALUES (" + i +
+          ", X'01')");  // a histogram blob of no runs
   db.exec(
       "INSERT INTO value_distribution(tensor_id, tensor_step, step_offset, worker_id, nan, pos_inf, neg_inf, zero, "
       "negative, positive, histogram_id) VALUES (" +

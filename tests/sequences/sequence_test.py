@@ -34,7 +34,9 @@ Invariants, checked after every operation (trial by trial, through every public 
     under a name another job holds or a rename onto a name in use, and then nothing changed; a
     rerun of a killed rm/rename that had already committed may say the trial is gone).
 
-usage: sequence_test.py TRIALDB FIXTURES [--seeds S1,S2,...] [--steps N]
+usage: sequence_test.py TRIALDB FIXTURES [--extension PATH] [--seeds S1,S2,...] [--steps N]
+--extension: the trialdb SQL extension the histogram views need (default: lib/trialdb of
+TRIALDB's build folder).
 Environment (for long runs, e.g. bench/ or by hand): SEQUENCE_SEEDS, SEQUENCE_STEPS, and
 SEQUENCE_KEEP=1 to keep the work folder of a failing seed.
 Seeds that ever failed stay in REGRESSION_SEEDS with what they found.
@@ -169,11 +171,16 @@ def rows_key(row):
     return [(x is None, type(x).__name__, x if x is not None else 0) for x in row]
 
 
+EXTENSION = None   # main() sets it: the trialdb SQL extension, for the histogram views
+
+
 def trial_views(db, trial):
     """{view: sorted rows of the trial, the trial column dropped}."""
     if not os.path.exists(db):
         return {}
     c = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    c.enable_load_extension(True)
+    c.load_extension(EXTENSION)
     try:
         out = {}
         for v in VIEWS:
@@ -659,8 +666,12 @@ class Walk:
 
 
 def main():
+    global EXTENSION
     args = sys.argv[1:]
     trialdb, fixtures = os.path.abspath(args[0]), os.path.abspath(args[1])
+    EXTENSION = os.path.join(os.path.dirname(os.path.dirname(trialdb)), "lib", "trialdb")
+    if "--extension" in args:
+        EXTENSION = os.path.abspath(args[args.index("--extension") + 1])
     seeds = [s for s, _, _ in REGRESSION_SEEDS] + DEFAULT_SEEDS
     steps = {s: n for s, n, _ in REGRESSION_SEEDS}
     default_steps = DEFAULT_STEPS

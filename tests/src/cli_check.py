@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """End-to-end checks of trialdb compare, plot and shell on ingested fixtures and synthetic trials.
 
-usage: cli_check.py TRIALDB FIXTURES_DIR WORK_DIR
+usage: cli_check.py TRIALDB FIXTURES_DIR WORK_DIR EXTENSION (the trialdb SQL extension)
 Checks: images are valid PNG (signature, IHDR size) or SVG (parsed XML, width/height) of the size
 asked for; compare lines two trials up by mode step when their global steps differ (different
 EVAL placement) and when their save intervals differ (pt_reductions saves every 2nd TRAIN step);
@@ -22,7 +22,7 @@ import sys
 import termios
 import xml.etree.ElementTree as ET
 
-TRIALDB, FIXTURES, WORK = sys.argv[1:4]
+TRIALDB, FIXTURES, WORK, EXTENSION = sys.argv[1:5]
 failures = []
 
 
@@ -233,6 +233,9 @@ for d, trials in ((two, ("pt_bad_init", "pt_good_init")), (one, ("pt_good_init",
 p = run("rm", "--db", two, "--trial", "pt_bad_init")
 check(p.returncode == 0, "rm: rc %d %r" % (p.returncode, p.stderr))
 c2, c1 = sqlite3.connect(two), sqlite3.connect(one)
+for c in (c1, c2):   # histogram_buckets reads the stored histograms through the extension
+    c.enable_load_extension(True)
+    c.load_extension(EXTENSION)
 for q in ("SELECT trial, count(*) FROM reductions GROUP BY trial", "SELECT trial, count(*), sum(p50) FROM distributions GROUP BY trial",
           "SELECT trial, count(*) FROM histogram_buckets GROUP BY trial", "SELECT trial, rule, count(*) FROM rule_findings GROUP BY 1, 2",
           "SELECT trial, count(*) FROM tensor_values GROUP BY trial"):

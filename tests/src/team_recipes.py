@@ -90,7 +90,7 @@ def check(trialdb, fixtures, work, cookbook_queries, scale_doc):
     if not scale_queries:
         print("FAIL: no recipes in SCALE.md")
         failures += 1
-    failures += check_every_job(team, scale_queries)
+    failures += check_every_job(trialdb, team, scale_queries)
     failures += check_duckdb(trialdb, team, work, scale_queries)
     print("team recipes: %d from COOKBOOK.md, %d from SCALE.md on %d jobs, %d failed"
           % (len(cookbook_queries), len(scale_queries), len(JOBS), failures))
@@ -123,9 +123,18 @@ def check_per_job(trialdb, team, alone, sql, what):
     return 0
 
 
-def check_every_job(team, scale_queries):
+def connect(trialdb, db):
+    """SQLite on db with the trialdb extension of trialdb's build (lib/trialdb beside bin/), which
+    the histogram views need."""
+    c = sqlite3.connect(db)
+    c.enable_load_extension(True)
+    c.load_extension(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(trialdb))), "lib", "trialdb"))
+    return c
+
+
+def check_every_job(trialdb, team, scale_queries):
     """The recipe "in every job" lists every job that saved gradients."""
-    c = sqlite3.connect(team)
+    c = connect(trialdb, team)
     try:
         with_gradients = {r[0] for r in c.execute(
             "SELECT DISTINCT r.trial FROM reductions r JOIN collections c USING (trial, tensor) "
@@ -155,7 +164,7 @@ def check_duckdb(trialdb, team, work, scale_queries):
     p = subprocess.run([trialdb, "export", "--out", out, "--ddl", "duckdb", "--values", "inline"],
                        capture_output=True, text=True)
     views = [s for s in p.stdout.split(";\n") if s.strip()]
-    c = sqlite3.connect(team)
+    c = connect(trialdb, team)
     failures = 0
     try:
         for i, sql in enumerate(scale_queries):

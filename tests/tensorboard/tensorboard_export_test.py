@@ -4,7 +4,7 @@ definitions (tensorboard_event.proto, compiled here with protoc), and every scal
 text compared with the database it came from. Also: a re-export writes only new steps, and the
 two exports together equal one fresh export; a hostile trial name stays inside the folder.
 
-usage: tensorboard_export_test.py TRIALDB FIXTURES_DIR PROTOC"""
+usage: tensorboard_export_test.py TRIALDB FIXTURES_DIR PROTOC EXTENSION (the trialdb SQL extension)"""
 import collections
 import glob
 import math
@@ -18,7 +18,7 @@ import tempfile
 
 import numpy as np
 
-TRIALDB, FIXTURES, PROTOC = sys.argv[1:4]
+TRIALDB, FIXTURES, PROTOC, EXTENSION = sys.argv[1:5]
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reliability"))
 from common import masked_crc  # noqa: E402  (TFRecord's CRC, as the reliability tests compute it)
@@ -70,6 +70,8 @@ def read_runs(folder, pb):
 
 def compare_with_database(db, events):
     con = sqlite3.connect(db)
+    con.enable_load_extension(True)
+    con.load_extension(EXTENSION)   # histogram_buckets reads the stored histograms through it
     mode_of = {(t, s): m.lower() for t, s, m in con.execute("SELECT trial, step, mode FROM steps WHERE complete")}
     scalars = {k: v for k, v in events.items() if k[1] == "simple_value"}
     histos = {k: v for k, v in events.items() if k[1] == "histo"}

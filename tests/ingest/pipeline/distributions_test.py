@@ -105,6 +105,8 @@ def check_merged_quantiles(con, name, elements, failures):
 def check_fixture(trialdb, fixture, db, failures, extension):
     subprocess.run([trialdb, "ingest", fixture, "--db", db], check=False, capture_output=True)
     con = sqlite3.connect(db)
+    con.enable_load_extension(True)
+    con.load_extension(extension)   # the histogram views read the stored histograms through it
     name = os.path.basename(fixture)
     dist = {(r[0], r[1], r[2]): r[3:] for r in con.execute(
         "SELECT tensor, step, worker, count, nan, pos_inf, neg_inf, zero, negative, positive, "
@@ -153,8 +155,6 @@ def check_fixture(trialdb, fixture, db, failures, extension):
             if int(inside.sum()) != n:
                 failures.append("%s: bucket (%r, %r] holds %d elements, the row says %d" % (where, lo, hi, inside.sum(), n))
         checked += 1
-    con.enable_load_extension(True)
-    con.load_extension(extension)
     merged = check_merged_quantiles(con, name, elements, failures)
     con.close()
     return checked, merged

@@ -359,6 +359,8 @@ def expected_heatmap(db, trial, tensor, worker, first, last, bins, columns):
     and largest p100 (distributions), each bucket of histogram_buckets counts in the bin of its
     middle, step i of n in column i * columns // n."""
     con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    con.enable_load_extension(True)   # histogram_buckets reads the stored histograms through it
+    con.load_extension(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(TRIALDB))), "lib", "trialdb"))
     where = "trial = ? AND tensor = ? AND worker = ? AND step BETWEEN ? AND ?"
     args = (trial, tensor, worker, first, last)
     rows = con.execute("SELECT step, p0, p100, count - nan - pos_inf - neg_inf FROM distributions WHERE %s ORDER BY step"
