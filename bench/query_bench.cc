@@ -6,7 +6,7 @@
 //                             at every step: the distributions view vs tensor_percentile per p
 //                             and tensor_fraction
 //   heatmap TENSOR            what a heat map of one tensor over all steps is drawn from: the
-//                             histograms view (what trialdb plot reads) vs
+//                             histogram_blobs view (what trialdb plot reads) vs
 //                             tensor_histogram(value, 50, lo, hi) per step
 // Checks the two answers agree (for the heat map: every step's element count; that pass also
 // warms the page cache for both), then reports the median of N timed runs of each: prepare, step
@@ -60,7 +60,7 @@ constexpr const char* kDistributionBlobs = R"(
   WHERE trial = ?1 AND tensor LIKE ?2 AND value IS NOT NULL)";
 
 constexpr const char* kHeatmapStats = R"(
-  SELECT step, buckets FROM histograms WHERE trial = ?1 AND tensor = ?2)";
+  SELECT step, buckets FROM histogram_blobs WHERE trial = ?1 AND tensor = ?2)";
 constexpr const char* kHeatmapBlobs = R"(
   SELECT step, tensor_histogram(value, 50, r.lo, r.hi)
   FROM tensor_values,

@@ -186,7 +186,9 @@ bool Database::check_trialdb(bool may_be_new) {
                          std::to_string(kSchemaVersion) + ")";
   if (!can_upgrade(version)) throw Error(Status::database(is + "; ingest the trials into a new database").at(path_));
   if (mode_ == OpenMode::kReadOnly && !readable_without_upgrade(version))
-    throw Error(Status::database(is + "; a command that writes (e.g. trialdb ingest) upgrades it").at(path_));
+    throw Error(Status::database(is + "; a command that writes upgrades it (e.g. trialdb compact --db " + path_ +
+                                 ", or the next ingest)")
+                    .at(path_));
   return true;
 }
 

@@ -100,17 +100,22 @@ void upgrade_9(Database& db) {
 // taken apart by SQLite's json_each, in the text's order, and written again run for run (zeros
 // inside a run included), so histogram_json gives back the same text. A row that is not such text
 // (malformed JSON, a key that is not a bucket number, a count that is not a non-negative integer,
-// runs out of order) fails the upgrade, which then changes nothing. The table is rebuilt for its
-// column type, and the views over it are made again by schema.sql.
+// runs out of order) fails the upgrade, which then changes nothing; a row that is a blob already
+// is kept. The table is rebuilt for its column type, and the views over it are made again by
+// schema.sql.
 void upgrade_10(Database& db) {
   db.exec("CREATE TABLE value_histogram_blob (histogram_id INTEGER PRIMARY KEY, buckets BLOB NOT NULL)");
   {
-    Statement objects(db.handle(), "SELECT histogram_id FROM value_histogram WHERE json_type(buckets) IS NOT 'object'");
+    Statement objects(db.handle(), R"sql(
+      SELECT histogram_id FROM value_histogram
+      WHERE CASE WHEN typeof(buckets) = 'blob' THEN 0 ELSE json_type(buckets) IS NOT 'object' END)sql");
     if (objects.step())
       throw Error(Status::database("value_histogram row " + std::to_string(objects.int64(0)) +
                                    ": the buckets are not a JSON object of bucket runs"));
     // One histogram at a time, so that only its counts are sorted into the text's order.
-    Statement histograms(db.handle(), "SELECT histogram_id FROM value_histogram ORDER BY histogram_id");
+    Statement histograms(db.handle(),
+                         "SELECT histogram_id, typeof(buckets) = 'blob', buckets FROM value_histogram "
+                         "ORDER BY histogram_id");
     Statement counts(db.handle(), R"sql(
       SELECT r.key, r.type, c.value, c.type
       FROM value_histogram h, json_each(h.buckets) r, json_each(r.value) c
@@ -121,6 +126,11 @@ void upgrade_10(Database& db) {
     std::string key;
     while (histograms.step()) {
       const int64_t id = histograms.int64(0);
+      if (histograms.int64(1)) {  // already a blob (written by this version under an older number)
+        const std::string_view b = histograms.blob(2);
+        insert.bind(1, id).bind_blob(2, b.data(), b.size()).run();
+        continue;
+      }
       auto refuse = [&](const std::string& what) {
         return Error(Status::database("value_histogram row " + std::to_string(id) + ": " + what));
       };

@@ -23,7 +23,10 @@ bool can_upgrade(int64_t version);
 // Whether a reader of this trialdb reads a database of `version` correctly without upgrading it.
 bool readable_without_upgrade(int64_t version);
 // Upgrades a database of `from` (can_upgrade) to kSchemaVersion, schema_version included. Runs
-// in the caller's transaction, after schema.sql has created the tables that are new.
+// in the caller's transaction, after schema.sql has created the tables that are new. A step that
+// drops or renames a column must drop the histogram views first (or use legacy_alter_table):
+// SQLite then checks every view, and those call the trialdb extension's functions, which the
+// connection here does not have.
 void upgrade(Database& db, int64_t from);
 
 }  // namespace trialdb
