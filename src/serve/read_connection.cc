@@ -35,6 +35,11 @@ int authorize(void*, int action, const char* arg1, const char* arg2, const char*
     case SQLITE_READ:
     case SQLITE_RECURSIVE: return SQLITE_OK;
     case SQLITE_FUNCTION: return arg2 && strcasecmp(arg2, "load_extension") == 0 ? SQLITE_DENY : SQLITE_OK;
+    // Connecting a table-valued function (json_each, histogram_each, pragma_table_info, ...) on
+    // its first use on the connection parses its declaration, which SQLite checks as an update of
+    // sqlite_master's columns. A real update of it is refused by SQLite itself (no
+    // writable_schema) and by query_only.
+    case SQLITE_UPDATE: return arg1 && strcasecmp(arg1, "sqlite_master") == 0 ? SQLITE_OK : SQLITE_DENY;
     case SQLITE_PRAGMA:
       if (arg2 != nullptr || arg1 == nullptr) return SQLITE_DENY;
       for (const char* p : kReadingPragmas)
