@@ -103,7 +103,9 @@ def check_merged_quantiles(con, name, elements, failures):
 
 
 def check_fixture(trialdb, fixture, db, failures, extension):
-    subprocess.run([trialdb, "ingest", fixture, "--db", db], check=False, capture_output=True)
+    ingest = subprocess.run([trialdb, "ingest", fixture, "--db", db], capture_output=True, text=True)
+    if ingest.returncode != 0:  # a fixture whose ingest failed would otherwise be checked as empty
+        failures.append("%s: ingest exited %d: %s" % (fixture, ingest.returncode, ingest.stderr.strip()[-500:]))
     con = sqlite3.connect(db)
     con.enable_load_extension(True)
     con.load_extension(extension)   # the histogram views read the stored histograms through it
