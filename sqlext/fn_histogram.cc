@@ -19,8 +19,6 @@
 //      ...>  WHERE h.tensor = 'Net_fc.bias' AND h.step = 0;
 //   1
 #include <cmath>
-#include <cstring>
-#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +26,7 @@
 #include "kernels/bucket_grid.h"
 #include "kernels/bucket_runs.h"
 #include "schema/histogram_blob.h"
+#include "sqlext/table_function.h"
 #include "sqlext/tensor_arg.h"
 
 namespace trialdb::sqlext {
@@ -74,63 +73,6 @@ struct EachCursor {
   std::vector<std::pair<int64_t, uint64_t>> buckets;
   size_t i = 0;
 };
-
-int each_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
-  int rc =
-      sqlite3_declare_vtab(db, "CREATE TABLE x(bucket INTEGER, lo REAL, hi REAL, count INTEGER, histogram HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  auto* vtab = static_cast<sqlite3_vtab*>(sqlite3_malloc(sizeof(sqlite3_vtab)));
-  if (!vtab) return SQLITE_NOMEM;
-  std::memset(vtab, 0, sizeof *vtab);
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *out = vtab;
-  return SQLITE_OK;
-}
-
-int each_disconnect(sqlite3_vtab* vtab) {
-  sqlite3_free(vtab);
-  return SQLITE_OK;
-}
-
-int each_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  auto* c = new (std::nothrow) EachCursor();
-  if (!c) return SQLITE_NOMEM;
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
-int each_close(sqlite3_vtab_cursor* cur) {
-  delete reinterpret_cast<EachCursor*>(cur);
-  return SQLITE_OK;
-}
-
-// The histogram argument must be an equality constraint on the hidden column.
-int each_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
-  int arg = -1;
-  bool unusable = false;
-  for (int k = 0; k < info->nConstraint; ++k) {
-    const auto& c = info->aConstraint[k];
-    if (c.iColumn != kColHistogram || c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-    if (!c.usable) {
-      unusable = true;
-      continue;
-    }
-    arg = k;
-  }
-  if (arg < 0) {
-    if (unusable) return SQLITE_CONSTRAINT;  // ask SQLite for another plan
-    info->estimatedCost = 1e12;
-    info->idxNum = 0;
-    return SQLITE_OK;
-  }
-  info->aConstraintUsage[arg].argvIndex = 1;
-  info->aConstraintUsage[arg].omit = 1;
-  info->estimatedCost = 100;
-  info->idxNum = 1;
-  if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn == kColBucket && !info->aOrderBy[0].desc)
-    info->orderByConsumed = 1;
-  return SQLITE_OK;
-}
 
 int each_filter(sqlite3_vtab_cursor* cur, int idx_num, const char*, int argc, sqlite3_value** argv) {
   auto* c = reinterpret_cast<EachCursor*>(cur);
@@ -186,26 +128,21 @@ int each_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
   return SQLITE_OK;
 }
 
-sqlite3_module make_module() {
-  sqlite3_module m;
-  std::memset(&m, 0, sizeof m);
-  m.iVersion = 0;
-  m.xCreate = nullptr;  // eponymous only: no CREATE VIRTUAL TABLE
-  m.xConnect = each_connect;
-  m.xBestIndex = each_best_index;
-  m.xDisconnect = each_disconnect;
-  m.xDestroy = each_disconnect;
-  m.xOpen = each_open;
-  m.xClose = each_close;
-  m.xFilter = each_filter;
-  m.xNext = each_next;
-  m.xEof = each_eof;
-  m.xColumn = each_column;
-  m.xRowid = each_rowid;
-  return m;
-}
+struct Each {
+  static constexpr const char* kDeclaration =
+      "CREATE TABLE x(bucket INTEGER, lo REAL, hi REAL, count INTEGER, histogram HIDDEN)";
+  static constexpr int kArgumentColumn = kColHistogram;
+  static constexpr int kOrderColumn = kColBucket;
+  static constexpr double kCost = 100;
+  using Cursor = EachCursor;
+  static constexpr auto filter = each_filter;
+  static constexpr auto next = each_next;
+  static constexpr auto eof = each_eof;
+  static constexpr auto column = each_column;
+  static constexpr auto rowid = each_rowid;
+};
 
-const sqlite3_module kEachModule = make_module();
+const sqlite3_module kEachModule = table_function_module<Each>();
 
 }  // namespace
 

@@ -14,9 +14,9 @@
 //      ...>   FROM tensor_values v, tensor_each(v.value) AS e WHERE v.tensor = 'Net_fc.bias' AND v.step = 0;
 //   10|-0.9614|0.9966
 #include <memory>
-#include <new>
 
 #include "sqlext/json_text.h"
+#include "sqlext/table_function.h"
 #include "sqlext/tensor_arg.h"
 
 namespace trialdb::sqlext {
@@ -34,61 +34,6 @@ struct EachCursor {
   std::unique_ptr<StringCursor> strings;
   std::string_view current;
 };
-
-int each_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
-  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(idx INTEGER, value, tensor HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
-  auto* vtab = static_cast<sqlite3_vtab*>(sqlite3_malloc(sizeof(sqlite3_vtab)));
-  if (!vtab) return SQLITE_NOMEM;
-  std::memset(vtab, 0, sizeof *vtab);
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *out = vtab;
-  return SQLITE_OK;
-}
-
-int each_disconnect(sqlite3_vtab* vtab) {
-  sqlite3_free(vtab);
-  return SQLITE_OK;
-}
-
-int each_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  auto* c = new (std::nothrow) EachCursor();
-  if (!c) return SQLITE_NOMEM;
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
-int each_close(sqlite3_vtab_cursor* cur) {
-  delete reinterpret_cast<EachCursor*>(cur);
-  return SQLITE_OK;
-}
-
-// The tensor argument must be an equality constraint on the hidden column.
-int each_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
-  int arg = -1;
-  bool unusable = false;
-  for (int k = 0; k < info->nConstraint; ++k) {
-    const auto& c = info->aConstraint[k];
-    if (c.iColumn != kColTensor || c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-    if (!c.usable) {
-      unusable = true;
-      continue;
-    }
-    arg = k;
-  }
-  if (arg < 0) {
-    if (unusable) return SQLITE_CONSTRAINT;  // ask SQLite for another plan
-    info->estimatedCost = 1e12;
-    info->idxNum = 0;
-    return SQLITE_OK;
-  }
-  info->aConstraintUsage[arg].argvIndex = 1;
-  info->aConstraintUsage[arg].omit = 1;
-  info->estimatedCost = 1000;
-  info->idxNum = 1;
-  if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn == kColIdx && !info->aOrderBy[0].desc) info->orderByConsumed = 1;
-  return SQLITE_OK;
-}
 
 void load_string(EachCursor* c) {
   if (c->strings && c->i < c->t.view.numel) c->current = c->strings->next();
@@ -158,26 +103,20 @@ int each_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
   return SQLITE_OK;
 }
 
-sqlite3_module make_module() {
-  sqlite3_module m;
-  std::memset(&m, 0, sizeof m);
-  m.iVersion = 0;
-  m.xCreate = nullptr;  // eponymous only: no CREATE VIRTUAL TABLE
-  m.xConnect = each_connect;
-  m.xBestIndex = each_best_index;
-  m.xDisconnect = each_disconnect;
-  m.xDestroy = each_disconnect;
-  m.xOpen = each_open;
-  m.xClose = each_close;
-  m.xFilter = each_filter;
-  m.xNext = each_next;
-  m.xEof = each_eof;
-  m.xColumn = each_column;
-  m.xRowid = each_rowid;
-  return m;
-}
+struct Each {
+  static constexpr const char* kDeclaration = "CREATE TABLE x(idx INTEGER, value, tensor HIDDEN)";
+  static constexpr int kArgumentColumn = kColTensor;
+  static constexpr int kOrderColumn = kColIdx;
+  static constexpr double kCost = 1000;
+  using Cursor = EachCursor;
+  static constexpr auto filter = each_filter;
+  static constexpr auto next = each_next;
+  static constexpr auto eof = each_eof;
+  static constexpr auto column = each_column;
+  static constexpr auto rowid = each_rowid;
+};
 
-const sqlite3_module kEachModule = make_module();
+const sqlite3_module kEachModule = table_function_module<Each>();
 
 }  // namespace
 
