@@ -37,8 +37,7 @@ inline int disconnect_table_function(sqlite3_vtab* vtab) {
 
 // The argument must be an equality constraint on the hidden column: without a usable one SQLite
 // is asked for another plan, and without any the plan costs so much that SQLite avoids it.
-inline int best_index_of_table_function(sqlite3_index_info* info, int argument_column, int order_column,
-                                        double cost) {
+inline int best_index_of_table_function(sqlite3_index_info* info, int argument_column, int order_column, double cost) {
   int arg = -1;
   bool unusable = false;
   for (int k = 0; k < info->nConstraint; ++k) {
