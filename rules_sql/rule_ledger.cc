@@ -30,7 +30,18 @@ Finding read_finding(const Statement& q) {
 
 }  // namespace
 
-RuleLedger::RuleLedger(Database& db) : db_(db) {}
+RuleLedger::RuleLedger(Database& db)
+    : db_(db),
+      evaluated_(db.handle(),
+                 "SELECT (SELECT evaluated FROM rule_progress WHERE trial = ?1 AND rule = ?2), "
+                 "       (SELECT max(step) FROM rule_evaluated WHERE trial = ?1 AND rule = ?2)"),
+      complete_(db.handle(), "SELECT count(*) FROM steps WHERE trial = ?1 AND complete AND step <= ?2"),
+      later_(db.handle(),
+             "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete AND step > ?2 ORDER BY step"),
+      unevaluated_(db.handle(),
+                   "SELECT s.step, s.mode, s.mode_step FROM steps s WHERE s.trial = ?1 AND s.complete "
+                   "AND NOT EXISTS (SELECT 1 FROM rule_evaluated e WHERE e.trial = ?1 AND e.rule = ?2 "
+                   "                AND e.step = s.step) ORDER BY s.step") {}
 
 std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::string& trial,
                                                                    const std::vector<std::string>& rules,
@@ -41,16 +52,10 @@ std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::st
   // share that count and those steps, read once.
   std::map<std::optional<int64_t>, int64_t> complete_through;    // complete steps <= through
   std::map<std::optional<int64_t>, std::vector<StepRow>> after;  // complete steps > through
-  Statement evaluated(db_.handle(),
-                      "SELECT (SELECT evaluated FROM rule_progress WHERE trial = ?1 AND rule = ?2), "
-                      "       (SELECT max(step) FROM rule_evaluated WHERE trial = ?1 AND rule = ?2)");
-  Statement complete(db_.handle(), "SELECT count(*) FROM steps WHERE trial = ?1 AND complete AND step <= ?2");
-  Statement later(db_.handle(),
-                  "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete AND step > ?2 ORDER BY step");
-  Statement unevaluated(db_.handle(),
-                        "SELECT s.step, s.mode, s.mode_step FROM steps s WHERE s.trial = ?1 AND s.complete "
-                        "AND NOT EXISTS (SELECT 1 FROM rule_evaluated e WHERE e.trial = ?1 AND e.rule = ?2 "
-                        "                AND e.step = s.step) ORDER BY s.step");
+  Statement& evaluated = *evaluated_;
+  Statement& complete = *complete_;
+  Statement& later = *later_;
+  Statement& unevaluated = *unevaluated_;
   auto read = [&](Statement& q, std::vector<StepRow>* out) {
     while (q.step()) {
       if (last_step && q.int64(0) > *last_step) break;

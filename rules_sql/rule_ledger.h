@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "rules_sql/lazy_statement.h"
 #include "schema/database.h"
 
 namespace trialdb::rules {
@@ -67,6 +68,8 @@ class RuleLedger {
 
  private:
   Database& db_;
+  // owed_steps' queries, prepared once (it is called per trial and rule).
+  LazyStatement evaluated_, complete_, later_, unevaluated_;
 };
 
 }  // namespace trialdb::rules

@@ -130,7 +130,26 @@ std::string install_sql() {
   return sql;
 }
 
-RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(std::move(options)) {
+namespace {
+
+// install_sql() and its fingerprint, made once per process.
+const std::string& installed_sql() {
+  static const std::string sql = install_sql();
+  return sql;
+}
+const std::string& installed_fingerprint() {
+  static const std::string fingerprint = [] {
+    char text[48];
+    std::snprintf(text, sizeof text, "%zu-%016zx", installed_sql().size(), std::hash<std::string>{}(installed_sql()));
+    return std::string(text);
+  }();
+  return fingerprint;
+}
+
+}  // namespace
+
+RuleRunner::RuleRunner(Database& db, RuleOptions options)
+    : db_(db), options_(std::move(options)), statements_(db.handle()) {
   if (!options_.clock) options_.clock = system_clock_now;
   if (trialdb_register_sql_functions(db_.handle()) != SQLITE_OK)
     throw Error(Status::database(std::string("cannot register the SQL functions: ") + sqlite3_errmsg(db_.handle()))
@@ -165,6 +184,7 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
   install();
   ledger_ = std::make_unique<RuleLedger>(db_);
   for (const RuleFile& file : files) load_rule_file(file);
+  record_installed();
   std::vector<std::string> all;
   std::map<std::string, std::string> kind;
   {
@@ -201,12 +221,35 @@ RuleRunner::RuleRunner(Database& db, RuleOptions options) : db_(db), options_(st
   tx.commit();
 }
 
+int64_t RuleRunner::schema_version() {
+  Statement q(db_.handle(), "PRAGMA schema_version");
+  return q.step() ? q.int64(0) : -1;
+}
+
 void RuleRunner::install() {
+  {
+    Statement exists(db_.handle(), "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'rule_installed'");
+    if (exists.step()) {
+      Statement q(db_.handle(), "SELECT fingerprint, schema_version FROM rule_installed");
+      if (q.step() && q.text(0) == installed_fingerprint() && q.int64(1) == schema_version()) return;
+    }
+  }
   try {
-    db_.exec(install_sql());
+    db_.exec(installed_sql());
   } catch (const std::exception& e) {
     throw Error(ErrorKind::kUsage, std::string("installing the built-in rules: ") + e.what());
   }
+}
+
+void RuleRunner::record_installed() {
+  const int64_t version = schema_version();
+  {
+    Statement q(db_.handle(), "SELECT fingerprint, schema_version FROM rule_installed");
+    if (q.step() && q.text(0) == installed_fingerprint() && q.int64(1) == version) return;
+  }
+  db_.exec("DELETE FROM rule_installed");
+  Statement q(db_.handle(), "INSERT INTO rule_installed(fingerprint, schema_version) VALUES (?1, ?2)");
+  q.bind(1, installed_fingerprint()).bind(2, version).run();
 }
 
 void RuleRunner::load_rule_file(const RuleFile& file) {
@@ -271,14 +314,11 @@ std::vector<Finding> RuleRunner::evaluate_new_steps() {
 
 void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vector<int64_t>* found) try {
   sqlite3* h = db_.handle();
-  Statement clear_batch(h, "DELETE FROM rule_batch");
-  Statement add_to_batch(h,
-                         "INSERT INTO rule_batch(trial, step, mode, mode_step, tensor_step, now) "
-                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  Statement ensure_progress(h, "INSERT OR IGNORE INTO rule_progress(trial, rule, step) VALUES (?1, ?2, NULL)");
-  Statement advance(h, "UPDATE rule_progress SET step = ?3, evaluated = evaluated + ?4 WHERE trial = ?1 AND rule = ?2");
-  Statement mark_evaluated(
-      h, "INSERT OR IGNORE INTO rule_evaluated(trial, rule, step) SELECT trial, ?1, step FROM rule_batch");
+  LazyStatement& clear_batch = statements_.clear_batch;
+  LazyStatement& add_to_batch = statements_.add_to_batch;
+  LazyStatement& ensure_progress = statements_.ensure_progress;
+  LazyStatement& advance = statements_.advance;
+  LazyStatement& mark_evaluated = statements_.mark_evaluated;
   // The INSERT of each rule's findings for the batch, prepared once per runner (a rule view is a
   // large query). The view is materialized first: it is evaluated once for the whole batch, never
   // once per batch row.
@@ -298,9 +338,9 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     return *stmt;
   };
   auto fill_batch = [&](std::vector<StepRow>::const_iterator first, std::vector<StepRow>::const_iterator last) {
-    clear_batch.run();
+    clear_batch->run();
     for (auto s = first; s != last; ++s)
-      add_to_batch.bind(1, trial)
+      add_to_batch->bind(1, trial)
           .bind(2, s->step)
           .bind(3, s->mode)
           .bind(4, s->mode_step)
@@ -310,13 +350,13 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
   };
   // A rule evaluated again (rule_rerun) reports only findings its earlier evaluation had not.
   std::map<std::string, std::set<std::tuple<int64_t, std::string, std::string>>> earlier;
-  Statement finding_key(h, "SELECT step, tensor, worker FROM rule_finding WHERE finding_id = ?1");
   auto is_new = [&](const std::string& rule, int64_t id) {
     const auto it = earlier.find(rule);
     if (it == earlier.end()) return true;
-    finding_key.bind(1, id).step();
-    const bool seen = it->second.count({finding_key.int64(0), finding_key.text(1), finding_key.text(2)}) > 0;
-    finding_key.reset();
+    LazyStatement& finding_key = statements_.finding_key;
+    finding_key->bind(1, id).step();
+    const bool seen = it->second.count({finding_key->int64(0), finding_key->text(1), finding_key->text(2)}) > 0;
+    finding_key->reset();
     return !seen;
   };
   // Records the rule's findings in the batch; the rows one INSERT adds take consecutive ids.
@@ -366,12 +406,12 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     };
     return guarded(rule, steps, [&] {
       fill_batch(first, last);
-      ensure_progress.bind(1, trial).bind(2, rule).run();
-      advance.bind(1, trial).bind(2, rule).bind(3, (last - 1)->step).bind(4, static_cast<int64_t>(last - first)).run();
+      ensure_progress->bind(1, trial).bind(2, rule).run();
+      advance->bind(1, trial).bind(2, rule).bind(3, (last - 1)->step).bind(4, static_cast<int64_t>(last - first)).run();
       run_rule(rule);
       note_from_rule(trial, rule);
-      mark_evaluated.bind(1, rule).run();
-      clear_batch.run();
+      mark_evaluated->bind(1, rule).run();
+      clear_batch->run();
     });
   };
 
@@ -432,7 +472,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
           [&] {
             fill_batch(at_last.begin(), at_last.end());
             run_rule(rule);
-            clear_batch.run();
+            clear_batch->run();
           });
     }
   }

@@ -31,6 +31,7 @@
 
 #include "rules_sql/rule_declaration.h"
 #include "rules_sql/rule_file.h"
+#include "rules_sql/lazy_statement.h"
 #include "rules_sql/rule_ledger.h"
 #include "schema/database.h"
 
@@ -107,7 +108,11 @@ class RuleRunner {
   const std::vector<std::string>& notes() const { return notes_; }
 
  private:
+  // Installs rules_base.sql and the built-in rules unless rule_installed says they are in as
+  // install_sql() makes them; record_installed() says so once the rule files are loaded too.
   void install();
+  void record_installed();
+  int64_t schema_version();
   void load_rule_file(const RuleFile& file);
   void add_note(const std::string& trial, const std::string& rule, const std::string& text);
   void note_unmatched_selections(const std::string& trial, const std::string& rule);
@@ -120,6 +125,21 @@ class RuleRunner {
   std::vector<std::string> rules_;                            // selected rules
   std::map<std::string, std::string> kinds_;                  // of each selected rule (rule_catalog.kind)
   std::map<std::string, std::unique_ptr<Statement>> record_;  // per rule: INSERT its findings
+  // evaluate_trial's statements, prepared once per runner: the UPDATE of rule_progress compiles
+  // every fold trigger, and ingest --rules evaluates after every ingest batch.
+  struct Statements {
+    explicit Statements(sqlite3* h)
+        : clear_batch(h, "DELETE FROM rule_batch"),
+          add_to_batch(h,
+                       "INSERT INTO rule_batch(trial, step, mode, mode_step, tensor_step, now) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+          ensure_progress(h, "INSERT OR IGNORE INTO rule_progress(trial, rule, step) VALUES (?1, ?2, NULL)"),
+          advance(h, "UPDATE rule_progress SET step = ?3, evaluated = evaluated + ?4 WHERE trial = ?1 AND rule = ?2"),
+          mark_evaluated(
+              h, "INSERT OR IGNORE INTO rule_evaluated(trial, rule, step) SELECT trial, ?1, step FROM rule_batch"),
+          finding_key(h, "SELECT step, tensor, worker FROM rule_finding WHERE finding_id = ?1") {}
+    LazyStatement clear_batch, add_to_batch, ensure_progress, advance, mark_evaluated, finding_key;
+  } statements_;
   std::unique_ptr<RuleLedger> ledger_;
   std::vector<std::string> failures_;
   // (trial, rule) stopped at the time limit in this run: an interrupted statement rolls back the

@@ -27,8 +27,9 @@
 -- json_group_array (and the other JSON scalar functions) are not, so rules read JSON only with
 -- json_each (an innocuous table-valued function) and build it with group_concat.
 --
--- This file is applied every time a runner opens a database: tables are IF NOT EXISTS (they
--- hold data), views are dropped and recreated (they hold none).
+-- This file is applied when a runner opens a database whose schema changed since a runner last
+-- applied it (rule_installed, below): tables are IF NOT EXISTS (they hold data), views are dropped
+-- and recreated (they hold none).
 
 -- Parameters, as strings (as SageMaker passes them). trial NULL: the default for every trial;
 -- a row with a trial name overrides it for that trial.
@@ -113,6 +114,16 @@ CREATE TABLE IF NOT EXISTS rule_evaluated (
 -- queued in the transaction that records them, so each is delivered at least once.
 CREATE TABLE IF NOT EXISTS rule_delivery (
   finding_id INTEGER PRIMARY KEY
+);
+
+-- What the runner installed last: a fingerprint of this file and the built-in rules (all the SQL
+-- it runs on opening a database) and the schema version (PRAGMA schema_version) once it and the
+-- rule files were in. A runner that finds both unchanged installs nothing: no one changed the
+-- schema since, so every object of that SQL is as it made it (parsing it again costs more than
+-- the rules on a small trial).
+CREATE TABLE IF NOT EXISTS rule_installed (
+  fingerprint    TEXT NOT NULL,
+  schema_version INTEGER NOT NULL
 );
 
 -- Per trial, the last complete step the runner saw and when it first saw it (stalled_training).

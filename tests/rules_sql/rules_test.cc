@@ -649,6 +649,40 @@ TEST(RulesCli, CustomRulesAreTheViewsTheFileCreated) {
   EXPECT_NE(bad.err.find("big_loss.threshold=0x10"), std::string::npos) << bad.err;
 }
 
+// A run after one that installed the rules installs nothing (the schema stays as it was: parsing
+// every rule again costs more than evaluating them on a small trial), and a schema changed since
+// (here a rule's view dropped, as a stock sqlite3 shell may) is installed again.
+TEST(RulesCli, RulesAreInstalledOnlyWhenTheSchemaChanged) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  auto exec = [&](const std::string& sql) {
+    sqlite3* h = nullptr;
+    EXPECT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    int64_t version = -1;
+    {
+      Statement q(h, sql);
+      if (q.step()) version = q.int64(0);
+    }
+    sqlite3_close(h);
+    return version;
+  };
+  auto schema_version = [&] { return exec("PRAGMA schema_version"); };
+  RunResult first = rules(db, "", tmp);
+  ASSERT_EQ(first.status, 0) << first.err;
+  const Findings want = recorded(db, "pt_bad_init");
+  const int64_t installed = schema_version();
+  RunResult again = rules(db, "--rerun", tmp);
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(schema_version(), installed);
+  EXPECT_EQ(recorded(db, "pt_bad_init"), want);
+  exec("DROP VIEW rule_vanishing_gradient");
+  RunResult changed = rules(db, "--rerun", tmp);
+  ASSERT_EQ(changed.status, 0) << changed.err;
+  EXPECT_EQ(exec("SELECT count(*) FROM sqlite_schema WHERE name = 'rule_vanishing_gradient'"), 1);
+  EXPECT_EQ(recorded(db, "pt_bad_init"), want);
+}
+
 // A "loss" that holds strings is skipped, not a failure of every later evaluation.
 TEST(RulesCli, StringLossIsSkipped) {
   TempDir tmp;
