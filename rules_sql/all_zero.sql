@@ -7,11 +7,14 @@
 -- value = that percentage. The counts are those computed at ingest (rule_now_distribution).
 DROP VIEW IF EXISTS rule_all_zero;
 CREATE VIEW rule_all_zero AS
-WITH x AS MATERIALIZED (
+WITH selection AS MATERIALIZED (
+  SELECT tensor FROM rule_selected_tensors WHERE rule = 'all_zero'
+),
+x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker,
          100.0 * n.zero / n.count AS pct
-  FROM rule_now_distribution n, rule_all_zero_cfg AS cfg
-  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'all_zero')
+  FROM selection CROSS JOIN rule_now_distribution_by_tensor n
+  WHERE n.tensor = selection.tensor
 )
 SELECT trial, step, tensor, worker, pct AS value,
        printf('%g%% of the elements are zero (threshold %g%%)', pct, cfg.threshold) AS message

@@ -39,13 +39,17 @@ CREATE TABLE IF NOT EXISTS rule_check_input_images_walk (
 DROP VIEW IF EXISTS rule_check_input_images_next;
 DROP VIEW IF EXISTS rule_check_input_images_steps;
 CREATE VIEW rule_check_input_images_steps AS
-WITH x AS MATERIALIZED (  -- the batch's images: per-channel sums, samples and elements per channel
+WITH selection AS MATERIALIZED (
+  SELECT t.tensor FROM tensors t, rule_check_input_images_cfg AS cfg
+  WHERE t.trial = (SELECT trial FROM rule_batch LIMIT 1) AND rule_regexp_any(cfg.regex, t.tensor)
+),
+x AS MATERIALIZED (  -- the batch's images: per-channel sums, samples and elements per channel
   SELECT n.trial, n.tensor, n.step, rule_channel_sums(n.value, cfg.channel) AS sums,
          (SELECT d.value FROM json_each(n.shape) d WHERE d.key = 0) AS samples,
          tensor_numel(n.value) / (SELECT d.value FROM json_each(n.shape) d WHERE d.key = ifnull(cfg.channel, 0)) AS elements
-  FROM rule_now_primary n, rule_check_input_images_cfg AS cfg
-  WHERE n.tensor IN (SELECT t.tensor FROM tensors t, rule_check_input_images_cfg AS cfg
-                     WHERE t.trial = (SELECT trial FROM rule_batch LIMIT 1) AND rule_regexp_any(cfg.regex, t.tensor))
+  FROM selection CROSS JOIN rule_now_by_tensor n, rule_check_input_images_cfg AS cfg
+  WHERE n.tensor = selection.tensor
+    AND n.worker = (SELECT worker FROM rule_primary_worker)
     AND (SELECT count(*) FROM json_each(n.shape)) = 4
 ),
 state AS (

@@ -9,12 +9,15 @@
 -- value = that percentage.
 DROP VIEW IF EXISTS rule_dead_relu;
 CREATE VIEW rule_dead_relu AS
-WITH x AS MATERIALIZED (
+WITH selection AS MATERIALIZED (
+  SELECT tensor FROM rule_selected_tensors WHERE rule = 'dead_relu'
+),
+x AS MATERIALIZED (
   -- active: x > 0 (no upper bound)
   SELECT n.trial, n.step, n.tensor, n.worker,
          rule_inactive_units(n.value, 0, NULL, cfg.threshold_inactivity) AS pct
-  FROM rule_now n, rule_dead_relu_cfg AS cfg
-  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'dead_relu')
+  FROM selection CROSS JOIN rule_now_by_tensor n, rule_dead_relu_cfg AS cfg
+  WHERE n.tensor = selection.tensor
 )
 SELECT trial, step, tensor, worker, pct AS value,
        printf('%g%% of the units are inactive (threshold %g%%)', pct, cfg.threshold_layer) AS message

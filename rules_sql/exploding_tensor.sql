@@ -7,12 +7,22 @@
 -- counted at ingest (rule_now_distribution).
 DROP VIEW IF EXISTS rule_exploding_tensor;
 CREATE VIEW rule_exploding_tensor AS
-WITH x AS MATERIALIZED (
+WITH selection AS MATERIALIZED (  -- empty when both are (rule_selected_tensors)
+  SELECT tensor FROM rule_selected_tensors WHERE rule = 'exploding_tensor'
+),
+x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker,
          n.nan + CASE WHEN cfg.only_nan THEN 0 ELSE n.pos_inf + n.neg_inf END AS bad
-  FROM rule_now_distribution n, rule_exploding_tensor_cfg AS cfg
-  WHERE (cfg.collection_names IS NULL AND cfg.tensor_regex IS NULL)
-     OR n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'exploding_tensor')
+  FROM rule_exploding_tensor_cfg AS cfg
+  CROSS JOIN rule_now_distribution n
+  WHERE cfg.collection_names IS NULL AND cfg.tensor_regex IS NULL
+  UNION ALL
+  SELECT n.trial, n.step, n.tensor, n.worker,
+         n.nan + CASE WHEN cfg.only_nan THEN 0 ELSE n.pos_inf + n.neg_inf END AS bad
+  FROM selection
+  CROSS JOIN rule_now_distribution_by_tensor n
+  CROSS JOIN rule_exploding_tensor_cfg AS cfg
+  WHERE n.tensor = selection.tensor
 )
 SELECT trial, step, tensor, worker, bad AS value,
        printf('%d NaN%s element(s)', bad, CASE WHEN cfg.only_nan THEN '' ELSE '/Inf' END) AS message

@@ -8,11 +8,15 @@
 -- value = that fraction.
 DROP VIEW IF EXISTS rule_feature_importance_overweight;
 CREATE VIEW rule_feature_importance_overweight AS
-WITH x AS MATERIALIZED (
+WITH selection AS MATERIALIZED (
+  SELECT tensor FROM rule_selected_tensors WHERE rule = 'feature_importance_overweight'
+),
+x AS MATERIALIZED (
   SELECT n.trial, n.step, n.value AS s
-  FROM rule_now_primary_reduction n
-  WHERE n.reduction = 'sum' AND n.abs = 0
-    AND n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'feature_importance_overweight')
+  FROM selection CROSS JOIN rule_now_reduction_by_tensor n
+  WHERE n.tensor = selection.tensor
+    AND n.worker = (SELECT worker FROM rule_primary_worker)
+    AND n.reduction = 'sum' AND n.abs = 0
 ),
 ranked AS (
   SELECT x.*, row_number() OVER (PARTITION BY step ORDER BY s DESC) AS rank FROM x WHERE s IS NOT NULL

@@ -62,16 +62,22 @@ CREATE TABLE IF NOT EXISTS rule_loss_not_decreasing_walk (
 -- the modes the batch shows (rows of other modes are left out).
 DROP VIEW IF EXISTS rule_loss_not_decreasing_input;
 CREATE VIEW rule_loss_not_decreasing_input AS
-WITH x AS MATERIALIZED (
+WITH selection AS MATERIALIZED (
+  SELECT tensor FROM rule_selected_tensors WHERE rule = 'loss_not_decreasing'
+  UNION
+  SELECT tensor FROM rule_collections, rule_loss_not_decreasing_cfg AS cfg
+  WHERE collection = 'losses' AND cfg.use_losses_collection
+),
+x AS MATERIALIZED (
   SELECT n.trial, n.tensor, n.step, n.mode_step, n.value AS loss,
          CASE WHEN cfg.mode IS NULL THEN (CASE WHEN n.mode IN ('EVAL', 'TRAIN') THEN n.mode ELSE 'GLOBAL' END)
               WHEN cfg.mode = 'GLOBAL' THEN 'GLOBAL'
               WHEN cfg.mode = n.mode THEN n.mode
          END AS m_mode
-  FROM rule_now_primary_reduction n, rule_loss_not_decreasing_cfg AS cfg
-  WHERE n.reduction = 'mean' AND n.abs = 0
-    AND (n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'loss_not_decreasing')
-         OR (cfg.use_losses_collection AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'losses')))
+  FROM selection CROSS JOIN rule_now_reduction_by_tensor n, rule_loss_not_decreasing_cfg AS cfg
+  WHERE n.tensor = selection.tensor
+    AND n.worker = (SELECT worker FROM rule_primary_worker)
+    AND n.reduction = 'mean' AND n.abs = 0
 ),
 ranked AS (
   SELECT x.*, CASE x.m_mode WHEN 'EVAL' THEN 3 WHEN 'TRAIN' THEN 2 ELSE 1 END AS rank,

@@ -12,11 +12,14 @@ WITH pairs AS (  -- (token, threshold) by position
   FROM rule_nlp_sequence_ratio_cfg AS cfg, json_each(cfg.token_values) t
   JOIN json_each(cfg.token_thresholds_percent) h ON h.key = t.key
 ),
+selection AS MATERIALIZED (
+  SELECT tensor FROM rule_selected_tensors WHERE rule = 'nlp_sequence_ratio'
+),
 x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker, pairs.token, pairs.threshold,
          100.0 * tensor_count(n.real_value, '=', pairs.token) / tensor_numel(n.real_value) AS pct
-  FROM rule_now n, pairs
-  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'nlp_sequence_ratio')
+  FROM selection CROSS JOIN rule_now_by_tensor n, pairs
+  WHERE n.tensor = selection.tensor
 )
 SELECT trial, step, tensor, worker, max(pct) AS value,
        printf('token %s makes up %g%% of the sequence (threshold %g%%)', rule_number_text(token), max(pct), threshold) AS message

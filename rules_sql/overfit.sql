@@ -48,14 +48,18 @@ CREATE TABLE IF NOT EXISTS rule_overfit_walk (
 DROP VIEW IF EXISTS rule_overfit_next;
 DROP VIEW IF EXISTS rule_overfit_steps;
 CREATE VIEW rule_overfit_steps AS
-WITH RECURSIVE x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
+WITH RECURSIVE selection AS MATERIALIZED (
+  SELECT tensor FROM rule_selected_tensors, rule_overfit_cfg AS cfg WHERE rule = 'overfit' AND cfg.tensor_regex IS NOT NULL
+  UNION ALL
+  SELECT tensor FROM rule_collections, rule_overfit_cfg AS cfg WHERE collection = 'losses' AND cfg.tensor_regex IS NULL
+),
+x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
   SELECT l.*, row_number() OVER (PARTITION BY l.tensor ORDER BY l.step) AS i
   FROM (SELECT n.trial, n.tensor, n.step, n.mode, n.value AS loss
-        FROM rule_now_primary_reduction n, rule_overfit_cfg AS cfg
-        WHERE n.reduction = 'mean' AND n.abs = 0
-          AND n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'overfit' AND cfg.tensor_regex IS NOT NULL
-                           UNION ALL
-                           SELECT tensor FROM rule_collections WHERE collection = 'losses' AND cfg.tensor_regex IS NULL)) l
+        FROM selection CROSS JOIN rule_now_reduction_by_tensor n
+        WHERE n.tensor = selection.tensor
+          AND n.worker = (SELECT worker FROM rule_primary_worker)
+          AND n.reduction = 'mean' AND n.abs = 0) l
   WHERE l.loss IS NOT NULL   -- no loss value to fold in: a NaN mean (SQLite's NULL), a string tensor
 ),
 walk(trial, tensor, i, step, mode, train_sum, train_n, eval_sum, eval_n, compared, ratio, counter0) AS (

@@ -38,13 +38,17 @@ CREATE TABLE IF NOT EXISTS rule_overtraining_walk (
 DROP VIEW IF EXISTS rule_overtraining_next;
 DROP VIEW IF EXISTS rule_overtraining_steps;
 CREATE VIEW rule_overtraining_steps AS
-WITH RECURSIVE x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
+WITH RECURSIVE selection AS MATERIALIZED (
+  SELECT tensor FROM rule_collections WHERE collection = 'losses'
+),
+x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
   SELECT l.*, row_number() OVER (PARTITION BY l.tensor ORDER BY l.step) AS i
   FROM (SELECT n.trial, n.tensor, n.step, n.mode, n.value AS loss
-        FROM rule_now_primary_reduction n
-        WHERE n.reduction = 'mean' AND n.abs = 0
-          AND n.mode IN ('TRAIN', 'EVAL')
-          AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'losses')) l
+        FROM selection CROSS JOIN rule_now_reduction_by_tensor n
+        WHERE n.tensor = selection.tensor
+          AND n.worker = (SELECT worker FROM rule_primary_worker)
+          AND n.reduction = 'mean' AND n.abs = 0
+          AND n.mode IN ('TRAIN', 'EVAL')) l
   WHERE l.loss IS NOT NULL
 ),
 walk(trial, tensor, i, step, train_best, train_count, eval_best, eval_count) AS (

@@ -89,6 +89,9 @@ CREATE TABLE IF NOT EXISTS rule_batch (
   now         REAL NOT NULL,                 -- unix time of the evaluation
   PRIMARY KEY (trial, step)
 ) WITHOUT ROWID;
+-- How the _by_tensor views below find a value's step in the batch by the number the public views
+-- give it (a GLOBAL-mode step's is its mode step).
+CREATE INDEX IF NOT EXISTS rule_batch_by_tensor_step ON rule_batch(trial, tensor_step);
 
 -- Per trial and rule, the step evaluated last, and how many steps it has evaluated (its rows of
 -- rule_evaluated, counted as they are added: counting them costs a read of all of them). Rules
@@ -222,6 +225,55 @@ WHERE d.trial = b.trial
   AND d.step = b.tensor_step
   AND d.mode = b.mode
   AND d.mode_step = b.mode_step;
+
+-- rule_now, rule_now_reduction and rule_now_distribution planned from the tensor: the same rows
+-- and columns, for a rule that reads some tensors. Put one after the list of those tensors, with
+-- CROSS JOIN, joined on the name:
+--   WITH sel AS MATERIALIZED (SELECT tensor FROM rule_selected_tensors WHERE rule = 'r')
+--   SELECT ... FROM sel CROSS JOIN rule_now_by_tensor n WHERE n.tensor = sel.tensor
+-- and each name costs a search of its values in the batch's range of steps, then a lookup of each
+-- value's step in the batch. The views above start from the batch's steps and visit every value
+-- of each (what a rule over every tensor, or a lookup of one value by its step, wants), so through
+-- them a rule that reads one tensor costs as much as one that reads them all. rule_batch holds the
+-- steps of one trial, so the values are those of (SELECT trial FROM rule_batch LIMIT 1).
+DROP VIEW IF EXISTS rule_now_by_tensor;
+CREATE VIEW rule_now_by_tensor AS
+SELECT v.trial, b.step, b.mode, b.mode_step, v.tensor, v.worker, v.dtype, v.shape, v.value,
+       CASE WHEN v.dtype NOT IN ('complex64', 'complex128', 'string') THEN v.value END AS real_value,
+       b.tensor_step
+FROM tensor_values v
+CROSS JOIN rule_batch b
+WHERE v.trial = (SELECT trial FROM rule_batch LIMIT 1)
+  AND v.step BETWEEN (SELECT min(tensor_step) FROM rule_batch) AND (SELECT max(tensor_step) FROM rule_batch)
+  AND v.value IS NOT NULL
+  AND b.trial = v.trial
+  AND b.step = v.global_step
+  AND b.tensor_step = v.step;
+
+DROP VIEW IF EXISTS rule_now_reduction_by_tensor;
+CREATE VIEW rule_now_reduction_by_tensor AS
+SELECT n.trial, n.step, n.mode, n.mode_step, n.tensor, n.worker, n.dtype, n.shape, k.reduction, k.abs,
+       coalesce((SELECT r.value
+                 FROM reductions r
+                 WHERE r.trial = n.trial AND r.tensor = n.tensor AND r.step = n.tensor_step
+                   AND r.global_step = n.step AND r.worker = n.worker
+                   AND r.reduction = k.reduction AND r.abs = k.abs AND r.computed),
+                tensor_reduce(n.real_value, k.reduction, k.abs)) AS value
+FROM rule_now_by_tensor n
+CROSS JOIN reduction_kind k;
+
+DROP VIEW IF EXISTS rule_now_distribution_by_tensor;
+CREATE VIEW rule_now_distribution_by_tensor AS
+SELECT d.trial, b.step, d.mode, d.mode_step, d.tensor, d.worker, d.count, d.nan, d.pos_inf, d.neg_inf,
+       d.zero, d.negative, d.positive, d.p0, d.p1, d.p5, d.p10, d.p25, d.p50, d.p75, d.p90, d.p95, d.p99, d.p100
+FROM distributions d
+CROSS JOIN rule_batch b
+WHERE d.trial = (SELECT trial FROM rule_batch LIMIT 1)
+  AND d.step BETWEEN (SELECT min(tensor_step) FROM rule_batch) AND (SELECT max(tensor_step) FROM rule_batch)
+  AND b.trial = d.trial
+  AND b.tensor_step = d.step
+  AND b.mode = d.mode
+  AND b.mode_step = d.mode_step;
 
 -- The worker whose series rules read (losses, labels) and whose name findings about a whole step
 -- carry: the worker of the lowest rank, the number its name ends with (smdebug names workers

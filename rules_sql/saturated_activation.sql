@@ -12,12 +12,15 @@
 -- value = that percentage.
 DROP VIEW IF EXISTS rule_saturated_activation;
 CREATE VIEW rule_saturated_activation AS
-WITH sel AS (
+WITH selection AS MATERIALIZED (
+  SELECT tensor FROM rule_selected_tensors WHERE rule = 'saturated_activation'
+),
+sel AS (
   SELECT n.trial, n.step, n.tensor, n.worker, n.value,
          CASE WHEN instr(n.tensor, 'tanh') > 0 THEN cfg.threshold_tanh
               WHEN instr(n.tensor, 'sigmoid') > 0 THEN cfg.threshold_sigmoid END AS range
-  FROM rule_now n, rule_saturated_activation_cfg AS cfg
-  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'saturated_activation')
+  FROM selection CROSS JOIN rule_now_by_tensor n, rule_saturated_activation_cfg AS cfg
+  WHERE n.tensor = selection.tensor
 ),
 x AS MATERIALIZED (
   SELECT sel.trial, sel.step, sel.tensor, sel.worker,

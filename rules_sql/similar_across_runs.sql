@@ -34,10 +34,12 @@ x AS MATERIALIZED (  -- close and diff NULL for strings and complex; shapes that
            WHEN 1 THEN tensor_allclose(n.real_value, o.real_value, 1e-5, 1e-8, 0) WHEN 0 THEN 0 END AS close,
          CASE WHEN tensor_shape(n.real_value) = tensor_shape(o.real_value)
            THEN tensor_diff_norm(n.real_value, o.real_value) END AS diff
-  FROM rule_now n, rule_similar_across_runs_cfg AS cfg
-  JOIN o ON o.step = n.step AND o.tensor = n.tensor AND o.worker = n.worker
-  WHERE (cfg.collection_names IS NULL AND cfg.tensor_regex IS NULL)
-     OR n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'similar_across_runs')
+  FROM o  -- first: the other trial's values are looked up here, none when there is no other trial
+  CROSS JOIN rule_now n
+  CROSS JOIN rule_similar_across_runs_cfg AS cfg
+  WHERE o.step = n.step AND o.tensor = n.tensor AND o.worker = n.worker
+    AND ((cfg.collection_names IS NULL AND cfg.tensor_regex IS NULL)
+         OR n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'similar_across_runs'))
 )
 SELECT trial, step, tensor, worker, diff AS value,
        CASE WHEN diff IS NULL THEN printf('shape differs from %s', other)

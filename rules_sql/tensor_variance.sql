@@ -8,11 +8,14 @@
 -- value = var(v).
 DROP VIEW IF EXISTS rule_tensor_variance;
 CREATE VIEW rule_tensor_variance AS
-WITH x AS MATERIALIZED (
+WITH selection AS MATERIALIZED (
+  SELECT tensor FROM rule_selected_tensors WHERE rule = 'tensor_variance'
+),
+x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker, n.value AS var
-  FROM rule_now_reduction n
-  WHERE n.reduction = 'variance' AND n.abs = 0
-    AND n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'tensor_variance')
+  FROM selection CROSS JOIN rule_now_reduction_by_tensor n
+  WHERE n.tensor = selection.tensor
+    AND n.reduction = 'variance' AND n.abs = 0
 )
 SELECT trial, step, tensor, worker, var AS value,
        printf('variance %g is %s', var,

@@ -7,10 +7,13 @@
 -- which never fires, where it has.
 DROP VIEW IF EXISTS rule_tree_depth;
 CREATE VIEW rule_tree_depth AS
-WITH x AS MATERIALIZED (
+WITH selection AS MATERIALIZED (
+  SELECT tensor FROM rule_selected_tensors WHERE rule = 'tree_depth'
+),
+x AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker, n.p100 AS top
-  FROM rule_now_distribution n
-  WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'tree_depth')
+  FROM selection CROSS JOIN rule_now_distribution_by_tensor n
+  WHERE n.tensor = selection.tensor
     AND n.nan = 0
 )
 SELECT trial, step, tensor, worker, rule_log2(top) AS value,

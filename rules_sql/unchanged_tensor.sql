@@ -39,13 +39,17 @@ DROP TABLE rule_unchanged_tensor_hist;
 -- The batch's values of the selected tensors, numbered on from the window.
 DROP VIEW IF EXISTS rule_unchanged_tensor_input;
 CREATE VIEW rule_unchanged_tensor_input AS
+WITH selection AS MATERIALIZED (
+  SELECT tensor FROM rule_selected_tensors WHERE rule = 'unchanged_tensor'
+)
 SELECT n.trial, n.tensor, n.worker, n.step, n.real_value AS value, d.p0 AS lo, d.p100 AS hi, d.nan,
        ifnull((SELECT max(h.k) FROM rule_unchanged_tensor_window h
                WHERE h.trial = n.trial AND h.tensor = n.tensor AND h.worker = n.worker), 0)
          + row_number() OVER (PARTITION BY n.tensor, n.worker ORDER BY n.step) AS k
-FROM rule_now n
+FROM selection
+CROSS JOIN rule_now_by_tensor n
 LEFT JOIN rule_now_distribution d ON d.step = n.step AND d.tensor = n.tensor AND d.worker = n.worker
-WHERE n.tensor IN (SELECT tensor FROM rule_selected_tensors WHERE rule = 'unchanged_tensor');
+WHERE n.tensor = selection.tensor;
 
 DROP TRIGGER IF EXISTS rule_unchanged_tensor_fold;
 CREATE TRIGGER rule_unchanged_tensor_fold

@@ -5,11 +5,14 @@
 -- value = mean(|v|).
 DROP VIEW IF EXISTS rule_vanishing_gradient;
 CREATE VIEW rule_vanishing_gradient AS
-WITH g AS MATERIALIZED (
+WITH selection AS MATERIALIZED (
+  SELECT tensor FROM rule_collections WHERE collection = 'gradients'
+),
+g AS MATERIALIZED (
   SELECT n.trial, n.step, n.tensor, n.worker, n.value AS mean_abs
-  FROM rule_now_reduction n
-  WHERE n.reduction = 'mean' AND n.abs = 1
-    AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'gradients')
+  FROM selection CROSS JOIN rule_now_reduction_by_tensor n
+  WHERE n.tensor = selection.tensor
+    AND n.reduction = 'mean' AND n.abs = 1
 )
 SELECT g.trial, g.step, g.tensor, g.worker, g.mean_abs AS value,
        printf('mean |gradient| %g is below threshold %g', g.mean_abs, cfg.threshold) AS message

@@ -51,15 +51,18 @@ WITH t AS (
          EXISTS (SELECT 1 FROM rule_batch WHERE mode = 'TRAIN') AS batch_train
   FROM (SELECT trial FROM rule_batch LIMIT 1) b
 ),
+selection AS MATERIALIZED (
+  SELECT tensor FROM rule_collections WHERE collection = 'weights'
+),
 x AS MATERIALIZED (  -- the considered saved steps: the state's (0) and the batch's (1)
   SELECT s.trial, s.tensor, s.worker, s.step, 0 AS new
   FROM rule_weight_update_ratio_state s, t
   WHERE s.trial = (SELECT trial FROM rule_batch LIMIT 1) AND (t.train_seen OR NOT t.batch_train)
   UNION ALL
   SELECT n.trial, n.tensor, n.worker, n.step, 1
-  FROM rule_now n, t
-  WHERE (n.mode = 'TRAIN' OR NOT (t.train_seen OR t.batch_train))
-    AND n.tensor IN (SELECT tensor FROM rule_collections WHERE collection = 'weights')
+  FROM selection CROSS JOIN rule_now_by_tensor n, t
+  WHERE n.tensor = selection.tensor
+    AND (n.mode = 'TRAIN' OR NOT (t.train_seen OR t.batch_train))
 ),
 l AS (
   SELECT x.*, lag(x.step) OVER (PARTITION BY x.tensor, x.worker ORDER BY x.step) AS p_step,
