@@ -53,13 +53,16 @@ WITH RECURSIVE selection AS MATERIALIZED (
   UNION ALL
   SELECT tensor FROM rule_collections, rule_overfit_cfg AS cfg WHERE collection = 'losses' AND cfg.tensor_regex IS NULL
 ),
+losses AS MATERIALIZED (  -- each loss looked up once (the filter below would look it up again)
+  SELECT n.trial, n.tensor, n.step, n.mode, n.value AS loss
+  FROM selection CROSS JOIN rule_now_reduction_by_tensor n
+  WHERE n.tensor = selection.tensor
+    AND n.worker = (SELECT worker FROM rule_primary_worker)
+    AND n.reduction = 'mean' AND n.abs = 0
+),
 x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
   SELECT l.*, row_number() OVER (PARTITION BY l.tensor ORDER BY l.step) AS i
-  FROM (SELECT n.trial, n.tensor, n.step, n.mode, n.value AS loss
-        FROM selection CROSS JOIN rule_now_reduction_by_tensor n
-        WHERE n.tensor = selection.tensor
-          AND n.worker = (SELECT worker FROM rule_primary_worker)
-          AND n.reduction = 'mean' AND n.abs = 0) l
+  FROM losses l
   WHERE l.loss IS NOT NULL   -- no loss value to fold in: a NaN mean (SQLite's NULL), a string tensor
 ),
 walk(trial, tensor, i, step, mode, train_sum, train_n, eval_sum, eval_n, compared, ratio, counter0) AS (

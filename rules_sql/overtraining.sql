@@ -41,14 +41,17 @@ CREATE VIEW rule_overtraining_steps AS
 WITH RECURSIVE selection AS MATERIALIZED (
   SELECT tensor FROM rule_collections WHERE collection = 'losses'
 ),
+losses AS MATERIALIZED (  -- each loss looked up once (the filter below would look it up again)
+  SELECT n.trial, n.tensor, n.step, n.mode, n.value AS loss
+  FROM selection CROSS JOIN rule_now_reduction_by_tensor n
+  WHERE n.tensor = selection.tensor
+    AND n.worker = (SELECT worker FROM rule_primary_worker)
+    AND n.reduction = 'mean' AND n.abs = 0
+    AND n.mode IN ('TRAIN', 'EVAL')
+),
 x AS MATERIALIZED (  -- the batch's losses, numbered per tensor in step order
   SELECT l.*, row_number() OVER (PARTITION BY l.tensor ORDER BY l.step) AS i
-  FROM (SELECT n.trial, n.tensor, n.step, n.mode, n.value AS loss
-        FROM selection CROSS JOIN rule_now_reduction_by_tensor n
-        WHERE n.tensor = selection.tensor
-          AND n.worker = (SELECT worker FROM rule_primary_worker)
-          AND n.reduction = 'mean' AND n.abs = 0
-          AND n.mode IN ('TRAIN', 'EVAL')) l
+  FROM losses l
   WHERE l.loss IS NOT NULL
 ),
 walk(trial, tensor, i, step, train_best, train_count, eval_best, eval_count) AS (

@@ -89,9 +89,10 @@ CREATE TABLE IF NOT EXISTS rule_batch (
   now         REAL NOT NULL,                 -- unix time of the evaluation
   PRIMARY KEY (trial, step)
 ) WITHOUT ROWID;
--- How the _by_tensor views below find a value's step in the batch by the number the public views
--- give it (a GLOBAL-mode step's is its mode step).
-CREATE INDEX IF NOT EXISTS rule_batch_by_tensor_step ON rule_batch(trial, tensor_step);
+-- How rule_now_distribution_by_tensor (below) finds a value's step in the batch by the numbers the
+-- distributions view gives it (a GLOBAL-mode step's tensor_step is its mode step).
+DROP INDEX IF EXISTS rule_batch_by_tensor_step;
+CREATE INDEX IF NOT EXISTS rule_batch_by_step_numbers ON rule_batch(trial, tensor_step, mode, mode_step);
 
 -- Per trial and rule, the step evaluated last, and how many steps it has evaluated (its rows of
 -- rule_evaluated, counted as they are added: counting them costs a read of all of them). Rules
@@ -271,8 +272,8 @@ CROSS JOIN rule_batch b
 WHERE d.trial = (SELECT trial FROM rule_batch LIMIT 1)
   AND d.step BETWEEN (SELECT min(tensor_step) FROM rule_batch) AND (SELECT max(tensor_step) FROM rule_batch)
   AND b.trial = d.trial
-  AND b.tensor_step = d.step
-  AND b.mode = d.mode
+  AND b.tensor_step = +d.step   -- unary +: the step range above is not copied to b (SQLite would
+  AND b.mode = d.mode           -- search b by that range, every batch row, instead of this step)
   AND b.mode_step = d.mode_step;
 
 -- The worker whose series rules read (losses, labels) and whose name findings about a whole step
