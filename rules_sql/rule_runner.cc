@@ -337,8 +337,16 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     }
     return *stmt;
   };
+  // The steps rule_batch holds (empty: none, or not known after a rollback). Rules that owe the
+  // same steps, all of them on a trial's first evaluation, share one fill: filling it costs as
+  // much as a light rule.
+  std::vector<int64_t> batch_steps;
   auto fill_batch = [&](std::vector<StepRow>::const_iterator first, std::vector<StepRow>::const_iterator last) {
+    std::vector<int64_t> steps;
+    for (auto s = first; s != last; ++s) steps.push_back(s->step);
+    if (!steps.empty() && steps == batch_steps) return;
     clear_batch->run();
+    batch_steps.clear();
     for (auto s = first; s != last; ++s)
       add_to_batch->bind(1, trial)
           .bind(2, s->step)
@@ -347,7 +355,9 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
           .bind(5, s->mode == "GLOBAL" ? s->mode_step : s->step)
           .bind(6, now)
           .run();
+    batch_steps = std::move(steps);
   };
+  auto rolled_back = [&] { batch_steps.clear(); };  // what rule_batch holds is not known then
   // A rule evaluated again (rule_rerun) reports only findings its earlier evaluation had not.
   std::map<std::string, std::set<std::tuple<int64_t, std::string, std::string>>> earlier;
   auto is_new = [&](const std::string& rule, int64_t id) {
@@ -391,6 +401,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
       }
       db_.exec("ROLLBACK TO rule_batch");
       db_.exec("RELEASE rule_batch");
+      rolled_back();
       found->resize(found_size);
       failures_.push_back("rule " + rule + " on trial " + trial + where() + ": " + e.what());
       return false;
@@ -411,7 +422,6 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
       run_rule(rule);
       note_from_rule(trial, rule);
       mark_evaluated->bind(1, rule).run();
-      clear_batch->run();
     });
   };
 
@@ -449,6 +459,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     } else {
       db_.exec("ROLLBACK TO rule_rerun");
       db_.exec("RELEASE rule_rerun");
+      rolled_back();
       found->resize(found_size);
       earlier.erase(rule);
       failures_.push_back("rule " + rule + " on trial " + trial + ": its findings from before are kept");
@@ -472,10 +483,10 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
           [&] {
             fill_batch(at_last.begin(), at_last.end());
             run_rule(rule);
-            clear_batch->run();
           });
     }
   }
+  clear_batch->run();  // rule_batch is filled only while the runner evaluates
   tx.commit();
 } catch (const TransactionRolledBack&) {
   // evaluate_new_steps evaluates the trial again without the stopped rule.
