@@ -5,6 +5,7 @@
 #include <array>
 #include <bit>
 #include <limits>
+#include <type_traits>
 
 #include "parquet/levels.h"
 #include "parquet/plain.h"
@@ -39,10 +40,10 @@ std::string pack_booleans(std::string_view bytes) {
   return out;
 }
 
-// Text only. Numbers are PLAIN: a dictionary of the bucket edges and counts of histogram_buckets
-// (a lookup per row in a map of up to 1 MiB) doubled the CNN profile's export time, where zstd
-// takes their repeats out of PLAIN pages for less. Raw bytes are rarely repeated and often large.
-bool dictionary_encoded(ColumnType type) { return type == ColumnType::kString; }
+// Text and numbers. Booleans are a bit each in PLAIN already.
+bool dictionary_encoded(ColumnType type) {
+  return type == ColumnType::kString || type == ColumnType::kInt64 || type == ColumnType::kDouble;
+}
 
 }  // namespace
 
@@ -65,18 +66,37 @@ void ColumnWriter::add(bool v) {
   value_added();
 }
 
-void ColumnWriter::add(int64_t v) {
+void ColumnWriter::add(int64_t v) { add_number(v); }
+
+void ColumnWriter::add(double v) { add_number(v); }
+
+template <typename T>
+void ColumnWriter::add_number(T v) {
   levels_.add(1);
-  append_plain(page_values_, v);
-  stats_.add(v);
+  if (dictionary_) {
+    add_number_index(v);
+    if (dictionary_values_.size() > kMaxDictionaryBytes) give_up_dictionary();
+  } else {
+    append_plain(page_values_, v);
+    stats_.add(v);
+  }
   value_added();
 }
 
-void ColumnWriter::add(double v) {
-  levels_.add(1);
-  append_plain(page_values_, v);
-  stats_.add(v);
-  value_added();
+template <typename T>
+void ColumnWriter::add_number_index(T v) {
+  const auto bits = std::bit_cast<uint64_t>(v);
+  if (!has_last_ || bits != last_bits_) {  // a step or a mode repeats row after row: no lookup then
+    const auto [index, added] = numbers_.insert(bits);
+    if (added) {
+      append_plain(dictionary_values_, v);
+      stats_.add(v);  // the chunk's bounds are its distinct values' bounds
+    }
+    last_bits_ = bits;
+    last_index_ = index;
+    has_last_ = true;
+  }
+  indices_.push_back(last_index_);
 }
 
 void ColumnWriter::add(std::string_view v) {
@@ -106,11 +126,13 @@ void ColumnWriter::add_to_dictionary(std::string_view v) {
     last_index_ = at->second;
     has_last_ = true;
   }
-  indices_.add(last_index_);
-  if (dictionary_values_.size() > kMaxDictionaryBytes) {  // too many distinct strings: PLAIN from here on
-    close_page();
-    dictionary_ = false;
-  }
+  indices_.push_back(last_index_);
+  if (dictionary_values_.size() > kMaxDictionaryBytes) give_up_dictionary();
+}
+
+void ColumnWriter::give_up_dictionary() {
+  close_page();
+  dictionary_ = false;
 }
 
 void ColumnWriter::value_added() {
@@ -165,22 +187,47 @@ void ColumnWriter::add_repeated_plain(T v, size_t n) {
 
 void ColumnWriter::add_repeated(bool v, size_t n) { add_repeated_plain(v, n); }
 
-void ColumnWriter::add_repeated(int64_t v, size_t n) { add_repeated_plain(v, n); }
+void ColumnWriter::add_repeated(int64_t v, size_t n) { add_repeated_value(v, n); }
 
-void ColumnWriter::add_repeated(double v, size_t n) { add_repeated_plain(v, n); }
+void ColumnWriter::add_repeated(double v, size_t n) { add_repeated_value(v, n); }
 
-void ColumnWriter::add_repeated(std::string_view v, size_t n) {
+void ColumnWriter::add_repeated(std::string_view v, size_t n) { add_repeated_value(v, n); }
+
+template <typename T>
+void ColumnWriter::add_repeated_value(T v, size_t n) {
   if (n == 0) return;
-  add(v);  // the dictionary, or PLAIN once it is given up, and the size check
   if (!dictionary_) {
-    for (size_t i = 1; i < n; ++i) add(v);
+    if constexpr (std::is_same_v<T, std::string_view>) {
+      for (size_t i = 0; i < n; ++i) add(v);
+    } else {
+      add_repeated_plain(v, n);
+    }
     return;
   }
-  add_run(n - 1, sizeof(uint32_t), 1, [&](size_t k) { indices_.add(last_index_, k); });
+  add(v);  // the dictionary, or PLAIN once it is given up, and the size check
+  if (!dictionary_) {
+    add_repeated_value(v, n - 1);
+    return;
+  }
+  add_run(n - 1, sizeof(uint32_t), 1, [&](size_t k) { indices_.insert(indices_.end(), k, last_index_); });
 }
 
 template <typename T>
-void ColumnWriter::add_values_plain(std::span<const T> values) {
+void ColumnWriter::add_values_of(std::span<const T> values) {
+  // Dictionary indices in pieces that fit the open page, as add_run's; a dictionary given up
+  // within a piece leaves the piece's rest to PLAIN.
+  while (dictionary_ && !values.empty()) {
+    const size_t used = page_bytes_used();
+    const size_t room = used < page_bytes_ ? page_bytes_ - used - 1 : 0;
+    const size_t k = std::min(values.size(), std::max<size_t>(1, room / (sizeof(uint32_t) + 1)));
+    size_t added = 0;
+    while (added < k && dictionary_values_.size() <= kMaxDictionaryBytes) add_number_index(values[added++]);
+    levels_.add(1, added);
+    values = values.subspan(added);
+    if (dictionary_values_.size() > kMaxDictionaryBytes) give_up_dictionary();
+    else value_added();
+  }
+  if (values.empty()) return;
   stats_.add_values(values);
   size_t at = 0;
   add_run(values.size(), sizeof(T), 1, [&](size_t k) {
@@ -189,11 +236,15 @@ void ColumnWriter::add_values_plain(std::span<const T> values) {
   });
 }
 
-void ColumnWriter::add_values(std::span<const int64_t> values) { add_values_plain(values); }
+void ColumnWriter::add_values(std::span<const int64_t> values) { add_values_of(values); }
 
-void ColumnWriter::add_values(std::span<const double> values) { add_values_plain(values); }
+void ColumnWriter::add_values(std::span<const double> values) { add_values_of(values); }
 
-bool ColumnWriter::dictionary_page_open() const { return dictionary_ && !dictionary_index_.empty(); }
+size_t ColumnWriter::dictionary_entries() const {
+  return column_.type == ColumnType::kString ? dictionary_index_.size() : numbers_.size();
+}
+
+bool ColumnWriter::dictionary_page_open() const { return dictionary_ && dictionary_entries() > 0; }
 
 std::string ColumnWriter::page_body() const {
   const std::string levels = levels_.encode(kDefinitionLevelBits);
@@ -202,9 +253,9 @@ std::string ColumnWriter::page_body() const {
   body += levels;
   if (dictionary_page_open()) {
     // The indices' bit width (one byte), then the indices in the hybrid encoding.
-    const int bit_width = std::max(1, static_cast<int>(std::bit_width(dictionary_index_.size() - 1)));
+    const int bit_width = std::max(1, static_cast<int>(std::bit_width(dictionary_entries() - 1)));
     body.push_back(static_cast<char>(bit_width));
-    body += encode_runs(indices_, bit_width);
+    body += encode_values(indices_, bit_width);
   } else if (column_.type == ColumnType::kBoolean) body += pack_booleans(page_values_);
   else body += page_values_;
   return body;
@@ -234,12 +285,35 @@ CompressedPage data_page(std::string_view body, int32_t values, format::Encoding
 
 }  // namespace
 
+bool ColumnWriter::numbers_mostly_distinct() const {
+  return dictionary_ && column_.type != ColumnType::kString &&
+         static_cast<int64_t>(dictionary_entries()) * kMaxDistinctShare >
+             chunk_values_ + static_cast<int64_t>(indices_.size());
+}
+
+void ColumnWriter::numbers_as_plain() {
+  constexpr size_t kNumberBytes = sizeof(uint64_t);
+  for (const uint32_t index : indices_) page_values_.append(dictionary_values_, index * kNumberBytes, kNumberBytes);
+  indices_.clear();
+  numbers_.clear();
+  dictionary_values_.clear();
+  has_last_ = false;
+  dictionary_ = false;
+}
+
 void ColumnWriter::close_page() {
   if (levels_.size() == 0) return;
+  // A number column whose dictionary holds more than 1 / kMaxDistinctShare of its values gains
+  // less from it than its lookups cost and its dictionary page takes (a column of measurements
+  // rather than of steps, edges or counts): on the chunk's first page, that page becomes PLAIN
+  // and the chunk has no dictionary; later, PLAIN from the next page on.
+  const bool plain_from_here = numbers_mostly_distinct();
+  if (plain_from_here && chunk_values_ == 0) numbers_as_plain();
   std::string body = page_body();
   const auto values = static_cast<int32_t>(levels_.size());
   const format::Encoding::type encoding = dictionary_page_open() ? kDictionaryEncoding : format::Encoding::PLAIN;
   chunk_values_ += values;
+  if (plain_from_here) dictionary_ = false;
   levels_.clear();
   page_values_.clear();
   indices_.clear();
@@ -272,11 +346,11 @@ void ColumnWriter::append_page(const CompressedPage& page) {
 }
 
 std::string ColumnWriter::dictionary_page() {
-  if (dictionary_index_.empty()) return "";
+  if (dictionary_entries() == 0) return "";
   std::string compressed;
   codec_.compress(dictionary_values_, compressed);
   format::DictionaryPageHeader dictionary;
-  dictionary.__set_num_values(static_cast<int32_t>(dictionary_index_.size()));
+  dictionary.__set_num_values(static_cast<int32_t>(dictionary_entries()));
   dictionary.__set_encoding(kDictionaryEncoding);
   format::PageHeader header;
   header.__set_type(format::PageType::DICTIONARY_PAGE);
@@ -313,6 +387,7 @@ ColumnChunkBytes ColumnWriter::finish_chunk() {
   dictionary_ = dictionary_encoded(column_.type);
   dictionary_values_.clear();
   dictionary_index_.clear();
+  numbers_.clear();
   has_last_ = false;
   return chunk;
 }

@@ -3,12 +3,16 @@
 // once it is full (large pages on a thread of their own), and the chunk's statistics.
 // finish_chunk() hands the row group's pages over and starts the next row group.
 //
-// Strings are dictionary-encoded (a dictionary page of the chunk's distinct strings and data
-// pages of their indices, PLAIN_DICTIONARY), as Parquet writers do by default: the views repeat
-// a few names (tensor, worker, mode, reduction) on every row, and the indices of such a column
-// take a few bytes per page where the names would take megabytes to write and compress. Once
-// the dictionary passes kMaxDictionaryBytes the chunk's later pages are PLAIN (readers take both
-// in one chunk). Other types are PLAIN.
+// Strings and numbers are dictionary-encoded (a dictionary page of the chunk's distinct values
+// and data pages of their indices, PLAIN_DICTIONARY), as Parquet writers do by default: the views
+// repeat a few names (tensor, worker, mode, reduction) and steps on every row, and
+// histogram_buckets' edges and counts come from a few thousand values; the indices of such a
+// column take a few bits per row where PLAIN values would take 8 bytes or more to write and
+// compress (zstd was nearly all of an export's instructions). Once the dictionary passes
+// kMaxDictionaryBytes, or a number column's dictionary holds more than 1 / kMaxDistinctShare of
+// the chunk's values, the chunk's later pages are PLAIN (readers take both in one chunk); when
+// that is so on the chunk's first page, the chunk is PLAIN throughout.
+// Booleans are PLAIN.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -22,6 +26,7 @@
 
 #include "parquet/column.h"
 #include "parquet/levels.h"
+#include "parquet/number_dictionary.h"
 #include "parquet/parquet_format_types.h"
 #include "parquet/statistics.h"
 #include "parquet/zstd_codec.h"
@@ -37,6 +42,7 @@ struct ColumnChunkBytes {
 };
 
 inline constexpr size_t kMaxDictionaryBytes = 1u << 20;
+inline constexpr int64_t kMaxDistinctShare = 2;
 
 // Pages of at least kCompressAsideBytes are compressed on a thread of their own while the column
 // goes on filling the next page (zstd is a fifth of an export's CPU), at most kMaxPagesAside at a
@@ -79,6 +85,15 @@ class ColumnWriter {
 
  private:
   void value_added();
+  template <typename T>
+  void add_number(T v);  // INT64 and DOUBLE
+  template <typename T>
+  void add_number_index(T v);  // its dictionary index to the open page
+  template <typename T>
+  void add_repeated_value(T v, size_t n);  // numbers and strings
+  void give_up_dictionary();               // PLAIN from the next page on
+  bool numbers_mostly_distinct() const;    // the dictionary does not pay (close_page)
+  void numbers_as_plain();                 // the open page's indices as their PLAIN numbers, no dictionary
   // Adds `n` values of `value_bytes` each (in the page) with definition level `level`, in pieces
   // that fit the open page: append(k) appends the next k values.
   template <typename Append>
@@ -86,7 +101,7 @@ class ColumnWriter {
   template <typename T>
   void add_repeated_plain(T v, size_t n);  // booleans (one byte each until the page closes) and numbers
   template <typename T>
-  void add_values_plain(std::span<const T> values);
+  void add_values_of(std::span<const T> values);
   size_t page_bytes_used() const {
     return page_values_.size() + indices_.size() * sizeof(uint32_t) + levels_.size() / 8;
   }
@@ -95,16 +110,17 @@ class ColumnWriter {
   void append_page(const CompressedPage& page);
   std::string page_body() const;               // levels with their length, then the values
   void add_to_dictionary(std::string_view v);  // its index, and v to the dictionary if new
-  bool dictionary_page_open() const;           // the open page holds dictionary indices
-  std::string dictionary_page();               // its header and compressed values; "" without a dictionary
+  size_t dictionary_entries() const;
+  bool dictionary_page_open() const;  // the open page holds dictionary indices
+  std::string dictionary_page();      // its header and compressed values; "" without a dictionary
 
   Column column_;
   size_t page_bytes_;
   ZstdCodec codec_;
   PageLevels levels_;        // the open page's definition levels
   std::string page_values_;  // its PLAIN values (booleans: one byte each until the page closes)
-  // Dictionary encoding (strings): whether it is still in use in this chunk, the dictionary's
-  // PLAIN values and the index of each, the open page's indices, the last string added.
+  // Dictionary encoding: whether it is still in use in this chunk, the dictionary's PLAIN values
+  // and the index of each (strings' or numbers'), the open page's indices, the last value added.
   bool dictionary_ = false;
   std::string dictionary_values_;
   struct StringHash {
@@ -112,8 +128,10 @@ class ColumnWriter {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> dictionary_index_;
-  ValueRuns indices_;
+  NumberDictionary numbers_;
+  std::vector<uint32_t> indices_;
   std::string last_;
+  uint64_t last_bits_ = 0;
   uint32_t last_index_ = 0;
   bool has_last_ = false;
   // The codecs of pages compressed aside, used in turn (a zstd context costs more to make than a

@@ -5,6 +5,7 @@
 // dictionary-encoded pages.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,8 @@ class ValueRuns {
 // kMinRleRun times; shorter stretches are bit-packed eight values at a time (the last group padded
 // with zeros, which a reader ignores because it knows the page's value count).
 std::string encode_runs(const ValueRuns& values, int bit_width);
+// The same of values given one by one (dictionary indices, which rarely repeat in numeric columns).
+std::string encode_values(std::span<const uint32_t> values, int bit_width);
 // The same of levels (bit_width 1..8) given one by one.
 std::string encode_levels(const std::vector<uint8_t>& levels, int bit_width);
 

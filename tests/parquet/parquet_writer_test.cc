@@ -42,7 +42,7 @@ TEST(Levels, ShortStretchesAreBitPackedLsbFirst) {
 }
 
 // The hybrid encoding as the format specification describes it, value by value: the reference
-// encode_runs, which walks runs, must match byte for byte.
+// encode_runs, which walks runs, and encode_values must match byte for byte.
 std::string reference_hybrid(const std::vector<uint32_t>& values, int bit_width) {
   const auto varint = [](std::string& out, uint64_t v) {
     for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>((v & 0x7f) | 0x80));
@@ -95,6 +95,7 @@ TEST(Levels, RunsEncodeAsTheValuesOneByOne) {
       }
       ASSERT_EQ(runs.size(), values.size());
       ASSERT_EQ(encode_runs(runs, bit_width), reference_hybrid(values, bit_width)) << bit_width << " " << trial;
+      ASSERT_EQ(encode_values(values, bit_width), reference_hybrid(values, bit_width)) << bit_width << " " << trial;
     }
 }
 
@@ -386,6 +387,65 @@ TEST_F(DuckDbReadBack, StringsAreDictionaryEncodedAndOutgrowTheirDictionaryIntoP
   std::string largest;
   for (int i = 0; i < kNamedRows; ++i) largest = std::max(largest, distinct(i));
   EXPECT_EQ(meta[1][5], Cell(largest));
+}
+
+// Numbers are dictionary-encoded too (histogram_buckets' steps, edges and counts: few distinct
+// values over millions of rows), keyed by their bits (-0.0 and +0.0 stay apart); a column of
+// mostly distinct numbers is PLAIN, without a dictionary page. Each reads back exactly.
+TEST_F(DuckDbReadBack, NumbersAreDictionaryEncodedUntilTheDictionaryDoesNotPay) {
+  constexpr int64_t kRows = 60000;
+  const auto edge = [](int64_t i) {
+    if (i % 7 == 3) return -0.0;
+    if (i % 7 == 5) return 0.0;
+    return std::ldexp(1.0, static_cast<int>(i % 300) - 150);
+  };
+  const auto count = [](int64_t i) { return i * i % 97; };
+  const auto measurement = [](int64_t i) { return static_cast<double>(i) * 1.25 + 0.5; };
+  const std::string path = write_file({{"step", ColumnType::kInt64},
+                                       {"edge", ColumnType::kDouble},
+                                       {"count", ColumnType::kInt64},
+                                       {"measurement", ColumnType::kDouble}},
+                                      {.page_bytes = 16 << 10}, [&](FileWriter& w) {
+                                        for (int64_t i = 0; i < kRows; i += 100) {
+                                          std::vector<double> edges, measurements;
+                                          std::vector<int64_t> counts;
+                                          for (int64_t j = i; j < i + 100; ++j) {
+                                            edges.push_back(edge(j));
+                                            counts.push_back(count(j));
+                                            measurements.push_back(measurement(j));
+                                          }
+                                          w.add_repeated(i / 1000, 100);  // a step: a run of rows
+                                          w.add_values(edges);
+                                          w.add_values(counts);
+                                          w.add_values(measurements);
+                                          w.end_row();
+                                        }
+                                      });
+  const auto rows =
+      duckdb_rows({"SELECT count(*), count(*) FILTER (WHERE step = file_row_number // 1000 "
+                   "AND edge = CASE WHEN file_row_number % 7 IN (3, 5) THEN 0 ELSE pow(2.0, (file_row_number % "
+                   "300)::INTEGER - 150) END "
+                   "AND (file_row_number % 7 = 3) = (signbit(edge)) "
+                   "AND count = file_row_number * file_row_number % 97 AND measurement = file_row_number * 1.25 + 0.5) "
+                   "FROM read_parquet('" +
+                   path + "', file_row_number = true)"});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], Cell(std::to_string(kRows)));
+  EXPECT_EQ(rows[0][1], Cell(std::to_string(kRows)));
+  const auto meta =
+      duckdb_rows({"SELECT path_in_schema, encodings, total_compressed_size, "
+                   "stats_min_value, stats_max_value FROM parquet_metadata('" +
+                   path + "') ORDER BY column_id"});
+  ASSERT_EQ(meta.size(), 4u);  // one row group
+  for (size_t c : {0, 1, 2}) EXPECT_NE(meta[c][1]->find("PLAIN_DICTIONARY"), std::string::npos) << *meta[c][0];
+  EXPECT_LT(std::stoll(*meta[0][2]), 1000) << "60 steps over 60,000 rows";
+  EXPECT_EQ(meta[0][3], Cell("0"));
+  EXPECT_EQ(meta[0][4], Cell("59"));
+  EXPECT_EQ(meta[2][3], Cell("0"));
+  EXPECT_EQ(meta[2][4], Cell("96"));
+  // The measurements: PLAIN from the first page on.
+  EXPECT_EQ(meta[3][1], Cell("PLAIN, RLE"));
+  EXPECT_LT(std::stoll(*meta[3][2]), kRows * 8 / 2) << "PLAIN pages of distinct doubles, compressed";
 }
 
 // Full pages (1 MiB by default) are compressed on threads of their own while the next one fills:
