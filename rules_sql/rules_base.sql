@@ -91,7 +91,6 @@ CREATE TABLE IF NOT EXISTS rule_batch (
 ) WITHOUT ROWID;
 -- How rule_now_distribution_by_tensor (below) finds a value's step in the batch by the numbers the
 -- distributions view gives it (a GLOBAL-mode step's tensor_step is its mode step).
-DROP INDEX IF EXISTS rule_batch_by_tensor_step;
 CREATE INDEX IF NOT EXISTS rule_batch_by_step_numbers ON rule_batch(trial, tensor_step, mode, mode_step);
 
 -- Per trial and rule, the step evaluated last, and how many steps it has evaluated (its rows of
