@@ -106,7 +106,7 @@ class BucketCounter {
   int64_t inf(int sign) const { return counts_[slot(sign, kInfinitySlot)]; }
   int64_t lo() const { return lo_; }
   int64_t hi() const { return hi_; }
-  int64_t at(int sign, int64_t s) const { return counts_[slot(sign, s)]; }
+  const uint32_t* counts(int sign) const { return counts_.data() + slot(sign, lo_); }
   bool extremes(double*, double*) const { return false; }
 
   void want(int sign, int64_t s, uint8_t ordinal) {

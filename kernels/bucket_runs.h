@@ -22,19 +22,25 @@ class BucketRunWriter {
  public:
   // Buckets in ascending order, count > 0.
   void add(int64_t bucket, uint64_t count) {
-    if (open_ && bucket <= run_last_ && bucket - next_ <= kMaxRunGap) {
-      for (; next_ < bucket; ++next_) blob_.add_count(0);
+    if (length_ && bucket <= run_last_ && bucket - next_ <= kMaxRunGap) {
+      // The gap's zeros: kMaxRunGap of them stored whatever the gap, which costs less than a
+      // loop (or a call) for the gaps of a sparse histogram; the room after the run has space.
+      for (int64_t i = 0; i < kMaxRunGap; ++i) counts_[length_ + i] = 0;
+      length_ += bucket - next_;
     } else {
-      blob_.begin_run(bucket);
-      open_ = true;
+      end_run();
+      run_first_ = bucket;
       run_last_ = last_of_octave(bucket);
     }
-    blob_.add_count(count);
+    counts_[length_++] = count;
+    counts_or_ |= count;
     next_ = bucket + 1;
+    open_ = true;
   }
   bool empty() const { return !open_; }
   // The histogram blob; the writer starts over.
   std::string finish() {
+    end_run();
     open_ = false;
     return blob_.finish();
   }
@@ -45,11 +51,22 @@ class BucketRunWriter {
     const int64_t octave = bucket_octave(k);
     return k > 0 ? (octave + 1) << kBucketMantissaBits : k < 0 ? -((octave << kBucketMantissaBits) + 1) : 0;
   }
+  // The open run into the blob, whole: its counts are kept here, at most an octave of them.
+  void end_run() {
+    blob_.add_run(run_first_, counts_, static_cast<size_t>(length_), counts_or_);
+    length_ = 0;
+    counts_or_ = 0;
+  }
 
   HistogramBlobWriter blob_;
-  int64_t next_ = 0;      // the bucket after the last one added
-  int64_t run_last_ = 0;  // the open run's last possible bucket
-  bool open_ = false;     // a run is open
+  static constexpr int64_t kMaxRunLength = INT64_C(1) << kBucketMantissaBits;
+  uint64_t counts_[kMaxRunLength + kMaxRunGap];
+  int64_t length_ = 0;      // of the open run (0: none open)
+  uint64_t counts_or_ = 0;  // its counts' bitwise or
+  int64_t run_first_ = 0;   // its first bucket
+  int64_t next_ = 0;        // the bucket after the last one added
+  int64_t run_last_ = 0;    // the open run's last possible bucket
+  bool open_ = false;       // a bucket was added
 };
 
 }  // namespace trialdb

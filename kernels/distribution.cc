@@ -1,11 +1,12 @@
 // compute_distribution, compute_reductions_and_distribution and compute_percentiles
 // (distribution.h): each value goes to the kernel that suits it: small values of dtypes a float
-// holds exactly are sorted (sorted_elements.h), large float32 values counted on their keys
-// (float32_key_counter.h, in the reductions' pass where both are wanted), the rest counted by
-// bucket (bucket_counter.h). The counts and histogram are read off the sorted elements or the
-// counter, and the percentiles taken by index or selected (rank_selection.h).
+// holds exactly are sorted (sorted_elements.h), float32 values too large for that counted on their
+// keys in the reductions' pass where both are wanted (and large ones alone likewise:
+// float32_key_counter.h), the rest counted by bucket (bucket_counter.h). The counts and histogram are read off the
+// sorted elements or the counter, and the percentiles taken by index or selected (rank_selection.h).
 #include "kernels/distribution.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <type_traits>
@@ -76,9 +77,17 @@ struct ClearAfter {
   ~ClearAfter() { counter.clear(); }
 };
 
-// Whether v is counted by the key counter (else by the bucket counter).
+// Whether v is counted by the key counter in a pass of its own (else by the bucket counter).
 bool uses_key_counter(const TensorView& v) {
   return v.dtype == DType::Float32 && v.numel >= Float32KeyCounter::kMinElements && v.numel <= kMaxDistributionElements;
+}
+
+// Whether v's keys are counted in its reductions' pass: every float32 value too large to be
+// sorted. That pass finds the range of keys to merge (Float32KeyCounter::finish_count), so the
+// counter's cost per value is that of its buckets, as the bucket counter's is, without a second
+// pass over the elements.
+bool counts_keys_with_reductions(const TensorView& v) {
+  return v.dtype == DType::Float32 && v.numel > SortedElements::kMaxElements && v.numel <= kMaxDistributionElements;
 }
 
 // How a value comes to with_counted: to be counted, or counted by the thread's key counter
@@ -101,7 +110,7 @@ bool with_counted(const TensorView& v, F&& f, Keys keys = Keys::kCount) {
         }
       }
     }
-    if (uses_key_counter(v) && keys != Keys::kDeclined) {
+    if (keys == Keys::kCounted || (keys == Keys::kCount && uses_key_counter(v))) {
       Float32KeyCounter& counter = thread_key_counter();
       if (keys == Keys::kCounted || counter.count(v)) {
         ClearAfter<Float32KeyCounter> clear{counter};
@@ -155,18 +164,22 @@ void fill_distribution(Counter& c, const TensorView& v, Load load, Distribution*
   // need not scan the counter's range of buckets again (a thread's list keeps its capacity).
   constexpr bool kCounted = DistributionCounter<Counter>;
   thread_local std::vector<BucketCount> buckets;
-  buckets.clear();
+  size_t listed = 0;
+  if constexpr (kCounted) {  // room for every bucket of the range, so that listing one is a store
+    const size_t most = 2 * static_cast<size_t>(std::max<int64_t>(c.hi() - c.lo() + 1, 0)) + 1;
+    if (buckets.size() < most) buckets.resize(std::max(most, 2 * buckets.size()));
+  }
   BucketRunWriter runs;
   for_each_bucket(c, [&](int64_t bucket, int64_t count) {
     if (bucket < 0) out->negative += count;
     if (bucket > 0) out->positive += count;
     runs.add(bucket, static_cast<uint64_t>(count));
-    if constexpr (kCounted) buckets.push_back({bucket, count});
+    if constexpr (kCounted) buckets[listed++] = {bucket, count};
   });
   out->histogram = runs.finish();
   if constexpr (kCounted) {
-    auto each_bucket = [](auto&& f) {
-      for (const BucketCount& b : buckets) f(b.bucket, b.count);
+    auto each_bucket = [listed](auto&& f) {
+      for (size_t i = 0; i < listed; ++i) f(buckets[i].bucket, buckets[i].count);
     };
     distribution_kernel::percentiles_of(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile,
                                         each_bucket);
@@ -184,7 +197,7 @@ bool compute_distribution(const TensorView& v, Distribution* out) {
 bool compute_reductions_and_distribution(const TensorView& v, Reductions* reductions, bool* has_reductions,
                                          Distribution* out) {
   Keys keys = Keys::kCount;
-  if (uses_key_counter(v)) {
+  if (counts_keys_with_reductions(v)) {
     Reductions unwanted;
     *has_reductions = reductions != nullptr;
     const bool counted = count_keys_with_reductions(v, reductions ? reductions : &unwanted, &thread_key_counter());

@@ -18,7 +18,8 @@ inline constexpr size_t kMaxWantedBuckets = 128;
 
 // A counter holding one counted value. Buckets are numbered as in bucket_grid.h, by magnitude
 // and sign (0: positive, 1: negative); finite non-zero ones lie in [lo(), hi()] (empty when
-// lo() > hi()). extremes() gives the smallest and largest non-NaN element where the counter
+// lo() > hi()), counts(sign) points at the counts of buckets lo() to hi() of a sign, in order
+// (where lo() <= hi()). extremes() gives the smallest and largest non-NaN element where the counter
 // tracked them (false where not). want() marks a bucket as the ordinal-th wanted (ordinals 1
 // up); gather() appends each element of a wanted bucket at buffer[cursor[ordinal]++]; unwant()
 // unmarks them all.
@@ -29,7 +30,7 @@ concept DistributionCounter = requires(C& c, const C& k, int sign, int64_t s, ui
   { k.inf(sign) } -> std::convertible_to<int64_t>;
   { k.lo() } -> std::convertible_to<int64_t>;
   { k.hi() } -> std::convertible_to<int64_t>;
-  { k.at(sign, s) } -> std::convertible_to<int64_t>;
+  { k.counts(sign) } -> std::same_as<const uint32_t*>;
   { k.extremes(&x, &x) } -> std::same_as<bool>;
   c.want(sign, s, ordinal);
   c.unwant();

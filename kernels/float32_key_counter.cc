@@ -1,6 +1,7 @@
 // Float32KeyCounter's counting pass and its clearing between values (float32_key_counter.h).
 #include "kernels/float32_key_counter.h"
 
+#include <bit>
 #include <limits>
 #include <utility>
 
@@ -106,6 +107,36 @@ bool Float32KeyCounter::finish_count(float min, float max) {
   while (lo_key <= hi_key && !t[lo_key] && !t[kNegativeKeys + lo_key]) ++lo_key;
   while (hi_key >= lo_key && !t[hi_key] && !t[kNegativeKeys + hi_key]) --hi_key;
   lo_ = lo_key + kKeyToBucket, hi_ = hi_key + kKeyToBucket;
+  return true;
+}
+
+bool Float32KeyCounter::finish_count(float min, float max, int64_t nan, float min_nonzero_magnitude,
+                                     float max_magnitude) {
+  static_assert(kCountTables == 2);
+  const uint32_t lo_key = bits_key(std::bit_cast<uint32_t>(min_nonzero_magnitude));
+  const uint32_t hi_key = bits_key(std::bit_cast<uint32_t>(max_magnitude));
+  const bool nonzero = lo_key <= hi_key;
+  if (nan || (nonzero && (lo_key < kSmallestNormalKey || hi_key >= kInfinityKey))) return finish_count(min, max);
+  uint32_t* const t = tables_.data();
+  uint32_t* const other = t + kTableStride;
+  auto merge = [&](uint32_t from, uint32_t to) {
+    for (uint32_t k = from; k <= to; ++k) {
+      t[k] += other[k];
+      other[k] = 0;
+    }
+  };
+  merge(0, 0);
+  merge(kNegativeKeys, kNegativeKeys);
+  if (nonzero) {
+    merge(lo_key, hi_key);
+    merge(kNegativeKeys + lo_key, kNegativeKeys + hi_key);
+  }
+  zero_ = t[0] + t[kNegativeKeys];
+  nan_ = 0;
+  min_ = min, max_ = max;
+  // The extreme magnitudes' keys hold an element of one sign or the other: the range is exact.
+  lo_ = (nonzero ? lo_key : kSmallestNormalKey) + kKeyToBucket;
+  hi_ = (nonzero ? hi_key : kSmallestNormalKey - 1) + kKeyToBucket;
   return true;
 }
 

@@ -1,4 +1,5 @@
-// Float32KeyCounter: the counting pass of the distribution kernel for large float32 values, on
+// Float32KeyCounter: the counting pass of the distribution kernel for float32 values too large to
+// sort (sorted_elements.h), on
 // keys that cost four integer operations per element: the float32 bits rounded up to their top
 // 16 bits, which for a normal number is its bucket (sign, exponent, top 7 mantissa bits; rounded
 // up because a bucket holds its upper edge) less a constant, plus a sign offset that keeps -0.0
@@ -9,7 +10,8 @@
 // those apart: a value with any is declined and counted by BucketCounter instead.
 //
 // The ingest runs the counting pass inside the reductions' pass (reductions.h), which reads
-// every element anyway. The pass also keeps the extremes, so that the selection need not gather
+// every element anyway and finds the range of keys it touched, so that only that range is merged,
+// scanned and cleared. The pass also keeps the extremes, so that the selection need not gather
 // the first and last buckets for p0 and p100; the gathering pass compares each element's key
 // with the few wanted ones in vector registers.
 #pragma once
@@ -42,7 +44,8 @@ void gather_wanted_listing(const TensorView& v, int64_t start, int64_t len, cons
 
 class Float32KeyCounter {
  public:
-  // Below this many elements, clearing and merging the key tables costs more than it saves.
+  // Below this many elements, clearing and merging the whole key tables costs more than it saves
+  // (count()'s pass; the reductions' pass merges only its range of keys, from any size on).
   static constexpr int64_t kMinElements = int64_t{1} << 19;
 
   Float32KeyCounter() : tables_(kCountTables * kTableStride, 0), wanted_(kKeys, 0) {}
@@ -60,13 +63,19 @@ class Float32KeyCounter {
   static uint32_t bits_key(uint32_t bits) { return ((bits + kKeyRound) >> kKeyShift) + (bits >> 31); }
   uint32_t* count_table(int q) { return tables_.data() + q * kTableStride; }
   bool finish_count(float min, float max);
+  // finish_count for a pass that also found its number of NaNs and its smallest non-zero and
+  // largest magnitude (+Inf and 0 when it has no non-zero one): only the keys in between are
+  // merged and scanned, so that a value costs its range of buckets rather than the whole tables
+  // (which is what made the counter pay only from hundreds of thousands of elements on). A value
+  // with a NaN or an ambiguous key goes through finish_count.
+  bool finish_count(float min, float max, int64_t nan, float min_nonzero_magnitude, float max_magnitude);
 
   int64_t zero() const { return zero_; }
   int64_t nan() const { return nan_; }
   int64_t inf(int) const { return 0; }
   int64_t lo() const { return lo_; }
   int64_t hi() const { return hi_; }
-  int64_t at(int sign, int64_t s) const { return tables_[key(sign, s)]; }
+  const uint32_t* counts(int sign) const { return tables_.data() + key(sign, lo_); }
   bool extremes(double* lo, double* hi) const {
     *lo = min_, *hi = max_;
     return true;

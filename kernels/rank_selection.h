@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -27,15 +28,45 @@ void multi_select(It first, It last, It base, const int64_t* positions, size_t c
   multi_select(nth + 1, last, base, positions + mid + 1, count - mid - 1);
 }
 
+// Whether the kNonzeroGroup counts at p are all 0.
+inline constexpr int64_t kNonzeroGroup = 8;
+inline bool count_group_empty(const uint32_t* p) {
+  uint64_t w[kNonzeroGroup / 2];
+  std::memcpy(w, p, sizeof w);
+  return (w[0] | w[1] | w[2] | w[3]) == 0;
+}
+
+// f(i, counts[i]) for every i in [0, n) whose count is not 0, ascending (or descending when
+// kDown). Most of a value's range of buckets is empty: groups of them are passed over at once.
+template <bool kDown, class F>
+void for_each_nonzero_count(const uint32_t* counts, int64_t n, F&& f) {
+  if constexpr (kDown) {
+    int64_t i = n;
+    for (; i >= kNonzeroGroup; i -= kNonzeroGroup)
+      if (!count_group_empty(counts + i - kNonzeroGroup))
+        for (int64_t j = i - 1; j >= i - kNonzeroGroup; --j)
+          if (counts[j]) f(j, counts[j]);
+    while (i-- > 0)
+      if (counts[i]) f(i, counts[i]);
+  } else {
+    int64_t i = 0;
+    for (; i + kNonzeroGroup <= n; i += kNonzeroGroup)
+      if (!count_group_empty(counts + i))
+        for (int64_t j = i; j < i + kNonzeroGroup; ++j)
+          if (counts[j]) f(j, counts[j]);
+    for (; i < n; ++i)
+      if (counts[i]) f(i, counts[i]);
+  }
+}
+
 // f(bucket, count) for every non-empty bucket of the counted value, in value order: a negative
 // bucket as -s, the zeros as 0, a positive bucket as s. It scans the counter's range of buckets.
 template <DistributionCounter Counter, class F>
 void for_each_counted_bucket(const Counter& c, F&& f) {
-  for (int64_t s = c.hi(); s >= c.lo(); --s)
-    if (const int64_t n = c.at(1, s)) f(-s, n);
+  const int64_t lo = c.lo(), n = c.hi() - lo + 1;
+  if (n > 0) for_each_nonzero_count<true>(c.counts(1), n, [&](int64_t i, int64_t count) { f(-(lo + i), count); });
   if (c.zero()) f(int64_t{0}, c.zero());
-  for (int64_t s = c.lo(); s <= c.hi(); ++s)
-    if (const int64_t n = c.at(0, s)) f(s, n);
+  if (n > 0) for_each_nonzero_count<false>(c.counts(0), n, [&](int64_t i, int64_t count) { f(lo + i, count); });
 }
 
 // values[i] = the element of order ranks[i] among the counted value's non-NaN ones (ranks

@@ -1,5 +1,7 @@
 #include "kernels/reductions.h"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -27,6 +29,9 @@ struct Acc {
   double mna = std::numeric_limits<double>::infinity(), mxa = 0;
   double prod = 1, proda = 1;
   int64_t nan = 0;
+  // The smallest non-zero |x|, kept by the pass that counts keys only (their range, for
+  // Float32KeyCounter::finish_count).
+  double min_nonzero_abs = std::numeric_limits<double>::infinity();
 };
 
 // One element into lane l. The same statements, in the same order, for every element: reduce_one
@@ -97,7 +102,7 @@ __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_
   __m256d sum = _mm256_setzero_pd(), sabs = sum, ss = sum, d = sum, dd = sum, da = sum, dda = sum;
   __m256i nan = _mm256_setzero_si256();
   __m256d mn = _mm256_set1_pd(a->mn), mx = _mm256_set1_pd(a->mx), mna = _mm256_set1_pd(a->mna),
-          mxa = _mm256_set1_pd(a->mxa);
+          mxa = _mm256_set1_pd(a->mxa), mnza = _mm256_set1_pd(a->min_nonzero_abs);
   double prod = a->prod, proda = a->proda;
   // While saturated: signs XORs the skipped elements' bits, and a block may skip the products
   // when every |x| is in (floor, Inf): floor -1 once |prod| is 0, 0 once it is Inf.
@@ -134,6 +139,8 @@ __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_
     mx = _mm256_max_pd(x, mx);
     mna = _mm256_min_pd(ax, mna);
     mxa = _mm256_max_pd(ax, mxa);
+    if constexpr (kCountKeys)  // a zero counts as +Inf; a NaN is passed over as by the others
+      mnza = _mm256_min_pd(_mm256_blendv_pd(ax, inf, _mm256_cmp_pd(ax, _mm256_setzero_pd(), _CMP_EQ_OQ)), mnza);
     if (saturated) {
       const __m256d keeps = _mm256_and_pd(_mm256_cmp_pd(ax, floor, _CMP_GT_OQ), _mm256_cmp_pd(ax, inf, _CMP_LT_OQ));
       if (_mm256_movemask_pd(keeps) == 0xF) {
@@ -163,16 +170,18 @@ __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_
   alignas(32) int64_t nans[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(nans), nan);
   a->nan = nans[0] + nans[1] + nans[2] + nans[3];
-  alignas(32) double lanes[4][4];
+  alignas(32) double lanes[5][4];
   _mm256_store_pd(lanes[0], mn);
   _mm256_store_pd(lanes[1], mx);
   _mm256_store_pd(lanes[2], mna);
   _mm256_store_pd(lanes[3], mxa);
+  _mm256_store_pd(lanes[4], mnza);
   for (int l = 0; l < 4; ++l) {
     a->mn = lanes[0][l] < a->mn ? lanes[0][l] : a->mn;
     a->mx = lanes[1][l] > a->mx ? lanes[1][l] : a->mx;
     a->mna = lanes[2][l] < a->mna ? lanes[2][l] : a->mna;
     a->mxa = lanes[3][l] > a->mxa ? lanes[3][l] : a->mxa;
+    a->min_nonzero_abs = std::min(a->min_nonzero_abs, lanes[4][l]);
   }
   if (a->mn == 0 || a->mx == 0) {  // the first zero, as the sequential scan would keep it
     const double first_zero = first_zero_of<T>(p, end);
@@ -280,9 +289,12 @@ bool count_keys_with_reductions(const TensorView& v, Reductions* out, distributi
     uint32_t bits;
     std::memcpy(&bits, v.data + 4 * i, 4);
     ++t[distribution_kernel::Float32KeyCounter::bits_key(bits)];
+    const double ax = std::fabs(static_cast<double>(std::bit_cast<float>(bits)));
+    if (ax != 0 && ax < a.min_nonzero_abs) a.min_nonzero_abs = ax;
   }
   // The accumulated extremes pass NaNs over (x < m is false for them), as the counter's do.
-  const bool counted = keys->finish_count(static_cast<float>(a.mn), static_cast<float>(a.mx));
+  const bool counted = keys->finish_count(static_cast<float>(a.mn), static_cast<float>(a.mx), a.nan,
+                                          static_cast<float>(a.min_nonzero_abs), static_cast<float>(a.mxa));
   finish(a, n, out);
   return counted;
 }

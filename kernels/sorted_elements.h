@@ -27,7 +27,7 @@ namespace trialdb::distribution_kernel {
 
 class SortedElements {
  public:
-  // Values of more elements go to the bucket counters: from about 1,500 elements of a normal
+  // Values of more elements go to the counters: from about 1,500 elements of a normal
   // distribution on, the sort's passes cost more instructions than counting does (callgrind).
   static constexpr int64_t kMaxElements = 1024;
 

@@ -69,17 +69,24 @@ void HistogramBlobWriter::begin_run(int64_t first_bucket) {
   open_ = true;
 }
 
-// Written through a pointer into room made ahead, as the ingest writes every value's histogram.
 void HistogramBlobWriter::end_run() {
-  const size_t length = run_.size();
+  add_run(run_first_, run_.data(), run_.size(), run_max_);
+  run_.clear();
+  run_max_ = 0;
+  open_ = false;
+}
+
+// Written through a pointer into room made ahead, as the ingest writes every value's histogram.
+void HistogramBlobWriter::add_run(int64_t run_first, const uint64_t* counts, size_t length, uint64_t counts_or) {
   if (length == 0) return;  // a run without counts is no run
-  const CountWidth width = narrowest_width(run_max_);
+  const CountWidth width = narrowest_width(counts_or);
   const size_t at = out_.size();
-  out_.resize(at + 2 * kMaxVarintBytes + kMaxVarintBytes * length);  // the most the run can take
+  const size_t bits = static_cast<size_t>(width_bits(width));
+  const size_t counts_bytes = bits ? (length * bits + 7) / 8 : kMaxVarintBytes * length;
+  out_.resize(at + 2 * kMaxVarintBytes + counts_bytes);  // the most the run can take
   char* p = out_.data() + at;
-  p = put_varint(p, first_run_ ? zigzag(run_first_) : static_cast<uint64_t>(run_first_ - next_));
+  p = put_varint(p, first_run_ ? zigzag(run_first) : static_cast<uint64_t>(run_first - next_));
   p = put_varint(p, static_cast<uint64_t>(length - 1) << kCountWidthBits | static_cast<uint64_t>(width));
-  const uint64_t* counts = run_.data();
   switch (width) {
     case CountWidth::kBits1: p = pack<1>(counts, length, p); break;
     case CountWidth::kBits2: p = pack<2>(counts, length, p); break;
@@ -90,10 +97,8 @@ void HistogramBlobWriter::end_run() {
       break;
   }
   out_.resize(static_cast<size_t>(p - out_.data()));
-  next_ = run_first_ + static_cast<int64_t>(length);
+  next_ = run_first + static_cast<int64_t>(length);
   first_run_ = false;
-  run_.clear();
-  run_max_ = 0;
 }
 
 std::string HistogramBlobWriter::finish() {

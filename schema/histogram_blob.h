@@ -52,6 +52,9 @@ class HistogramBlobWriter {
     run_.push_back(count);
     run_max_ |= count;  // enough to choose the width: the same highest bit as the largest count
   }
+  // A whole run at once: begin_run(first_bucket) and add_count of each of counts[0, length), for a
+  // writer that keeps its runs' counts itself (no run may be open).
+  void add_run(int64_t first_bucket, const uint64_t* counts, size_t length, uint64_t counts_or);
   // The blob (the format byte alone when no run was begun); the writer starts over.
   std::string finish();
 

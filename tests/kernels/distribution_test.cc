@@ -247,7 +247,11 @@ void expect_float32_distribution_exact(const std::vector<float>& x, const char* 
   }
 }
 
-constexpr size_t kLargeFloat32 = size_t{1} << 19;  // counted on keys
+constexpr size_t kLargeFloat32 = size_t{1} << 19;  // counted on keys, also in a pass of their own
+// Counted on keys in the reductions' pass only (compute_distribution counts them by bucket): the
+// fused form is checked against the bucket counter, on a range of keys the pass found.
+constexpr size_t kMidFloat32 = 4800;
+constexpr size_t kFloat32Sizes[] = {kLargeFloat32, kMidFloat32};
 
 std::vector<uint32_t> random_normal_float32_bits(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -261,30 +265,33 @@ std::vector<uint32_t> random_normal_float32_bits(size_t n, uint64_t seed) {
 }
 
 TEST(Distribution, LargeFloat32ValuesEqualTheirFloat64Copies) {
-  std::vector<uint32_t> bits = random_normal_float32_bits(kLargeFloat32, 11);
-  expect_float32_distribution_exact(float32_from_bits(bits), "normal");
-  // A length the four-wide loops do not divide, whose extremes are in the tail.
-  std::vector<float> tail = float32_from_bits(random_normal_float32_bits(kLargeFloat32 + 3, 13));
-  tail[kLargeFloat32 + 1] = -1.0f;
-  tail[kLargeFloat32 + 2] = 2.0f;
-  expect_float32_distribution_exact(tail, "extremes in the tail");
-  // A ReLU output: half +0.0, some -0.0, and elements on bucket edges (a bucket holds its upper
-  // edge: 1.0 is in the bucket below 1.0's key), among them powers of two.
-  for (size_t i = 0; i < bits.size(); ++i) {
-    if (i % 2) bits[i] = 0;
-    if (i % 7 == 0) bits[i] = 0x80000000u;
-    if (i % 11 == 0) bits[i] &= 0xFFFF0000u;
-    if (i % 13 == 0) bits[i] = 0x3F800000u + (static_cast<uint32_t>(i) % 3) * 0x10000u;  // 1.0, 1.0078125, ...
-  }
-  expect_float32_distribution_exact(float32_from_bits(bits), "zeros and edges");
-  // NaNs of every payload class: the top 16 bits of Inf's with a payload, the largest payloads of
-  // either sign (the positive one's key is next to -0.0's), the default quiet NaNs.
-  for (const uint32_t nan :
-       {0x7F800001u, 0xFF800001u, 0x7FFFFFFFu, 0x7FFF0001u, 0x7FC00000u, 0xFFC00000u, 0xFFFF0000u, 0xFFFFFFFFu}) {
-    std::vector<uint32_t> with = bits;
-    for (size_t i = 3; i < with.size(); i += 5) with[i] = nan;
-    with[1] = 0x80000000u;  // -0.0 beside them
-    expect_float32_distribution_exact(float32_from_bits(with), "NaN payload");
+  for (const size_t kLargeFloat32 : kFloat32Sizes) {
+    SCOPED_TRACE(kLargeFloat32);
+    std::vector<uint32_t> bits = random_normal_float32_bits(kLargeFloat32, 11);
+    expect_float32_distribution_exact(float32_from_bits(bits), "normal");
+    // A length the four-wide loops do not divide, whose extremes are in the tail.
+    std::vector<float> tail = float32_from_bits(random_normal_float32_bits(kLargeFloat32 + 3, 13));
+    tail[kLargeFloat32 + 1] = -1.0f;
+    tail[kLargeFloat32 + 2] = 2.0f;
+    expect_float32_distribution_exact(tail, "extremes in the tail");
+    // A ReLU output: half +0.0, some -0.0, and elements on bucket edges (a bucket holds its upper
+    // edge: 1.0 is in the bucket below 1.0's key), among them powers of two.
+    for (size_t i = 0; i < bits.size(); ++i) {
+      if (i % 2) bits[i] = 0;
+      if (i % 7 == 0) bits[i] = 0x80000000u;
+      if (i % 11 == 0) bits[i] &= 0xFFFF0000u;
+      if (i % 13 == 0) bits[i] = 0x3F800000u + (static_cast<uint32_t>(i) % 3) * 0x10000u;  // 1.0, 1.0078125, ...
+    }
+    expect_float32_distribution_exact(float32_from_bits(bits), "zeros and edges");
+    // NaNs of every payload class: the top 16 bits of Inf's with a payload, the largest payloads of
+    // either sign (the positive one's key is next to -0.0's), the default quiet NaNs.
+    for (const uint32_t nan :
+         {0x7F800001u, 0xFF800001u, 0x7FFFFFFFu, 0x7FFF0001u, 0x7FC00000u, 0xFFC00000u, 0xFFFF0000u, 0xFFFFFFFFu}) {
+      std::vector<uint32_t> with = bits;
+      for (size_t i = 3; i < with.size(); i += 5) with[i] = nan;
+      with[1] = 0x80000000u;  // -0.0 beside them
+      expect_float32_distribution_exact(float32_from_bits(with), "NaN payload");
+    }
   }
 }
 
@@ -308,28 +315,38 @@ TEST(Distribution, LargeFloat32ValuesFewAndManyWantedBuckets) {
 }
 
 TEST(Distribution, LargeFloat32ValuesWithSubnormalsInfinitiesAndHugeValues) {
-  const std::vector<uint32_t> base = random_normal_float32_bits(kLargeFloat32, 12);
-  // Elements whose keys are shared with something else: subnormals (and the smallest normal),
-  // the infinities and the finite values just below them, alone and mixed.
-  for (const uint32_t odd :
-       {0x00000001u, 0x807FFFFFu, 0x00800000u, 0x00010000u, 0x7F800000u, 0xFF800000u, 0x7F7FFFFFu, 0xFF7F0001u}) {
-    std::vector<uint32_t> bits = base;
-    for (size_t i = 0; i < bits.size(); i += 1000) bits[i] = odd;
-    expect_float32_distribution_exact(float32_from_bits(bits), "one kind");
-    bits[500] = 0x7F800000u;
-    bits[501] = 0x00000005u;
-    expect_float32_distribution_exact(float32_from_bits(bits), "mixed");
+  for (const size_t kLargeFloat32 : kFloat32Sizes) {
+    SCOPED_TRACE(kLargeFloat32);
+    const std::vector<uint32_t> base = random_normal_float32_bits(kLargeFloat32, 12);
+    // Elements whose keys are shared with something else: subnormals (and the smallest normal),
+    // the infinities and the finite values just below them, alone and mixed.
+    for (const uint32_t odd :
+         {0x00000001u, 0x807FFFFFu, 0x00800000u, 0x00010000u, 0x7F800000u, 0xFF800000u, 0x7F7FFFFFu, 0xFF7F0001u}) {
+      std::vector<uint32_t> bits = base;
+      for (size_t i = 0; i < bits.size(); i += 1000) bits[i] = odd;
+      expect_float32_distribution_exact(float32_from_bits(bits), "one kind");
+      bits[500] = 0x7F800000u;
+      bits[501] = 0x00000005u;
+      expect_float32_distribution_exact(float32_from_bits(bits), "mixed");
+    }
   }
 }
 
 TEST(Distribution, LargeFloat32ValuesAllEqualOrInOneBucket) {
-  expect_float32_distribution_exact(std::vector<float>(kLargeFloat32, 0.25f), "all equal");
-  expect_float32_distribution_exact(std::vector<float>(kLargeFloat32, -0.0f), "all -0.0");
-  std::vector<uint32_t> bits(kLargeFloat32);
-  for (size_t i = 0; i < bits.size(); ++i) bits[i] = 0x40490001u + static_cast<uint32_t>((i * 7919) % 0xFFFF);
-  expect_float32_distribution_exact(float32_from_bits(bits), "every order statistic in one bucket");
-  for (uint32_t& b : bits) b |= 0x80000000u;
-  expect_float32_distribution_exact(float32_from_bits(bits), "the same, negative");
+  for (const size_t kLargeFloat32 : kFloat32Sizes) {
+    SCOPED_TRACE(kLargeFloat32);
+    expect_float32_distribution_exact(std::vector<float>(kLargeFloat32, 0.25f), "all equal");
+    expect_float32_distribution_exact(std::vector<float>(kLargeFloat32, -0.0f), "all -0.0");
+    std::vector<uint32_t> bits(kLargeFloat32);
+    for (size_t i = 0; i < bits.size(); ++i) bits[i] = 0x40490001u + static_cast<uint32_t>((i * 7919) % 0xFFFF);
+    expect_float32_distribution_exact(float32_from_bits(bits), "every order statistic in one bucket");
+    for (uint32_t& b : bits) b |= 0x80000000u;
+    expect_float32_distribution_exact(float32_from_bits(bits), "the same, negative");
+    std::vector<float> mixed(kLargeFloat32 + 1, 0.0f);  // zeros but one (in the tail) of each sign
+    mixed[kLargeFloat32] = -3.5f;
+    mixed[kLargeFloat32 / 2] = 1e-30f;
+    expect_float32_distribution_exact(mixed, "zeros and two others");
+  }
 }
 
 // Small values of the dtypes a float holds exactly are sorted by bucket
