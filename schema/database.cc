@@ -296,14 +296,19 @@ void Database::setup() {
     if (written_tables_.empty() || found_version_ != kSchemaVersion) quick_check();
     else quick_check_tables(written_tables_);
   }
-  // Page size: SQLite keeps a row whose payload fits in a page inside the page, so rows a little
-  // over half a page each waste the rest of one. 4 KiB pages confine that waste to blobs of
-  // 2-4 KiB; larger pages move it to common gradient sizes (16 KiB pages: 8 KiB blobs of
-  // 2,048 floats; 64 KiB pages: 16k-float tensors), although they write huge tensors faster
-  // (bench/README.md, "Database size" and "Large-tensor ingest").
-  // Checkpointing every 128 MiB rather than SQLite's default 4 MiB keeps fsyncs off the critical
-  // path (and WalCheckpointer moves bulk ingests' checkpoints off the writer's thread altogether).
-  exec("PRAGMA page_size=4096");
+  // Page size: a blob larger than a page leaves, on average, half a page unused: SQLite keeps its
+  // tail on its leaf page, where cells of up to a page do not pack (a leaf holds one tail of
+  // 2-4 KiB with 4 KiB pages), or, when the tail would be too large for that, fills its last
+  // overflow page only in part (a 1,024-float tensor's 4,116-byte blob: 462 bytes unused with
+  // 4 KiB pages). 2 KiB pages halve that against 4 KiB (the CNN profile's value_blob: 10.0 MB
+  // unused in its leaves -> 1.7 MB; the transformer's 7.1 -> 3.3 MB); 1 KiB pages would push the
+  // value rows (~200 bytes: a WITHOUT ROWID row keeps at most 231 bytes in a 1 KiB page) into
+  // overflow pages. What 2 KiB pages cost is per page: an overflow page's 4-byte link and a
+  // pointer-map page per 409 pages (auto_vacuum, below), 0.2% more for 1M-float tensors. Larger
+  // pages move the waste to common gradient sizes (16 KiB pages: 8 KiB blobs of 2,048 floats took
+  // 2x their size), although they write huge tensors faster (bench/README.md, "Database size" and
+  // "Large-tensor ingest"). Only a new file takes it.
+  exec("PRAGMA page_size=" + std::to_string(kPageSize));
   // Removing a trial frees its pages without reading them (trial_edit.h): with auto_vacuum
   // INCREMENTAL, SQLite finds the next page of a blob's overflow chain in its pointer map rather
   // than on the page itself, so `rm` of a 1 GB trial reads a few hundred pages, not 1 GB
@@ -322,7 +327,15 @@ void Database::setup() {
   exec("PRAGMA secure_delete=FAST");
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=NORMAL");
-  exec("PRAGMA wal_autocheckpoint=" + std::to_string(kWalAutoCheckpointFrames));
+  // The checkpoint thresholds are bytes, turned into frames of this file's pages (an older file
+  // keeps the page size it was made with, 4 KiB).
+  // Checkpointing every 128 MiB rather than SQLite's default 4 MiB keeps fsyncs off the critical
+  // path (and WalCheckpointer moves bulk ingests' checkpoints off the writer's thread altogether).
+  {
+    Statement q(db_, "PRAGMA page_size");
+    if (q.step()) page_size_ = q.int64(0);
+  }
+  exec("PRAGMA wal_autocheckpoint=" + std::to_string(wal_frames(kWalAutoCheckpointBytes)));
   exec("PRAGMA journal_size_limit=67108864");
   exec("PRAGMA foreign_keys=OFF");
   // A write transaction touches one leaf of value per tensor (the table is clustered by tensor):

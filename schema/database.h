@@ -32,8 +32,12 @@ inline constexpr int32_t kApplicationId = 0x74726462;
 // How long a connection waits for another one's lock before SQLITE_BUSY.
 inline constexpr int kBusyTimeoutMs = 30000;
 
-// Frames (4 KiB pages) the WAL may hold before a commit checkpoints it (wal_autocheckpoint).
-inline constexpr int kWalAutoCheckpointFrames = 32768;
+// The page size of a new database (database.cc says why; an older file keeps its own).
+inline constexpr int kPageSize = 2048;
+
+// Bytes of frames the WAL may hold before a commit checkpoints it (wal_autocheckpoint, which
+// counts frames: Database::wal_frames turns bytes into the file's pages).
+inline constexpr int64_t kWalAutoCheckpointBytes = INT64_C(128) << 20;
 
 // The DDL and public views (schema/schema.sql).
 const char* schema_sql();
@@ -83,6 +87,8 @@ class Database {
   const std::string& path() const { return path_; }
   void exec(std::string_view sql);
   int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+  // WAL frames (pages of this file, which may be older than kPageSize) that hold `bytes`.
+  int wal_frames(int64_t bytes) const { return static_cast<int>(bytes / page_size_); }
 
   // A time limit on this connection: once `seconds` have passed from now, the statement running
   // and every later one stop with SQLITE_INTERRUPT (SQLite's progress handler), and their errors
@@ -118,6 +124,7 @@ class Database {
   OpenMode mode_;
   std::string written_tables_;
   int64_t found_version_ = 0;  // schema_version of an existing file
+  int64_t page_size_ = kPageSize;
 };
 
 // A prepared statement with typed bind/column helpers; reset() before re-binding. Its errors

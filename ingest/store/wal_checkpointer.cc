@@ -5,8 +5,8 @@
 namespace trialdb {
 
 namespace {
-constexpr int kStartFrames = 8192;  // 32 MiB of 4 KiB pages: worth a pass
-constexpr int kMaxFrames = 262144;  // 1 GiB: the writer waits for the pass (bounds the WAL)
+constexpr int64_t kStartBytes = INT64_C(32) << 20;  // worth a pass
+constexpr int64_t kMaxBytes = INT64_C(1) << 30;     // the writer waits for the pass (bounds the WAL)
 }  // namespace
 
 WalCheckpointer::WalCheckpointer(Database& db) : db_(db) {
@@ -41,7 +41,7 @@ WalCheckpointer::~WalCheckpointer() {
   }
   cv_.notify_all();
   thread_.join();
-  sqlite3_wal_autocheckpoint(db_.handle(), kWalAutoCheckpointFrames);  // also removes our hook
+  sqlite3_wal_autocheckpoint(db_.handle(), db_.wal_frames(kWalAutoCheckpointBytes));  // also removes our hook
   sqlite3_close(ckpt_);
 }
 
@@ -55,10 +55,10 @@ int WalCheckpointer::on_wal_commit(void* self, sqlite3*, const char*, int frames
 void WalCheckpointer::after_commit() {
   if (!ckpt_) return;
   std::unique_lock<std::mutex> lock(mu_);
-  if (wal_frames_ < kStartFrames) return;
+  if (wal_frames_ < db_.wal_frames(kStartBytes)) return;
   wanted_ = true;
   cv_.notify_all();
-  if (wal_frames_ >= kMaxFrames) {
+  if (wal_frames_ >= db_.wal_frames(kMaxBytes)) {
     // The thread fell behind: let it finish a pass that starts after this commit, so every frame
     // is copied and the writer's next transaction restarts the WAL from its beginning.
     uint64_t target = passes_done_ + (running_ ? 2 : 1);

@@ -23,7 +23,7 @@ struct TempDb {
 // The database file's size: it grows only when a checkpoint copies pages out of the WAL.
 uintmax_t db_file_mib(const TempDb& t) { return fs::file_size(t.path()) >> 20; }
 
-// ~48 MiB of 4 KiB pages in one transaction: past the 32 MiB at which the thread starts a pass.
+// ~48 MiB in one transaction: past the 32 MiB at which the thread starts a pass.
 void write_big_transaction(Database& db, int tag) { test::write_filler_mib(db, 48, tag); }
 
 }  // namespace
@@ -31,7 +31,7 @@ void write_big_transaction(Database& db, int tag) { test::write_filler_mib(db, 4
 TEST(WalCheckpointer, CopiesCommitsBesideTheWriterAndHandsTheCheckpointBack) {
   TempDb tmp;
   Database db(tmp.path());
-  // 12k frames: below the writer's automatic checkpoint (32768 frames), so they stay in the WAL.
+  // 48 MiB: below the writer's automatic checkpoint (128 MiB of frames), so they stay in the WAL.
   write_big_transaction(db, 1);
   EXPECT_LT(db_file_mib(tmp), 2u);
   {
@@ -41,7 +41,7 @@ TEST(WalCheckpointer, CopiesCommitsBesideTheWriterAndHandsTheCheckpointBack) {
     c.after_commit();
   }  // the destructor lets the pass under way finish
   EXPECT_GE(db_file_mib(tmp), 95u) << "the checkpointer's pass did not copy both commits";
-  // The automatic checkpoint is back: three more commits restart the WAL and pass 32768 frames.
+  // The automatic checkpoint is back: three more commits restart the WAL and pass 128 MiB of frames.
   for (int tag = 3; tag <= 5; ++tag) write_big_transaction(db, tag);
   EXPECT_GE(db_file_mib(tmp), 230u) << "the writer's automatic checkpoint did not come back";
   Statement q(db.handle(), "SELECT count(*), sum(length(v)) FROM filler");

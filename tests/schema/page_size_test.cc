@@ -1,0 +1,64 @@
+// The page size (schema/database.h, kPageSize): a new database takes it; a file made with 4 KiB
+// pages keeps them, is read and written as it is, and its WAL checkpoints at the same size in
+// bytes as a new file's (the thresholds are bytes, turned into the file's frames).
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <string>
+
+#include "schema/database.h"
+#include "tests/common/sql_int64.h"
+#include "tests/common/temp_dir.h"
+
+using namespace trialdb;
+using trialdb::test::sql_int64;
+using trialdb::test::TempDir;
+
+namespace {
+
+constexpr int kOlderPageSize = 4096;
+
+int64_t page_size(const Database& db) { return sql_int64(db.handle(), "PRAGMA page_size"); }
+int64_t autocheckpoint_frames(const Database& db) { return sql_int64(db.handle(), "PRAGMA wal_autocheckpoint"); }
+
+// Rewrites the database at `path` with `bytes` pages, as a file made by a build with that page
+// size (VACUUM changes the page size only outside WAL mode).
+void rewrite_with_page_size(const std::string& path, int bytes) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const std::string sql = "PRAGMA journal_mode=DELETE; PRAGMA page_size=" + std::to_string(bytes) + "; VACUUM;";
+  EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  EXPECT_EQ(sql_int64(raw, "PRAGMA page_size"), bytes);
+  sqlite3_close(raw);
+}
+
+}  // namespace
+
+TEST(PageSize, ANewDatabaseTakesKPageSizeAndCheckpointsAtTheBytesInItsFrames) {
+  TempDir tmp;
+  Database db(tmp / "new.db");
+  EXPECT_EQ(page_size(db), kPageSize);
+  EXPECT_EQ(autocheckpoint_frames(db), kWalAutoCheckpointBytes / kPageSize);
+  EXPECT_EQ(db.wal_frames(kWalAutoCheckpointBytes), kWalAutoCheckpointBytes / kPageSize);
+}
+
+TEST(PageSize, AFileWithFourKiBPagesKeepsThemIsWrittenAndReadAndCheckpointsAtTheSameBytes) {
+  ASSERT_NE(kPageSize, kOlderPageSize) << "the test needs a page size other than a new file's";
+  TempDir tmp;
+  const std::string path = tmp / "older.db";
+  {
+    Database db(path);
+    db.exec("INSERT INTO trial(trial_id, name, path) VALUES (1, 'before', '/a')");
+  }
+  rewrite_with_page_size(path, kOlderPageSize);
+  {
+    Database db(path, OpenMode::kExisting);
+    EXPECT_EQ(page_size(db), kOlderPageSize);
+    EXPECT_EQ(autocheckpoint_frames(db), kWalAutoCheckpointBytes / kOlderPageSize);
+    EXPECT_EQ(db.wal_frames(kWalAutoCheckpointBytes), kWalAutoCheckpointBytes / kOlderPageSize);
+    db.exec("INSERT INTO trial(trial_id, name, path) VALUES (2, 'after', '/b')");
+  }
+  Database db(path, OpenMode::kReadOnly);
+  EXPECT_EQ(page_size(db), kOlderPageSize);
+  EXPECT_EQ(sql_int64(db.handle(), "SELECT count(*) FROM trial WHERE name IN ('before', 'after')"), 2);
+}
