@@ -4,7 +4,8 @@
 // freelist and the next ingest reuses them, but the file does not shrink. compact() rebuilds the
 // file without them (VACUUM), then checkpoints the WAL into it and truncates the WAL, so the
 // space is given back. A file made before trialdb set auto_vacuum (database.cc) gets it in the
-// rebuild, and with it the `rm` that reads no blob.
+// rebuild, and with it the `rm` that reads no blob; one made with larger pages gets kPageSize
+// (database.h) when no other connection has it open.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -15,6 +16,7 @@ class Database;
 
 struct CompactionResult {
   uint64_t bytes_before = 0, bytes_after = 0;  // the database file and its WAL
+  uint64_t page_size_before = 0, page_size_after = 0;
 };
 
 // progress(done, total): pages of the database copied so far, of the pages in use; called from

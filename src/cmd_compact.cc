@@ -54,7 +54,10 @@ void run(const std::string& path, bool quiet) {
   const uint64_t saved = r.bytes_before > r.bytes_after ? r.bytes_before - r.bytes_after : 0;
   std::cerr << "trialdb compact: " << printable(path) << ": " << format_bytes(static_cast<double>(r.bytes_before))
             << " -> " << format_bytes(static_cast<double>(r.bytes_after)) << ", saved "
-            << format_bytes(static_cast<double>(saved)) << " (" << format_duration(seconds) << ")\n";
+            << format_bytes(static_cast<double>(saved));
+  if (r.page_size_after != r.page_size_before)
+    std::cerr << ", pages of " << r.page_size_before << " -> " << r.page_size_after << " bytes";
+  std::cerr << " (" << format_duration(seconds) << ")\n";
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 // The page size (schema/database.h, kPageSize): a new database takes it; a file made with 4 KiB
 // pages keeps them, is read and written as it is, and its WAL checkpoints at the same size in
-// bytes as a new file's (the thresholds are bytes, turned into the file's frames).
+// bytes as a new file's (the thresholds are bytes, turned into the file's frames); `compact`
+// rebuilds it with kPageSize when no other connection has it open.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <string>
 
+#include "schema/compaction.h"
 #include "schema/database.h"
 #include "tests/common/sql_int64.h"
 #include "tests/common/temp_dir.h"
@@ -20,6 +22,11 @@ constexpr int kOlderPageSize = 4096;
 
 int64_t page_size(const Database& db) { return sql_int64(db.handle(), "PRAGMA page_size"); }
 int64_t autocheckpoint_frames(const Database& db) { return sql_int64(db.handle(), "PRAGMA wal_autocheckpoint"); }
+std::string text_of(const Database& db, const char* sql) {
+  Statement q(db.handle(), sql);
+  return q.step() ? q.text(0) : "";
+}
+constexpr int64_t kSynchronousNormal = 1;  // PRAGMA synchronous's number for NORMAL
 
 // Rewrites the database at `path` with `bytes` pages, as a file made by a build with that page
 // size (VACUUM changes the page size only outside WAL mode).
@@ -61,4 +68,40 @@ TEST(PageSize, AFileWithFourKiBPagesKeepsThemIsWrittenAndReadAndCheckpointsAtThe
   Database db(path, OpenMode::kReadOnly);
   EXPECT_EQ(page_size(db), kOlderPageSize);
   EXPECT_EQ(sql_int64(db.handle(), "SELECT count(*) FROM trial WHERE name IN ('before', 'after')"), 2);
+}
+
+TEST(PageSize, CompactRebuildsAFileWithFourKiBPagesWithKPageSizeAndReturnsItToWal) {
+  TempDir tmp;
+  const std::string path = tmp / "older.db";
+  {
+    Database db(path);
+    db.exec("INSERT INTO trial(trial_id, name, path) VALUES (1, 'kept', '/a')");
+  }
+  rewrite_with_page_size(path, kOlderPageSize);
+  Database db(path, OpenMode::kExisting);
+  const CompactionResult r = compact(db, [](uint64_t, uint64_t) {});
+  EXPECT_EQ(r.page_size_before, static_cast<uint64_t>(kOlderPageSize));
+  EXPECT_EQ(r.page_size_after, static_cast<uint64_t>(kPageSize));
+  EXPECT_EQ(page_size(db), kPageSize);
+  EXPECT_EQ(text_of(db, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(sql_int64(db.handle(), "PRAGMA synchronous"), kSynchronousNormal);
+  EXPECT_EQ(sql_int64(db.handle(), "SELECT count(*) FROM trial WHERE name = 'kept'"), 1);
+  EXPECT_EQ(text_of(db, "PRAGMA integrity_check"), "ok");
+}
+
+TEST(PageSize, CompactKeepsThePagesOfAFileAnotherConnectionHasOpen) {
+  TempDir tmp;
+  const std::string path = tmp / "older.db";
+  {
+    Database db(path);
+    db.exec("INSERT INTO trial(trial_id, name, path) VALUES (1, 'kept', '/a')");
+  }
+  rewrite_with_page_size(path, kOlderPageSize);
+  Database db(path, OpenMode::kExisting);  // back in WAL mode
+  Database reader(path, OpenMode::kReadOnly);
+  ASSERT_EQ(sql_int64(reader.handle(), "SELECT count(*) FROM trial"), 1);  // the reader holds the WAL open
+  const CompactionResult r = compact(db, [](uint64_t, uint64_t) {});
+  EXPECT_EQ(r.page_size_after, static_cast<uint64_t>(kOlderPageSize));
+  EXPECT_EQ(text_of(db, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(sql_int64(reader.handle(), "SELECT count(*) FROM trial WHERE name = 'kept'"), 1);
 }
