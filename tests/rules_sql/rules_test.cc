@@ -573,6 +573,23 @@ TEST(RulesCli, AFailingRuleDoesNotStopTheOthers) {
   EXPECT_EQ(recorded(db, "pt_good_init"), golden("pt_good_init.findings.json"));
 }
 
+// Rules that owe the same steps share one fill of rule_batch. A rule that fails rolls back its
+// savepoint, and with it a fill made inside it: the rules after it (by name, so "a_broken" goes
+// first) must fill the batch again, or they evaluate no step and find nothing.
+TEST(RulesCli, AFailingRuleThatFilledTheBatchLeavesTheNextRulesTheirSteps) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db", file = tmp / "a_broken.sql";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  std::ofstream(file) << "-- @rule a_broken batch\n"
+                         "CREATE VIEW rule_a_broken AS SELECT trial, step, tensor, worker, "
+                         "tensor_reduce(value, 'nosuch') AS value, 'x' AS message FROM rule_now;\n";
+  RunResult r = rules(db, "--rule-file " + quote(file), tmp);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("rule a_broken on trial pt_bad_init on steps 0..23"), std::string::npos) << r.err;
+  const Findings want = golden("pt_bad_init.findings.json");
+  EXPECT_EQ(recorded(db, "pt_bad_init"), want) << diff(recorded(db, "pt_bad_init"), want);
+}
+
 // A selection that matches no tensor is noted once, naming the parameter and the tensor count.
 TEST(RulesCli, SelectionMatchingNoTensorIsNotedOnce) {
   TempDir tmp;
