@@ -553,6 +553,13 @@ TEST(RulesCli, ListSummaryAndAll) {
   EXPECT_NE(rules(db, "--all --json --csv", tmp).status, 0);
 }
 
+// A custom rule of kind 'batch' that fails on every batch it is given (an unknown reduction).
+void write_failing_rule(const std::string& file, const std::string& name) {
+  std::ofstream(file) << "-- @rule " << name << " batch\n"
+                      << "CREATE VIEW rule_" << name << " AS SELECT trial, step, tensor, worker, "
+                      << "tensor_reduce(value, 'nosuch') AS value, 'x' AS message FROM rule_now;\n";
+}
+
 // A rule that fails on a trial is reported with the steps of the batch it failed on (all its
 // steps: a custom rule is of kind 'batch') and the other rules and trials are evaluated; the run
 // exits 1 at the end.
@@ -561,9 +568,7 @@ TEST(RulesCli, AFailingRuleDoesNotStopTheOthers) {
   const std::string db = tmp / "t.db", file = tmp / "broken.sql";
   ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
   ingest(kFixtures + "/pt_good_init", db, "pt_good_init", tmp);
-  std::ofstream(file) << "-- @rule broken batch\n"
-                         "CREATE VIEW rule_broken AS SELECT trial, step, tensor, worker, "
-                         "tensor_reduce(value, 'nosuch') AS value, 'x' AS message FROM rule_now;\n";
+  write_failing_rule(file, "broken");
   RunResult r = rules(db, "--rule-file " + quote(file), tmp);
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("rule broken on trial pt_bad_init on steps 0..23"), std::string::npos) << r.err;
@@ -580,9 +585,7 @@ TEST(RulesCli, AFailingRuleThatFilledTheBatchLeavesTheNextRulesTheirSteps) {
   TempDir tmp;
   const std::string db = tmp / "t.db", file = tmp / "a_broken.sql";
   ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
-  std::ofstream(file) << "-- @rule a_broken batch\n"
-                         "CREATE VIEW rule_a_broken AS SELECT trial, step, tensor, worker, "
-                         "tensor_reduce(value, 'nosuch') AS value, 'x' AS message FROM rule_now;\n";
+  write_failing_rule(file, "a_broken");
   RunResult r = rules(db, "--rule-file " + quote(file), tmp);
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("rule a_broken on trial pt_bad_init on steps 0..23"), std::string::npos) << r.err;

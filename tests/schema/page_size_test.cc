@@ -39,6 +39,15 @@ void rewrite_with_page_size(const std::string& path, int bytes) {
   sqlite3_close(raw);
 }
 
+// A database at `path` made by a build with 4 KiB pages, holding one trial named `trial`.
+void make_older_file(const std::string& path, const char* trial) {
+  {
+    Database db(path);
+    db.exec(std::string("INSERT INTO trial(trial_id, name, path) VALUES (1, '") + trial + "', '/a')");
+  }
+  rewrite_with_page_size(path, kOlderPageSize);
+}
+
 }  // namespace
 
 TEST(PageSize, ANewDatabaseTakesKPageSizeAndCheckpointsAtTheBytesInItsFrames) {
@@ -53,11 +62,7 @@ TEST(PageSize, AFileWithFourKiBPagesKeepsThemIsWrittenAndReadAndCheckpointsAtThe
   ASSERT_NE(kPageSize, kOlderPageSize) << "the test needs a page size other than a new file's";
   TempDir tmp;
   const std::string path = tmp / "older.db";
-  {
-    Database db(path);
-    db.exec("INSERT INTO trial(trial_id, name, path) VALUES (1, 'before', '/a')");
-  }
-  rewrite_with_page_size(path, kOlderPageSize);
+  make_older_file(path, "before");
   {
     Database db(path, OpenMode::kExisting);
     EXPECT_EQ(page_size(db), kOlderPageSize);
@@ -73,11 +78,7 @@ TEST(PageSize, AFileWithFourKiBPagesKeepsThemIsWrittenAndReadAndCheckpointsAtThe
 TEST(PageSize, CompactRebuildsAFileWithFourKiBPagesWithKPageSizeAndReturnsItToWal) {
   TempDir tmp;
   const std::string path = tmp / "older.db";
-  {
-    Database db(path);
-    db.exec("INSERT INTO trial(trial_id, name, path) VALUES (1, 'kept', '/a')");
-  }
-  rewrite_with_page_size(path, kOlderPageSize);
+  make_older_file(path, "kept");
   Database db(path, OpenMode::kExisting);
   const CompactionResult r = compact(db, [](uint64_t, uint64_t) {});
   EXPECT_EQ(r.page_size_before, static_cast<uint64_t>(kOlderPageSize));
@@ -92,11 +93,7 @@ TEST(PageSize, CompactRebuildsAFileWithFourKiBPagesWithKPageSizeAndReturnsItToWa
 TEST(PageSize, CompactKeepsThePagesOfAFileAnotherConnectionHasOpen) {
   TempDir tmp;
   const std::string path = tmp / "older.db";
-  {
-    Database db(path);
-    db.exec("INSERT INTO trial(trial_id, name, path) VALUES (1, 'kept', '/a')");
-  }
-  rewrite_with_page_size(path, kOlderPageSize);
+  make_older_file(path, "kept");
   Database db(path, OpenMode::kExisting);  // back in WAL mode
   Database reader(path, OpenMode::kReadOnly);
   ASSERT_EQ(sql_int64(reader.handle(), "SELECT count(*) FROM trial"), 1);  // the reader holds the WAL open
