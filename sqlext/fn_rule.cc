@@ -17,10 +17,6 @@
 //                                    percent of units whose activity (percent of batch entries
 //                                    with lo < x < hi; a NULL bound is unbounded) is < threshold.
 //                                    >= 2 dims: axis 0 is the batch; else v is one unit.
-//   rule_label_pairs(labels, predictions, argmax)
-//                                    JSON [[label, prediction, count], ...] sorted; predictions
-//                                    argmax'ed over their last axis when argmax; NULL when the
-//                                    counts differ; NaN labels are skipped
 //   rule_channel_sums(v, axis)       JSON array of the sums per position of `axis` (a negative
 //                                    axis counts from the end; out of range: NULL)
 //   rule_div(a, b)                   a / b in IEEE arithmetic (x/0 = +-inf; 0/0 = NULL)
@@ -43,7 +39,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -242,51 +237,6 @@ void inactive_units_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   });
 }
 
-void label_pairs_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  const char* fn = "rule_label_pairs";
-  guarded(ctx, fn, [&] {
-    TensorArg l, p;
-    ArgStatus sl = get_real_tensor(ctx, argv, 0, fn, &l);
-    if (sl == kArgError) return;
-    ArgStatus sp = get_real_tensor(ctx, argv, 1, fn, &p);
-    if (sp == kArgError || sl == kArgNull || sp == kArgNull) return;
-    const bool argmax = sqlite3_value_int(argv[2]) != 0;
-    const TensorView& pv = p.view;
-    std::vector<double> predictions = to_doubles(pv);
-    if (argmax && pv.ndim >= 1) {
-      const int64_t k = pv.dims[pv.ndim - 1];
-      if (k <= 0) return;
-      const int64_t rows = pv.numel / k;
-      std::vector<double> best_index(static_cast<size_t>(rows));
-      for (int64_t r = 0; r < rows; ++r) {
-        int64_t best = 0;
-        double best_x = predictions[r * k];
-        for (int64_t j = 1; j < k && !std::isnan(best_x); ++j) {  // numpy: the first NaN wins
-          double x = predictions[r * k + j];
-          if (x > best_x || std::isnan(x)) best = j, best_x = x;
-        }
-        best_index[r] = static_cast<double>(best);
-      }
-      predictions = std::move(best_index);
-    }
-    if (static_cast<int64_t>(predictions.size()) != l.view.numel) return;
-    std::vector<double> labels = to_doubles(l.view);
-    std::map<std::pair<double, double>, int64_t> counts;
-    for (size_t i = 0; i < labels.size(); ++i) {
-      if (std::isnan(labels[i])) continue;
-      ++counts[{labels[i], predictions[i]}];
-    }
-    std::string out = "[";
-    for (const auto& [key, n] : counts) {
-      if (out.size() > 1) out += ',';
-      out += '[' + number_text(key.first) + ',' +
-             (std::isnan(key.second) ? std::string("null") : number_text(key.second)) + ',' + std::to_string(n) + ']';
-    }
-    out += ']';
-    result_text(ctx, out);
-  });
-}
-
 void channel_sums_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const char* fn = "rule_channel_sums";
   guarded(ctx, fn, [&] {
@@ -354,7 +304,6 @@ int register_rule_functions(sqlite3* db) {
       {"rule_list_item", 2, list_item_fn},
       {"rule_in_list", 2, in_list_fn},
       {"rule_inactive_units", 4, inactive_units_fn},
-      {"rule_label_pairs", 3, label_pairs_fn},
       {"rule_channel_sums", 2, channel_sums_fn},
       {"rule_div", 2, div_fn},
       {"rule_log2", 1, log2_fn},
