@@ -80,6 +80,17 @@ TEST_F(RuleFn, InactiveUnitsTreatAxisZeroAsTheBatch) {
   EXPECT_EQ(q("SELECT rule_inactive_units(" + v + ", 0, NULL, 1.0)"), "50.0");
   EXPECT_EQ(q("SELECT rule_inactive_units(" + v + ", 0, NULL, 30.0)"), "100.0");
   EXPECT_EQ(q("SELECT rule_inactive_units(tensor_from_json('[20, 1]'), -9.5, 9.5, 1.0)"), "0.0");  // 1-d: one unit
+  // float32 elements against bounds a float cannot hold: compared as the doubles they are. 0.1f
+  // is above 0.1 and 0.099999994f below 0.099999995 (each bound rounds to the other float).
+  const std::string f = "tensor_from_json('[0.1, 0.09999999403953552]', 'float32')";
+  EXPECT_EQ(q("SELECT rule_inactive_units(" + f + ", 0.1, NULL, 40)"), "0.0");          // 0.1f active: 50%
+  EXPECT_EQ(q("SELECT rule_inactive_units(" + f + ", NULL, 0.099999995, 40)"), "0.0");  // 0.099999994f
+  EXPECT_EQ(q("SELECT rule_inactive_units(" + f + ", 0.1, 0.1, 40)"), "100.0");
+  EXPECT_EQ(q("SELECT rule_inactive_units(tensor_from_json('[Infinity, -Infinity, NaN]', 'float32'), NULL, NULL, 90)"),
+            "0.0");  // no bounds: every entry is active
+  EXPECT_EQ(q("SELECT rule_inactive_units(tensor_from_json('[Infinity, -Infinity, NaN]', 'float32'), -1e300, 1e300, "
+              "40)"),
+            "100.0");  // none is in range (+Inf is not below 1e300, NaN is in none)
 }
 
 TEST_F(RuleFn, LabelPairsAndChannelSums) {
