@@ -44,7 +44,7 @@ WITH names AS MATERIALIZED (
          (SELECT min(t.tensor) FROM tensors t WHERE t.trial = b.trial AND rule_regexp_any(cfg.predictions_regex, t.tensor)) AS predictions
   FROM (SELECT trial FROM rule_batch LIMIT 1) b, rule_class_imbalance_cfg AS cfg
 ),
-pairs AS MATERIALIZED (
+pairs AS (
   SELECT l.trial, l.step, x.label, x.prediction, x.n
   FROM names, rule_class_imbalance_cfg AS cfg
   JOIN rule_now_primary l ON l.tensor = names.labels
