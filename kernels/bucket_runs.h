@@ -21,7 +21,7 @@ static_assert((INT64_C(1) << kBucketMantissaBits) <= kHistogramMaxRun, "a run of
 class BucketRunWriter {
  public:
   // Buckets in ascending order, count > 0.
-  void add(int64_t bucket, uint64_t count) {
+  [[gnu::always_inline]] void add(int64_t bucket, uint64_t count) {
     if (length_ && bucket <= run_last_ && bucket - next_ <= kMaxRunGap) {
       // The gap's zeros: kMaxRunGap of them stored whatever the gap, which costs less than a
       // loop (or a call) for the gaps of a sparse histogram; the room after the run has space.
@@ -37,12 +37,24 @@ class BucketRunWriter {
     next_ = bucket + 1;
     open_ = true;
   }
+  // add(b[i].bucket, b[i].count) for each of b[0, n), in one loop.
+  template <class BucketCount>
+  void add_all(const BucketCount* b, size_t n) {
+    for (size_t i = 0; i < n; ++i) add(b[i].bucket, static_cast<uint64_t>(b[i].count));
+  }
   bool empty() const { return !open_; }
   // The histogram blob; the writer starts over.
   std::string finish() {
     end_run();
     open_ = false;
     return blob_.finish();
+  }
+  // Drops what was added (a value given up part-way): the writer starts over, keeping its room.
+  void clear() {
+    length_ = 0;
+    counts_or_ = 0;
+    open_ = false;
+    blob_.clear();
   }
 
  private:

@@ -65,6 +65,21 @@ Counter& thread_counter() {
   thread_local Lease lease;
   return *lease.counter;
 }
+// A non-empty bucket of a counted value (for_each_bucket's bucket) and its count.
+struct BucketCount {
+  int64_t bucket, count;
+};
+
+// What fill_distribution keeps from value to value: the list of a counted value's non-empty
+// buckets and the histogram's writer, pooled like the counters (the ingest prepares each file on
+// a thread of its own, so a thread_local would start empty, and grow, for every file).
+struct FillScratch {
+  std::unique_ptr<BucketCount[]> buckets;  // room for `room` of them, not zeroed
+  size_t room = 0;
+  BucketRunWriter runs;
+  void clear() { runs.clear(); }  // a value given up part-way leaves its runs behind
+};
+
 BucketCounter& thread_bucket_counter() { return thread_counter<BucketCounter>(); }
 SortedElements& thread_sorted_elements() { return thread_counter<SortedElements>(); }
 Float32KeyCounter& thread_key_counter() { return thread_counter<Float32KeyCounter>(); }
@@ -82,12 +97,15 @@ bool uses_key_counter(const TensorView& v) {
   return v.dtype == DType::Float32 && v.numel >= Float32KeyCounter::kMinElements && v.numel <= kMaxDistributionElements;
 }
 
-// Whether v's keys are counted in its reductions' pass: every float32 value too large to be
-// sorted. That pass finds the range of keys to merge (Float32KeyCounter::finish_count), so the
-// counter's cost per value is that of its buckets, as the bucket counter's is, without a second
-// pass over the elements.
+// Whether v's keys are counted in its reductions' pass: float32 values from kMinKeyCountedElements
+// on. That pass finds the range of keys the value touched (Float32KeyCounter::finish_count), so the
+// counter's cost per value is that of its buckets, without a pass over the elements of its own:
+// from a few hundred elements on, less than sorting them costs (a 1,024-element value: callgrind,
+// bench/README.md), though SortedElements takes up to kMaxElements where the keys are not counted
+// in the reductions' pass (compute_distribution).
+constexpr int64_t kMinKeyCountedElements = 256;
 bool counts_keys_with_reductions(const TensorView& v) {
-  return v.dtype == DType::Float32 && v.numel > SortedElements::kMaxElements && v.numel <= kMaxDistributionElements;
+  return v.dtype == DType::Float32 && v.numel >= kMinKeyCountedElements && v.numel <= kMaxDistributionElements;
 }
 
 // How a value comes to with_counted: to be counted, or counted by the thread's key counter
@@ -102,7 +120,7 @@ bool with_counted(const TensorView& v, F&& f, Keys keys = Keys::kCount) {
   if (!dtype_is_real(v.dtype) || v.numel > kMaxDistributionElements) return false;
   return distribution_kernel::with_loader(v, [&](auto load) {
     if constexpr (std::is_same_v<decltype(load(v.data, 0)), float>) {
-      if (v.numel <= SortedElements::kMaxElements) {
+      if (v.numel <= SortedElements::kMaxElements && keys != Keys::kCounted) {
         SortedElements& sorted = thread_sorted_elements();
         if (sorted.sort(v, load)) {
           f(sorted, load);
@@ -125,11 +143,6 @@ bool with_counted(const TensorView& v, F&& f, Keys keys = Keys::kCount) {
   });
 }
 
-// A non-empty bucket of a counted value (for_each_bucket's bucket) and its count.
-struct BucketCount {
-  int64_t bucket, count;
-};
-
 // Every bucket of the counted or sorted value in value order: f(bucket, count) for the non-empty
 // ones.
 template <DistributionCounter Counter, class F>
@@ -140,10 +153,16 @@ template <class F>
 void for_each_bucket(const SortedElements& s, F&& f) {
   s.for_each_bucket(f);
 }
+// The key counter's buckets are read once, so they are taken (and cleared) as they are read.
+template <class F>
+void for_each_bucket(Float32KeyCounter& c, F&& f) {
+  c.take_buckets(f);
+}
 
 // The percentiles ps[0, count) of the counted or sorted value v: out[i].
 template <DistributionCounter Counter, class Load>
 void percentiles(Counter& c, const TensorView& v, Load load, const double* ps, size_t count, double* out) {
+  if constexpr (std::is_same_v<Counter, Float32KeyCounter>) c.merge_range();
   distribution_kernel::percentiles_of(c, v, load, ps, count, out);
 }
 template <class Load>
@@ -160,25 +179,33 @@ void fill_distribution(Counter& c, const TensorView& v, Load load, Distribution*
   out->pos_inf = c.inf(0);
   out->neg_inf = c.inf(1);
   out->negative = out->positive = 0;
-  // A counted value's non-empty buckets, listed for the selection of its percentiles, which then
-  // need not scan the counter's range of buckets again (a thread's list keeps its capacity).
+  // The value's non-empty buckets are listed first, then written as the histogram's runs in one
+  // loop (a call per bucket cost more than the encoding), and a counted value's list serves the
+  // selection of its percentiles, which then need not scan the counter's range of buckets again.
   constexpr bool kCounted = DistributionCounter<Counter>;
-  thread_local std::vector<BucketCount> buckets;
-  size_t listed = 0;
-  if constexpr (kCounted) {  // room for every bucket of the range, so that listing one is a store
-    const size_t most = 2 * static_cast<size_t>(std::max<int64_t>(c.hi() - c.lo() + 1, 0)) + 1;
-    if (buckets.size() < most) buckets.resize(std::max(most, 2 * buckets.size()));
+  FillScratch& scratch = thread_counter<FillScratch>();
+  ClearAfter<FillScratch> clear{scratch};
+  // Room for every bucket the value can have, so that listing one is a store: the range's (both
+  // signs and zero) for a counter, one per element and the zeros' for the sorted elements.
+  size_t most;
+  if constexpr (kCounted) most = 2 * static_cast<size_t>(std::max<int64_t>(c.hi() - c.lo() + 1, 0)) + 1;
+  else most = static_cast<size_t>(v.numel) + 1;
+  if (scratch.room < most) {
+    scratch.room = std::max(most, 2 * scratch.room);
+    scratch.buckets.reset(new BucketCount[scratch.room]);
   }
-  BucketRunWriter runs;
+  BucketCount* const buckets = scratch.buckets.get();
+  size_t listed = 0;
   for_each_bucket(c, [&](int64_t bucket, int64_t count) {
     if (bucket < 0) out->negative += count;
     if (bucket > 0) out->positive += count;
-    runs.add(bucket, static_cast<uint64_t>(count));
-    if constexpr (kCounted) buckets[listed++] = {bucket, count};
+    buckets[listed++] = {bucket, count};
   });
+  BucketRunWriter& runs = scratch.runs;
+  runs.add_all(buckets, listed);
   out->histogram = runs.finish();
   if constexpr (kCounted) {
-    auto each_bucket = [listed](auto&& f) {
+    auto each_bucket = [listed, buckets](auto&& f) {
       for (size_t i = 0; i < listed; ++i) f(buckets[i].bucket, buckets[i].count);
     };
     distribution_kernel::percentiles_of(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile,

@@ -127,10 +127,9 @@ bool Float32KeyCounter::finish_count(float min, float max, int64_t nan, float mi
   };
   merge(0, 0);
   merge(kNegativeKeys, kNegativeKeys);
-  if (nonzero) {
-    merge(lo_key, hi_key);
-    merge(kNegativeKeys + lo_key, kNegativeKeys + hi_key);
-  }
+  // The range's keys stay apart in the two tables: take_buckets adds them as it reads them, and
+  // a reader of counts() merges them first (merge_range).
+  split_ = true;
   zero_ = t[0] + t[kNegativeKeys];
   nan_ = 0;
   min_ = min, max_ = max;
@@ -145,13 +144,30 @@ void Float32KeyCounter::unwant() {
   wanted_keys_.clear();
 }
 
+void Float32KeyCounter::merge_range() {
+  if (!split_) return;
+  uint32_t* const t = tables_.data();
+  uint32_t* const other = t + kTableStride;
+  for (const int sign : {0, 1})
+    for (uint32_t k = key(sign, lo_); lo_ <= hi_ && k <= key(sign, hi_); ++k) {
+      t[k] += other[k];
+      other[k] = 0;
+    }
+  split_ = false;
+}
+
 void Float32KeyCounter::clear() {
   uint32_t* const t = tables_.data();
   for (const uint32_t base : {uint32_t{0}, kNegativeKeys}) {
     t[base] = 0;
-    std::fill(t + base + kInfinityKey + 1, t + std::min(base + kLargestKey + 1, kKeys), 0);
-    if (lo_ <= hi_) std::fill(t + key(base != 0, lo_), t + key(base != 0, hi_) + 1, 0);
+    // NaNs' keys were counted only where the value held one (the ranged finish_count merges none).
+    if (nan_) std::fill(t + base + kInfinityKey + 1, t + std::min(base + kLargestKey + 1, kKeys), 0);
+    if (lo_ <= hi_ && !taken_)
+      for (uint32_t* table : {t, split_ ? t + kTableStride : nullptr})
+        if (table) std::fill(table + key(base != 0, lo_), table + key(base != 0, hi_) + 1, 0);
   }
+  nan_ = 0;
+  split_ = taken_ = false;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -90,8 +90,10 @@ void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ran
     int64_t begin, end;        // its range of the gathered elements
     size_t first_rank, ranks;  // which of ranks[] fall in it
   };
-  std::vector<Wanted> buckets(1);  // ordinal 0: not wanted
-  std::vector<int64_t> positions(k);
+  // On the stack (k <= kMaxWantedBuckets): most values' selection allocates nothing but its buffer.
+  Wanted buckets[kMaxWantedBuckets + 1];  // [0]: ordinal 0, not wanted
+  size_t wanted = 1;
+  int64_t positions[kMaxWantedBuckets];
   int64_t below = 0, gathered = 0;
   size_t i = 0;
   auto exact = [&](int64_t n, double value) {  // a region whose elements are all `value`
@@ -100,10 +102,10 @@ void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ran
   };
   auto bucket = [&](int sign, int64_t s, int64_t n) {
     if (i < k && ranks[i] < below + n) {
-      c.want(sign, s, static_cast<uint8_t>(buckets.size()));
+      c.want(sign, s, static_cast<uint8_t>(wanted));
       Wanted w{gathered, gathered + n, i, 0};
       for (; i < k && ranks[i] < below + n; ++i, ++w.ranks) positions[i] = gathered + ranks[i] - below;
-      buckets.push_back(w);
+      buckets[wanted++] = w;
       gathered += n;
     }
     below += n;
@@ -119,13 +121,13 @@ void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ran
   using Elem = decltype(load(v.data, 0));
   std::unique_ptr<Elem[]> buffer(new Elem[static_cast<size_t>(gathered)]);
   int64_t cursor[kMaxWantedBuckets + 1];
-  for (size_t b = 1; b < buckets.size(); ++b) cursor[b] = buckets[b].begin;
+  for (size_t b = 1; b < wanted; ++b) cursor[b] = buckets[b].begin;
   c.gather(v, load, cursor, buffer.get());
   c.unwant();
   Elem* const first = buffer.get();
-  for (size_t b = 1; b < buckets.size(); ++b) {
+  for (size_t b = 1; b < wanted; ++b) {
     const Wanted& w = buckets[b];
-    multi_select(first + w.begin, first + w.end, first, positions.data() + w.first_rank, w.ranks);
+    multi_select(first + w.begin, first + w.end, first, positions + w.first_rank, w.ranks);
     for (size_t r = w.first_rank; r < w.first_rank + w.ranks; ++r) values[r] = static_cast<double>(first[positions[r]]);
   }
 }

@@ -44,21 +44,17 @@ WITH names AS MATERIALIZED (
          (SELECT min(t.tensor) FROM tensors t WHERE t.trial = b.trial AND rule_regexp_any(cfg.predictions_regex, t.tensor)) AS predictions
   FROM (SELECT trial FROM rule_batch LIMIT 1) b, rule_class_imbalance_cfg AS cfg
 ),
-pairs AS MATERIALIZED (
-  SELECT l.trial, l.step, rule_label_pairs(l.value, p.value, cfg.argmax) AS pairs
+pairs AS (
+  SELECT l.trial, l.step, x.label, x.prediction, x.n
   FROM names, rule_class_imbalance_cfg AS cfg
   JOIN rule_now_primary l ON l.tensor = names.labels
   JOIN rule_now_primary p ON p.step = l.step AND p.tensor = names.predictions
+  CROSS JOIN rule_label_pairs(l.value, p.value, cfg.argmax) x
 )
 SELECT trial, step, CAST(label AS INTEGER) AS label, CAST(prediction AS INTEGER) AS prediction, n,
        label = CAST(label AS INTEGER) AND ifnull(prediction = CAST(prediction AS INTEGER), 1) AS indices,
        CASE WHEN label <> CAST(label AS INTEGER) THEN label ELSE prediction END AS example
-FROM (SELECT pairs.trial, pairs.step,
-             (SELECT e.value FROM json_each(j.value) e WHERE e.key = 0) AS label,
-             (SELECT e.value FROM json_each(j.value) e WHERE e.key = 1) AS prediction,
-             (SELECT e.value FROM json_each(j.value) e WHERE e.key = 2) AS n
-      FROM pairs, json_each(pairs.pairs) j
-      WHERE pairs.pairs IS NOT NULL);
+FROM pairs;
 
 -- The totals per class after each step of the batch that added to them: the state's plus the
 -- batch's counts through the step, for the classes seen by then.

@@ -15,14 +15,11 @@
 -- The batch's (label, prediction, count) cells per step and worker, as the tensors hold them.
 DROP VIEW IF EXISTS rule_confusion_pairs;
 CREATE VIEW rule_confusion_pairs AS
-SELECT l.trial, l.step, l.worker,
-       (SELECT e.value FROM json_each(j.value) e WHERE e.key = 0) AS label,
-       (SELECT e.value FROM json_each(j.value) e WHERE e.key = 1) AS prediction,
-       (SELECT e.value FROM json_each(j.value) e WHERE e.key = 2) AS n
+SELECT l.trial, l.step, l.worker, x.label, x.prediction, x.n
 FROM rule_confusion_cfg AS cfg
 JOIN rule_now l ON l.tensor = cfg.labels
-JOIN rule_now p ON p.step = l.step AND p.tensor = cfg.predictions AND p.worker = l.worker,
-json_each(rule_label_pairs(l.value, p.value, 0)) j;
+JOIN rule_now p ON p.step = l.step AND p.tensor = cfg.predictions AND p.worker = l.worker
+CROSS JOIN rule_label_pairs(l.value, p.value, 0) x;
 
 DROP VIEW IF EXISTS rule_confusion;
 CREATE VIEW rule_confusion AS

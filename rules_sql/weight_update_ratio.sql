@@ -77,7 +77,10 @@ pairs AS MATERIALIZED (  -- the steps with a P near enough
 -- No ratio when the shapes differ or either value is not real numbers (strings, complex). Each
 -- value is looked up where it is used, and the shapes and dtypes compared from the columns beside
 -- it (a 0-d value's column says [1], its blob []), so a large weight's blob is read once per use
--- rather than copied into the pairs and read back.
+-- rather than copied into the pairs and read back. ||v_P|| of a value of the batch is the l2 the
+-- ingest computed from its elements (as rule_now_reduction reads it: the same number as
+-- tensor_reduce's), so only the difference reads both blobs; the state's value, from an earlier
+-- batch, is reduced from its copy.
 SELECT l.trial, l.tensor, l.worker, l.step, l.p_step,
        CASE WHEN p.p_new
             THEN (SELECT CASE WHEN a.dtype NOT IN ('string', 'complex64', 'complex128')
@@ -85,7 +88,12 @@ SELECT l.trial, l.tensor, l.worker, l.step, l.p_step,
                                AND CASE WHEN a.shape = '[1]' OR b.shape = '[1]'
                                         THEN tensor_shape(a.value) = tensor_shape(b.value)
                                         ELSE a.shape = b.shape END
-                              THEN tensor_diff_norm(a.value, b.value) / (tensor_reduce(b.value, 'l2') + cfg.epsilon) END
+                              THEN tensor_diff_norm(a.value, b.value) / (
+                                     coalesce((SELECT r.value FROM reductions r
+                                               WHERE r.trial = b.trial AND r.tensor = b.tensor AND r.step = b.tensor_step
+                                                 AND r.global_step = b.step AND r.worker = b.worker
+                                                 AND r.reduction = 'l2' AND r.abs = 0 AND r.computed),
+                                              tensor_reduce(b.value, 'l2')) + cfg.epsilon) END
                   FROM rule_now a, rule_now b
                   WHERE a.step = p.step AND a.tensor = p.tensor AND a.worker = p.worker
                     AND b.step = p.p_step AND b.tensor = p.tensor AND b.worker = p.worker)

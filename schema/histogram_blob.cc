@@ -1,5 +1,6 @@
 #include "schema/histogram_blob.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace trialdb {
@@ -80,11 +81,11 @@ void HistogramBlobWriter::end_run() {
 void HistogramBlobWriter::add_run(int64_t run_first, const uint64_t* counts, size_t length, uint64_t counts_or) {
   if (length == 0) return;  // a run without counts is no run
   const CountWidth width = narrowest_width(counts_or);
-  const size_t at = out_.size();
   const size_t bits = static_cast<size_t>(width_bits(width));
   const size_t counts_bytes = bits ? (length * bits + 7) / 8 : kMaxVarintBytes * length;
-  out_.resize(at + 2 * kMaxVarintBytes + counts_bytes);  // the most the run can take
-  char* p = out_.data() + at;
+  const size_t most = used_ + 2 * kMaxVarintBytes + counts_bytes;  // the most the run can take
+  if (out_.size() < most) out_.resize(std::max(most, 2 * out_.size()));
+  char* p = out_.data() + used_;
   p = put_varint(p, first_run_ ? zigzag(run_first) : static_cast<uint64_t>(run_first - next_));
   p = put_varint(p, static_cast<uint64_t>(length - 1) << kCountWidthBits | static_cast<uint64_t>(width));
   switch (width) {
@@ -96,21 +97,25 @@ void HistogramBlobWriter::add_run(int64_t run_first, const uint64_t* counts, siz
       for (size_t i = 0; i < length; ++i) p = put_varint(p, counts[i]);
       break;
   }
-  out_.resize(static_cast<size_t>(p - out_.data()));
+  used_ = static_cast<size_t>(p - out_.data());
   next_ = run_first + static_cast<int64_t>(length);
   first_run_ = false;
 }
 
 std::string HistogramBlobWriter::finish() {
   if (open_) end_run();
-  std::string blob = std::move(out_);
-  out_.assign(1, static_cast<char>(kHistogramFormatPacked));
+  std::string blob(out_.data(), used_);
+  clear();
+  return blob;
+}
+
+void HistogramBlobWriter::clear() {
+  used_ = 1;  // out_[0] stays the format byte
   run_.clear();
   run_max_ = 0;
   next_ = 0;
   open_ = false;
   first_run_ = true;
-  return blob;
 }
 
 HistogramBlobReader::HistogramBlobReader(std::string_view blob)

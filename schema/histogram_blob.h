@@ -55,12 +55,18 @@ class HistogramBlobWriter {
   // A whole run at once: begin_run(first_bucket) and add_count of each of counts[0, length), for a
   // writer that keeps its runs' counts itself (no run may be open).
   void add_run(int64_t first_bucket, const uint64_t* counts, size_t length, uint64_t counts_or);
-  // The blob (the format byte alone when no run was begun); the writer starts over.
+  // The blob (the format byte alone when no run was begun); the writer starts over, keeping its
+  // buffer's room for the next blob.
   std::string finish();
+  // Drops what was written: the writer starts over, keeping its room.
+  void clear();
 
  private:
   void end_run();
+  // out_[0, used_) is the blob so far. out_ only grows: a run is written into room made ahead and
+  // the blob copied out once, so a writer that goes on to the next value allocates nothing more.
   std::string out_{static_cast<char>(kHistogramFormatPacked)};
+  size_t used_ = 1;
   std::vector<uint64_t> run_;  // the open run's counts
   uint64_t run_max_ = 0;       // their bitwise or
   int64_t run_first_ = 0;

@@ -132,6 +132,7 @@ struct Each {
   static constexpr const char* kDeclaration =
       "CREATE TABLE x(bucket INTEGER, lo REAL, hi REAL, count INTEGER, histogram HIDDEN)";
   static constexpr int kArgumentColumn = kColHistogram;
+  static constexpr int kArgumentCount = 1;
   static constexpr int kOrderColumn = kColBucket;
   static constexpr double kCost = 100;
   using Cursor = EachCursor;

@@ -17,10 +17,6 @@
 //                                    percent of units whose activity (percent of batch entries
 //                                    with lo < x < hi; a NULL bound is unbounded) is < threshold.
 //                                    >= 2 dims: axis 0 is the batch; else v is one unit.
-//   rule_label_pairs(labels, predictions, argmax)
-//                                    JSON [[label, prediction, count], ...] sorted; predictions
-//                                    argmax'ed over their last axis when argmax; NULL when the
-//                                    counts differ; NaN labels are skipped
 //   rule_channel_sums(v, axis)       JSON array of the sums per position of `axis` (a negative
 //                                    axis counts from the end; out of range: NULL)
 //   rule_div(a, b)                   a / b in IEEE arithmetic (x/0 = +-inf; 0/0 = NULL)
@@ -43,7 +39,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
+#include <cstdint>
+#include <limits>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -215,6 +213,46 @@ void regexp_any_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 // ---------------------------------------------------------------------------------------------
 // Tensors.
 
+// Adds to active[u] the batch entries of unit u with lo < x < hi, a bound left out when its k is
+// false. One instantiation per dtype and pair of bounds, so the loop over a row's units is
+// branch-free (this file is compiled with -O3 for the loops here).
+template <class Loader, bool kLo, bool kHi>
+void count_active(const uint8_t* data, int64_t batch, int64_t units, double lo, double hi, int64_t* active) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t u = 0; u < units; ++u) {
+      const double x = Loader::load(data, b * units + u);
+      active[u] += (!kLo || x > lo) & (!kHi || x < hi);
+    }
+}
+
+// The same for float32 (what activations are), compared in float and counted in 32 bits so that
+// the loop vectorizes: for a float x, x > lo exactly when x > the largest float not above lo,
+// and x < hi exactly when x < the smallest float not below hi. A float32 value has fewer than
+// 2^31 elements (a blob is at most 1 GB).
+float float_at_most(double d) {
+  float f = static_cast<float>(d);
+  return static_cast<double>(f) > d ? std::nextafter(f, -std::numeric_limits<float>::infinity()) : f;
+}
+float float_at_least(double d) {
+  float f = static_cast<float>(d);
+  return static_cast<double>(f) < d ? std::nextafter(f, std::numeric_limits<float>::infinity()) : f;
+}
+
+template <bool kLo, bool kHi>
+void count_active_float32(const uint8_t* data, int64_t batch, int64_t units, double lo, double hi, int64_t* active) {
+  const float lo_f = float_at_most(lo), hi_f = float_at_least(hi);
+  std::vector<int32_t> n(static_cast<size_t>(units), 0);
+  for (int64_t b = 0; b < batch; ++b) {
+    const uint8_t* row = data + 4 * b * units;
+    for (int64_t u = 0; u < units; ++u) {
+      float x;
+      std::memcpy(&x, row + 4 * u, 4);
+      n[u] += (!kLo || x > lo_f) & (!kHi || x < hi_f);
+    }
+  }
+  for (int64_t u = 0; u < units; ++u) active[u] += n[u];
+}
+
 void inactive_units_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const char* fn = "rule_inactive_units";
   guarded(ctx, fn, [&] {
@@ -228,62 +266,23 @@ void inactive_units_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
     if (batch <= 0 || v.numel == 0) return;
     const int64_t units = v.numel / batch;
     std::vector<int64_t> active(static_cast<size_t>(units), 0);
-    visit_real(v.dtype, [&](auto loader) {
-      for (int64_t b = 0; b < batch; ++b)
-        for (int64_t u = 0; u < units; ++u) {
-          double x = loader.load(v.data, b * units + u);
-          active[u] += (!has_lo || x > lo) && (!has_hi || x < hi);
-        }
-    });
+    if (v.dtype == DType::Float32) {
+      if (has_lo && has_hi) count_active_float32<true, true>(v.data, batch, units, lo, hi, active.data());
+      else if (has_lo) count_active_float32<true, false>(v.data, batch, units, lo, hi, active.data());
+      else if (has_hi) count_active_float32<false, true>(v.data, batch, units, lo, hi, active.data());
+      else count_active_float32<false, false>(v.data, batch, units, lo, hi, active.data());
+    } else
+      visit_real(v.dtype, [&](auto loader) {
+        using Loader = decltype(loader);
+        if (has_lo && has_hi) count_active<Loader, true, true>(v.data, batch, units, lo, hi, active.data());
+        else if (has_lo) count_active<Loader, true, false>(v.data, batch, units, lo, hi, active.data());
+        else if (has_hi) count_active<Loader, false, true>(v.data, batch, units, lo, hi, active.data());
+        else count_active<Loader, false, false>(v.data, batch, units, lo, hi, active.data());
+      });
     int64_t inactive = 0;
     for (int64_t u = 0; u < units; ++u)
       inactive += 100.0 * static_cast<double>(active[u]) / static_cast<double>(batch) < threshold;
     sqlite3_result_double(ctx, 100.0 * static_cast<double>(inactive) / static_cast<double>(units));
-  });
-}
-
-void label_pairs_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  const char* fn = "rule_label_pairs";
-  guarded(ctx, fn, [&] {
-    TensorArg l, p;
-    ArgStatus sl = get_real_tensor(ctx, argv, 0, fn, &l);
-    if (sl == kArgError) return;
-    ArgStatus sp = get_real_tensor(ctx, argv, 1, fn, &p);
-    if (sp == kArgError || sl == kArgNull || sp == kArgNull) return;
-    const bool argmax = sqlite3_value_int(argv[2]) != 0;
-    const TensorView& pv = p.view;
-    std::vector<double> predictions = to_doubles(pv);
-    if (argmax && pv.ndim >= 1) {
-      const int64_t k = pv.dims[pv.ndim - 1];
-      if (k <= 0) return;
-      const int64_t rows = pv.numel / k;
-      std::vector<double> best_index(static_cast<size_t>(rows));
-      for (int64_t r = 0; r < rows; ++r) {
-        int64_t best = 0;
-        double best_x = predictions[r * k];
-        for (int64_t j = 1; j < k && !std::isnan(best_x); ++j) {  // numpy: the first NaN wins
-          double x = predictions[r * k + j];
-          if (x > best_x || std::isnan(x)) best = j, best_x = x;
-        }
-        best_index[r] = static_cast<double>(best);
-      }
-      predictions = std::move(best_index);
-    }
-    if (static_cast<int64_t>(predictions.size()) != l.view.numel) return;
-    std::vector<double> labels = to_doubles(l.view);
-    std::map<std::pair<double, double>, int64_t> counts;
-    for (size_t i = 0; i < labels.size(); ++i) {
-      if (std::isnan(labels[i])) continue;
-      ++counts[{labels[i], predictions[i]}];
-    }
-    std::string out = "[";
-    for (const auto& [key, n] : counts) {
-      if (out.size() > 1) out += ',';
-      out += '[' + number_text(key.first) + ',' +
-             (std::isnan(key.second) ? std::string("null") : number_text(key.second)) + ',' + std::to_string(n) + ']';
-    }
-    out += ']';
-    result_text(ctx, out);
   });
 }
 
@@ -354,7 +353,6 @@ int register_rule_functions(sqlite3* db) {
       {"rule_list_item", 2, list_item_fn},
       {"rule_in_list", 2, in_list_fn},
       {"rule_inactive_units", 4, inactive_units_fn},
-      {"rule_label_pairs", 3, label_pairs_fn},
       {"rule_channel_sums", 2, channel_sums_fn},
       {"rule_div", 2, div_fn},
       {"rule_log2", 1, log2_fn},

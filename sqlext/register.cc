@@ -4,9 +4,10 @@
 //   sqlite> SELECT count(DISTINCT name) FROM pragma_function_list
 //      ...>  WHERE name GLOB 'tensor_*' OR name GLOB 'rule_*' OR name GLOB 'histogram_*'
 //      ...>     OR name IN ('regexp', 'distribution_quantile');
-//   39
-//   sqlite> SELECT count(*) FROM pragma_module_list WHERE name IN ('tensor_each', 'histogram_each');
-//   2
+//   38
+//   sqlite> SELECT count(*) FROM pragma_module_list
+//      ...>  WHERE name IN ('tensor_each', 'histogram_each', 'rule_label_pairs');
+//   3
 #include "sqlext/register.h"
 
 #include "sqlext/tensor_arg.h"
@@ -18,7 +19,7 @@ extern "C" int trialdb_register_sql_functions(sqlite3* db) {
       register_stats_functions,       register_distribution_functions, register_compare_functions,
       register_elementwise_functions, register_json_functions,         register_aggregate_functions,
       register_each_module,           register_regexp_function,        register_rule_functions,
-      register_histogram_functions,
+      register_histogram_functions,   register_label_pairs_module,
   };
   for (auto reg : kRegistrations) {
     int rc = reg(db);

@@ -1,8 +1,8 @@
 // Registers every trialdb SQL function (tensor_*, regexp, the tensor_sum / tensor_concat
-// aggregates, the tensor_each table-valued function, the rule views' rule_* helpers and the
-// histogram views' histogram_json, histogram_of_element and histogram_each) on one
-// connection. The CLI and the rule runner call this; the loadable module (build/lib/trialdb.so)
-// calls it from sqlite3_trialdb_init.
+// aggregates, the tensor_each table-valued function, the rule views' rule_* helpers, of which
+// rule_label_pairs is table-valued, and the histogram views' histogram_json,
+// histogram_of_element and histogram_each) on one connection. The CLI and the rule runner call
+// this; the loadable module (build/lib/trialdb.so) calls it from sqlite3_trialdb_init.
 #pragma once
 #include <sqlite3.h>
 

@@ -1,9 +1,11 @@
-// What every table-valued function of the extension (tensor_each, histogram_each) shares: an
-// eponymous-only virtual table whose one argument is an equality constraint on a hidden column,
-// its declaration, its cursors and its plan. A function gives the rest as a struct:
+// What every table-valued function of the extension (tensor_each, histogram_each,
+// rule_label_pairs) shares: an eponymous-only virtual table whose arguments are equality
+// constraints on its hidden columns, its declaration, its cursors and its plan. A function gives
+// the rest as a struct:
 //   struct Function {
 //     static constexpr const char* kDeclaration = "CREATE TABLE x(a, b, arg HIDDEN)";
-//     static constexpr int kArgumentColumn = 2;  // the hidden column
+//     static constexpr int kArgumentColumn = 2;  // the first hidden column
+//     static constexpr int kArgumentCount = 1;   // hidden columns from there, one per argument
 //     static constexpr int kOrderColumn = 0;     // rows come in ascending order of this column
 //     static constexpr double kCost = 100;       // the plan's cost with the argument given
 //     using Cursor = ...;                        // a struct whose first member is sqlite3_vtab_cursor base
@@ -35,28 +37,33 @@ inline int disconnect_table_function(sqlite3_vtab* vtab) {
   return SQLITE_OK;
 }
 
-// The argument must be an equality constraint on the hidden column: without a usable one SQLite
-// is asked for another plan, and without any the plan costs so much that SQLite avoids it.
-inline int best_index_of_table_function(sqlite3_index_info* info, int argument_column, int order_column, double cost) {
-  int arg = -1;
+// Every argument must be an equality constraint on its hidden column: without a usable one SQLite
+// is asked for another plan, and without any the plan costs so much that SQLite avoids it (xFilter
+// then gets idxNum 0 and reports the missing argument).
+inline int best_index_of_table_function(sqlite3_index_info* info, int first_argument_column, int argument_count,
+                                        int order_column, double cost) {
+  unsigned given = 0;  // bit a: argument a has its constraint (argument_count <= 32)
   bool unusable = false;
   for (int k = 0; k < info->nConstraint; ++k) {
     const auto& c = info->aConstraint[k];
-    if (c.iColumn != argument_column || c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+    const int arg = c.iColumn - first_argument_column;
+    if (arg < 0 || arg >= argument_count || c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
     if (!c.usable) {
       unusable = true;
       continue;
     }
-    arg = k;
+    if (given & (1u << arg)) continue;  // one constraint per argument is passed; SQLite checks the rest
+    given |= 1u << arg;
+    info->aConstraintUsage[k].argvIndex = arg + 1;
+    info->aConstraintUsage[k].omit = 1;
   }
-  if (arg < 0) {
+  if (given != (1u << argument_count) - 1) {
+    for (int k = 0; k < info->nConstraint; ++k) info->aConstraintUsage[k] = {0, 0};
     if (unusable) return SQLITE_CONSTRAINT;  // ask SQLite for another plan
     info->estimatedCost = 1e12;
     info->idxNum = 0;
     return SQLITE_OK;
   }
-  info->aConstraintUsage[arg].argvIndex = 1;
-  info->aConstraintUsage[arg].omit = 1;
   info->estimatedCost = cost;
   info->idxNum = 1;
   if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn == order_column && !info->aOrderBy[0].desc)
@@ -74,7 +81,8 @@ sqlite3_module table_function_module() {
     return connect_table_function(db, Function::kDeclaration, out);
   };
   m.xBestIndex = [](sqlite3_vtab*, sqlite3_index_info* info) {
-    return best_index_of_table_function(info, Function::kArgumentColumn, Function::kOrderColumn, Function::kCost);
+    return best_index_of_table_function(info, Function::kArgumentColumn, Function::kArgumentCount,
+                                        Function::kOrderColumn, Function::kCost);
   };
   m.xDisconnect = disconnect_table_function;
   m.xDestroy = disconnect_table_function;

@@ -110,6 +110,7 @@ int register_aggregate_functions(sqlite3* db);
 int register_each_module(sqlite3* db);
 int register_regexp_function(sqlite3* db);
 int register_rule_functions(sqlite3* db);       // fn_rule.cc: the rule_* helpers of the rule views
+int register_label_pairs_module(sqlite3* db);   // vtab_label_pairs.cc: rule_label_pairs
 int register_histogram_functions(sqlite3* db);  // fn_histogram.cc: the histogram views' histogram_*
 
 // Flags every scalar function is registered with.

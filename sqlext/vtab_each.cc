@@ -106,6 +106,7 @@ int each_rowid(sqlite3_vtab_cursor* cur, sqlite3_int64* rowid) {
 struct Each {
   static constexpr const char* kDeclaration = "CREATE TABLE x(idx INTEGER, value, tensor HIDDEN)";
   static constexpr int kArgumentColumn = kColTensor;
+  static constexpr int kArgumentCount = 1;
   static constexpr int kOrderColumn = kColIdx;
   static constexpr double kCost = 1000;
   using Cursor = EachCursor;

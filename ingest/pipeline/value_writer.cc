@@ -70,7 +70,8 @@ constexpr const char* kScalarColumns =
     "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, red_computed, r_min, "
     "data, file_id, rec_offset, rec_length";
 
-// Parameters of an INSERT INTO value_distribution, in the order of kDistributionColumns.
+// A value_distribution row's parameters, numbered from 1 (row i of a multi-row INSERT starts at
+// i * kDistributionParams), in the order of kDistributionColumns.
 enum DistributionParam : int {
   kDistTensorIdParam = 1,
   kDistTensorStepParam,
@@ -84,12 +85,15 @@ enum DistributionParam : int {
   kPositiveParam,
   kFirstPercentileParam,  // kDistributionPercentiles of them, in kDistributionPercents order
   kHistogramIdParam = kFirstPercentileParam + kDistributionPercentiles,
+  kDistributionParams = kHistogramIdParam
 };
-constexpr const char* kDistributionInsert =
-    "INSERT INTO value_distribution(tensor_id, tensor_step, step_offset, worker_id, nan, pos_inf, neg_inf, zero, "
-    "negative, positive, p0, p1, p5, p10, p25, p50, p75, p90, p95, p99, p100, histogram_id) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
-static_assert(kHistogramIdParam == 22);
+constexpr const char* kDistributionColumns =
+    "tensor_id, tensor_step, step_offset, worker_id, nan, pos_inf, neg_inf, zero, negative, positive, p0, p1, p5, "
+    "p10, p25, p50, p75, p90, p95, p99, p100, histogram_id";
+static_assert(kDistributionParams == 22);
+
+// A value_histogram row's parameters, likewise.
+enum HistogramParam : int { kHistIdParam = 1, kHistBucketsParam, kHistogramParams = kHistBucketsParam };
 
 // Appends "?n" to *sql. The row statements are built by appending: `"(" + std::string(...)` draws
 // a false -Wrestrict from GCC 12 at -O3 (through basic_string::_M_replace, GCC bug 105329).
@@ -147,6 +151,19 @@ std::string rows_sql(std::string (*row)(size_t), size_t n) {
 
 std::string insert_sql(const char* verb, const char* columns, const std::string& rows) {
   return std::string(verb) + " INTO value(" + columns + ") VALUES " + rows;
+}
+
+// "INSERT INTO table(columns) VALUES (?1,...,?k),(?k+1,...),..." for n rows of k parameters.
+std::string multi_row_insert_sql(const char* table, const char* columns, int params, size_t n) {
+  std::string sql = std::string("INSERT INTO ") + table + "(" + columns + ") VALUES ";
+  for (size_t i = 0; i < n; ++i) {
+    sql += i ? ",(" : "(";
+    for (int k = 1; k <= params; ++k) {
+      append_param(&sql, static_cast<int>(i) * params + k);
+      sql += k < params ? ',' : ')';
+    }
+  }
+  return sql;
 }
 
 void bind_shared(Statement& ins, int64_t trial_id, int64_t tensor_step, int64_t step, int64_t worker_id) {
@@ -209,8 +226,7 @@ ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress)
       has_step_worker_(db.handle(), "SELECT 1 FROM step_worker WHERE trial_id = ? AND step = ? AND worker_id = ?"),
       insert_blob_(db.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)"),
       max_value_id_(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob"),
-      insert_distribution_(db.handle(), kDistributionInsert),
-      insert_histogram_(db.handle(), "INSERT INTO value_histogram(buckets) VALUES (?)"),
+      max_histogram_id_(db.handle(), "SELECT coalesce(max(histogram_id), 0) FROM value_histogram"),
       insert_event_file_(db.handle(), "INSERT INTO event_file(trial_id, path) VALUES (?, ?) ON CONFLICT DO NOTHING"),
       find_event_file_(db.handle(), "SELECT file_id FROM event_file WHERE trial_id = ? AND path = ?") {}
 
@@ -227,11 +243,15 @@ int64_t ValueWriter::event_file_id(const std::string& path) {
 size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_step,
                           const std::function<int64_t(const std::string&)>& tensor_id,
                           const std::function<void(const Status&)>& report) {
+  distributions_.clear();  // none left by a write that threw: its transaction is rolled back
   // value_blob ids are allocated here (value has no rowid): the caller's transaction holds the
   // write lock, so nobody else allocates until it commits.
   int64_t next_value_id = 0;
   if (max_value_id_.step()) next_value_id = max_value_id_.int64(0) + 1;
   max_value_id_.reset();
+  // value_histogram ids likewise, as SQLite would choose them (the largest plus one).
+  if (max_histogram_id_.step()) next_histogram_id_ = max_histogram_id_.int64(0) + 1;
+  max_histogram_id_.reset();
   // Values of this (step, worker) exist only if its step_worker row does (same transaction).
   has_step_worker_.bind(1, trial_id_).bind(2, f.file.step).bind(3, worker_id);
   const bool fast = !has_step_worker_.step();
@@ -255,6 +275,7 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
   }
   stored += flush(f, worker_id, tensor_step, scalar_batch, fast, true, report);  // short: row by row
   stored += flush(f, worker_id, tensor_step, batch, fast, false, report);
+  flush_distributions();
   return stored;
 }
 
@@ -309,24 +330,60 @@ void ValueWriter::write_distribution(const Row& r, int64_t worker_id, int64_t te
   const PreparedValue& v = *r.value;
   if (!v.has_distribution || v.red_src == ReductionSource::kScalarElement) return;
   const Distribution& d = v.distribution;
-  Statement& ins = insert_distribution_;
-  if (d.negative + d.positive + d.zero > 0) {
-    insert_histogram_.bind_blob_static(1, d.histogram.data(), d.histogram.size()).run();
-    ins.bind(kHistogramIdParam, db_.last_insert_rowid());
+  const bool has_histogram = d.negative + d.positive + d.zero > 0;
+  distributions_.push_back(
+      {&d, r.tensor_id, tensor_step, step - tensor_step, worker_id, has_histogram ? next_histogram_id_++ : 0});
+  if (distributions_.size() == kValueBatch) flush_distributions();
+}
+
+Statement& ValueWriter::multi_row_insert(std::vector<std::unique_ptr<Statement>>& cache, const char* table,
+                                         const char* columns, int params, size_t n) {
+  if (cache.size() < n) cache.resize(n);
+  if (!cache[n - 1])
+    cache[n - 1] = std::make_unique<Statement>(db_.handle(), multi_row_insert_sql(table, columns, params, n));
+  return *cache[n - 1];
+}
+
+void ValueWriter::flush_distributions() {
+  size_t histograms = 0;
+  for (const PendingDistribution& p : distributions_) histograms += p.histogram_id != 0;
+  if (histograms) {
+    Statement& ins =
+        multi_row_insert(insert_histograms_, "value_histogram", "histogram_id, buckets", kHistogramParams, histograms);
+    int base = 0;
+    for (const PendingDistribution& p : distributions_) {
+      if (!p.histogram_id) continue;
+      ins.bind(base + kHistIdParam, p.histogram_id)
+          .bind_blob_static(base + kHistBucketsParam, p.distribution->histogram.data(),
+                            p.distribution->histogram.size());
+      base += kHistogramParams;
+    }
+    ins.run();
   }
-  ins.bind(kDistTensorIdParam, r.tensor_id)
-      .bind(kDistTensorStepParam, tensor_step)
-      .bind(kDistStepOffsetParam, step - tensor_step)
-      .bind(kDistWorkerIdParam, worker_id)
-      .bind(kNanParam, d.nan)
-      .bind(kPosInfParam, d.pos_inf)
-      .bind(kNegInfParam, d.neg_inf)
-      .bind(kZeroParam, d.zero)
-      .bind(kNegativeParam, d.negative)
-      .bind(kPositiveParam, d.positive);
-  for (int i = 0; i < kDistributionPercentiles; ++i)  // NaN stays unbound: NULL
-    if (!std::isnan(d.percentile[i])) ins.bind(kFirstPercentileParam + i, d.percentile[i]);
-  ins.run();
+  if (!distributions_.empty()) {
+    Statement& ins = multi_row_insert(insert_distributions_, "value_distribution", kDistributionColumns,
+                                      kDistributionParams, distributions_.size());
+    int base = 0;
+    for (const PendingDistribution& p : distributions_) {
+      const Distribution& d = *p.distribution;
+      ins.bind(base + kDistTensorIdParam, p.tensor_id)
+          .bind(base + kDistTensorStepParam, p.tensor_step)
+          .bind(base + kDistStepOffsetParam, p.step_offset)
+          .bind(base + kDistWorkerIdParam, p.worker_id)
+          .bind(base + kNanParam, d.nan)
+          .bind(base + kPosInfParam, d.pos_inf)
+          .bind(base + kNegInfParam, d.neg_inf)
+          .bind(base + kZeroParam, d.zero)
+          .bind(base + kNegativeParam, d.negative)
+          .bind(base + kPositiveParam, d.positive);
+      for (int i = 0; i < kDistributionPercentiles; ++i)  // NaN stays unbound: NULL
+        if (!std::isnan(d.percentile[i])) ins.bind(base + kFirstPercentileParam + i, d.percentile[i]);
+      if (p.histogram_id) ins.bind(base + kHistogramIdParam, p.histogram_id);
+      base += kDistributionParams;
+    }
+    ins.run();
+  }
+  distributions_.clear();
 }
 
 }  // namespace trialdb

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -42,8 +43,14 @@ class ValueWriter {
   struct Row;
   size_t flush(PreparedFile& f, int64_t worker_id, int64_t tensor_step, std::vector<Row>& rows, bool fast, bool scalars,
                const std::function<void(const Status&)>& report);
-  // The value's distribution and histogram rows, once its value row is stored.
+  // The value's distribution and histogram rows, once its value row is stored: kept until
+  // kValueBatch of them are, then written by flush_distributions, one multi-row INSERT per table
+  // (a statement per row cost more than the rows' B-tree inserts).
   void write_distribution(const Row& r, int64_t worker_id, int64_t tensor_step, int64_t step);
+  void flush_distributions();
+  // The INSERT of n rows into table, prepared on first use and kept in cache[n - 1].
+  Statement& multi_row_insert(std::vector<std::unique_ptr<Statement>>& cache, const char* table, const char* columns,
+                              int params, size_t n);
   // The event_file row of `path` (relative to the trial root), created on first use.
   int64_t event_file_id(const std::string& path);
 
@@ -51,9 +58,17 @@ class ValueWriter {
   int64_t trial_id_;
   bool compress_;
   Statement insert_value_, insert_value_fast_, insert_value_batch_, insert_scalar_batch_;
-  Statement has_step_worker_, insert_blob_, max_value_id_, insert_distribution_, insert_histogram_;
+  Statement has_step_worker_, insert_blob_, max_value_id_, max_histogram_id_;
   Statement insert_event_file_, find_event_file_;
   std::unordered_map<std::string, int64_t> event_files_;
+  // A distribution row waiting for flush_distributions; histogram_id 0: it has no histogram.
+  struct PendingDistribution {
+    const Distribution* distribution;
+    int64_t tensor_id, tensor_step, step_offset, worker_id, histogram_id;
+  };
+  std::vector<PendingDistribution> distributions_;
+  int64_t next_histogram_id_ = 1;
+  std::vector<std::unique_ptr<Statement>> insert_histograms_, insert_distributions_;
 };
 
 }  // namespace trialdb

@@ -34,7 +34,9 @@ const char* const kCalls[] = {
     "SELECT tensor_json(tensor_from_json(CAST(?1 AS TEXT))), tensor_from_json(CAST(?1 AS TEXT), CAST(?2 AS TEXT))",
     "SELECT regexp(CAST(?1 AS TEXT), CAST(?2 AS TEXT))",
     "SELECT rule_inactive_units(?1, 0, NULL, 1), rule_inactive_units(?1, -1, 1, 50), rule_channel_sums(?1, 1), "
-    "rule_channel_sums(?1, -1), rule_label_pairs(?1, ?2, 0), rule_label_pairs(?2, ?1, 1)",
+    "rule_channel_sums(?1, -1)",
+    "SELECT count(*), sum(n), min(label), max(prediction) FROM rule_label_pairs(?1, ?2, 0)",
+    "SELECT count(*), sum(n), min(label), max(prediction) FROM rule_label_pairs(?2, ?1, 1)",
     "SELECT rule_regexp_any(CAST(?1 AS TEXT), CAST(?2 AS TEXT)), rule_in_list(CAST(?2 AS TEXT), CAST(?1 AS TEXT)), "
     "rule_list_item(CAST(?1 AS TEXT), 1), rule_list_json(CAST(?1 AS TEXT)), rule_real(CAST(?2 AS TEXT)), "
     "rule_bool(CAST(?2 AS TEXT))",

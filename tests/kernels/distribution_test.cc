@@ -352,9 +352,10 @@ TEST(Distribution, LargeFloat32ValuesAllEqualOrInOneBucket) {
 // Small values of the dtypes a float holds exactly are sorted by bucket
 // (kernels/sorted_elements.h), float64 values counted by bucket: the same elements both ways
 // must give the same distribution, at every size around the sort's thresholds (std::sort below
-// 64 finite elements, the radix sort up to 1,024 elements, the counters above).
+// 64 finite elements, the radix sort up to 1,024 elements, the counters above; the ingest's form
+// counts keys in the reductions' pass from 256 elements on).
 TEST(Distribution, SmallFloat32ValuesSortedEqualTheirFloat64Copies) {
-  for (const size_t n : {1, 2, 5, 63, 64, 65, 200, 1023, 1024, 1025}) {
+  for (const size_t n : {1, 2, 5, 63, 64, 65, 200, 255, 256, 257, 1023, 1024, 1025}) {
     SCOPED_TRACE(n);
     std::vector<uint32_t> bits = random_normal_float32_bits(n, 30 + n);
     expect_float32_distribution_exact(float32_from_bits(bits), "normal");

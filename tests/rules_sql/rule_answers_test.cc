@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,75 @@ TEST(RuleAnswers, ProbabilitiesAreTruncatedToClassIndicesAndNotedOnce) {
     EXPECT_EQ(r.err.find(note), r.err.rfind(note)) << r.err;  // once per trial and run
   }
   EXPECT_NE(r.err.find("class_imbalance.argmax=true"), std::string::npos) << r.err;
+}
+
+// Every (label, prediction) pair as the definitions count it, where the class-index trial above
+// does not look: a NaN label has no class; a NaN prediction is counted in its label's row (so it
+// is not a right prediction for confusion) and is not a class of its own, nor a value that is not
+// a class index (no note); each worker's values are paired with its own, and class_imbalance
+// reads the primary worker only. Per step, worker_0: labels 0 0 1 1 2 2 NaN 2, predictions
+// 0 NaN 1 0 2 NaN 1 2. confusion: class 0 right 1 of 2, class 1 right 1 of 2 (1 of 2 as class
+// 0), class 2 right 2 of 3; worker_1 predicts its 8 labels of class 5 right. class_imbalance:
+// classes 0, 1, 2 with 2, 2, 3 labels a step (ratio 1.5), class 1 half mispredicted.
+TEST(RuleAnswers, LabelPairsCountNaNsAndWorkersAsTheDefinitionsSay) {
+  TempDir tmp;
+  const std::string trial = (tmp.path / "nan").string(), db = tmp / "t.db";
+  TrialWriter w(trial);
+  w.write_collections("worker_0", 2, {});
+  w.write_collections("worker_1", 2, {});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> labels = {0, 0, 1, 1, 2, 2, nan, 2}, predictions = {0, nan, 1, 0, 2, nan, 1, 2};
+  const std::vector<float> fives(8, 5.0f);
+  for (int64_t step = 0; step < 2; ++step)
+    for (const char* worker : {"worker_0", "worker_1"}) {
+      const bool primary = std::string(worker) == "worker_0";
+      auto s = w.begin_step(step, worker, TrialMode::kTrain, step);
+      s->add_tensor("labels", DType::Float32, {8}, (primary ? labels : fives).data(), 4 * labels.size());
+      s->add_tensor("predictions", DType::Float32, {8}, (primary ? predictions : fives).data(), 4 * labels.size());
+      s->close();
+    }
+  w.write_end_marker();
+  ingest(trial, db, "nan", tmp);
+  RunResult r =
+      rules(db,
+            "--rule confusion --rule class_imbalance --param class_imbalance.samples=7 "
+            "--param class_imbalance.threshold_imbalance=1.4 --param class_imbalance.threshold_misprediction=0.4",
+            tmp);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("class indices"), std::string::npos) << r.err;
+  std::string got;
+  sqlite3* h = nullptr;
+  sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
+  {
+    Statement q(
+        h,
+        "SELECT rule || ' ' || step || ' ' || tensor || ' ' || worker || ' ' || printf('%.4f', value) || ' ' || "
+        "message FROM rule_findings ORDER BY rule, step, tensor, worker");
+    while (q.step()) got += q.text(0) + "\n";
+  }
+  sqlite3_close(h);
+  std::string want;
+  for (int step = 0; step < 2; ++step) {
+    const std::string at = " " + std::to_string(step) + " ";
+    const std::string n1 = step == 0 ? "2" : "4", n2 = step == 0 ? "3" : "6";
+    want += "class_imbalance" + at + "class_1 worker_0 0.5000 50% of class 1's " + n1 +
+            " labels were mispredicted (threshold 40%)\n";
+    want += "class_imbalance" + at + "imbalance worker_0 1.5000 the largest class has " + n2 +
+            " labels, the smallest " + n1 + "\n";
+  }
+  for (int step = 0; step < 2; ++step) {
+    const std::string at = " " + std::to_string(step) + " ";
+    want += "confusion" + at +
+            "class_0 worker_0 0.5000 class 0: 50% of 2 predicted right (at least 90%), at most 0% as one other class "
+            "(at most 10%)\n";
+    want += "confusion" + at +
+            "class_1 worker_0 0.5000 class 1: 50% of 2 predicted right (at least 90%), at most 50% as one other "
+            "class (at most 10%)\n";
+    want += "confusion" + at +
+            "class_2 worker_0 0.6667 class 2: 66.7% of 3 predicted right (at least 90%), at most 0% as one other "
+            "class (at most 10%)\n";
+  }
+  EXPECT_EQ(got, want);
 }
 
 // A parameter naming a trial must name one; a failed command keeps the findings recorded with

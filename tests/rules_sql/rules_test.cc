@@ -412,6 +412,42 @@ TEST(RulesCli, HookSavedReductionsBesideRawValuesAreNotTheRulesInput) {
   sqlite3_close(h);
 }
 
+// weight_update_ratio divides by ||v_P||, the l2 of the previous raw value, which it reads from
+// what the ingest computed: a hook's saved l2 beside the raw value (here 1000 against the raw
+// value's 5) is not it.
+TEST(RulesCli, WeightUpdateRatioDividesByTheRawValuesNorm) {
+  TempDir tmp;
+  const std::string trial = (tmp.path / "wur").string(), db = tmp / "t.db";
+  TrialWriter w(trial);
+  trialdb::CollectionSpec weights;
+  weights.name = "weights";
+  weights.tensor_names = {"w"};
+  w.write_collections("worker_0", 1, {weights});
+  const std::vector<std::vector<float>> values = {{3, 4}, {3, 5}, {3, 6}};
+  for (int step = 0; step < 3; ++step) {
+    auto s = w.begin_step(step, "worker_0", TrialMode::kTrain, step);
+    if (step == 0) s->add_reduction("w", "l2", false, 1000.0);  // before the raw value in the file
+    s->add_tensor("w", DType::Float32, {2}, values[step].data(), 4 * values[step].size());
+    if (step == 1) s->add_reduction("w", "l2", false, 1000.0);  // after it
+    s->close();
+  }
+  w.write_end_marker();
+  ingest(trial, db, "wur", tmp);
+  RunResult r = rules(db, "--rule weight_update_ratio --param weight_update_ratio.large_threshold=0.1", tmp);
+  ASSERT_EQ(r.status, 0) << r.err;
+  sqlite3* h = nullptr;
+  sqlite3_open(db.c_str(), &h);
+  {
+    Statement q(h, "SELECT step, value FROM rule_findings WHERE rule = 'weight_update_ratio' ORDER BY step");
+    std::vector<std::pair<int64_t, double>> rows;
+    while (q.step()) rows.emplace_back(q.int64(0), q.real(1));
+    const double eps = 1e-9;
+    const std::vector<std::pair<int64_t, double>> want = {{1, 1.0 / (5.0 + eps)}, {2, 1.0 / (std::sqrt(34.0) + eps)}};
+    EXPECT_EQ(rows, want);
+  }
+  sqlite3_close(h);
+}
+
 // A bad parameter value is an error naming it, not a silent non-finding.
 // A database of schema version 7 whose rules an older runner installed holds the stored
 // parameters in a table rule_params (and a view rule_param of those in effect): the upgrade to

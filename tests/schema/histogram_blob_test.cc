@@ -84,6 +84,37 @@ TEST(HistogramBlob, RandomRunsRoundTrip) {
   }
 }
 
+// The ingest keeps one writer per thread from value to value (kernels/distribution.cc): a blob
+// written after another, or after runs dropped by clear(), is the one a new writer makes.
+TEST(HistogramBlob, AReusedWriterWritesWhatANewOneDoes) {
+  std::mt19937_64 rng(9);
+  HistogramBlobWriter reused;
+  for (int round = 0; round < 50; ++round) {
+    Runs runs;
+    int64_t next = -static_cast<int64_t>(rng() % 3000);
+    const int n = 1 + static_cast<int>(rng() % (round % 2 ? 3 : 60));  // long blobs, then short ones
+    for (int i = 0; i < n; ++i) {
+      next += static_cast<int64_t>(rng() % 9);
+      std::vector<uint64_t> counts(1 + rng() % 40);
+      for (uint64_t& c : counts) c = rng() % (round % 3 ? 4 : 1000);
+      runs.emplace_back(next, counts);
+      next += static_cast<int64_t>(counts.size());
+    }
+    if (round % 5 == 0) {  // runs given up part-way
+      reused.begin_run(-7);
+      reused.add_count(3);
+      reused.add_run(40, runs.front().second.data(), runs.front().second.size(), 1023);
+      reused.clear();
+    }
+    for (const auto& [first, counts] : runs) {
+      uint64_t counts_or = 0;
+      for (uint64_t c : counts) counts_or |= c;
+      reused.add_run(first, counts.data(), counts.size(), counts_or);
+    }
+    EXPECT_EQ(reused.finish(), encode(runs)) << round;
+  }
+}
+
 TEST(HistogramBlob, JsonTextIsTheViewsForm) {
   std::string text;
   ASSERT_TRUE(histogram_blob_json(encode({{-3, {1, 0, 2}}, {0, {7}}, {16001, {4}}}), &text).is_ok());

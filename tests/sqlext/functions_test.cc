@@ -1,6 +1,9 @@
 // Unit tests of every sqlext SQL function, with hand-computed expected values.
 #include <cmath>
 #include <cstring>
+#include <vector>
+#include <string>
+#include <cstdio>
 
 #include "schema/value_blob.h"
 #include "sql_test_util.h"
@@ -190,6 +193,47 @@ TEST_F(Fn, CompareAndBincount) {
             "ERROR: tensor_bincount: element -1 is negative or NaN");
   EXPECT_EQ(q("SELECT tensor_bincount(tensor_from_json('[1.5]'))"),
             "ERROR: tensor_bincount: element 1.5 is not an integer");
+}
+
+// tensor_diff_norm's sum of squares has one order, whatever the strides and however the compiler
+// vectorizes it: element i into accumulator i % 4 (the tail into the first), the four added
+// pairwise at the end. Rule findings (weight_update_ratio) print the norm to the last bit. On these
+// values every other order (one accumulator, two, the four added in sequence or paired otherwise)
+// gives another norm.
+TEST_F(Fn, DiffNormSumsInFourInterleavedAccumulators) {
+  std::vector<float> a(1003), b(1003);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(std::sin(0.53 * static_cast<double>(i)) * 1e3 / (1.0 + static_cast<double>(i % 7)));
+    b[i] = static_cast<float>(std::cos(0.158 * static_cast<double>(i)) * 1e-2 * static_cast<double>(i));
+  }
+  double acc[4] = {0, 0, 0, 0};
+  size_t i = 0;
+  for (; i + 4 <= a.size(); i += 4)
+    for (size_t l = 0; l < 4; ++l) {
+      const double d = static_cast<double>(a[i + l]) - static_cast<double>(b[i + l]);
+      acc[l] += d * d;
+    }
+  for (; i < a.size(); ++i) {
+    const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
+    acc[0] += d * d;
+  }
+  const double want = std::sqrt((acc[0] + acc[1]) + (acc[2] + acc[3]));
+  auto json = [](const std::vector<float>& v) {
+    std::string out = "[";
+    char buf[32];
+    for (float x : v) {
+      std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(x));  // a float's exact round trip
+      out += (out.size() > 1 ? "," : "") + std::string(buf);
+    }
+    return out + "]";
+  };
+  char want_text[64];
+  std::snprintf(want_text, sizeof want_text, "%.17g", want);  // SQLite: 17 digits with the ! flag
+  EXPECT_EQ(q("SELECT printf('%!.17g', tensor_diff_norm(tensor_from_json('" + json(a) +
+              "', 'float32'), "
+              "tensor_from_json('" +
+              json(b) + "', 'float32')))"),
+            want_text);
 }
 
 TEST_F(Fn, MapAndBinop) {

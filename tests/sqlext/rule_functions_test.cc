@@ -80,15 +80,42 @@ TEST_F(RuleFn, InactiveUnitsTreatAxisZeroAsTheBatch) {
   EXPECT_EQ(q("SELECT rule_inactive_units(" + v + ", 0, NULL, 1.0)"), "50.0");
   EXPECT_EQ(q("SELECT rule_inactive_units(" + v + ", 0, NULL, 30.0)"), "100.0");
   EXPECT_EQ(q("SELECT rule_inactive_units(tensor_from_json('[20, 1]'), -9.5, 9.5, 1.0)"), "0.0");  // 1-d: one unit
+  // float32 elements against bounds a float cannot hold: compared as the doubles they are. 0.1f
+  // is above 0.1 and 0.099999994f below 0.099999995 (each bound rounds to the other float).
+  const std::string f = "tensor_from_json('[0.1, 0.09999999403953552]', 'float32')";
+  EXPECT_EQ(q("SELECT rule_inactive_units(" + f + ", 0.1, NULL, 40)"), "0.0");          // 0.1f active: 50%
+  EXPECT_EQ(q("SELECT rule_inactive_units(" + f + ", NULL, 0.099999995, 40)"), "0.0");  // 0.099999994f
+  EXPECT_EQ(q("SELECT rule_inactive_units(" + f + ", 0.1, 0.1, 40)"), "100.0");
+  EXPECT_EQ(q("SELECT rule_inactive_units(tensor_from_json('[Infinity, -Infinity, NaN]', 'float32'), NULL, NULL, 90)"),
+            "0.0");  // no bounds: every entry is active
+  EXPECT_EQ(q("SELECT rule_inactive_units(tensor_from_json('[Infinity, -Infinity, NaN]', 'float32'), -1e300, 1e300, "
+              "40)"),
+            "100.0");  // none is in range (+Inf is not below 1e300, NaN is in none)
 }
 
 TEST_F(RuleFn, LabelPairsAndChannelSums) {
-  EXPECT_EQ(q("SELECT rule_label_pairs(tensor_from_json('[0, 1, 1]'), tensor_from_json('[0, 0, 1]'), 0)"),
-            "[[0,0,1],[1,0,1],[1,1,1]]");
-  EXPECT_EQ(q("SELECT rule_label_pairs(tensor_from_json('[1, 0]'), tensor_from_json('[[0.1, 0.9], [0.8, 0.2]]'), 1)"),
-            "[[0,0,1],[1,1,1]]");
-  EXPECT_EQ(q("SELECT rule_label_pairs(tensor_from_json('[1, 0]'), tensor_from_json('[1]'), 0)"),
-            "NULL");  // counts differ
+  const std::string pairs = "SELECT label, prediction, n FROM rule_label_pairs";
+  EXPECT_EQ(c.rows(pairs + "(tensor_from_json('[0, 1, 1]'), tensor_from_json('[0, 0, 1]'), 0)"),
+            "0.0|0.0|1\n1.0|0.0|1\n1.0|1.0|1");
+  EXPECT_EQ(c.rows(pairs + "(tensor_from_json('[1, 0]'), tensor_from_json('[[0.1, 0.9], [0.8, 0.2]]'), 1)"),
+            "0.0|0.0|1\n1.0|1.0|1");
+  EXPECT_EQ(c.rows("SELECT count(*) FROM rule_label_pairs(tensor_from_json('[1, 0]'), tensor_from_json('[1]'), 0)"),
+            "0");  // counts differ
+  // Values read as float64, not text: 17 significant digits survive; +-Inf are values too.
+  EXPECT_EQ(
+      c.rows("SELECT label = 0.1 + 0.2, prediction FROM rule_label_pairs(tensor_from_json('[0.30000000000000004]', "
+             "'float64'), tensor_from_json('[1e999]', 'float64'), 0)"),
+      "1|Inf");
+  // A NaN label is not counted; a NaN prediction is NULL, a pair of its own after the numbers
+  // (whichever comes first); argmax: the first NaN of a row wins.
+  EXPECT_EQ(c.rows(pairs + "(tensor_from_json('[NaN, 2, 2, 2]'), tensor_from_json('[3, NaN, 2, NaN]'), 0)"),
+            "2.0|2.0|1\n2.0|NULL|2");
+  EXPECT_EQ(c.rows(pairs + "(tensor_from_json('[2, 2, 1]'), tensor_from_json('[2, NaN, NaN]'), 0)"),
+            "1.0|NULL|1\n2.0|2.0|1\n2.0|NULL|1");
+  EXPECT_EQ(c.rows(pairs + "(tensor_from_json('[0, 1]'), tensor_from_json('[[0, NaN, 9], [5, 1, 2]]'), 1)"),
+            "0.0|1.0|1\n1.0|0.0|1");
+  EXPECT_EQ(c.rows("SELECT count(*) FROM rule_label_pairs(tensor_from_json('[1]'), tensor_from_json('[1]'))"),
+            "ERROR: rule_label_pairs: missing an argument, as in rule_label_pairs(labels, predictions, argmax)");
   // (2, 2, 2) summed per position of axis 1: 1+2+5+6, 3+4+7+8
   EXPECT_EQ(q("SELECT rule_channel_sums(tensor_from_json('[[[1, 2], [3, 4]], [[5, 6], [7, 8]]]'), 1)"), "[14,22]");
   EXPECT_EQ(q("SELECT rule_channel_sums(tensor_from_json('[1, 2]'), 1)"), "NULL");  // no such axis
@@ -106,7 +133,9 @@ TEST_F(RuleFn, TensorHelpersGiveNullForStringsAndComplexButRejectBadBlobs) {
   const std::string s = "tensor_from_json('[\"a\", \"b\"]')", z = "tensor_from_json('[[1, 2]]', 'complex64')";
   EXPECT_EQ(q("SELECT rule_inactive_units(" + s + ", 0, NULL, 1)"), "NULL");
   EXPECT_EQ(q("SELECT rule_channel_sums(" + z + ", 0)"), "NULL");
-  EXPECT_EQ(q("SELECT rule_label_pairs(" + s + ", tensor_from_json('[1, 2]'), 0)"), "NULL");
+  EXPECT_EQ(c.rows("SELECT count(*) FROM rule_label_pairs(" + s + ", tensor_from_json('[1, 2]'), 0)"), "0");
+  EXPECT_EQ(c.rows("SELECT count(*) FROM rule_label_pairs(tensor_from_json('[1]'), x'B1', 0)"),
+            "ERROR: rule_label_pairs: argument 2: value blob too short");
   EXPECT_EQ(q("SELECT rule_inactive_units(NULL, 0, NULL, 1)"), "NULL");
   EXPECT_EQ(q("SELECT rule_channel_sums(x'B1', 0)"), "ERROR: rule_channel_sums: argument 1: value blob too short");
   EXPECT_EQ(q("SELECT rule_inactive_units('text', 0, NULL, 1)"),
