@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "schema/database.h"
+#include "schema/rollback_journal.h"
 
 namespace trialdb {
 
@@ -46,28 +47,6 @@ int on_progress(void* arg) {
   return 0;
 }
 
-// Leaves WAL mode for a rollback journal, which VACUUM needs to change the page size; false
-// (and still in WAL mode) when another connection has the database open: not worth waiting for,
-// the rebuild then keeps the file's page size. NORMAL is safe against power loss only in WAL
-// mode: FULL while the rollback journal is in use.
-bool leave_wal(Database& db) {
-  sqlite3_busy_timeout(db.handle(), 0);
-  bool left = false;
-  try {
-    Statement mode(db.handle(), "PRAGMA journal_mode=DELETE");
-    left = mode.step() && mode.text(0) == "delete";
-  } catch (const Error&) {  // SQLITE_BUSY: another connection is there
-  }
-  sqlite3_busy_timeout(db.handle(), kBusyTimeoutMs);
-  if (left) db.exec("PRAGMA synchronous=FULL");
-  return left;
-}
-
-void return_to_wal(Database& db) {
-  db.exec("PRAGMA journal_mode=WAL");
-  db.exec("PRAGMA synchronous=NORMAL");
-}
-
 }  // namespace
 
 CompactionResult compact(Database& db, const std::function<void(uint64_t done, uint64_t total)>& progress) {
@@ -76,9 +55,8 @@ CompactionResult compact(Database& db, const std::function<void(uint64_t done, u
   r.bytes_before = bytes_on_disk(db);
   r.page_size_before = static_cast<uint64_t>(pragma_int(db, "page_size"));
   // A file made before auto_vacuum was set (database.cc) takes it with the rebuild, and one made
-  // with larger pages takes kPageSize, when nobody else has it open: VACUUM changes the page size
-  // only outside WAL mode. Killed in between, the file has a hot rollback journal, which the next
-  // connection rolls back; the next Database returns it to WAL mode.
+  // with larger pages takes kPageSize when nobody else has it open: VACUUM changes the page size
+  // only outside WAL mode (rollback_journal.h).
   db.exec("PRAGMA auto_vacuum=INCREMENTAL");
   const bool resize = static_cast<int64_t>(r.page_size_before) != kPageSize && leave_wal(db);
   if (resize) db.exec("PRAGMA page_size=" + std::to_string(kPageSize));
@@ -91,18 +69,13 @@ CompactionResult compact(Database& db, const std::function<void(uint64_t done, u
     db.exec("VACUUM");
   } catch (...) {
     sqlite3_progress_handler(db.handle(), 0, nullptr, nullptr);
-    if (resize) {
-      try {
-        return_to_wal(db);
-      } catch (const Error&) {  // the VACUUM's error is the one to report; the next open returns to WAL
-      }
-    }
+    if (resize) return_to_wal(db.handle());
     throw;
   }
   sqlite3_progress_handler(db.handle(), 0, nullptr, nullptr);
   progress(watch.total, watch.total);
   // A rebuild through the rollback journal wrote the file itself, and left no WAL to fold in.
-  if (resize) return_to_wal(db);
+  if (resize) return_to_wal(db.handle());
   else db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   r.bytes_after = bytes_on_disk(db);
   r.page_size_after = static_cast<uint64_t>(pragma_int(db, "page_size"));

@@ -9,9 +9,9 @@
 // The price is paid by readers: while a rollback-journal transaction holds the exclusive lock
 // (from its first cache spill to its commit) a reader waits in its busy handler, where in WAL
 // mode it would read the last commit; and a reader that holds a read transaction makes the
-// writer wait. So the switch is made only when nobody else has the database open (SQLite
-// refuses to leave WAL mode otherwise; we ask without waiting), and `ingest --follow`, whose
-// readers query while it runs, never asks for it.
+// writer wait. So the switch is made only when nobody else has the database open
+// (schema/rollback_journal.h), and `ingest --follow`, whose readers query while it runs, never
+// asks for it.
 //
 // The destructor returns the database to WAL mode. A process killed in between leaves a
 // rollback-mode file with a hot journal: the next connection rolls the journal back, and the
