@@ -118,6 +118,36 @@ TEST(TrialEdit, RemoveTakesEveryRowOfTheTrialAndNoneOfAnother) {
   EXPECT_THROW(remove_trial(db, "gone"), Error);
 }
 
+// The only trial of a database is removed by emptying its tables (trial_edit.cc): what is not
+// a trial's (the schema's fixed tables, the database's identity) stays.
+TEST(TrialEdit, RemovingTheOnlyTrialEmptiesItsTablesAndKeepsTheFixedOnes) {
+  TempDir dir;
+  Database db(dir / "t.db");
+  add_rule_tables(db);
+  add_trial(db, 7, "only", 3);
+  const char* const fixed =
+      "SELECT (SELECT count(*) FROM dtype_name) || ',' || (SELECT count(*) FROM reduction_kind) || ',' || "
+      "(SELECT count(*) FROM bucket_octave) || ',' || (SELECT count(*) FROM schema_version) || ',' || "
+      "(SELECT uid FROM database_identity)";
+  auto text = [&](const char* sql) {
+    Statement q(db.handle(), sql);
+    return q.step() ? q.text(0) : std::string();
+  };
+  const std::string fixed_before = text(fixed);
+  ASSERT_GE(rows_of(db, 7, "only").size(), 14u);
+  {
+    Transaction tx(db);
+    remove_trial(db, "only");
+    tx.commit();
+  }
+  EXPECT_EQ(rows_of(db, 7, "only"), std::vector<std::string>());
+  for (const char* table : {"value", "value_blob", "value_distribution", "value_histogram", "collection_member",
+                            "tensor", "step", "trial", "rule_finding", "rule_delivery", "rule_mystate"})
+    EXPECT_EQ(count(db, std::string("SELECT count(*) FROM ") + table), 0) << table;
+  EXPECT_EQ(text(fixed), fixed_before);
+  EXPECT_EQ(text("PRAGMA integrity_check"), "ok");
+}
+
 TEST(TrialEdit, RenameMovesTheRuleRowsAndRefusesTakenNames) {
   TempDir dir;
   Database db(dir / "t.db");
