@@ -98,19 +98,19 @@ std::vector<std::pair<std::string, std::string>> store_settings(Database& db, co
 
 namespace {
 
-// Lower-case runs of letters: "relu0_output_0" -> {relu, output}; ".*relu_output" likewise.
-std::set<std::string> words(const std::string& s) {
-  std::set<std::string> out;
-  std::string w;
-  for (char c : s + " ") {
-    if (std::isalpha(static_cast<unsigned char>(c))) {
-      w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (!w.empty()) {
-      out.insert(w);
-      w.clear();
+// Calls f with each lower-case run of letters of s: "relu0_output_0" -> relu, output;
+// ".*relu_output" likewise. `word` is the buffer the runs are made in.
+template <typename F>
+void for_each_word(std::string_view s, std::string& word, F f) {
+  word.clear();
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
+    } else if (!word.empty()) {
+      f(word);
+      word.clear();
     }
   }
-  return out;
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -144,17 +144,27 @@ constexpr size_t kSuggested = 4;  // closest names a note names
 // distance to its letters; none when no name shares more than half of its words (a name sharing
 // only "input" with ".*embedding0_input_0" is no suggestion).
 std::vector<std::string> closest_tensors(Database& db, const std::string& trial, const std::string& pattern) {
-  const std::set<std::string> wanted = words(pattern);
+  std::string word;
+  std::vector<std::string> wanted;  // the pattern's words, sorted, each once
+  for_each_word(pattern, word, [&](const std::string& w) { wanted.push_back(w); });
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  if (wanted.empty()) return {};
   std::string literal;
   for (char c : pattern)
     if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '/') literal += c;
   std::vector<std::tuple<size_t, size_t, std::string>> scored;  // (-shared words, distance, name)
+  std::vector<char> shared_word(wanted.size());                 // per wanted word: a word of this name
   Statement q(db.handle(), "SELECT tensor FROM tensors WHERE trial = ?1");
   q.bind(1, trial);
   while (q.step()) {
     const std::string name = q.text(0);
-    size_t shared = 0;
-    for (const std::string& w : words(name)) shared += wanted.count(w);
+    std::fill(shared_word.begin(), shared_word.end(), 0);
+    for_each_word(name, word, [&](const std::string& w) {
+      const auto it = std::lower_bound(wanted.begin(), wanted.end(), w);
+      if (it != wanted.end() && *it == w) shared_word[it - wanted.begin()] = 1;
+    });
+    const size_t shared = std::count(shared_word.begin(), shared_word.end(), 1);
     if (2 * shared > wanted.size()) scored.emplace_back(wanted.size() - shared, edit_distance(literal, name), name);
   }
   std::sort(scored.begin(), scored.end());
@@ -201,15 +211,19 @@ std::vector<std::string> unmatched_selections(Database& db, const std::string& t
       else if (!value.empty() && type == "regex") regexes.emplace_back(param, value);
     }
   }
-  Statement total(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1");
-  total.bind(1, trial).step();
-  const std::string none_of = " of its " + std::to_string(total.int64(0)) + " tensors";
+  auto none_of = [&] {
+    Statement total(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1");
+    total.bind(1, trial).step();
+    return " of its " + std::to_string(total.int64(0)) + " tensors";
+  };
   std::vector<std::string> notes;
   if (!tensor_regex.empty() || !collection_names.empty()) {
-    Statement q(db.handle(),
-                "SELECT count(*) FROM tensors t WHERE t.trial = ?1 AND (rule_regexp_any(nullif(?2, ''), t.tensor) OR "
-                "EXISTS (SELECT 1 FROM collections k WHERE k.trial = t.trial AND k.tensor = t.tensor "
-                "        AND rule_in_list(k.collection, nullif(?3, ''))))");
+    // As rule_selected_tensors selects (rules_base.sql); the first match is enough.
+    Statement q(
+        db.handle(),
+        "SELECT EXISTS (SELECT 1 FROM tensors t WHERE t.trial = ?1 AND (rule_regexp_any(nullif(?2, ''), t.tensor) "
+        "OR (?3 <> '' AND EXISTS (SELECT 1 FROM collections k WHERE k.trial = t.trial AND k.tensor = t.tensor "
+        "                         AND rule_in_list(k.collection, ?3)))))");
     q.bind(1, trial).bind(2, tensor_regex).bind(3, collection_names).step();
     if (q.int64(0) == 0) {
       std::string what;
@@ -217,15 +231,15 @@ std::vector<std::string> unmatched_selections(Database& db, const std::string& t
       if (!collection_names.empty())
         what += (what.empty() ? "" : " and ") + std::string("collection_names '") + collection_names + "'";
       notes.push_back(what + (tensor_regex.empty() || collection_names.empty() ? " matches" : " match") + " none" +
-                      none_of +
+                      none_of() +
                       (tensor_regex.empty() ? "" : suggestion(db, trial, rule, "tensor_regex", tensor_regex)));
     }
   }
   for (const auto& [param, value] : regexes) {
-    Statement q(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1 AND rule_regexp_any(?2, tensor)");
+    Statement q(db.handle(), "SELECT EXISTS (SELECT 1 FROM tensors WHERE trial = ?1 AND rule_regexp_any(?2, tensor))");
     q.bind(1, trial).bind(2, value).step();
     if (q.int64(0) == 0)
-      notes.push_back(param + " '" + value + "' matches none" + none_of + suggestion(db, trial, rule, param, value));
+      notes.push_back(param + " '" + value + "' matches none" + none_of() + suggestion(db, trial, rule, param, value));
   }
   return notes;
 }
