@@ -17,7 +17,8 @@
 -- a rule finds the same whichever way a trial's steps are split into batches.
 --
 -- Rules read only the public views of schema.sql (and rule_now_reduction here schema.sql's fixed
--- list of reduction kinds, reduction_kind), the tables and views defined here, their own
+-- list of reduction kinds, reduction_kind; weight_update_ratio the stored l2 of a value, from the
+-- value table by its key), the tables and views defined here, their own
 -- state tables and trialdb's SQL functions (sqlext: tensor_*, and the rule_* helpers of
 -- sqlext/fn_rule.cc; all in build/lib/trialdb.so, docs/SQL.md).
 -- Every rule view and trigger also runs in a stock sqlite3 shell or Python with only
