@@ -98,19 +98,30 @@ std::vector<std::pair<std::string, std::string>> store_settings(Database& db, co
 
 namespace {
 
-// Calls f with each lower-case run of letters of s: "relu0_output_0" -> relu, output;
-// ".*relu_output" likewise. `word` is the buffer the runs are made in.
+// Calls f with each run of letters of s: "relu0_output_0" -> relu, output; ".*relu_output"
+// likewise. Letters are ASCII ones (the C locale's, which trialdb runs in).
 template <typename F>
-void for_each_word(std::string_view s, std::string& word, F f) {
-  word.clear();
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
-    } else if (!word.empty()) {
-      f(word);
-      word.clear();
+void for_each_word(std::string_view s, F f) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  for (size_t i = 0; i < s.size();) {
+    if (!letter(s[i])) {
+      ++i;
+      continue;
     }
+    const size_t start = i;
+    while (i < s.size() && letter(s[i])) ++i;
+    f(s.substr(start, i - start));
   }
+}
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Whether a run of letters is `word` (lower case) in any case.
+bool same_word(std::string_view run, const std::string& word) {
+  if (run.size() != word.size()) return false;
+  for (size_t i = 0; i < run.size(); ++i)
+    if (lower(run[i]) != word[i]) return false;
+  return true;
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -144,9 +155,12 @@ constexpr size_t kSuggested = 4;  // closest names a note names
 // distance to its letters; none when no name shares more than half of its words (a name sharing
 // only "input" with ".*embedding0_input_0" is no suggestion).
 std::vector<std::string> closest_tensors(Database& db, const std::string& trial, const std::string& pattern) {
-  std::string word;
-  std::vector<std::string> wanted;  // the pattern's words, sorted, each once
-  for_each_word(pattern, word, [&](const std::string& w) { wanted.push_back(w); });
+  std::vector<std::string> wanted;  // the pattern's words in lower case, each once
+  for_each_word(pattern, [&](std::string_view run) {
+    std::string w;
+    for (char c : run) w += lower(c);
+    wanted.push_back(w);
+  });
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   if (wanted.empty()) return {};
@@ -160,9 +174,9 @@ std::vector<std::string> closest_tensors(Database& db, const std::string& trial,
   while (q.step()) {
     const std::string name = q.text(0);
     std::fill(shared_word.begin(), shared_word.end(), 0);
-    for_each_word(name, word, [&](const std::string& w) {
-      const auto it = std::lower_bound(wanted.begin(), wanted.end(), w);
-      if (it != wanted.end() && *it == w) shared_word[it - wanted.begin()] = 1;
+    for_each_word(name, [&](std::string_view run) {
+      for (size_t i = 0; i < wanted.size(); ++i)
+        if (same_word(run, wanted[i])) shared_word[i] = 1;
     });
     const size_t shared = std::count(shared_word.begin(), shared_word.end(), 1);
     if (2 * shared > wanted.size()) scored.emplace_back(wanted.size() - shared, edit_distance(literal, name), name);
