@@ -98,19 +98,30 @@ std::vector<std::pair<std::string, std::string>> store_settings(Database& db, co
 
 namespace {
 
-// Lower-case runs of letters: "relu0_output_0" -> {relu, output}; ".*relu_output" likewise.
-std::set<std::string> words(const std::string& s) {
-  std::set<std::string> out;
-  std::string w;
-  for (char c : s + " ") {
-    if (std::isalpha(static_cast<unsigned char>(c))) {
-      w += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (!w.empty()) {
-      out.insert(w);
-      w.clear();
+// Calls f with each run of letters of s: "relu0_output_0" -> relu, output; ".*relu_output"
+// likewise. Letters are ASCII ones (the C locale's, which trialdb runs in).
+template <typename F>
+void for_each_word(std::string_view s, F f) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  for (size_t i = 0; i < s.size();) {
+    if (!letter(s[i])) {
+      ++i;
+      continue;
     }
+    const size_t start = i;
+    while (i < s.size() && letter(s[i])) ++i;
+    f(s.substr(start, i - start));
   }
-  return out;
+}
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Whether a run of letters is `word` (lower case) in any case.
+bool same_word(std::string_view run, const std::string& word) {
+  if (run.size() != word.size()) return false;
+  for (size_t i = 0; i < run.size(); ++i)
+    if (lower(run[i]) != word[i]) return false;
+  return true;
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -144,17 +155,30 @@ constexpr size_t kSuggested = 4;  // closest names a note names
 // distance to its letters; none when no name shares more than half of its words (a name sharing
 // only "input" with ".*embedding0_input_0" is no suggestion).
 std::vector<std::string> closest_tensors(Database& db, const std::string& trial, const std::string& pattern) {
-  const std::set<std::string> wanted = words(pattern);
+  std::vector<std::string> wanted;  // the pattern's words in lower case, each once
+  for_each_word(pattern, [&](std::string_view run) {
+    std::string w;
+    for (char c : run) w += lower(c);
+    wanted.push_back(w);
+  });
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  if (wanted.empty()) return {};
   std::string literal;
   for (char c : pattern)
     if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '/') literal += c;
   std::vector<std::tuple<size_t, size_t, std::string>> scored;  // (-shared words, distance, name)
+  std::vector<char> shared_word(wanted.size());                 // per wanted word: a word of this name
   Statement q(db.handle(), "SELECT tensor FROM tensors WHERE trial = ?1");
   q.bind(1, trial);
   while (q.step()) {
     const std::string name = q.text(0);
-    size_t shared = 0;
-    for (const std::string& w : words(name)) shared += wanted.count(w);
+    std::fill(shared_word.begin(), shared_word.end(), 0);
+    for_each_word(name, [&](std::string_view run) {
+      for (size_t i = 0; i < wanted.size(); ++i)
+        if (same_word(run, wanted[i])) shared_word[i] = 1;
+    });
+    const size_t shared = std::count(shared_word.begin(), shared_word.end(), 1);
     if (2 * shared > wanted.size()) scored.emplace_back(wanted.size() - shared, edit_distance(literal, name), name);
   }
   std::sort(scored.begin(), scored.end());
@@ -201,15 +225,19 @@ std::vector<std::string> unmatched_selections(Database& db, const std::string& t
       else if (!value.empty() && type == "regex") regexes.emplace_back(param, value);
     }
   }
-  Statement total(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1");
-  total.bind(1, trial).step();
-  const std::string none_of = " of its " + std::to_string(total.int64(0)) + " tensors";
+  auto none_of = [&] {
+    Statement total(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1");
+    total.bind(1, trial).step();
+    return " of its " + std::to_string(total.int64(0)) + " tensors";
+  };
   std::vector<std::string> notes;
   if (!tensor_regex.empty() || !collection_names.empty()) {
-    Statement q(db.handle(),
-                "SELECT count(*) FROM tensors t WHERE t.trial = ?1 AND (rule_regexp_any(nullif(?2, ''), t.tensor) OR "
-                "EXISTS (SELECT 1 FROM collections k WHERE k.trial = t.trial AND k.tensor = t.tensor "
-                "        AND rule_in_list(k.collection, nullif(?3, ''))))");
+    // As rule_selected_tensors selects (rules_base.sql); the first match is enough.
+    Statement q(
+        db.handle(),
+        "SELECT EXISTS (SELECT 1 FROM tensors t WHERE t.trial = ?1 AND (rule_regexp_any(nullif(?2, ''), t.tensor) "
+        "OR (?3 <> '' AND EXISTS (SELECT 1 FROM collections k WHERE k.trial = t.trial AND k.tensor = t.tensor "
+        "                         AND rule_in_list(k.collection, ?3)))))");
     q.bind(1, trial).bind(2, tensor_regex).bind(3, collection_names).step();
     if (q.int64(0) == 0) {
       std::string what;
@@ -217,15 +245,15 @@ std::vector<std::string> unmatched_selections(Database& db, const std::string& t
       if (!collection_names.empty())
         what += (what.empty() ? "" : " and ") + std::string("collection_names '") + collection_names + "'";
       notes.push_back(what + (tensor_regex.empty() || collection_names.empty() ? " matches" : " match") + " none" +
-                      none_of +
+                      none_of() +
                       (tensor_regex.empty() ? "" : suggestion(db, trial, rule, "tensor_regex", tensor_regex)));
     }
   }
   for (const auto& [param, value] : regexes) {
-    Statement q(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1 AND rule_regexp_any(?2, tensor)");
+    Statement q(db.handle(), "SELECT EXISTS (SELECT 1 FROM tensors WHERE trial = ?1 AND rule_regexp_any(?2, tensor))");
     q.bind(1, trial).bind(2, value).step();
     if (q.int64(0) == 0)
-      notes.push_back(param + " '" + value + "' matches none" + none_of + suggestion(db, trial, rule, param, value));
+      notes.push_back(param + " '" + value + "' matches none" + none_of() + suggestion(db, trial, rule, param, value));
   }
   return notes;
 }

@@ -17,7 +17,8 @@
 -- a rule finds the same whichever way a trial's steps are split into batches.
 --
 -- Rules read only the public views of schema.sql (and rule_now_reduction here schema.sql's fixed
--- list of reduction kinds, reduction_kind), the tables and views defined here, their own
+-- list of reduction kinds, reduction_kind; weight_update_ratio the stored l2 of a value, from the
+-- value table by its key), the tables and views defined here, their own
 -- state tables and trialdb's SQL functions (sqlext: tensor_*, and the rule_* helpers of
 -- sqlext/fn_rule.cc; all in build/lib/trialdb.so, docs/SQL.md).
 -- Every rule view and trigger also runs in a stock sqlite3 shell or Python with only
@@ -304,7 +305,8 @@ WHERE r.worker = (SELECT worker FROM rule_primary_worker);
 -- collections its `collection_names` lists and the tensors any pattern of its `tensor_regex`
 -- matches (Python re.search). A rule whose selection defaults to every tensor or to a collection
 -- when both are empty says so itself. Selecting from the trial's tensors, not from its values,
--- matches each name once per batch.
+-- matches each name once per batch. The collections are searched only when `collection_names`
+-- names some: the search costs several times the pattern match, for every tensor.
 DROP VIEW IF EXISTS rule_selected_tensors;
 CREATE VIEW rule_selected_tensors AS
 WITH s AS (
@@ -318,8 +320,9 @@ SELECT s.rule, t.tensor
 FROM s
 JOIN tensors t ON t.trial = (SELECT trial FROM rule_batch LIMIT 1)
 WHERE rule_regexp_any(s.tensor_regex, t.tensor)
-   OR EXISTS (SELECT 1 FROM collections k
-              WHERE k.trial = t.trial AND k.tensor = t.tensor AND rule_in_list(k.collection, s.collection_names));
+   OR (s.collection_names IS NOT NULL
+       AND EXISTS (SELECT 1 FROM collections k
+                   WHERE k.trial = t.trial AND k.tensor = t.tensor AND rule_in_list(k.collection, s.collection_names)));
 
 -- The tensors of a collection of the batch's trial.
 DROP VIEW IF EXISTS rule_collections;

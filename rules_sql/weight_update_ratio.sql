@@ -78,9 +78,10 @@ pairs AS MATERIALIZED (  -- the steps with a P near enough
 -- value is looked up where it is used, and the shapes and dtypes compared from the columns beside
 -- it (a 0-d value's column says [1], its blob []), so a large weight's blob is read once per use
 -- rather than copied into the pairs and read back. ||v_P|| of a value of the batch is the l2 the
--- ingest computed from its elements (as rule_now_reduction reads it: the same number as
--- tensor_reduce's), so only the difference reads both blobs; the state's value, from an earlier
--- batch, is reduced from its copy.
+-- ingest computed from its elements (value.r_l2 where its red_computed bit is set: the same number
+-- as tensor_reduce's), so only the difference reads both blobs; the state's value, from an earlier
+-- batch, is reduced from its copy. The l2 is read from the value table by the value's key, not
+-- through the reductions view: a lookup through the view costs more than reducing a small weight.
 SELECT l.trial, l.tensor, l.worker, l.step, l.p_step,
        CASE WHEN p.p_new
             THEN (SELECT CASE WHEN a.dtype NOT IN ('string', 'complex64', 'complex128')
@@ -89,10 +90,17 @@ SELECT l.trial, l.tensor, l.worker, l.step, l.p_step,
                                         THEN tensor_shape(a.value) = tensor_shape(b.value)
                                         ELSE a.shape = b.shape END
                               THEN tensor_diff_norm(a.value, b.value) / (
-                                     coalesce((SELECT r.value FROM reductions r
-                                               WHERE r.trial = b.trial AND r.tensor = b.tensor AND r.step = b.tensor_step
-                                                 AND r.global_step = b.step AND r.worker = b.worker
-                                                 AND r.reduction = 'l2' AND r.abs = 0 AND r.computed),
+                                     coalesce((SELECT v.r_l2
+                                               FROM trial t
+                                               JOIN tensor tn ON tn.trial_id = t.trial_id AND tn.name = b.tensor
+                                               JOIN worker w ON w.trial_id = t.trial_id AND w.name = b.worker
+                                               JOIN value v ON v.tensor_id = tn.tensor_id
+                                                           AND v.tensor_step = b.tensor_step
+                                                           AND v.step_offset = b.step - b.tensor_step
+                                                           AND v.worker_id = w.worker_id
+                                               WHERE t.name = b.trial AND v.red_src = 1
+                                                 AND (v.red_computed >> (SELECT idx FROM reduction_kind
+                                                                         WHERE reduction = 'l2' AND abs = 0)) & 1),
                                               tensor_reduce(b.value, 'l2')) + cfg.epsilon) END
                   FROM rule_now a, rule_now b
                   WHERE a.step = p.step AND a.tensor = p.tensor AND a.worker = p.worker

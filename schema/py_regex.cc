@@ -6,6 +6,7 @@
 
 #include <new>
 #include <string>
+#include <string_view>
 
 namespace trialdb {
 
@@ -45,6 +46,18 @@ std::string limit_value(int rc) {
   }
 }
 
+// The pattern a search runs: a leading `.*` left out. re.search finds `.*X` exactly where it
+// finds X (the `.*` may match nothing), and PCRE2 then looks for X's first characters instead of
+// running `.*` to the end of the subject at each start and backing off one character at a time
+// (a quarter of the work on a tensor name). Not a lazy, possessive or counted `.*` (`.*?`, `.*+`,
+// `.**`, `.*{2}`): those are other patterns, or none.
+std::string_view searched_part(std::string_view translated) {
+  if (translated.substr(0, 2) != ".*") return translated;
+  if (translated.size() > 2 && std::string_view("?+*{").find(translated[2]) != std::string_view::npos)
+    return translated;
+  return translated.substr(2);
+}
+
 }  // namespace
 
 std::string python_to_pcre2(std::string_view p) {
@@ -75,6 +88,15 @@ Status PyRegex::compile(std::string_view pattern, std::unique_ptr<PyRegex>* out)
     pcre2_get_error_message(code, buf, sizeof buf);
     return Status::invalid("invalid regular expression '" + std::string(pattern) +
                            "': " + reinterpret_cast<const char*>(buf) + " at offset " + std::to_string(offset));
+  }
+  // The pattern as given compiled, its errors are the user's; the search runs its searched part.
+  if (const std::string_view part = searched_part(translated); part.size() != translated.size()) {
+    pcre2_code* searched = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(part.data()), part.size(),
+                                         PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &code, &offset, nullptr);
+    if (searched) {
+      pcre2_code_free(re);
+      re = searched;
+    }
   }
   pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);  // falls back to the interpreter if JIT is missing
   std::unique_ptr<PyRegex> r(new PyRegex());

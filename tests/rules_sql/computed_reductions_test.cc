@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -170,6 +171,56 @@ TEST(ComputedReductions, EqualTensorReduceOnEveryValueAndKind) {
   EXPECT_EQ(saved[0], 2 * 3);
   EXPECT_EQ(saved[1], 2 * 3);
   EXPECT_EQ(saved[2], 2 * (3 * 18 - 3));
+}
+
+// weight_update_ratio's ratio at step S, keyed by (S, tensor, worker), every pair's (a large
+// threshold of 0 makes each a finding).
+std::map<Key, double> update_ratios(const std::string& db_path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  std::map<Key, double> out;
+  {
+    Statement q(db, "SELECT step, tensor, worker, value FROM rule_finding WHERE rule = 'weight_update_ratio'");
+    while (q.step()) out[{q.int64(0), q.text(1), q.text(2)}] = q.real(3);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+int changed_rows(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  const int n = sqlite3_changes(db);
+  sqlite3_close(db);
+  return n;
+}
+
+// weight_update_ratio divides by the l2 of the earlier value that the ingest stored
+// (value.r_l2), when its computed bit says it is the ingest's: a stored l2 made twice as large
+// halves every ratio. Without the bit it reduces the blob, the same number as the stored one was.
+TEST(ComputedReductions, WeightUpdateRatioDividesByTheStoredL2) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  const std::string args = "--rule weight_update_ratio --param weight_update_ratio.large_threshold=0";
+  ASSERT_EQ(rules(db, args, tmp).status, 0);
+  const std::map<Key, double> ratios = update_ratios(db);
+  ASSERT_GT(ratios.size(), 10u);
+
+  const std::string l2_bit = "(SELECT idx FROM reduction_kind WHERE reduction = 'l2' AND abs = 0)";
+  ASSERT_GT(changed_rows(db, "UPDATE value SET r_l2 = 2 * r_l2 WHERE red_src = 1 AND (red_computed >> " + l2_bit +
+                                 ") & 1 AND r_l2 > 0"),
+            10);
+  ASSERT_EQ(rules(db, args + " --rerun", tmp).status, 0);
+  const std::map<Key, double> halved = update_ratios(db);
+  ASSERT_EQ(halved.size(), ratios.size());
+  for (const auto& [key, ratio] : ratios)
+    EXPECT_NEAR(halved.at(key), ratio / 2, 1e-6 * ratio) << std::get<1>(key) << " at step " << std::get<0>(key);
+
+  ASSERT_GT(changed_rows(db, "UPDATE value SET red_computed = red_computed & ~(1 << " + l2_bit + ")"), 10);
+  ASSERT_EQ(rules(db, args + " --rerun", tmp).status, 0);
+  EXPECT_EQ(update_ratios(db), ratios);
 }
 
 }  // namespace

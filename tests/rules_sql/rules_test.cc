@@ -651,6 +651,24 @@ TEST(RulesCli, SelectionMatchingNoTensorIsNotedOnce) {
   EXPECT_EQ(matching.err.find("note:"), std::string::npos) << matching.err;
 }
 
+// The closest names are found by the words they share with the pattern, in any case: a pattern
+// in capitals names the tensors written in lower case, and a name sharing half the words or fewer
+// is none of them.
+TEST(RulesCli, SelectionMatchingNoTensorSuggestsNamesSharingItsWordsInAnyCase) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  RunResult r = rules(db, "--rule tree_depth --param 'tree_depth.tensor_regex=NET_convX.WEIGHT'", tmp);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("tensor_regex 'NET_convX.WEIGHT' matches none of its 21 tensors; the closest names are "
+                       "'Net_conv0.weight', 'Net_conv1.weight', 'Net_fc.weight', 'gradient/Net_conv0.weight' "),
+            std::string::npos)
+      << r.err;
+  RunResult far = rules(db, "--rule tree_depth --param 'tree_depth.tensor_regex=NET_convX.WEIGHT_grad'", tmp);
+  ASSERT_EQ(far.status, 0) << far.err;
+  EXPECT_NE(far.err.find("matches none of its 21 tensors\n"), std::string::npos) << far.err;
+}
+
 // ingest --rules gives the same notes as `rules` (once, however many passes evaluate the rule),
 // and --quiet keeps them to itself.
 TEST(RulesCli, IngestWithRulesGivesTheNotes) {

@@ -111,4 +111,33 @@ for what, times, (db, trial) in (("twice the layers", 2, trial_db(2 * LAYERS)),
         c.true(ops_small[rule] > 0 and ratio <= limit,
                "%s, %s: %d x %d instructions on %d values, %d x %d on %d: %.2fx for %dx the values (at most %.1fx)"
                % (rule, what, ops_small[rule], OPS_PER_CALL, n_small, ops[rule], OPS_PER_CALL, n, ratio, times, limit))
+
+
+def ops_of(con, query, params=()):
+    calls = [0]
+
+    def tick():
+        calls[0] += 1
+        return 0
+
+    con.set_progress_handler(tick, OPS_PER_CALL)
+    con.execute(query, params).fetchall()
+    con.set_progress_handler(None, 0)
+    return calls[0]
+
+
+# A rule's selection by tensor_regex alone (collection_names empty, the default) costs what the
+# pattern match over the trial's tensors costs: the collections are not searched for each tensor
+# (that search costs several times the match).
+con = connect(a.module, small)
+con.execute("DELETE FROM rule_batch")
+con.execute("INSERT INTO rule_batch(trial, step, mode, mode_step, tensor_step, now) "
+            "SELECT trial, step, mode, mode_step, step, 0 FROM steps WHERE trial = ? LIMIT 1", (small_trial,))
+match = ops_of(con, "SELECT count(*) FROM tensors WHERE trial = ? AND rule_regexp_any('.*trees/Node', tensor)",
+               (small_trial,))
+selection = ops_of(con, "SELECT count(*) FROM rule_selected_tensors WHERE rule = 'tree_depth'")
+c.true(selection <= 1.5 * match + 10,
+       "tree_depth's selection: %d x %d instructions, the pattern match alone %d x %d" %
+       (selection, OPS_PER_CALL, match, OPS_PER_CALL))
+con.close()
 c.done()

@@ -42,3 +42,29 @@ TEST(PyRegex, SearchSemanticsAndLookahead) {
   EXPECT_EQ(st.kind(), ErrorKind::kInvalidInput);
   EXPECT_NE(st.cause().find("(unclosed"), std::string::npos);
 }
+
+// A leading `.*` changes nothing a search finds (the search runs without it): the same answers as
+// the pattern without it, where the rest must match, at the start, the end or past a newline;
+// and a lazy, possessive or counted `.*` is left as written.
+TEST(PyRegex, LeadingDotStarFindsWhatTheRestFinds) {
+  const std::vector<std::string> subjects = {"", "a", "ba", "xtanh_input_0", "tanh", "a\nb", "b\na", "\nab", "aab"};
+  for (const char* rest : {"", "a", "b$", "^a", "a|b", "tanh_input", "(?<=a)b", "\\Z", "b\\Z", "a(?=b)", "(a)\\1"}) {
+    auto with = compiled(std::string(".*") + rest);
+    auto without = compiled(rest);
+    ASSERT_TRUE(with && without) << rest;
+    for (const std::string& subject : subjects)
+      EXPECT_EQ(with->search(subject), without->search(subject)) << ".*" << rest << " on '" << subject << "'";
+  }
+  EXPECT_TRUE(compiled(".*?a")->search("ba"));
+  EXPECT_FALSE(compiled(".*+a")->search("ba"));  // possessive: takes the a, gives nothing back
+  EXPECT_FALSE(compiled("^.*a")->search("b\na"));
+  EXPECT_TRUE(compiled("^.*a")->search("ba"));  // only a leading `.*` is left out
+  EXPECT_TRUE(compiled("b.*a")->search("bxa"));
+  EXPECT_TRUE(compiled(".*^a")->search("a"));
+  EXPECT_FALSE(compiled(".*^a")->search("ba"));
+  std::unique_ptr<PyRegex> bad;
+  Status st = PyRegex::compile(".*(unclosed", &bad);  // the error names the pattern as given
+  EXPECT_FALSE(bad);
+  EXPECT_NE(st.cause().find("'.*(unclosed'"), std::string::npos) << st.cause();
+  EXPECT_EQ(compiled(".*relu")->pattern(), ".*relu");
+}
