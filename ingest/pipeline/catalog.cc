@@ -151,7 +151,7 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
     }
     if (!is_collections_path(f.path)) continue;
     ++files_seen;
-    std::optional<std::string> text;
+    std::optional<ReadBuffer> text;
     if (Status st = file_problem(read_at_most(source, f.path, kMaxCollectionsFileBytes, &text)); !st.is_ok()) {
       issues.push_back(st.prefixed("cannot read the collections file: ").at(f.path));
       continue;

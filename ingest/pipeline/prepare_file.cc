@@ -223,7 +223,7 @@ void prepare_selected_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn
     f.reserved += ranges.back().length;
   }
   turn.take(f.reserved);
-  std::vector<std::optional<std::string>> records;
+  std::vector<std::optional<ReadBuffer>> records;
   if (read_failed(src.read_ranges(ranges, &records), "cannot read event file " + ev + ": ", f)) return;
   if (std::any_of(records.begin(), records.end(), [](const auto& r) { return !r; })) {
     error_or_wait("event file " + ev + " does not exist", opt, f);
@@ -233,7 +233,7 @@ void prepare_selected_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn
   const auto reduced = tensors_with_saved_reductions(idx.tensors);
   for (size_t i = 0; i < decoded.size(); ++i) {
     const IndexEntry& e = idx.tensors[i];
-    std::string& record = *records[i];
+    ReadBuffer& record = *records[i];
     f.bytes += record.size();
     if (record.size() < ranges[i].length && !opt.ended) {
       f.status = FileStatus::kWait;  // the writer has not flushed everything yet
@@ -259,9 +259,9 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   turn.take(f.reserved);
   // Large spans are mapped (mapped_range.h), small ones read.
   std::unique_ptr<MappedRange> mapped;
-  std::unique_ptr<std::string> owned_span;
+  std::unique_ptr<ReadBuffer> owned_span;
   std::string_view span;
-  std::optional<std::string> bytes;
+  std::optional<ReadBuffer> bytes;
   Status read;
   if (hi - lo >= kMapSpanBytes) read = src.map_range(ev, lo, hi - lo, &mapped);
   if (read.is_ok() && !mapped) read = src.read_range(ev, lo, hi - lo, &bytes);
@@ -278,7 +278,7 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
       if (f.status == FileStatus::kWait) return;
       idx.tensors.clear();
     }
-    owned_span = std::make_unique<std::string>(bytes ? std::move(*bytes) : std::string());
+    owned_span = std::make_unique<ReadBuffer>(bytes ? std::move(*bytes) : ReadBuffer());
     span = *owned_span;
   }
   char* const span_data = mapped ? mapped->data() : owned_span->data();
@@ -324,7 +324,7 @@ PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t tick
   BudgetTurn turn(opt.budget, ticket);
   PreparedFile f;
   f.file = file;
-  std::optional<std::string> text;
+  std::optional<ReadBuffer> text;
   if (read_failed(read_at_most(src, file.path, kMaxIndexFileBytes, &text), "cannot read the index file: ", f)) return f;
   if (!text) {
     f.status = FileStatus::kWait;  // listed, then gone: look again next pass
