@@ -108,7 +108,7 @@ void check_collections(TrialSource& source, const IngestArgs& a, const std::stri
   std::set<std::string> defined;
   for (const SourceFile& f : source.list("collections/")) {
     if (!f.problem.is_ok() || !is_collections_path(f.path)) continue;
-    std::optional<std::string> text;
+    std::optional<ReadBuffer> text;
     // An unreadable file is skipped here: the ingest reports it as always.
     if (!read_at_most(source, f.path, kMaxCollectionsFileBytes, &text).is_ok()) continue;
     CollectionsFile parsed;

@@ -17,14 +17,14 @@ std::vector<SourceFile> CountingSource::list(const std::string& prefix, const st
   return inner_->list(prefix, start_after);
 }
 
-Status CountingSource::read(const std::string& path, std::optional<std::string>* out) {
+Status CountingSource::read(const std::string& path, std::optional<ReadBuffer>* out) {
   Status st = inner_->read(path, out);
   count(*out);
   return st;
 }
 
 Status CountingSource::read_range(const std::string& path, uint64_t offset, uint64_t length,
-                                  std::optional<std::string>* out) {
+                                  std::optional<ReadBuffer>* out) {
   Status st = inner_->read_range(path, offset, length, out);
   count(*out);
   return st;
@@ -38,7 +38,7 @@ Status CountingSource::map_range(const std::string& path, uint64_t offset, uint6
   return st;
 }
 
-Status CountingSource::read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<std::string>>* out) {
+Status CountingSource::read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<ReadBuffer>>* out) {
   Status st = inner_->read_ranges(ranges, out);  // the inner source's own way (S3: concurrently)
   for (const auto& d : *out) count(d);
   return st;

@@ -28,16 +28,15 @@ class CountingSource : public TrialSource {
 
   std::string root() const override { return inner_->root(); }
   std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after) override;
-  Status read(const std::string& path, std::optional<std::string>* out) override;
-  Status read_range(const std::string& path, uint64_t offset, uint64_t length,
-                    std::optional<std::string>* out) override;
+  Status read(const std::string& path, std::optional<ReadBuffer>* out) override;
+  Status read_range(const std::string& path, uint64_t offset, uint64_t length, std::optional<ReadBuffer>* out) override;
   Status map_range(const std::string& path, uint64_t offset, uint64_t length,
                    std::unique_ptr<MappedRange>* out) override;
-  Status read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<std::string>>* out) override;
+  Status read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<ReadBuffer>>* out) override;
   bool exists(const std::string& path) override { return inner_->exists(path); }
 
  private:
-  void count(const std::optional<std::string>& data) {
+  void count(const std::optional<ReadBuffer>& data) {
     if (data) bytes_.fetch_add(data->size(), std::memory_order_relaxed);
   }
   std::unique_ptr<TrialSource> inner_;

@@ -61,9 +61,11 @@ int64_t Catalog::find_or_insert(Names& names, const std::string& name, bool* cre
   *created = false;
   auto it = names.ids.find(name);
   if (it != names.ids.end()) return it->second;
-  names.insert.bind(1, trial_id_).bind(2, name).run();
+  names.insert.bind(1, trial_id_).bind_text_static(2, name).run();
   *created = sqlite3_changes(db_.handle()) > 0;
-  names.find.bind(1, trial_id_).bind(2, name);
+  // The id column is the rowid: a row just inserted needs no lookup (one per new tensor).
+  if (*created) return names.ids[name] = sqlite3_last_insert_rowid(db_.handle());
+  names.find.bind(1, trial_id_).bind_text_static(2, name);
   names.find.step();
   const int64_t id = names.find.int64(0);
   names.find.reset();
@@ -151,7 +153,7 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
     }
     if (!is_collections_path(f.path)) continue;
     ++files_seen;
-    std::optional<std::string> text;
+    std::optional<ReadBuffer> text;
     if (Status st = file_problem(read_at_most(source, f.path, kMaxCollectionsFileBytes, &text)); !st.is_ok()) {
       issues.push_back(st.prefixed("cannot read the collections file: ").at(f.path));
       continue;

@@ -26,23 +26,44 @@ constexpr size_t kParallelRecordBytes = 64u << 20;  // ...unless their records a
 // the read-ahead budget with them, so an index of millions of entries is bounded like a span.
 constexpr uint64_t kEntryBytes = sizeof(DecodedRecord) + sizeof(PreparedValue) + sizeof(IndexEntry);
 
-// A file's values by tensor name. `where` holds views of the names stored in the values, so
-// they must never reallocate: the caller reserves one slot per index entry.
+// A file's values by tensor name: an open-addressing table of indexes into `values`, which
+// holds the names. One probe sequence per lookup and no allocation per name (a node-based map
+// cost a malloc and a free per value of a file of thousands of scalars). Sized for the values the
+// caller reserved (one per index entry), never more than half full.
 class ValueTable {
  public:
-  explicit ValueTable(std::vector<PreparedValue>& values) : values_(values) { where_.reserve(values.capacity()); }
+  explicit ValueTable(std::vector<PreparedValue>& values) : values_(values) { resize(values.capacity()); }
   PreparedValue& of(const std::string& tensor) {
-    auto it = where_.find(tensor);
-    if (it != where_.end()) return values_[it->second];
-    values_.emplace_back();
-    values_.back().tensor = tensor;
-    where_.emplace(values_.back().tensor, values_.size() - 1);
+    size_t i = slot_of(tensor);
+    for (; slots_[i] != kFree; i = next(i))
+      if (values_[slots_[i]].tensor == tensor) return values_[slots_[i]];
+    values_.emplace_back().tensor = tensor;
+    if (2 * values_.size() > slots_.size()) resize(2 * values_.size());  // places the new value too
+    else slots_[i] = values_.size() - 1;
     return values_.back();
   }
 
  private:
+  static constexpr size_t kMinSlots = 16;
+  static constexpr size_t kFree = SIZE_MAX;
+  size_t slot_of(const std::string& tensor) const {
+    return std::hash<std::string_view>{}(tensor) & (slots_.size() - 1);
+  }
+  size_t next(size_t i) const { return (i + 1) & (slots_.size() - 1); }
+  // Room for `count` values at most half full, the values there placed again.
+  void resize(size_t count) {
+    size_t slots = kMinSlots;
+    while (slots < 2 * count) slots *= 2;
+    slots_.assign(slots, kFree);
+    for (size_t v = 0; v < values_.size(); ++v) {
+      size_t i = slot_of(values_[v].tensor);
+      while (slots_[i] != kFree) i = next(i);
+      slots_[i] = v;
+    }
+  }
+
   std::vector<PreparedValue>& values_;
-  std::unordered_map<std::string_view, size_t> where_;
+  std::vector<size_t> slots_;  // an index into values_, or kFree
 };
 
 // Expands a one-element value's derived reductions into explicit columns (a saved reduction
@@ -223,7 +244,7 @@ void prepare_selected_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn
     f.reserved += ranges.back().length;
   }
   turn.take(f.reserved);
-  std::vector<std::optional<std::string>> records;
+  std::vector<std::optional<ReadBuffer>> records;
   if (read_failed(src.read_ranges(ranges, &records), "cannot read event file " + ev + ": ", f)) return;
   if (std::any_of(records.begin(), records.end(), [](const auto& r) { return !r; })) {
     error_or_wait("event file " + ev + " does not exist", opt, f);
@@ -233,7 +254,7 @@ void prepare_selected_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn
   const auto reduced = tensors_with_saved_reductions(idx.tensors);
   for (size_t i = 0; i < decoded.size(); ++i) {
     const IndexEntry& e = idx.tensors[i];
-    std::string& record = *records[i];
+    ReadBuffer& record = *records[i];
     f.bytes += record.size();
     if (record.size() < ranges[i].length && !opt.ended) {
       f.status = FileStatus::kWait;  // the writer has not flushed everything yet
@@ -259,9 +280,9 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   turn.take(f.reserved);
   // Large spans are mapped (mapped_range.h), small ones read.
   std::unique_ptr<MappedRange> mapped;
-  std::unique_ptr<std::string> owned_span;
+  std::unique_ptr<ReadBuffer> owned_span;
   std::string_view span;
-  std::optional<std::string> bytes;
+  std::optional<ReadBuffer> bytes;
   Status read;
   if (hi - lo >= kMapSpanBytes) read = src.map_range(ev, lo, hi - lo, &mapped);
   if (read.is_ok() && !mapped) read = src.read_range(ev, lo, hi - lo, &bytes);
@@ -278,7 +299,7 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
       if (f.status == FileStatus::kWait) return;
       idx.tensors.clear();
     }
-    owned_span = std::make_unique<std::string>(bytes ? std::move(*bytes) : std::string());
+    owned_span = std::make_unique<ReadBuffer>(bytes ? std::move(*bytes) : ReadBuffer());
     span = *owned_span;
   }
   char* const span_data = mapped ? mapped->data() : owned_span->data();
@@ -324,7 +345,7 @@ PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t tick
   BudgetTurn turn(opt.budget, ticket);
   PreparedFile f;
   f.file = file;
-  std::optional<std::string> text;
+  std::optional<ReadBuffer> text;
   if (read_failed(read_at_most(src, file.path, kMaxIndexFileBytes, &text), "cannot read the index file: ", f)) return f;
   if (!text) {
     f.status = FileStatus::kWait;  // listed, then gone: look again next pass
@@ -344,7 +365,7 @@ PreparedFile prepare_file(TrialSource& src, const PendingFile& file, size_t tick
   for (auto& why : idx.skipped) f.errors.push_back(Status::invalid(std::move(why)).at(file.path, file.step));
 
   leave_out_unselected(idx, opt.selection, f);
-  f.values.reserve(idx.tensors.size() + idx.shapes.size());  // ValueTable keeps views of the names
+  f.values.reserve(idx.tensors.size() + idx.shapes.size());  // ValueTable's size
   ValueTable values(f.values);
   if (!idx.tensors.empty()) {
     if ((f.left_out || !f.file.stored.empty()) && records_sparse(idx))

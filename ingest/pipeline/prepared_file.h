@@ -11,6 +11,7 @@
 
 #include "ingest/format/event_decoder.h"
 #include "ingest/source/mapped_range.h"
+#include "ingest/source/read_buffer.h"
 #include "kernels/distribution.h"
 #include "kernels/reductions.h"
 #include "schema/status.h"
@@ -87,7 +88,7 @@ struct PreparedFile {
   uint64_t bytes = 0;          // index and event bytes read
   uint64_t reserved = 0;       // share of the read-ahead budget, released once written
   // The event bytes, read or mapped, while blobs built in place in them wait to be stored.
-  std::unique_ptr<std::string> span;
+  std::unique_ptr<ReadBuffer> span;
   std::unique_ptr<MappedRange> mapped_span;
   std::string mapped_file;  // the event file mapped_span is of
 };

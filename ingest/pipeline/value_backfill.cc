@@ -78,7 +78,7 @@ size_t add_missing_values(Database& db, TrialSource& source, int64_t trial_id, c
 
     std::vector<TrialSource::Range> ranges;
     for (const auto& m : batch) ranges.push_back({m.event_file, m.offset, m.length});
-    std::vector<std::optional<std::string>> records;
+    std::vector<std::optional<ReadBuffer>> records;
     if (Status st = source.read_ranges(ranges, &records); !st.is_ok()) throw Error(st);
     Transaction tx(db);
     std::set<int64_t> changed_steps;

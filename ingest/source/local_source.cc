@@ -177,18 +177,18 @@ Status LocalSource::open_regular(const std::string& rel, int* fd_out, uint64_t* 
   return Status();
 }
 
-Status LocalSource::read(const std::string& path, std::optional<std::string>* out) {
+Status LocalSource::read(const std::string& path, std::optional<ReadBuffer>* out) {
   return read_range(path, 0, UINT64_MAX, out);
 }
 
 Status LocalSource::read_range(const std::string& path, uint64_t offset, uint64_t length,
-                               std::optional<std::string>* out) {
+                               std::optional<ReadBuffer>* out) {
   out->reset();
   uint64_t size = 0;
   int fd = -1;
   if (Status st = open_regular(path, &fd, &size); !st.is_ok() || fd < 0) return st;
   const uint64_t n = offset >= size ? 0 : std::min(length, size - offset);  // never allocate past the file
-  std::string buf(n, '\0');
+  ReadBuffer buf(n);
   uint64_t got = 0;
   int err = 0;
   while (got < n) {
@@ -200,7 +200,7 @@ Status LocalSource::read_range(const std::string& path, uint64_t offset, uint64_
   }
   ::close(fd);
   if (err) return Status::io(std::strerror(err)).at(full(path));
-  buf.resize(got);
+  buf.truncate(got);
   *out = std::move(buf);
   return Status();
 }

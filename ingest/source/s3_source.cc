@@ -143,13 +143,13 @@ std::vector<SourceFile> S3Source::list(const std::string& prefix, const std::str
   });
 }
 
-Status S3Source::read(const std::string& path, std::optional<std::string>* out) {
+Status S3Source::read(const std::string& path, std::optional<ReadBuffer>* out) {
   out->reset();
   return read_status(config_, out, [&] {
     const std::string key = key_of(path);
     S3Response r = http_.perform(S3Request{s3_object_url(config_, location_.bucket, key), "GET " + s3_name(key), {}});
     if (r.status == 200) {
-      *out = std::move(r.body);
+      *out = ReadBuffer::copy_of(r.body);
       return;
     }
     check_object_response(r, "GET", key);
@@ -178,15 +178,14 @@ std::optional<std::string> S3Source::range_body(S3Response& r, const std::string
   return std::nullopt;
 }
 
-Status S3Source::read_range(const std::string& path, uint64_t offset, uint64_t length,
-                            std::optional<std::string>* out) {
-  std::vector<std::optional<std::string>> all;
+Status S3Source::read_range(const std::string& path, uint64_t offset, uint64_t length, std::optional<ReadBuffer>* out) {
+  std::vector<std::optional<ReadBuffer>> all;
   Status st = read_ranges({Range{path, offset, length}}, &all);
   *out = st.is_ok() ? std::move(all.front()) : std::nullopt;
   return st;
 }
 
-Status S3Source::read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<std::string>>* result) {
+Status S3Source::read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<ReadBuffer>>* result) {
   return read_status(config_, result, [&] {
     // Coalesce: sort by (path, offset) and merge neighbours of one object into spans.
     std::vector<size_t> order(ranges.size());
@@ -230,16 +229,17 @@ Status S3Source::read_ranges(const std::vector<Range>& ranges, std::vector<std::
     for (size_t k = 0; k < spans.size(); ++k)
       span_data[k] = range_body(responses[k], spans[k].key, spans[k].first, spans[k].end - spans[k].first);
 
-    std::vector<std::optional<std::string>>& out = *result;
-    out.assign(ranges.size(), std::nullopt);
+    std::vector<std::optional<ReadBuffer>>& out = *result;
+    out.clear();
+    out.resize(ranges.size());
     for (size_t i = 0; i < ranges.size(); ++i) {
       const std::optional<std::string>& data = span_data[span_of[i]];
       if (!data) continue;
       uint64_t rel = ranges[i].offset - spans[span_of[i]].first;
       if (rel >= data->size()) {
-        out[i] = std::string();
+        out[i] = ReadBuffer();
       } else {
-        out[i] = data->substr(rel, std::min<uint64_t>(ranges[i].length, data->size() - rel));
+        out[i] = ReadBuffer::copy_of(std::string_view(*data).substr(rel, ranges[i].length));
       }
     }
   });

@@ -24,10 +24,9 @@ class S3Source : public TrialSource {
 
   std::string root() const override;
   std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after = "") override;
-  Status read(const std::string& path, std::optional<std::string>* out) override;
-  Status read_range(const std::string& path, uint64_t offset, uint64_t length,
-                    std::optional<std::string>* out) override;
-  Status read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<std::string>>* out) override;
+  Status read(const std::string& path, std::optional<ReadBuffer>* out) override;
+  Status read_range(const std::string& path, uint64_t offset, uint64_t length, std::optional<ReadBuffer>* out) override;
+  Status read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<ReadBuffer>>* out) override;
   bool exists(const std::string& path) override;
 
   const S3Config& config() const { return config_; }

@@ -12,7 +12,7 @@ namespace {
 constexpr size_t kTrialsNamed = 10;  // trials named when a folder of trials is given
 }  // namespace
 
-Status read_at_most(TrialSource& source, const std::string& path, uint64_t max_bytes, std::optional<std::string>* out) {
+Status read_at_most(TrialSource& source, const std::string& path, uint64_t max_bytes, std::optional<ReadBuffer>* out) {
   if (Status st = source.read_range(path, 0, max_bytes + 1, out); !st.is_ok()) return st;
   if (*out && (*out)->size() > max_bytes) {
     out->reset();

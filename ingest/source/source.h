@@ -10,15 +10,17 @@
 #include <vector>
 
 #include "ingest/source/mapped_range.h"
+#include "ingest/source/read_buffer.h"
 #include "schema/status.h"
 
 namespace trialdb {
 
 // Errors (schema/status.h). Reads answer a Status, their bytes going through a pointer argument
-// (LevelDB's Env style). A read of one file that fails names the file: kIo when it could not be
-// read now but may be later (no permission, an I/O error, an unreachable S3), kInvalidInput when
-// the path can never name a readable regular file (a folder, a FIFO or device, a symlink loop or
-// one leading outside the trial, a component that is not a folder, a name too long). The ingester
+// (LevelDB's Env style) as a ReadBuffer (read_buffer.h: allocated for the read, never zero-filled
+// first). A read of one file that fails names the file: kIo when it could not be read now but may
+// be later (no permission, an I/O error, an unreachable S3), kInvalidInput when the path can
+// never name a readable regular file (a folder, a FIFO or device, a symlink loop or one leading
+// outside the trial, a component that is not a folder, a name too long). The ingester
 // makes either one file's error (file_problem below), so one bad file never stops a pass. kUsage
 // when the location or the S3 settings (URL, endpoint, credentials) are unusable. A file that
 // does not exist (yet) is not an error: the read is OK and leaves std::nullopt. list() and
@@ -46,11 +48,11 @@ class TrialSource {
   // that does not exist (yet) lists nothing.
   virtual std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after = "") = 0;
   // *out: the whole file, or std::nullopt when it does not exist (yet).
-  virtual Status read(const std::string& path, std::optional<std::string>* out) = 0;
+  virtual Status read(const std::string& path, std::optional<ReadBuffer>* out) = 0;
   // *out: the byte range [offset, offset + length); fewer bytes when the file is shorter (a live
   // writer may not have flushed yet); std::nullopt when the file does not exist.
   virtual Status read_range(const std::string& path, uint64_t offset, uint64_t length,
-                            std::optional<std::string>* out) = 0;
+                            std::optional<ReadBuffer>* out) = 0;
   // *out: the same range mapped into memory (MappedRange) where the source can do that, else
   // nullptr (also when the file does not exist): the caller then reads it with read_range.
   virtual Status map_range(const std::string& path, uint64_t offset, uint64_t length,
@@ -65,8 +67,9 @@ class TrialSource {
     std::string path;
     uint64_t offset = 0, length = 0;
   };
-  virtual Status read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<std::string>>* out) {
-    out->assign(ranges.size(), std::nullopt);
+  virtual Status read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<ReadBuffer>>* out) {
+    out->clear();
+    out->resize(ranges.size());
     for (size_t i = 0; i < ranges.size(); ++i)
       if (Status st = read_range(ranges[i].path, ranges[i].offset, ranges[i].length, &(*out)[i]); !st.is_ok())
         return st;
@@ -77,7 +80,7 @@ class TrialSource {
 
 // *out: the whole file, never holding more than max_bytes + 1 of it: a file larger than max_bytes
 // is kInvalidInput (naming the limit), whatever size it claims. std::nullopt when it does not exist.
-Status read_at_most(TrialSource& source, const std::string& path, uint64_t max_bytes, std::optional<std::string>* out);
+Status read_at_most(TrialSource& source, const std::string& path, uint64_t max_bytes, std::optional<ReadBuffer>* out);
 
 // A failed read as one file's problem: kIo (it may be readable later) and kInvalidInput are
 // returned for the caller to report against the file and go on; any other kind (kUsage: unusable

@@ -642,6 +642,46 @@ TEST(Ingester, BlobsBuiltInPlaceEqualCopiesAndSharedRecordsStillDecode) {
             1);
 }
 
+// A file's values are found by name (prepare_file's table): hundreds of distinct names each stored
+// once with its own value, and a name the index lists twice reported once, its first record kept.
+TEST(Ingester, EveryNameOfAFileIsItsOwnValueAndANameListedTwiceIsReported) {
+  TempDir tmp;
+  fs::path trial = tmp.path / "names";
+  constexpr int kTensors = 300;
+  {
+    TrialWriter w(trial.string());
+    auto s = w.begin_step(0, "worker_0", TrialMode::kTrain, 0);
+    for (int i = 0; i < kTensors; ++i) {
+      const float x = static_cast<float>(i);
+      s->add_tensor("t" + std::to_string(i), DType::Float32, {}, &x, sizeof x);
+    }
+    s->close();
+    w.write_end_marker();
+  }
+  fs::path idx = trial / "index/000000000/000000000000_worker_0.json";
+  std::string json = file_bytes(idx);
+  // t7's entry listed again after t8's: the second listing is the error.
+  auto t7 = json.find("{\"tensorname\": \"t7\"");
+  auto t8 = json.find("{\"tensorname\": \"t8\"");
+  ASSERT_NE(t7, std::string::npos) << json;
+  ASSERT_NE(t8, std::string::npos) << json;
+  json.insert(json.find('}', t8) + 1, ", " + json.substr(t7, json.find('}', t7) + 1 - t7));
+  std::ofstream(idx) << json;
+
+  Database db((tmp.path / "names.db").string());
+  IngestStats s = ingest(db, trial);
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_NE(s.errors[0].cause().find("tensor 't7' appears twice in the index"), std::string::npos)
+      << s.errors[0].cause();
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor_values"), kTensors);
+  EXPECT_EQ(scalar(db, "SELECT count(DISTINCT tensor) FROM tensor_values"), kTensors);
+  // Each value is its own name's: t<i> holds i.
+  EXPECT_EQ(scalar(db,
+                   "SELECT count(*) FROM reductions WHERE reduction = 'max' AND abs = 0 AND "
+                   "value = CAST(substr(tensor, 2) AS REAL)"),
+            kTensors);
+}
+
 // A step's event file still being written while a later step completes: the later step makes the
 // listing of the next pass start after it, yet the file left waiting is read once it is whole
 // (waiting_file), by this process or the next.
