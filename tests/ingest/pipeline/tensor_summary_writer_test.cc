@@ -38,8 +38,8 @@ namespace {
 
 const fs::path kFixtures = TRIALDB_FIXTURES;
 const std::string kW0 = "worker_0", kW1 = "worker_1";
-constexpr int64_t kSteps = 7;        // 0..5 TRAIN, 6 GLOBAL
-constexpr int64_t kGlobalStep = 6;   // a GLOBAL-mode step: its values are numbered by its mode step,
+constexpr int64_t kSteps = 7;           // 0..5 TRAIN, 6 GLOBAL
+constexpr int64_t kGlobalStep = 6;      // a GLOBAL-mode step: its values are numbered by its mode step,
 constexpr int64_t kGlobalModeStep = 2;  // which is also a TRAIN step's number
 
 // A two-worker job written whole into master/, landing in job/ one (step, worker) file pair at
@@ -115,8 +115,9 @@ IngestOptions selecting(const std::string& steps, const std::string& tensors) {
 }
 
 int64_t visible_steps(Database& db, const std::string& tensor, const std::string& trial = "job") {
-  Statement q(db.handle(),
-              "SELECT tn.visible_steps FROM tensor tn JOIN trial t USING (trial_id) WHERE t.name = ?1 AND tn.name = ?2");
+  Statement q(
+      db.handle(),
+      "SELECT tn.visible_steps FROM tensor tn JOIN trial t USING (trial_id) WHERE t.name = ?1 AND tn.name = ?2");
   q.bind(1, trial).bind(2, tensor);
   return q.step() ? q.int64(0) : -1;
 }
@@ -255,8 +256,9 @@ TEST(TensorSummary, RemoveAndRenameLeaveTheOtherTrialsExact) {
   expect_exact(db, "two trials");
   remove_trial(db, "job");
   expect_exact(db, "job removed");
-  EXPECT_EQ(trialdb::test::sql_int64(db.handle(), "SELECT count(*) FROM tensor_variant WHERE trial_id NOT IN "
-                                                  "(SELECT trial_id FROM trial)"),
+  EXPECT_EQ(trialdb::test::sql_int64(db.handle(),
+                                     "SELECT count(*) FROM tensor_variant WHERE trial_id NOT IN "
+                                     "(SELECT trial_id FROM trial)"),
             0);
   rename_trial(db, "dist2", "renamed");
   expect_exact(db, "dist2 renamed");
