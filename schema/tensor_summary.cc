@@ -34,31 +34,36 @@ constexpr const char* kVariantsSql = R"sql(
   JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offset
   GROUP BY v.trial_id, v.tensor_id, coalesce(v.dtype, ?1), coalesce(v.shape, ?2), v.worker_id)sql";
 
-// Distinct names, each at the least first step it came with, in the listing's order.
+// Distinct names, each at the least first step it came with, in the listing's order. Holds
+// pointers to names that outlive it; cleared (its capacity kept) for the next tensor.
 class FirstSeen {
  public:
   void add(const std::string& name, int64_t first_step) {
     for (auto& [step, n] : seen_)
-      if (n == name) {
+      if (*n == name) {
         step = std::min(step, first_step);
         return;
       }
-    seen_.emplace_back(first_step, name);
+    seen_.emplace_back(first_step, &name);
   }
-  std::vector<std::string> ordered() {
-    std::sort(seen_.begin(), seen_.end());
+  std::vector<std::string> take_ordered() {
+    std::sort(seen_.begin(), seen_.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : *a.second < *b.second;
+    });
     std::vector<std::string> names;
-    for (auto& [step, n] : seen_) names.push_back(std::move(n));
+    names.reserve(seen_.size());
+    for (const auto& [step, n] : seen_) names.push_back(*n);
+    seen_.clear();
     return names;
   }
 
  private:
-  std::vector<std::pair<int64_t, std::string>> seen_;
+  std::vector<std::pair<int64_t, const std::string*>> seen_;
 };
 
 // A variant visible in its trial.
 struct Variant {
-  int64_t dtype;
+  int64_t tensor_id, dtype;
   std::string shape;
   int64_t worker_id, first_step;
 };
@@ -66,28 +71,36 @@ struct Variant {
 void read_trial(sqlite3* db, int64_t trial_id, const std::string& trial, int64_t complete_through,
                 const std::unordered_map<int64_t, std::string>& dtype_names,
                 const std::unordered_set<int64_t>& named_workers, std::vector<TensorSummary>* out) {
-  std::unordered_map<int64_t, std::vector<Variant>> variants;  // by tensor_id
+  // The visible variants in tensor_variant's key order, so each tensor's are a run of them.
+  std::vector<Variant> variants;
+  std::unordered_map<int64_t, std::pair<size_t, size_t>> runs;  // tensor_id -> [first, last) in variants
   Statement v(db,
               "SELECT tensor_id, dtype, shape, worker_id, first_step FROM tensor_variant\n"
-              "WHERE trial_id = ?1 AND first_step <= ?2");
+              "WHERE trial_id = ?1 AND first_step <= ?2 ORDER BY trial_id, tensor_id");
   v.bind(1, trial_id).bind(2, complete_through);
-  while (v.step()) variants[v.int64(0)].push_back({v.int64(1), v.text(2), v.int64(3), v.int64(4)});
+  while (v.step()) {
+    variants.push_back({v.int64(0), v.int64(1), v.text(2), v.int64(3), v.int64(4)});
+    auto [run, added] = runs.try_emplace(v.int64(0), variants.size() - 1, variants.size());
+    if (!added) run->second.second = variants.size();
+  }
 
   Statement t(db, "SELECT tensor_id, name, visible_steps FROM tensor WHERE trial_id = ?1 ORDER BY name");
   t.bind(1, trial_id);
+  FirstSeen dtypes, shapes;
+  std::vector<int64_t> workers;
   while (t.step()) {
     TensorSummary s{trial, t.text(1), {}, {}, t.int64(2), 0};
-    FirstSeen dtypes, shapes;
-    std::vector<int64_t> workers;
-    if (auto it = variants.find(t.int64(0)); it != variants.end())
-      for (const Variant& x : it->second) {
+    workers.clear();
+    if (auto run = runs.find(t.int64(0)); run != runs.end())
+      for (size_t i = run->second.first; i < run->second.second; ++i) {
+        const Variant& x = variants[i];
         if (auto name = dtype_names.find(x.dtype); name != dtype_names.end()) dtypes.add(name->second, x.first_step);
         if (x.shape != kNoShape) shapes.add(x.shape, x.first_step);
         if (named_workers.count(x.worker_id) && std::find(workers.begin(), workers.end(), x.worker_id) == workers.end())
           workers.push_back(x.worker_id);
       }
-    s.dtypes = dtypes.ordered();
-    s.shapes = shapes.ordered();
+    s.dtypes = dtypes.take_ordered();
+    s.shapes = shapes.take_ordered();
     s.workers = static_cast<int64_t>(workers.size());
     out->push_back(std::move(s));
   }
