@@ -13,7 +13,7 @@ namespace trialdb {
 
 // The shape of every table, the rule runner's included; older versions are upgraded by the steps
 // of schema/migrations.h.
-inline constexpr int kSchemaVersion = 11;  // 2: value.dtype is a code; 3: small blobs in value.data;
+inline constexpr int kSchemaVersion = 12;  // 2: value.dtype is a code; 3: small blobs in value.data;
                                            // 4: value clustered by (tensor, step, worker);
                                            // 5: value.tensor_step, trial.complete_through;
                                            // 6: value_distribution, value_histogram, bucket_octave;
@@ -23,7 +23,8 @@ inline constexpr int kSchemaVersion = 11;  // 2: value.dtype is a code; 3: small
                                            //    step.change_seq;
                                            // 10: value.red_computed, reductions.computed;
                                            // 11: value_histogram.buckets a histogram blob,
-                                           //     histogram_blobs
+                                           //     histogram_blobs;
+                                           // 12: tensor.visible_steps, tensor_variant
 
 // PRAGMA application_id of a trialdb database (the bytes "trdb"): how a file is recognised as
 // trialdb's, rather than another program's that happens to have a table of the same name.

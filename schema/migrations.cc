@@ -5,6 +5,7 @@
 
 #include "schema/database.h"
 #include "schema/histogram_blob.h"
+#include "schema/tensor_summary.h"
 
 namespace trialdb {
 
@@ -170,11 +171,20 @@ void upgrade_10(Database& db) {
   db.exec(schema_sql());
 }
 
+// 11 -> 12: what `trialdb info --tensors` reads instead of the values (tensor_summary.h):
+// tensor.visible_steps, and tensor_variant (schema.sql creates it), both built from the value rows.
+void upgrade_11(Database& db) {
+  if (!has_column(db, "tensor", "visible_steps"))
+    db.exec("ALTER TABLE tensor ADD COLUMN visible_steps INTEGER NOT NULL DEFAULT 0");
+  build_tensor_summaries(db);
+}
+
 constexpr Migration kMigrations[] = {
     {7, true, upgrade_7},
     {8, true, upgrade_8},     // the views read none of it; export needs it (a writing command upgrades)
     {9, true, upgrade_9},     // the views' older shape lacks only reductions.computed, which rules read (they write)
     {10, false, upgrade_10},  // the readers decode histogram blobs, not the older text
+    {11, true, upgrade_11},   // the views read none of it; info --tensors asks for the upgrade
 };
 
 static_assert(kMigrations[std::size(kMigrations) - 1].from + 1 == kSchemaVersion,

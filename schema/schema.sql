@@ -72,12 +72,32 @@ CREATE TABLE IF NOT EXISTS tensor (
   tensor_id INTEGER PRIMARY KEY,
   trial_id  INTEGER NOT NULL REFERENCES trial(trial_id),
   name      TEXT NOT NULL,
+  -- How many distinct global steps the tensor has visible values at (count(DISTINCT global_step)
+  -- of its tensor_values rows): what `trialdb info --tensors` shows as its steps, read here
+  -- instead of counted over its values (schema/tensor_summary.h says how it is kept exact).
+  visible_steps INTEGER NOT NULL DEFAULT 0,
   UNIQUE (trial_id, name)
 );
 
 -- Joins of two views on the tensor name (e.g. reductions JOIN collections USING (trial, tensor))
 -- carry no trial_id; this index keeps them index lookups.
 CREATE INDEX IF NOT EXISTS tensor_by_name ON tensor(name);
+
+-- The rest of what `trialdb info --tensors` shows of a tensor, without reading its values: one
+-- row per distinct (dtype, shape, worker) of its value rows (no raw value: dtype -1; no shape
+-- saved: shape ''), with the least global step of a value row of it that has a step row. A
+-- variant is visible once that step is at most the trial's complete_through (visibility is a
+-- prefix of the steps), so the variants need no change when steps complete; the ingest adds
+-- them as it stores values (schema/tensor_summary.h).
+CREATE TABLE IF NOT EXISTS tensor_variant (
+  trial_id   INTEGER NOT NULL,
+  tensor_id  INTEGER NOT NULL,
+  dtype      INTEGER NOT NULL,             -- value.dtype (dtype_name.code), -1 for NULL
+  shape      TEXT NOT NULL,                -- value.shape, '' for NULL
+  worker_id  INTEGER NOT NULL,
+  first_step INTEGER NOT NULL,
+  PRIMARY KEY (trial_id, tensor_id, dtype, shape, worker_id)
+) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS collection (
   collection_id INTEGER PRIMARY KEY,

@@ -1,7 +1,7 @@
 // trialdb info: what a database holds: trials (steps per mode, tensors, workers, collections,
 // errors), their collections, and with --tensors every tensor (smdebug's tensor_names() with
 // detail). Every count is of the public view whose rows it counts (--tensors: of tensor_values'
-// rows, read from the tables under it, src/tensor_listing.h).
+// rows, read from the tensors' summary, src/tensor_listing.h).
 #include <iostream>
 
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
-// info --tensors' rows: every tensor of the tensors view with what its rows in tensor_values say
-// (the aggregate below), read from the tables under the views.
+// info --tensors' rows: every tensor of the tensors view with what its rows in tensor_values say,
+// read from the tensors' summary (schema/tensor_summary.h), not from the values.
 #pragma once
 #include <sqlite3.h>
 
@@ -11,14 +11,16 @@ namespace trialdb::cli {
 
 // The trials' tensors (the trial named `trial`, or every trial when it is empty), by trial and
 // tensor name, as the table print_query would collect from this query over the public views:
-//   WITH seen AS (
-//     SELECT trial, tensor, group_concat(DISTINCT dtype) AS dtype, group_concat(DISTINCT shape) AS shape,
-//            count(DISTINCT global_step) AS steps, count(DISTINCT worker) AS workers
-//     FROM tensor_values GROUP BY trial, tensor)
-//   SELECT t.trial, t.tensor, s.dtype, s.shape, ifnull(s.steps, 0) AS steps, ifnull(s.workers, 0) AS workers
-//   FROM tensors t LEFT JOIN seen s ON s.trial = t.trial AND s.tensor = t.tensor ORDER BY t.trial, t.tensor
-// with the distinct dtypes and shapes in the order tensor_values gives a tensor's rows (value's key:
-// step, then worker).
+//   SELECT t.trial, t.tensor,
+//     (SELECT group_concat(dtype) FROM (SELECT dtype FROM tensor_values v
+//        WHERE v.trial = t.trial AND v.tensor = t.tensor AND dtype IS NOT NULL
+//        GROUP BY dtype ORDER BY min(global_step), dtype)) AS dtype,
+//     (the same of shape) AS shape,
+//     (SELECT count(DISTINCT global_step) FROM tensor_values v WHERE ...) AS steps,
+//     (SELECT count(DISTINCT worker) FROM tensor_values v WHERE ...) AS workers
+//   FROM tensors t ORDER BY t.trial, t.tensor
+// (tests/common/tensor_listing.sql: the distinct dtypes and shapes in the order of their first
+// visible global step, ties by name).
 Table tensor_listing(sqlite3* db, const std::string& trial);
 
 }  // namespace trialdb::cli

@@ -13,6 +13,7 @@
 #include "ingest/pipeline/prepare_file.h"
 #include "ingest/pipeline/prepared_file.h"
 #include "ingest/pipeline/step_completion.h"
+#include "ingest/pipeline/tensor_summary_writer.h"
 #include "ingest/pipeline/value_backfill.h"
 #include "ingest/pipeline/value_writer.h"
 #include "ingest/store/bulk_load.h"
@@ -53,7 +54,8 @@ Ingester::Ingester(Database& db, TrialSource& source, IngestOptions options)
                                        source_.root());
   ledger_ = std::make_unique<FileLedger>(db_, catalog_->trial_id());
   steps_ = std::make_unique<StepCompletion>(db_, catalog_->trial_id());
-  writer_ = std::make_unique<ValueWriter>(db_, catalog_->trial_id(), opt_.compress);
+  summary_ = std::make_unique<TensorSummaryWriter>(db_, catalog_->trial_id());
+  writer_ = std::make_unique<ValueWriter>(db_, catalog_->trial_id(), opt_.compress, *summary_);
 }
 
 Ingester::~Ingester() = default;
@@ -230,7 +232,7 @@ IngestStats Ingester::run_once() {
   };
   auto commit = [&] {
     if (!tx) return;
-    const int64_t completed = steps_->complete(catalog_->expected_workers(), false);
+    const int64_t completed = steps_->complete(catalog_->expected_workers(), false, *summary_);
     tx->commit();
     tx.reset();
     if (checkpointer) checkpointer->after_commit();
@@ -293,7 +295,7 @@ IngestStats Ingester::run_once() {
     Transaction etx(db_);
     Statement u(db_.handle(), "UPDATE trial SET ended = 1 WHERE trial_id = ?");
     u.bind(1, catalog_->trial_id()).run();
-    const int64_t completed = steps_->complete(catalog_->expected_workers(), true);
+    const int64_t completed = steps_->complete(catalog_->expected_workers(), true, *summary_);
     Statement any(db_.handle(), "SELECT EXISTS (SELECT 1 FROM step WHERE trial_id = ?)");
     any.bind(1, catalog_->trial_id());
     if (any.step() && any.int64(0) == 0)

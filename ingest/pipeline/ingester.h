@@ -39,6 +39,7 @@ namespace trialdb {
 class Catalog;
 class FileLedger;
 class StepCompletion;
+class TensorSummaryWriter;
 class ValueWriter;
 struct PendingFile;
 struct PreparedFile;
@@ -105,6 +106,7 @@ class Ingester {
   std::unique_ptr<Catalog> catalog_;
   std::unique_ptr<FileLedger> ledger_;
   std::unique_ptr<StepCompletion> steps_;
+  std::unique_ptr<TensorSummaryWriter> summary_;
   std::unique_ptr<ValueWriter> writer_;
   std::unique_ptr<Selection> selection_;  // of the pass: collections may have grown
   std::set<std::string> retries_reported_;

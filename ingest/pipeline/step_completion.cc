@@ -71,7 +71,7 @@ void StepCompletion::record_values_changed(int64_t step) {
   stamp_step_.bind(1, trial_id_).bind(2, step).run();
 }
 
-int64_t StepCompletion::complete(int expected_workers, bool ended) {
+int64_t StepCompletion::complete(int expected_workers, bool ended, TensorSummaryWriter& summary) {
   int64_t through = -1;
   {
     Statement q(db_.handle(), "SELECT complete_through FROM trial WHERE trial_id = ?");
@@ -118,6 +118,7 @@ int64_t StepCompletion::complete(int expected_workers, bool ended) {
       completed += sqlite3_changes(db_.handle());
     }
   }
+  summary.finish_transaction(before, through);
   if (revised_) revise_rules_from(*revised_);
   touched_.clear();
   revised_.reset();

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "ingest/pipeline/prepared_file.h"
+#include "ingest/pipeline/tensor_summary_writer.h"
 #include "schema/database.h"
 
 namespace trialdb {
@@ -40,10 +41,12 @@ class StepCompletion {
   void record_values_changed(int64_t step);
 
   // Raises complete_through as far as the steps touched in this transaction (or the end of
-  // training) allow, marks the steps under it complete, leaves the rules that evaluated a step
-  // changed after it was complete (or later ones) to be evaluated again, and forgets the touched
-  // steps. Returns how many steps became complete. Inside the caller's transaction.
-  int64_t complete(int expected_workers, bool ended);
+  // training) allow, marks the steps under it complete, has `summary` count the steps that became
+  // visible and write the transaction's changes to the tensors' summary, leaves the rules that
+  // evaluated a step changed after it was complete (or later ones) to be evaluated again, and
+  // forgets the touched steps. Returns how many steps became complete. Inside the caller's
+  // transaction, at its end.
+  int64_t complete(int expected_workers, bool ended, TensorSummaryWriter& summary);
   bool touched_any() const { return !touched_.empty(); }
 
  private:

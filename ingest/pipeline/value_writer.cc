@@ -3,15 +3,18 @@
 #include <cmath>
 #include <string>
 
+#include "schema/tensor_summary.h"
+
 namespace trialdb {
 
 // A value on its way into the value table.
 struct ValueWriter::Row {
   PreparedValue* value;
   int64_t tensor_id;
-  int64_t value_id;  // its value_blob row, when apart
-  int64_t file_id;   // its event file's event_file row (with a raw value)
-  bool inline_blob;  // the blob goes into value.data
+  int64_t value_id;        // its value_blob row, when apart
+  int64_t file_id;         // its event file's event_file row (with a raw value)
+  bool inline_blob;        // the blob goes into value.data
+  bool adds_visible_step;  // TensorSummaryWriter::adds_visible_step, asked before it is stored
   bool apart() const { return value->has_raw && !value->raw_too_large && !inline_blob; }
   // Whether the scalar statement can store it (its literals are this row's values).
   bool plain_scalar() const {
@@ -213,10 +216,11 @@ void bind_value_row(Statement& ins, size_t i, const Row& r) {
 
 }  // namespace
 
-ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress)
+ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress, TensorSummaryWriter& summary)
     : db_(db),
       trial_id_(trial_id),
       compress_(compress),
+      summary_(summary),
       insert_value_(db.handle(), insert_sql("INSERT", kValueColumns, value_row_sql(0))),
       insert_value_fast_(db.handle(), insert_sql("INSERT OR IGNORE", kValueColumns, value_row_sql(0))),
       insert_value_batch_(db.handle(),
@@ -256,6 +260,7 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
   has_step_worker_.bind(1, trial_id_).bind(2, f.file.step).bind(3, worker_id);
   const bool fast = !has_step_worker_.step();
   has_step_worker_.reset();
+  summary_.begin_file(f.file.step, tensor_step, worker_id);
 
   size_t stored = 0;
   std::vector<Row> batch, scalar_batch;
@@ -268,7 +273,9 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
     // Small values live in the value row itself: one B-tree insert fewer per scalar.
     Row r{&v, tensor_id(v.tensor), 0, v.has_raw ? file_id : 0,
           v.has_raw && !v.raw_too_large && (!compress_ || blob_bytes_not_stored(v.blob.bytes())) &&
-              v.blob.bytes().size() <= kInlineBlobBytes};
+              v.blob.bytes().size() <= kInlineBlobBytes,
+          false};
+    r.adds_visible_step = summary_.adds_visible_step(r.tensor_id);
     if (r.apart()) r.value_id = next_value_id++;
     const bool scalar = fast && r.plain_scalar();
     std::vector<Row>& rows = scalar ? scalar_batch : batch;
@@ -318,6 +325,9 @@ size_t ValueWriter::flush(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
       insert_value_.reset();
     }
     ++stored;
+    const PreparedValue& v = *r.value;
+    summary_.stored(r.tensor_id, v.has_raw ? static_cast<int64_t>(v.dtype) : kNoDtype,
+                    v.has_raw || v.has_shape ? std::string_view(v.shape_text) : kNoShape, r.adds_visible_step);
     write_distribution(r, worker_id, tensor_step, f.file.step);
     if (!r.apart()) continue;
     const std::string_view blob = r.value->blob.bytes();

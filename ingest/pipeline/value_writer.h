@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ingest/pipeline/prepared_file.h"
+#include "ingest/pipeline/tensor_summary_writer.h"
 #include "schema/database.h"
 #include "schema/status.h"
 
@@ -27,7 +28,8 @@ class ValueWriter {
   static constexpr size_t kInlineBlobBytes = 128;
   static constexpr size_t kValueBatch = 32;  // rows per multi-row INSERT
 
-  ValueWriter(Database& db, int64_t trial_id, bool compress);
+  // Every value stored is reported to `summary` (the tensors' summary, kept in step).
+  ValueWriter(Database& db, int64_t trial_id, bool compress, TensorSummaryWriter& summary);
   ValueWriter(const ValueWriter&) = delete;
   ValueWriter& operator=(const ValueWriter&) = delete;
 
@@ -57,6 +59,7 @@ class ValueWriter {
   Database& db_;
   int64_t trial_id_;
   bool compress_;
+  TensorSummaryWriter& summary_;
   Statement insert_value_, insert_value_fast_, insert_value_batch_, insert_scalar_batch_;
   Statement has_step_worker_, insert_blob_, max_value_id_, max_histogram_id_;
   Statement insert_event_file_, find_event_file_;

@@ -4,7 +4,8 @@
 // version 11 is not read-compatible), and versions without a path are refused unchanged; a
 // version-9 database gets value.red_computed (0: not known); a version-10 database's histogram
 // texts become histogram blobs that read back as the same text, and a text that is not one fails
-// the upgrade, which changes nothing.
+// the upgrade, which changes nothing; a version-11 database gets the tensors' summary, built from
+// its values.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -14,9 +15,13 @@
 #include "schema/database.h"
 #include "schema/histogram_blob.h"
 #include "schema/migrations.h"
+#include "schema/tensor_summary.h"
+#include "tests/common/tensor_listing.h"
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;
+using trialdb::test::listing_from_summary;
+using trialdb::test::listing_from_views;
 using trialdb::test::TempDir;
 
 namespace {
@@ -194,6 +199,59 @@ TEST(Migrations, AVersion10HistogramThatIsNotBucketRunsFailsTheUpgradeUnchanged)
     EXPECT_EQ(raw_text(path, "SELECT buckets FROM value_histogram WHERE histogram_id = 2"), bad);
     EXPECT_EQ(raw_text(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'value_histogram_blob'"), "0");
   }
+}
+
+// A database as trialdb 11 left it: no tensor summary (tensor.visible_steps, tensor_variant).
+// Trial t shows steps 0..3 (complete_through 3; step 3 is GLOBAL, its values numbered by its mode
+// step 1); step 4 is not complete, and a value at step 5 has no step row. Tensor w changes dtype
+// and shape and has two workers (and a row of step 4, not visible); r has reductions only, from a
+// worker without a worker row; none has no values; late has none visible. Trial u shows nothing.
+void make_version_11(const std::string& path) {
+  Database db(path);
+  db.exec("INSERT INTO trial(trial_id, name, path, complete_through) VALUES (1, 't', '/t', 3), (2, 'u', '/u', -1)");
+  db.exec(R"sql(INSERT INTO step(trial_id, step, mode, mode_step, tensor_step) VALUES
+                (1, 0, 'TRAIN', 0, 0), (1, 1, 'TRAIN', 1, 1), (1, 2, 'TRAIN', 2, 2), (1, 3, 'GLOBAL', 1, 1),
+                (1, 4, 'TRAIN', 4, 4), (2, 0, 'TRAIN', 0, 0))sql");
+  db.exec("INSERT INTO worker(worker_id, trial_id, name) VALUES (1, 1, 'worker_0'), (2, 1, 'worker_1'), (4, 2, 'w')");
+  db.exec(
+      "INSERT INTO tensor(tensor_id, trial_id, name) VALUES (1, 1, 'w'), (2, 1, 'r'), (3, 1, 'none'), (4, 1, 'late'), "
+      "(5, 2, 'w')");
+  db.exec(R"sql(INSERT INTO value(trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape) VALUES
+                (1, 1, 0, 0, 1, 11, '[2]'), (1, 1, 0, 0, 2, 11, '[2]'), (1, 1, 1, 0, 1, 12, '[2]'),
+                (1, 1, 1, 2, 1, 11, '[3]'), (1, 1, 4, 0, 1, 5, '[5]'),
+                (1, 2, 2, 0, 3, NULL, NULL),
+                (1, 4, 4, 0, 1, 11, '[1]'), (1, 4, 5, 0, 1, 11, '[1]'),
+                (2, 5, 0, 0, 4, 11, '[1]'))sql");
+  db.exec("DROP TABLE tensor_variant");
+  for (const char* view : {"histogram_buckets", "histograms", "histogram_blobs"})  // see make_version_9
+    db.exec(std::string("DROP VIEW ") + view);
+  db.exec("ALTER TABLE tensor DROP COLUMN visible_steps");
+  db.exec("UPDATE schema_version SET version = 11");
+}
+
+// Readers read version 11 (the views are unchanged), except info --tensors, which asks for a
+// command that writes; that upgrades it, building the summary from the values: what an aggregate
+// over the views says.
+TEST(Migrations, Version11GetsTheTensorSummaryOfItsValues) {
+  TempDir dir;
+  const std::string path = dir / "v11.db";
+  make_version_11(path);
+  EXPECT_TRUE(readable_without_upgrade(11));
+  {
+    Database reader(path, OpenMode::kReadOnly);
+    try {
+      read_tensor_summaries(reader.handle(), "");
+      ADD_FAILURE() << "read a summary from version 11";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("trialdb compact --db"), std::string::npos) << e.what();
+    }
+  }
+  Database db(path, OpenMode::kExisting);
+  EXPECT_EQ(count(db, "SELECT version FROM schema_version"), kSchemaVersion);
+  const std::vector<std::string> listing = listing_from_summary(db.handle());
+  EXPECT_EQ(listing, listing_from_views(db.handle()));
+  EXPECT_EQ(listing, (std::vector<std::string>{"t|late|NULL|NULL|0|0|", "t|none|NULL|NULL|0|0|", "t|r|NULL|NULL|1|0|",
+                                               "t|w|float32,float64|[2],[3]|3|2|", "u|w|NULL|NULL|0|0|"}));
 }
 
 TEST(Migrations, VersionsWithoutAPathAreRefusedUnchanged) {

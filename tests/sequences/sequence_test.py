@@ -33,6 +33,8 @@ Invariants, checked after every operation (trial by trial, through every public 
     fail, as documented, on values ingested with --values none; a refusal, 1 or 2, for an ingest
     under a name another job holds or a rename onto a name in use, and then nothing changed; a
     rerun of a killed rm/rename that had already committed may say the trial is gone).
+(e) `info --tensors`, which reads the tensors' summary the writers keep, equals the aggregate over
+    the public views it stands for (tests/common/tensor_listing.sql), for every trial.
 
 usage: sequence_test.py TRIALDB FIXTURES [--extension PATH] [--seeds S1,S2,...] [--steps N]
 --extension: the trialdb SQL extension the histogram views need (default: lib/trialdb of
@@ -209,6 +211,29 @@ def findings(db):
         return sorted(c.execute("SELECT * FROM rule_findings"), key=rows_key)
     finally:
         c.close()
+
+
+with open(os.path.join(HERE, "..", "common", "tensor_listing.sql")) as f:
+    TENSOR_LISTING = f.read()
+
+
+def tensor_listing_difference(trialdb, db):
+    """None when `info --tensors` equals the aggregate over the views it stands for, else what differs."""
+    if not trial_names(db):
+        return None
+    p = subprocess.run([trialdb, "info", "--db", db, "--tensors", "--json"], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        return f"info --tensors exited {p.returncode}: {p.stderr.strip()}"
+    got = json.loads(p.stdout)
+    c = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    c.row_factory = sqlite3.Row
+    try:
+        want = [dict(r) for r in c.execute(TENSOR_LISTING)]
+    finally:
+        c.close()
+    if got == want:
+        return None
+    return f"{len(got)} tensors, the views {len(want)}; first differences {[(g, w) for g, w in zip(got, want) if g != w][:3]!r:.600}"
 
 
 def first_difference(got, want):
@@ -623,6 +648,8 @@ class Walk:
         for name, t in self.trials.items():
             diff = first_difference(trial_views(self.db, name), trial_views(t.shadow, "shadow"))
             check(diff is None, f"(a) trial {name} differs from its shadow (the same ingests alone): {diff}")
+        diff = tensor_listing_difference(self.cli.trialdb, self.db)
+        check(diff is None, f"(e) info --tensors differs from the views' aggregate: {diff}")
 
     def check_whole(self, name, job):
         fresh = self.fresh_path("fresh") + ".db"

@@ -152,18 +152,13 @@ w = [t for t in tensors if t["tensor"] == "Net_conv0.weight"]
 check(w == [{"trial": "pt_bad_init", "tensor": "Net_conv0.weight", "dtype": "float32", "shape": "[4,1,3,3]", "steps": 24, "workers": 1}],
       "info --tensors detail: %r" % w)
 
-# info --tensors reads value's columns, not the view: it must say what an aggregate over the public
-# tensor_values view says, for tensors of one shape and of several (core_dtypes), several workers
-# (dist2), GLOBAL-mode steps (core_dtypes), and, in a copy, a dtype that changes, values past the
-# complete steps and a tensor with none.
-VIEW_AGGREGATE = """
-WITH seen AS (
-  SELECT trial, tensor, group_concat(DISTINCT dtype) AS dtype, group_concat(DISTINCT shape) AS shape,
-         count(DISTINCT global_step) AS steps, count(DISTINCT worker) AS workers
-  FROM tensor_values GROUP BY trial, tensor)
-SELECT t.trial, t.tensor, s.dtype, s.shape, ifnull(s.steps, 0) AS steps, ifnull(s.workers, 0) AS workers
-FROM tensors t LEFT JOIN seen s ON s.trial = t.trial AND s.tensor = t.tensor
-ORDER BY t.trial, t.tensor"""
+# info --tensors reads the tensors' summary, not the values: it must say what an aggregate over the
+# public views says (tests/common/tensor_listing.sql), for tensors of one shape and of several
+# (core_dtypes), several workers (dist2), GLOBAL-mode steps (core_dtypes), and, in a copy edited by
+# hand and then upgraded from the schema version before the summary (which builds it from the
+# values), a dtype that changes, values past the complete steps and a tensor with none.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common", "tensor_listing.sql")) as f:
+    VIEW_AGGREGATE = f.read()
 
 
 def check_info_tensors(path, what):
@@ -184,17 +179,31 @@ check(any("," in (t["shape"] or "") for t in want) and any(t["workers"] > 1 for 
 edited = os.path.join(WORK, "edited.db")
 shutil.copy(db, edited)
 edit = sqlite3.connect(edited)
+edit.enable_load_extension(True)   # DROP COLUMN checks the views, the histogram views call the extension
+edit.load_extension(EXTENSION)
 edit.executescript("""
 UPDATE value SET dtype = 12 WHERE tensor_id = (SELECT min(tensor_id) FROM tensor WHERE name LIKE 'gradient/%')
   AND tensor_step = (SELECT max(tensor_step) FROM value v WHERE v.tensor_id = value.tensor_id);
 UPDATE trial SET complete_through = 9 WHERE name IN ('dist2', 'core_dtypes');
 INSERT INTO tensor(trial_id, name) SELECT trial_id, 'never_saved' FROM trial WHERE name = 'pt_bad_init';
+-- As the version before the summary left a database.
+DROP TABLE tensor_variant;
+ALTER TABLE tensor DROP COLUMN visible_steps;
+UPDATE schema_version SET version = 11;
 """)
 edit.commit()
 edit.close()
+p = run("info", "--db", edited, "--tensors")
+check(p.returncode == 1 and "trialdb compact --db" in p.stderr and p.stdout == "",
+      "info --tensors on a database without the summary names the command that adds it: %r" % p.stderr)
+p = run("info", "--db", edited)
+check(p.returncode == 0, "info without --tensors reads a database without the summary: %r" % p.stderr)
+p = run("compact", "--db", edited)
+check(p.returncode == 0, "compact upgrades the edited copy: %r" % p.stderr)
 want = check_info_tensors(edited, "with a dtype that changes, values not visible yet and a tensor without values")
 check(any("," in (t["dtype"] or "") for t in want) and any(t["tensor"] == "never_saved" and t["steps"] == 0 for t in want),
       "the edited copy holds a tensor of two dtypes and one without values")
+check(any(t["trial"] == "dist2" and 0 < t["steps"] < 10 for t in want), "the edited copy hides dist2's later steps")
 
 # --- sql: input, streaming, JSON columns ---------------------------------------------------------------
 p = run("sql", "--db", db, "-", stdin="SELECT 41 + 1 AS x;")

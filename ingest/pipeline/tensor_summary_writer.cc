@@ -1,0 +1,108 @@
+// tensor_summary_writer.h.
+#include "ingest/pipeline/tensor_summary_writer.h"
+
+namespace trialdb {
+
+namespace {
+
+// The values of the steps in (?2, ?3], by step and tensor, as value_by_step's key gives them (after
+// the step: tensor, offset, worker; no sort): a (step, tensor) comes in consecutive rows.
+constexpr const char* kNewlyVisibleSql = R"sql(
+  SELECT s.step, v.tensor_id
+  FROM step s
+  JOIN value v INDEXED BY value_by_step
+    ON v.trial_id = s.trial_id AND v.tensor_step = s.tensor_step AND v.step_offset = s.step - s.tensor_step
+  WHERE s.trial_id = ?1 AND s.step > ?2 AND s.step <= ?3
+  ORDER BY s.step, v.tensor_id)sql";
+
+constexpr const char* kWriteVariantSql = R"sql(
+  INSERT INTO tensor_variant(trial_id, tensor_id, dtype, shape, worker_id, first_step)
+  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+  ON CONFLICT DO UPDATE SET first_step = excluded.first_step
+  WHERE excluded.first_step < tensor_variant.first_step)sql";
+
+}  // namespace
+
+TensorSummaryWriter::TensorSummaryWriter(Database& db, int64_t trial_id)
+    : db_(db),
+      trial_id_(trial_id),
+      complete_through_(db.handle(), "SELECT complete_through FROM trial WHERE trial_id = ?1"),
+      other_worker_(db.handle(),
+                    "SELECT 1 FROM step_worker WHERE trial_id = ?1 AND step = ?2 AND worker_id <> ?3 LIMIT 1"),
+      has_value_(db.handle(),
+                 "SELECT 1 FROM value WHERE tensor_id = ?1 AND tensor_step = ?2 AND step_offset = ?3 LIMIT 1"),
+      count_step_(db.handle(), kNewlyVisibleSql),
+      add_steps_(db.handle(), "UPDATE tensor SET visible_steps = visible_steps + ?2 WHERE tensor_id = ?1"),
+      write_variant_(db.handle(), kWriteVariantSql) {}
+
+void TensorSummaryWriter::begin_file(int64_t step, int64_t tensor_step, int64_t worker_id) {
+  step_ = step, tensor_step_ = tensor_step, worker_id_ = worker_id;
+  complete_through_.bind(1, trial_id_);
+  visible_ = complete_through_.step() && step <= complete_through_.int64(0);
+  complete_through_.reset();
+  other_workers_ = false;
+  if (!visible_) return;
+  other_worker_.bind(1, trial_id_).bind(2, step).bind(3, worker_id);
+  other_workers_ = other_worker_.step();
+  other_worker_.reset();
+}
+
+bool TensorSummaryWriter::adds_visible_step(int64_t tensor_id) {
+  if (!visible_) return false;
+  // Only other workers' values can be there: this worker's value of the tensor is the one stored.
+  if (!other_workers_) return true;
+  has_value_.bind(1, tensor_id).bind(2, tensor_step_).bind(3, step_ - tensor_step_);
+  const bool there = has_value_.step();
+  has_value_.reset();
+  return !there;
+}
+
+void TensorSummaryWriter::stored(int64_t tensor_id, int64_t dtype, std::string_view shape, bool adds_visible_step) {
+  if (adds_visible_step) ++added_steps_[tensor_id];
+  std::vector<Variant>& variants = variants_[tensor_id];
+  for (size_t i = 0; i < variants.size(); ++i) {
+    Variant& v = variants[i];
+    if (v.dtype != dtype || v.worker_id != worker_id_ || v.shape != shape) continue;
+    if (step_ < v.first_step) {
+      v.first_step = step_;
+      if (!v.unwritten) unwritten_.emplace_back(tensor_id, i);
+      v.unwritten = true;
+    }
+    return;
+  }
+  variants.push_back({dtype, std::string(shape), worker_id_, step_, true});
+  unwritten_.emplace_back(tensor_id, variants.size() - 1);
+}
+
+void TensorSummaryWriter::count_steps_become_visible(int64_t before, int64_t through) {
+  count_step_.bind(1, trial_id_).bind(2, before).bind(3, through);
+  int64_t last_step = 0, last_tensor = 0;
+  bool any = false;
+  while (count_step_.step()) {
+    const int64_t step = count_step_.int64(0), tensor = count_step_.int64(1);
+    if (any && step == last_step && tensor == last_tensor) continue;  // another worker's value
+    any = true, last_step = step, last_tensor = tensor;
+    ++added_steps_[tensor];
+  }
+  count_step_.reset();
+}
+
+void TensorSummaryWriter::finish_transaction(int64_t before, int64_t through) {
+  if (through > before) count_steps_become_visible(before, through);
+  for (const auto& [tensor_id, added] : added_steps_) add_steps_.bind(1, tensor_id).bind(2, added).run();
+  added_steps_.clear();
+  for (const auto& [tensor_id, i] : unwritten_) {
+    Variant& v = variants_[tensor_id][i];
+    write_variant_.bind(1, trial_id_)
+        .bind(2, tensor_id)
+        .bind(3, v.dtype)
+        .bind_text_static(4, v.shape)
+        .bind(5, v.worker_id)
+        .bind(6, v.first_step)
+        .run();
+    v.unwritten = false;
+  }
+  unwritten_.clear();
+}
+
+}  // namespace trialdb

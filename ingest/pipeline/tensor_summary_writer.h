@@ -1,0 +1,78 @@
+// Keeps the tensors' summary (schema/tensor_summary.h) exact while the ingest writes, in the
+// transaction that stores the values or makes their steps visible.
+//
+// A tensor's visible steps (tensor.visible_steps) grow in two ways:
+// - a value stored at a step that is visible already (a worker's late file, values a wider
+//   selection adds, a step landing after later steps completed) adds the step unless another
+//   worker's value of the tensor is there: looked up before the value is stored, and only when
+//   another worker wrote the step;
+// - when complete_through rises, each tensor gains the distinct steps of the newly visible range
+//   it has values at, whichever transaction stored them: counted from the value_by_step index,
+//   whose entries hold (step, tensor) (no value row is read), a (step, tensor) once however many
+//   workers saved it.
+// A value is counted once: when it is stored if its step was visible then, else when its step
+// becomes visible.
+//
+// A tensor's variants (tensor_variant) take the least global step of each (dtype, shape, worker)
+// of the values stored; whether a variant is visible is decided when it is read, so steps
+// completing change none. A variant this ingest knows to be stored at that step or an earlier one
+// is not written again (the summary only ever lowers a first step).
+//
+// Memory: the variants of the tensors this ingest stored values of (not the values), and a count
+// per tensor whose visible steps the open transaction changed. What the open transaction added
+// is written by finish_transaction; a transaction rolled back (an exception) ends the ingest, and
+// with it what this object knew.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "schema/database.h"
+
+namespace trialdb {
+
+class TensorSummaryWriter {
+ public:
+  TensorSummaryWriter(Database& db, int64_t trial_id);
+
+  // Before the values of one file: its global step, the step its values are numbered by
+  // (value.tensor_step) and its worker.
+  void begin_file(int64_t step, int64_t tensor_step, int64_t worker_id);
+  // Before a value of the file is stored: whether storing it adds a visible step to the tensor.
+  bool adds_visible_step(int64_t tensor_id);
+  // Once a value of the file is stored: its dtype (kNoDtype without a raw value), its shape
+  // (kNoShape without one) and what adds_visible_step said of it.
+  void stored(int64_t tensor_id, int64_t dtype, std::string_view shape, bool adds_visible_step);
+  // At the end of the transaction, once complete_through rose from `before` to `through` (equal:
+  // no step became visible): counts the steps that became visible and writes what the
+  // transaction changed.
+  void finish_transaction(int64_t before, int64_t through);
+
+ private:
+  void count_steps_become_visible(int64_t before, int64_t through);
+
+  struct Variant {
+    int64_t dtype;
+    std::string shape;
+    int64_t worker_id;
+    int64_t first_step;  // this ingest's least; the stored one is at most this once written
+    bool unwritten;      // first_step is lower than what this ingest wrote
+  };
+
+  Database& db_;
+  int64_t trial_id_;
+  // The file being written.
+  int64_t step_ = 0, tensor_step_ = 0, worker_id_ = 0;
+  bool visible_ = false;        // its step was visible before it
+  bool other_workers_ = false;  // another worker wrote its step (visible_ only)
+
+  std::unordered_map<int64_t, std::vector<Variant>> variants_;  // by tensor_id
+  std::vector<std::pair<int64_t, size_t>> unwritten_;           // (tensor_id, index in variants_)
+  std::unordered_map<int64_t, int64_t> added_steps_;            // tensor_id -> visible steps added
+  Statement complete_through_, other_worker_, has_value_, count_step_, add_steps_, write_variant_;
+};
+
+}  // namespace trialdb
