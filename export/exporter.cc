@@ -4,11 +4,15 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <numeric>
 #include <set>
+#include <thread>
 
 #include "export/manifest.h"
 #include "export/table_file.h"
@@ -16,6 +20,9 @@
 namespace trialdb::exporter {
 
 namespace {
+
+// Files written at once at the most hold as many open files and writers: a bound on both.
+constexpr size_t kFilesPerBatch = 16;
 
 // Counts the export's changes to the target for kKillAfterEnv.
 class KillPoint {
@@ -88,40 +95,50 @@ std::vector<int64_t> changed_steps(Database& db, int64_t trial_id, int64_t since
   return steps;
 }
 
-// The export's progress (ExportProgress): files done, and the file being written.
+// The export's progress (ExportProgress): files done, and the files being written (several at
+// once when the target takes files in parallel: each reports from its own thread).
 class ProgressCount {
  public:
   explicit ProgressCount(const std::function<void(const ExportProgress&)>& tell) : tell_(tell) {}
   void add_total(uint64_t values) { total_.values_total += values; }
-  // The file of `values` values being written has read `rows` rows and written `bytes` bytes.
-  void writing(uint64_t values, uint64_t rows, uint64_t bytes) {
-    file_values_ = std::min(rows, values);
-    file_bytes_ = bytes;
-    tell();
+  // A file about to be written: its number, under which what it reads counts as in flight until
+  // written().
+  size_t start_file() {
+    std::lock_guard lock(mutex_);
+    in_flight_.emplace_back();
+    return in_flight_.size() - 1;
   }
-  void written(uint64_t values, uint64_t bytes) {
+  // For write_table_file, about file `file` of `values` values.
+  RowsRead rows_read(size_t file, uint64_t values) {
+    if (!tell_) return {};
+    return [this, file, values](uint64_t rows, uint64_t bytes) {
+      std::lock_guard lock(mutex_);
+      in_flight_[file] = {std::min(rows, values), bytes};
+      tell();
+    };
+  }
+  void written(size_t file, uint64_t values, uint64_t bytes) {
+    std::lock_guard lock(mutex_);
+    in_flight_[file] = {};
     total_.values_done += values;
     total_.bytes_written += bytes;
-    file_values_ = file_bytes_ = 0;
     tell();
-  }
-  // For write_table_file, about a file of `values` values.
-  RowsRead rows_read(uint64_t values) {
-    if (!tell_) return {};
-    return [this, values](uint64_t rows, uint64_t bytes) { writing(values, rows, bytes); };
   }
 
  private:
   void tell() const {
     if (!tell_) return;
     ExportProgress now = total_;
-    now.values_done += file_values_;
-    now.bytes_written += file_bytes_;
+    for (const auto& [values, bytes] : in_flight_) {
+      now.values_done += values;
+      now.bytes_written += bytes;
+    }
     tell_(now);
   }
   const std::function<void(const ExportProgress&)>& tell_;
+  std::mutex mutex_;
   ExportProgress total_;
-  uint64_t file_values_ = 0, file_bytes_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> in_flight_;  // per file: values read, bytes written
 };
 
 bool same_content(const ExportedFile& a, const WrittenFile& b) {
@@ -179,7 +196,7 @@ class TrialExport {
     if (files_change) {
       write_intent(superseded);
       for (Pending& p : pending_) commit(p.file, p.report, *p.out);
-      for (const StepWork& w : steps_work_) write_range(w);
+      write_ranges();
       for (const std::string& path : superseded) remove(path);
     }
     if (files_change || !has_old_ || next_.to_json() != old_.to_json()) write_manifest(next_);
@@ -255,9 +272,10 @@ class TrialExport {
     if (had) state = old->second;
     const std::string path = had ? state.files[0].path : part_path(table.name, trial_, 0);
     std::unique_ptr<OutputFile> out = target_.create(path);
+    const size_t slot = progress_.start_file();
     const WrittenFile file =
-        write_table_file(db_, table, trial_, std::nullopt, *out, options_.writer, progress_.rows_read(0));
-    progress_.written(0, file.bytes);
+        write_table_file(db_, table, trial_, std::nullopt, *out, options_.writer, progress_.rows_read(slot, 0));
+    progress_.written(slot, 0, file.bytes);
     if (had && same_job_ && !dirty_.count(path) && same_content(state.files[0], file)) return;
     state.files = {exported(path, file, kBeforeAllSteps, kBeforeAllSteps)};
     state.next_part = std::max<int64_t>(state.next_part, 1);
@@ -306,11 +324,84 @@ class TrialExport {
     write_manifest(intent);
   }
 
-  void write_range(const StepWork& w) {
-    const std::unique_ptr<OutputFile> out = target_.create(w.file.path);
+  // A step range's file, written and waiting for record().
+  struct WrittenRange {
+    std::unique_ptr<OutputFile> out;
+    WrittenFile file;
+    bool written = false;
+    std::exception_ptr error;
+  };
+
+  // Writes the planned step ranges' files and records them in plan order. Where the target and
+  // the connection allow it, up to options_.threads files are written at once (SQLite serializes
+  // the connection's calls; each table's rows are encoded and compressed beside the others'), a
+  // batch at a time, and committed in plan order after their batch: what a killed export leaves
+  // is what it would leave written one file at a time.
+  void write_ranges() {
+    const size_t threads = parallel_files();
+    if (threads <= 1) {
+      for (const StepWork& w : steps_work_) record(w, write_range(w, target_.create(w.file.path)));
+      return;
+    }
+    for (size_t first = 0; first < steps_work_.size(); first += kFilesPerBatch) {
+      const size_t n = std::min(kFilesPerBatch, steps_work_.size() - first);
+      std::vector<WrittenRange> batch(n);
+      for (size_t i = 0; i < n; ++i) batch[i].out = target_.create(steps_work_[first + i].file.path);
+      // Files of tables whose rows are expanded from each value's (histogram_buckets' buckets,
+      // reductions' kinds) take longest: started first, the others fill in beside them.
+      std::vector<size_t> order(n);
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+        return expanded(*steps_work_[first + x].table) && !expanded(*steps_work_[first + y].table);
+      });
+      std::atomic<size_t> next{0};
+      std::atomic<bool> failed{false};
+      auto work = [&] {
+        for (size_t k; !failed && (k = next++) < n;) {
+          WrittenRange& r = batch[order[k]];
+          try {
+            r = write_range(steps_work_[first + order[k]], std::move(r.out));
+          } catch (...) {
+            r.error = std::current_exception();
+            failed = true;
+          }
+        }
+      };
+      std::vector<std::thread> helpers;
+      for (size_t t = 1; t < std::min(threads, n); ++t) helpers.emplace_back(work);
+      work();
+      for (std::thread& h : helpers) h.join();
+      // As one at a time would: the files before the first that failed are committed, then its
+      // error is thrown (a file after it may have failed first, or not been written).
+      for (size_t i = 0; i < n; ++i) {
+        if (batch[i].error) std::rethrow_exception(batch[i].error);
+        if (!batch[i].written)
+          for (const WrittenRange& r : batch)
+            if (r.error) std::rethrow_exception(r.error);
+        record(steps_work_[first + i], std::move(batch[i]));
+      }
+    }
+  }
+
+  size_t parallel_files() const {
+    if (options_.threads <= 1 || steps_work_.size() <= 1 || !target_.writes_in_parallel()) return 1;
+    // Only a connection in SQLite's serialized mode has a mutex (OpenMode::kReadOnlyShared).
+    return sqlite3_db_mutex(db_.handle()) ? options_.threads : 1;
+  }
+
+  static bool expanded(const PublicTable& t) { return t.source != RowSource::kView; }
+
+  WrittenRange write_range(const StepWork& w, std::unique_ptr<OutputFile> out) {
+    const size_t slot = progress_.start_file();
     const WrittenFile file = write_table_file(db_, *w.table, trial_, StepRange{w.file.after_step, w.file.through_step},
-                                              *out, options_.writer, progress_.rows_read(w.values));
-    progress_.written(w.values, file.bytes);
+                                              *out, options_.writer, progress_.rows_read(slot, w.values));
+    progress_.written(slot, w.values, file.bytes);
+    return {std::move(out), file, true, nullptr};
+  }
+
+  // Commits a written range's file into the next manifest, or drops it when it is not needed.
+  void record(const StepWork& w, WrittenRange written) {
+    const WrittenFile& file = written.file;
     TableState& state = next_.tables[w.table->name];
     const auto at = std::find_if(state.files.begin(), state.files.end(),
                                  [&](const ExportedFile& f) { return f.path == w.file.path; });
@@ -318,11 +409,12 @@ class TrialExport {
     // A new range without rows needs no file: the next one starts where the last file ends. (A
     // killed export may have left one of its name.)
     if (!rewrite && file.rows == 0 && !w.first) {
+      written.out.reset();
       if (dirty_.count(w.file.path)) remove(w.file.path);
       return;
     }
     const ExportedFile done = exported(w.file.path, file, w.file.after_step, w.file.through_step);
-    commit(done, w.report, *out);
+    commit(done, w.report, *written.out);
     if (rewrite) {
       *at = done;
     } else {

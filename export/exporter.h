@@ -41,6 +41,10 @@ struct ExportOptions {
   ValuesExport values = ValuesExport::kPointers;
   bool replace = false;  // take over trials another database exported
   parquet::WriterOptions writer;
+  // Files written at once, each on a thread of its own, where the target takes that
+  // (ExportTarget::writes_in_parallel) and the connection was opened OpenMode::kReadOnlyShared;
+  // else one at a time. The files are the same either way.
+  unsigned threads = 1;
   // Called as the export goes, often (the callee decides when to draw).
   std::function<void(const ExportProgress&)> progress;
 };

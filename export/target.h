@@ -32,6 +32,8 @@ class ExportTarget {
   virtual std::vector<std::string> list(const std::string& folder) = 0;
   // The path as the user knows it (messages): "/out/x" or "s3://bucket/prefix/x".
   virtual std::string describe(const std::string& path) const = 0;
+  // Whether files create()d beforehand may be written from several threads at once.
+  virtual bool writes_in_parallel() const { return false; }
 };
 
 // A local folder, created as needed. A file is written as ".<name>.tmp" beside its final name
@@ -45,6 +47,7 @@ class LocalTarget : public ExportTarget {
   void remove(const std::string& path) override;
   std::vector<std::string> list(const std::string& folder) override;
   std::string describe(const std::string& path) const override;
+  bool writes_in_parallel() const override { return true; }
 
  private:
   std::string root_;

@@ -113,9 +113,9 @@ Database::Database(const std::string& path, OpenMode mode, const char* vfs, std:
     : path_(path), mode_(mode), written_tables_(std::move(written_tables)) {
   configure_sqlite_once();
   // NOMUTEX: a connection is only ever used by one thread at a time, so the mutex every API call
-  // would take buys nothing (bench/README.md, "Small tensors").
-  int flags = SQLITE_OPEN_NOMUTEX;
-  if (mode == OpenMode::kReadOnly) flags |= SQLITE_OPEN_READONLY;
+  // would take buys nothing (bench/README.md, "Small tensors"); kReadOnlyShared asks for it.
+  int flags = mode == OpenMode::kReadOnlyShared ? SQLITE_OPEN_FULLMUTEX : SQLITE_OPEN_NOMUTEX;
+  if (is_read_only(mode)) flags |= SQLITE_OPEN_READONLY;
   else flags |= SQLITE_OPEN_READWRITE | (mode == OpenMode::kCreate ? SQLITE_OPEN_CREATE : 0);
   if (sqlite3_open_v2(path.c_str(), &db_, flags, vfs) != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -130,7 +130,7 @@ Database::Database(const std::string& path, OpenMode mode, const char* vfs, std:
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   for (;;) {
     try {
-      if (mode == OpenMode::kReadOnly) setup_read_only();
+      if (is_read_only(mode)) setup_read_only();
       else setup();
       return;
     } catch (const Error& e) {
@@ -185,7 +185,7 @@ bool Database::check_trialdb(bool may_be_new) {
                          (version > kSchemaVersion ? "newer" : "older") + " than this trialdb's (" +
                          std::to_string(kSchemaVersion) + ")";
   if (!can_upgrade(version)) throw Error(Status::database(is + "; ingest the trials into a new database").at(path_));
-  if (mode_ == OpenMode::kReadOnly && !readable_without_upgrade(version))
+  if (is_read_only(mode_) && !readable_without_upgrade(version))
     throw Error(Status::database(is + "; a command that writes upgrades it (e.g. trialdb compact --db " + path_ +
                                  ", or the next ingest)")
                     .at(path_));

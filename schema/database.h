@@ -60,7 +60,12 @@ enum class OpenMode {
   kCreate,    // read-write; a missing or empty file gets the schema
   kExisting,  // read-write; the file must already hold a trialdb database
   kReadOnly,  // SQLITE_OPEN_READONLY and defensive: nothing is ever written (info, sql, plot, ...)
+  // kReadOnly, and several threads may step the connection's statements at once (SQLite's
+  // serialized mode: each call takes the connection's mutex): the export's tables, written in
+  // parallel in one read transaction.
+  kReadOnlyShared,
 };
+inline bool is_read_only(OpenMode mode) { return mode == OpenMode::kReadOnly || mode == OpenMode::kReadOnlyShared; }
 
 // SQLite's verdict that a file is damaged or is no database (SQLITE_CORRUPT, SQLITE_NOTADB).
 bool is_corruption(int sqlite_code);

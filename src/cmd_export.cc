@@ -3,9 +3,11 @@
 // only. Reads the database read-only.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
+#include <thread>
 
 #include "export/ddl.h"
 #include "export/exporter.h"
@@ -79,9 +81,13 @@ S3Options s3_options(const ExportArgs& a) {
 }
 
 void run_export(const ExportArgs& a) {
-  std::unique_ptr<Database> db = open_db(a.db, OpenMode::kReadOnly);
+  std::unique_ptr<Database> db = open_db(a.db, OpenMode::kReadOnlyShared);
   reporting_corruption(*db, [&] {
     exporter::ExportOptions options;
+    // SQLite reads for all of them on one connection, one call at a time: more threads than this
+    // wait for it rather than encode.
+    constexpr unsigned kMostFilesAtOnce = 4;
+    options.threads = std::clamp(std::thread::hardware_concurrency(), 1u, kMostFilesAtOnce);
     options.values = kValuesChoices.at(a.values);
     options.replace = a.replace;
     // On a terminal: the values exported of all the export will write, and the Parquet bytes.
