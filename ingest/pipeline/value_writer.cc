@@ -271,7 +271,10 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
     if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
     if (v.has_raw && !file_id) file_id = event_file_id(f.event_file);
     // Small values live in the value row itself: one B-tree insert fewer per scalar.
-    Row r{&v, tensor_id(v.tensor), 0, v.has_raw ? file_id : 0,
+    Row r{&v,
+          tensor_id(v.tensor),
+          0,
+          v.has_raw ? file_id : 0,
           v.has_raw && !v.raw_too_large && (!compress_ || blob_bytes_not_stored(v.blob.bytes())) &&
               v.blob.bytes().size() <= kInlineBlobBytes,
           false};
