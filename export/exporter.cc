@@ -12,6 +12,7 @@
 #include <mutex>
 #include <numeric>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "export/manifest.h"
@@ -368,7 +369,10 @@ class TrialExport {
         }
       };
       std::vector<std::thread> helpers;
-      for (size_t t = 1; t < std::min(threads, n); ++t) helpers.emplace_back(work);
+      try {
+        for (size_t t = 1; t < std::min(threads, n); ++t) helpers.emplace_back(work);
+      } catch (const std::system_error&) {  // no thread to be had: those started and this one do it all
+      }
       work();
       for (std::thread& h : helpers) h.join();
       // As one at a time would: the files before the first that failed are committed, then its
