@@ -83,6 +83,22 @@ std::string abbreviate_sql(std::string_view sql) {
   return out;
 }
 
+// Holds a connection's mutex from a call until its error is read. On a connection in SQLite's
+// serialized mode (OpenMode::kReadOnlyShared, used by several threads at once) another thread's
+// call in between would replace the failed call's error code and message; on any other
+// connection there is no mutex and this does nothing. The mutex is recursive: SQLite's own calls
+// take it again inside.
+class ConnectionMutex {
+ public:
+  explicit ConnectionMutex(sqlite3* db) : mutex_(db ? sqlite3_db_mutex(db) : nullptr) { sqlite3_mutex_enter(mutex_); }
+  ~ConnectionMutex() { sqlite3_mutex_leave(mutex_); }
+  ConnectionMutex(const ConnectionMutex&) = delete;
+  ConnectionMutex& operator=(const ConnectionMutex&) = delete;
+
+ private:
+  sqlite3_mutex* mutex_;
+};
+
 // "<db>: <what>: <SQLite's message> (SQL: <sql>)", with SQLite's extended code; a corrupt file
 // is said to be one, whatever the statement.
 Error sql_error(sqlite3* db, std::string_view sql, const std::string& what) {
@@ -435,6 +451,7 @@ bool Database::time_limit_reached() const {
 }
 
 void Database::exec(std::string_view sql) {
+  const ConnectionMutex held(db_);
   std::string s(sql);
   char* err = nullptr;
   if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
@@ -448,6 +465,7 @@ void Database::exec(std::string_view sql) {
 }
 
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
+  const ConnectionMutex held(db);
   if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) !=
       SQLITE_OK)
     throw sql_error(db, sql, "cannot prepare");
@@ -490,6 +508,7 @@ Statement& Statement::bind_null(int i) {
   return *this;
 }
 bool Statement::step() {
+  const ConnectionMutex held(db_);
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
