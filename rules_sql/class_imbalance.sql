@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS rule_class_imbalance_walk (
 
 -- (step, label, prediction, count) at the batch's steps where both tensors are saved and match,
 -- labels and predictions as class indices: a value with a fraction is truncated toward zero
--- (numpy's astype(int)); `indices` says whether both were class indices already.
+-- (numpy's astype(int)); `indices` says whether every value of the step was a class index
+-- already, and `example` is else the step's first value with a fraction.
 DROP VIEW IF EXISTS rule_class_imbalance_pairs;
 CREATE VIEW rule_class_imbalance_pairs AS
 WITH names AS MATERIALIZED (
@@ -45,15 +46,14 @@ WITH names AS MATERIALIZED (
   FROM (SELECT trial FROM rule_batch LIMIT 1) b, rule_class_imbalance_cfg AS cfg
 ),
 pairs AS (
-  SELECT l.trial, l.step, x.label, x.prediction, x.n
+  SELECT l.trial, l.step, x.label, x.prediction, x.n, x.example_label, x.example_prediction
   FROM names, rule_class_imbalance_cfg AS cfg
   JOIN rule_now_primary l ON l.tensor = names.labels
   JOIN rule_now_primary p ON p.step = l.step AND p.tensor = names.predictions
   CROSS JOIN rule_label_pairs(l.value, p.value, cfg.argmax) x
 )
-SELECT trial, step, CAST(label AS INTEGER) AS label, CAST(prediction AS INTEGER) AS prediction, n,
-       label = CAST(label AS INTEGER) AND ifnull(prediction = CAST(prediction AS INTEGER), 1) AS indices,
-       CASE WHEN label <> CAST(label AS INTEGER) THEN label ELSE prediction END AS example
+SELECT trial, step, label, prediction, n, example_label IS NULL AS indices,
+       CASE WHEN example_label <> CAST(example_label AS INTEGER) THEN example_label ELSE example_prediction END AS example
 FROM pairs;
 
 -- The totals per class after each step of the batch that added to them: the state's plus the

@@ -12,10 +12,12 @@
 -- A label or prediction is a class index: a value with a fraction is truncated toward zero
 -- (numpy's astype(int)), and rule_confusion_note says once per trial that the tensors do not
 -- hold class indices (an XGBoost binary:logistic job saves probabilities as predictions).
--- The batch's (label, prediction, count) cells per step and worker, as the tensors hold them.
+-- The batch's (label, prediction, count) cells per step and worker, labels and predictions as
+-- class indices, with the first pair of the step and worker that held a value with a fraction
+-- (example_label, example_prediction; NULL when none did).
 DROP VIEW IF EXISTS rule_confusion_pairs;
 CREATE VIEW rule_confusion_pairs AS
-SELECT l.trial, l.step, l.worker, x.label, x.prediction, x.n
+SELECT l.trial, l.step, l.worker, x.label, x.prediction, x.n, x.example_label, x.example_prediction
 FROM rule_confusion_cfg AS cfg
 JOIN rule_now l ON l.tensor = cfg.labels
 JOIN rule_now p ON p.step = l.step AND p.tensor = cfg.predictions AND p.worker = l.worker
@@ -23,8 +25,8 @@ CROSS JOIN rule_label_pairs(l.value, p.value, 0) x;
 
 DROP VIEW IF EXISTS rule_confusion;
 CREATE VIEW rule_confusion AS
-WITH cells AS (  -- C[i][j]: labels and predictions as class indices
-  SELECT trial, step, worker, CAST(label AS INTEGER) AS i, CAST(prediction AS INTEGER) AS j, sum(n) AS n
+WITH cells AS (  -- C[i][j]
+  SELECT trial, step, worker, label AS i, prediction AS j, sum(n) AS n
   FROM rule_confusion_pairs
   GROUP BY trial, step, worker, i, j
 ),
@@ -51,9 +53,10 @@ SELECT x.trial,
        printf('%s holds values that are not class indices (e.g. %s at step %d), truncated toward zero as ' ||
               'numpy''s astype(int) does; save the predicted class (a thresholded or argmax''ed tensor) ' ||
               'and name it with --param confusion.predictions=NAME',
-              CASE WHEN x.label <> CAST(x.label AS INTEGER) THEN cfg.labels ELSE cfg.predictions END,
-              rule_number_text(CASE WHEN x.label <> CAST(x.label AS INTEGER) THEN x.label ELSE x.prediction END),
+              CASE WHEN x.example_label <> CAST(x.example_label AS INTEGER) THEN cfg.labels ELSE cfg.predictions END,
+              rule_number_text(CASE WHEN x.example_label <> CAST(x.example_label AS INTEGER) THEN x.example_label
+                                    ELSE x.example_prediction END),
               x.step) AS note
 FROM rule_confusion_pairs x, rule_confusion_cfg AS cfg
-WHERE x.label <> CAST(x.label AS INTEGER) OR x.prediction <> CAST(x.prediction AS INTEGER)
+WHERE x.example_label IS NOT NULL
 LIMIT 1;

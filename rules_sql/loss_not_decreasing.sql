@@ -57,6 +57,8 @@ CREATE TABLE IF NOT EXISTS rule_loss_not_decreasing_walk (
   checked INTEGER,
   PRIMARY KEY (trial, tensor, step)
 ) WITHOUT ROWID;
+-- P of a row is searched among the walk's earlier rows by m (rule_loss_not_decreasing_steps).
+CREATE INDEX IF NOT EXISTS rule_loss_not_decreasing_walk_by_m ON rule_loss_not_decreasing_walk(trial, tensor, m);
 
 -- The batch's selected losses in the mode each tensor walks: the best of the state's mode and
 -- the modes the batch shows (rows of other modes are left out).
@@ -110,7 +112,12 @@ WITH RECURSIVE saved AS (  -- every saved (m, loss) a P can be
 r AS MATERIALIZED (
   SELECT w.trial, w.tensor, w.step, w.mode, w.m, w.loss, w.restart,
          row_number() OVER (PARTITION BY w.tensor ORDER BY w.m) AS i,
-         (SELECT max(v.m) FROM saved v WHERE v.tensor = w.tensor AND v.m < w.m AND v.m <= w.m - cfg.num_steps) AS p_m
+         (SELECT max(m)  -- the largest in saved, each table searched by its (trial, tensor, m) key
+          FROM (SELECT max(h.m) AS m FROM rule_loss_not_decreasing_hist h
+                WHERE h.trial = w.trial AND h.tensor = w.tensor AND h.m < w.m AND h.m <= w.m - cfg.num_steps
+                UNION ALL
+                SELECT max(v.m) FROM rule_loss_not_decreasing_walk v
+                WHERE v.trial = w.trial AND v.tensor = w.tensor AND v.m < w.m AND v.m <= w.m - cfg.num_steps)) AS p_m
   FROM rule_loss_not_decreasing_walk w, rule_loss_not_decreasing_cfg AS cfg
   WHERE w.trial = (SELECT trial FROM rule_batch LIMIT 1)
 ),

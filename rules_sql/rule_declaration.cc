@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
-#include <regex>
+#include <string_view>
 
 #include <sqlite3.h>
 
@@ -60,12 +60,41 @@ bool is_identifier(std::string_view s) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
+// How many digits `text` has from `at` on.
+size_t digits_at(std::string_view text, size_t at) {
+  size_t n = 0;
+  while (at + n < text.size() && std::isdigit(static_cast<unsigned char>(text[at + n]))) ++n;
+  return n;
+}
+
+// Whether `text` is written [+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?, or [+-]?[0-9]+ for
+// an integer. Scanned by hand: every command checks the built-in rules' defaults, and compiling a
+// std::regex costs more than the check.
+bool is_decimal_text(std::string_view text, bool integer) {
+  size_t at = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+  const size_t whole = digits_at(text, at);
+  at += whole;
+  if (integer) return whole > 0 && at == text.size();
+  size_t fraction = 0;
+  if (at < text.size() && text[at] == '.') {
+    fraction = digits_at(text, at + 1);
+    at += 1 + fraction;
+  }
+  if (whole == 0 && fraction == 0) return false;
+  if (at < text.size() && (text[at] == 'e' || text[at] == 'E')) {
+    ++at;
+    if (at < text.size() && (text[at] == '+' || text[at] == '-')) ++at;
+    const size_t exponent = digits_at(text, at);
+    if (exponent == 0) return false;
+    at += exponent;
+  }
+  return at == text.size();
+}
+
 // Decimal numbers only: no hex, no NaN, no inf spelled as a number, nothing after the digits.
 bool is_decimal(std::string_view s, bool integer) {
-  static const std::regex kDecimal(R"([+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)");
-  static const std::regex kInteger(R"([+-]?[0-9]+)");
   const std::string text(trim_blanks(s));
-  if (!std::regex_match(text, integer ? kInteger : kDecimal)) return false;
+  if (!is_decimal_text(text, integer)) return false;
   errno = 0;
   const double d = std::strtod(text.c_str(), nullptr);
   return std::isfinite(d) && (!integer || (errno == 0 && std::fabs(d) < 9.007199254740992e15));

@@ -46,13 +46,18 @@ TEST(RuleDeclaration, ValuesAreCheckedByTheirType) {
     std::string why;
     return trialdb::rules::value_fits(p, value, &why);
   };
-  for (const char* good : {"0.1", "-3", "1e-7", ".5", "+2.", " 4 "}) EXPECT_TRUE(fits("real", good)) << good;
-  for (const char* bad : {"", "nan", "NaN", "inf", "0x10", "1e999", "1,2", "abc", "1.5x"})
+  // Decimal numbers as [+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)? writes them, and finite.
+  for (const char* good : {"0.1", "-3", "1e-7", ".5", "+2.", " 4 ", "2.E+3", "-.25e2", "7E0", "+0"})
+    EXPECT_TRUE(fits("real", good)) << good;
+  for (const char* bad : {"",   "nan", "NaN", "inf", "0x10", "1e999", "1,2", "abc", "1.5x",  ".",   "+",
+                          "-.", "e5",  ".e5", "1e",  "1e+",  "1.2.3", "1 2", "--1", "1e5.0", "+-1", "1_000"})
     EXPECT_FALSE(fits("real", bad)) << bad;
   EXPECT_TRUE(fits("real_or_inf", "-inf"));
   EXPECT_FALSE(fits("real_or_inf", "nan"));
   EXPECT_TRUE(fits("integer", "12"));
-  for (const char* bad : {"2.5", "1e3", "0x10", ""}) EXPECT_FALSE(fits("integer", bad)) << bad;
+  for (const char* good : {"-12", "+0", " 7"}) EXPECT_TRUE(fits("integer", good)) << good;
+  for (const char* bad : {"2.5", "1e3", "0x10", "", "+", "3.", "1 2", "9007199254740992"})
+    EXPECT_FALSE(fits("integer", bad)) << bad;
   EXPECT_TRUE(fits("integer|none", "None"));
   EXPECT_FALSE(fits("integer|none", "auto"));
   EXPECT_TRUE(fits("boolean", "FALSE"));

@@ -95,25 +95,42 @@ TEST_F(RuleFn, InactiveUnitsTreatAxisZeroAsTheBatch) {
 
 TEST_F(RuleFn, LabelPairsAndChannelSums) {
   const std::string pairs = "SELECT label, prediction, n FROM rule_label_pairs";
-  EXPECT_EQ(c.rows(pairs + "(tensor_from_json('[0, 1, 1]'), tensor_from_json('[0, 0, 1]'), 0)"),
-            "0.0|0.0|1\n1.0|0.0|1\n1.0|1.0|1");
+  EXPECT_EQ(c.rows(pairs + "(tensor_from_json('[0, 1, 1]'), tensor_from_json('[0, 0, 1]'), 0)"), "0|0|1\n1|0|1\n1|1|1");
   EXPECT_EQ(c.rows(pairs + "(tensor_from_json('[1, 0]'), tensor_from_json('[[0.1, 0.9], [0.8, 0.2]]'), 1)"),
-            "0.0|0.0|1\n1.0|1.0|1");
+            "0|0|1\n1|1|1");
   EXPECT_EQ(c.rows("SELECT count(*) FROM rule_label_pairs(tensor_from_json('[1, 0]'), tensor_from_json('[1]'), 0)"),
             "0");  // counts differ
-  // Values read as float64, not text: 17 significant digits survive; +-Inf are values too.
-  EXPECT_EQ(
-      c.rows("SELECT label = 0.1 + 0.2, prediction FROM rule_label_pairs(tensor_from_json('[0.30000000000000004]', "
-             "'float64'), tensor_from_json('[1e999]', 'float64'), 0)"),
-      "1|Inf");
+  // Values with a fraction are truncated toward zero and counted with the class index they give;
+  // the first pair (by label, then prediction) holding one is on every row, as the tensors hold it.
+  const std::string with_examples =
+      "SELECT label, prediction, n, example_label, example_prediction FROM rule_label_pairs";
+  EXPECT_EQ(c.rows(with_examples + "(tensor_from_json('[0, 1, 1, -1.5, 0.5]'), "
+                                   "tensor_from_json('[0.25, 0.75, 1.5, -0.25, 0.125]'), 0)"),
+            "-1|0|1|-1.5|-0.25\n0|0|2|-1.5|-0.25\n1|0|1|-1.5|-0.25\n1|1|1|-1.5|-0.25");
+  EXPECT_EQ(c.rows(with_examples + "(tensor_from_json('[2, 1, 1]'), tensor_from_json('[2.5, 1, 0.5]'), 0)"),
+            "1|0|1|1.0|0.5\n1|1|1|1.0|0.5\n2|2|1|1.0|0.5");  // label 1 before label 2
+  EXPECT_EQ(c.rows(with_examples + "(tensor_from_json('[1, 1]'), tensor_from_json('[1, NaN]'), 0)"),
+            "1|1|1|NULL|NULL\n1|NULL|1|NULL|NULL");  // every value an index (a NaN prediction is none)
+  // Truncated as SQLite's CAST(x AS INTEGER) truncates (clamped to the int64 range), and a value
+  // is a class index exactly when x = CAST(x AS INTEGER) holds in SQLite.
+  for (const char* x : {"0.30000000000000004", "-0.5", "-1.5", "2.5", "-0.0", "1e999", "-1e999", "9.3e18", "-9.3e18",
+                        "9223372036854775807.0", "-9223372036854775808.0", "9223372036854774784.0"}) {
+    const std::string v = std::string("tensor_from_json('[") + x + "]', 'float64')";
+    EXPECT_EQ(c.rows("SELECT label = CAST(r AS INTEGER), prediction = CAST(r AS INTEGER), "
+                     "(example_label IS NULL) = (r = CAST(r AS INTEGER)) "
+                     "FROM (SELECT tensor_at(" +
+                     v + ", 0) AS r), rule_label_pairs(" + v + ", " + v + ", 0)"),
+              "1|1|1")
+        << x;
+  }
   // A NaN label is not counted; a NaN prediction is NULL, a pair of its own after the numbers
   // (whichever comes first); argmax: the first NaN of a row wins.
   EXPECT_EQ(c.rows(pairs + "(tensor_from_json('[NaN, 2, 2, 2]'), tensor_from_json('[3, NaN, 2, NaN]'), 0)"),
-            "2.0|2.0|1\n2.0|NULL|2");
+            "2|2|1\n2|NULL|2");
   EXPECT_EQ(c.rows(pairs + "(tensor_from_json('[2, 2, 1]'), tensor_from_json('[2, NaN, NaN]'), 0)"),
-            "1.0|NULL|1\n2.0|2.0|1\n2.0|NULL|1");
+            "1|NULL|1\n2|2|1\n2|NULL|1");
   EXPECT_EQ(c.rows(pairs + "(tensor_from_json('[0, 1]'), tensor_from_json('[[0, NaN, 9], [5, 1, 2]]'), 1)"),
-            "0.0|1.0|1\n1.0|0.0|1");
+            "0|1|1\n1|0|1");
   EXPECT_EQ(c.rows("SELECT count(*) FROM rule_label_pairs(tensor_from_json('[1]'), tensor_from_json('[1]'))"),
             "ERROR: rule_label_pairs: missing an argument, as in rule_label_pairs(labels, predictions, argmax)");
   // (2, 2, 2) summed per position of axis 1: 1+2+5+6, 3+4+7+8
