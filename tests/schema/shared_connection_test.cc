@@ -40,8 +40,7 @@ TEST(SharedConnection, AFailedStepReportsItsOwnErrorWhileAnotherThreadSteps) {
     try {
       overflow.step();
     } catch (const Error& e) {
-      if (std::string(e.what()).find("integer overflow") != std::string::npos && e.sqlite_code() == SQLITE_ERROR)
-        ++own;
+      if (std::string(e.what()).find("integer overflow") != std::string::npos && e.sqlite_code() == SQLITE_ERROR) ++own;
       else ADD_FAILURE() << "failure " << i << " reported " << e.what() << " (code " << e.sqlite_code() << ")";
     }
   }
