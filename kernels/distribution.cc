@@ -175,11 +175,11 @@ void fill_distribution(Counter& c, const TensorView& v, Load load, Distribution*
   out->zero = c.zero();
   out->pos_inf = c.inf(0);
   out->neg_inf = c.inf(1);
-  out->negative = out->positive = 0;
-  // The value's non-empty buckets are listed first, then written as the histogram's runs in one
-  // loop (a call per bucket cost more than the encoding), and a counted value's list serves the
-  // selection of its percentiles: with each bucket's running count, the buckets holding the
-  // wanted ranks are found by binary search, not by scanning the buckets again.
+  // The value's non-empty buckets are listed with their running counts first, then written as the
+  // histogram's runs in one loop (a call per bucket, or the runs written as the buckets are read,
+  // cost more); the list gives the counts by sign (one search for where the negative buckets end)
+  // and serves the selection of a counted value's percentiles, which finds the buckets holding
+  // the wanted ranks by binary search instead of scanning the buckets again.
   constexpr bool kCounted = DistributionCounter<Counter>;
   FillScratch& scratch = thread_counter<FillScratch>();
   ClearAfter<FillScratch> clear{scratch};
@@ -193,17 +193,19 @@ void fill_distribution(Counter& c, const TensorView& v, Load load, Distribution*
     scratch.buckets.reset(new ListedBucket[scratch.room]);
   }
   ListedBucket* const buckets = scratch.buckets.get();
+  BucketRunWriter& runs = scratch.runs;
   size_t listed = 0;
   int64_t below = 0;
   for_each_bucket(c, [&](int64_t bucket, int64_t count) {
-    if (bucket < 0) out->negative += count;
-    if (bucket > 0) out->positive += count;
     buckets[listed++] = {bucket, count, below};
     below += count;
   });
-  BucketRunWriter& runs = scratch.runs;
   runs.add_all(buckets, listed);
   out->histogram = runs.finish();
+  const ListedBucket* const non_negative =
+      std::partition_point(buckets, buckets + listed, [](const ListedBucket& b) { return b.bucket < 0; });
+  out->negative = non_negative == buckets + listed ? below : non_negative->below;
+  out->positive = below - out->negative - out->zero;
   if constexpr (kCounted) {
     distribution_kernel::percentiles_of(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile,
                                         ListedBuckets{buckets, listed});
