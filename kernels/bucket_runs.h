@@ -21,26 +21,42 @@ static_assert((INT64_C(1) << kBucketMantissaBits) <= kHistogramMaxRun, "a run of
 class BucketRunWriter {
  public:
   // Buckets in ascending order, count > 0.
-  [[gnu::always_inline]] void add(int64_t bucket, uint64_t count) {
-    if (length_ && bucket <= run_last_ && bucket - next_ <= kMaxRunGap) {
-      // The gap's zeros: kMaxRunGap of them stored whatever the gap, which costs less than a
-      // loop (or a call) for the gaps of a sparse histogram; the room after the run has space.
-      for (int64_t i = 0; i < kMaxRunGap; ++i) counts_[length_ + i] = 0;
-      length_ += bucket - next_;
-    } else {
-      end_run();
-      run_first_ = bucket;
-      run_last_ = last_of_octave(bucket);
-    }
-    counts_[length_++] = count;
-    counts_or_ |= count;
-    next_ = bucket + 1;
-    open_ = true;
+  void add(int64_t bucket, uint64_t count) {
+    struct One {
+      int64_t bucket;
+      uint64_t count;
+    } one{bucket, count};
+    add_all(&one, 1);
   }
-  // add(b[i].bucket, b[i].count) for each of b[0, n), in one loop.
+  // add(b[i].bucket, b[i].count) for each of b[0, n), in one loop. The open run's state is kept in
+  // locals meanwhile: stored through `this`, the counts' stores could alias it, and every field
+  // would be stored and loaded again for each bucket.
   template <class BucketCount>
   void add_all(const BucketCount* b, size_t n) {
-    for (size_t i = 0; i < n; ++i) add(b[i].bucket, static_cast<uint64_t>(b[i].count));
+    uint64_t* const counts = counts_;
+    int64_t length = length_, next = next_, run_last = run_last_;
+    uint64_t counts_or = counts_or_;
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t bucket = b[i].bucket;
+      const auto count = static_cast<uint64_t>(b[i].count);
+      if (length && bucket <= run_last && bucket - next <= kMaxRunGap) {
+        // The gap's zeros: kMaxRunGap of them stored whatever the gap, which costs less than a
+        // loop (or a call) for the gaps of a sparse histogram; the room after the run has space.
+        for (int64_t j = 0; j < kMaxRunGap; ++j) counts[length + j] = 0;
+        length += bucket - next;
+      } else {
+        blob_.add_run(run_first_, counts, static_cast<size_t>(length), counts_or);
+        length = 0;
+        counts_or = 0;
+        run_first_ = bucket;
+        run_last = last_of_octave(bucket);
+      }
+      counts[length++] = count;
+      counts_or |= count;
+      next = bucket + 1;
+    }
+    length_ = length, next_ = next, run_last_ = run_last, counts_or_ = counts_or;
+    open_ = open_ || n > 0;
   }
   bool empty() const { return !open_; }
   // The histogram blob; the writer starts over.

@@ -26,6 +26,8 @@ namespace {
 using distribution_kernel::BucketCounter;
 using distribution_kernel::DistributionCounter;
 using distribution_kernel::Float32KeyCounter;
+using distribution_kernel::ListedBucket;
+using distribution_kernel::ListedBuckets;
 using distribution_kernel::SortedElements;
 
 // Counters kept between values and between threads. A counter is megabytes of zeroed tables
@@ -65,16 +67,11 @@ Counter& thread_counter() {
   thread_local Lease lease;
   return *lease.counter;
 }
-// A non-empty bucket of a counted value (for_each_bucket's bucket) and its count.
-struct BucketCount {
-  int64_t bucket, count;
-};
-
 // What fill_distribution keeps from value to value: the list of a counted value's non-empty
 // buckets and the histogram's writer, pooled like the counters (the ingest prepares each file on
 // a thread of its own, so a thread_local would start empty, and grow, for every file).
 struct FillScratch {
-  std::unique_ptr<BucketCount[]> buckets;  // room for `room` of them, not zeroed
+  std::unique_ptr<ListedBucket[]> buckets;  // room for `room` of them, not zeroed
   size_t room = 0;
   BucketRunWriter runs;
   void clear() { runs.clear(); }  // a value given up part-way leaves its runs behind
@@ -178,10 +175,11 @@ void fill_distribution(Counter& c, const TensorView& v, Load load, Distribution*
   out->zero = c.zero();
   out->pos_inf = c.inf(0);
   out->neg_inf = c.inf(1);
-  out->negative = out->positive = 0;
-  // The value's non-empty buckets are listed first, then written as the histogram's runs in one
-  // loop (a call per bucket cost more than the encoding), and a counted value's list serves the
-  // selection of its percentiles, which then need not scan the counter's range of buckets again.
+  // The value's non-empty buckets are listed with their running counts first, then written as the
+  // histogram's runs in one loop (a call per bucket, or the runs written as the buckets are read,
+  // cost more); the list gives the counts by sign (one search for where the negative buckets end)
+  // and serves the selection of a counted value's percentiles, which finds the buckets holding
+  // the wanted ranks by binary search instead of scanning the buckets again.
   constexpr bool kCounted = DistributionCounter<Counter>;
   FillScratch& scratch = thread_counter<FillScratch>();
   ClearAfter<FillScratch> clear{scratch};
@@ -192,24 +190,25 @@ void fill_distribution(Counter& c, const TensorView& v, Load load, Distribution*
   else most = static_cast<size_t>(v.numel) + 1;
   if (scratch.room < most) {
     scratch.room = std::max(most, 2 * scratch.room);
-    scratch.buckets.reset(new BucketCount[scratch.room]);
+    scratch.buckets.reset(new ListedBucket[scratch.room]);
   }
-  BucketCount* const buckets = scratch.buckets.get();
-  size_t listed = 0;
-  for_each_bucket(c, [&](int64_t bucket, int64_t count) {
-    if (bucket < 0) out->negative += count;
-    if (bucket > 0) out->positive += count;
-    buckets[listed++] = {bucket, count};
-  });
+  ListedBucket* const buckets = scratch.buckets.get();
   BucketRunWriter& runs = scratch.runs;
+  size_t listed = 0;
+  int64_t below = 0;
+  for_each_bucket(c, [&](int64_t bucket, int64_t count) {
+    buckets[listed++] = {bucket, count, below};
+    below += count;
+  });
   runs.add_all(buckets, listed);
   out->histogram = runs.finish();
+  const ListedBucket* const non_negative =
+      std::partition_point(buckets, buckets + listed, [](const ListedBucket& b) { return b.bucket < 0; });
+  out->negative = non_negative == buckets + listed ? below : non_negative->below;
+  out->positive = below - out->negative - out->zero;
   if constexpr (kCounted) {
-    auto each_bucket = [listed, buckets](auto&& f) {
-      for (size_t i = 0; i < listed; ++i) f(buckets[i].bucket, buckets[i].count);
-    };
     distribution_kernel::percentiles_of(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile,
-                                        each_bucket);
+                                        ListedBuckets{buckets, listed});
   } else {
     percentiles(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile);
   }

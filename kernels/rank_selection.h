@@ -69,13 +69,61 @@ void for_each_counted_bucket(const Counter& c, F&& f) {
   if (n > 0) for_each_nonzero_count<false>(c.counts(0), n, [&](int64_t i, int64_t count) { f(lo + i, count); });
 }
 
+// A non-empty bucket of a counted value in a list of them (value order), with the number of its
+// finite elements in the buckets before it, so that the bucket holding a rank is found by a
+// binary search instead of a scan of every bucket.
+struct ListedBucket {
+  int64_t bucket, count, below;
+};
+
+// The buckets holding the wanted ranks, found by scanning the counter's range of buckets.
+// visit(ranks, k, offset, f) calls f(bucket, count, below) for each bucket (in value order) that
+// holds one of ranks[0, k) (ascending; none below offset), below counting from offset.
+template <DistributionCounter Counter>
+struct ScannedBuckets {
+  const Counter& c;
+  template <class F>
+  void visit(const int64_t* ranks, size_t k, int64_t below, F&& f) const {
+    size_t i = 0;
+    for_each_counted_bucket(c, [&](int64_t b, int64_t n) {
+      if (i < k && ranks[i] < below + n) {
+        f(b, n, below);
+        while (i < k && ranks[i] < below + n) ++i;
+      }
+      below += n;
+    });
+  }
+};
+
+// The same from a list of the value's non-empty buckets (a value's range of buckets is mostly
+// empty, and scanning even its list costs more than a search per wanted bucket).
+struct ListedBuckets {
+  const ListedBucket* list;
+  size_t listed;
+  template <class F>
+  void visit(const int64_t* ranks, size_t k, int64_t offset, F&& f) const {
+    const ListedBucket* from = list;
+    const ListedBucket* const end = list + listed;
+    for (size_t i = 0; i < k && from != end;) {
+      const int64_t rank = ranks[i] - offset;
+      // The last bucket that starts at or before rank (the first one starts at 0).
+      const ListedBucket* at =
+          std::upper_bound(from, end, rank, [](int64_t r, const ListedBucket& b) { return r < b.below; }) - 1;
+      const int64_t past = at->below + at->count;
+      if (rank >= past) return;  // past the finite elements: the +Inf ones
+      f(at->bucket, at->count, at->below + offset);
+      while (i < k && ranks[i] - offset < past) ++i;
+      from = at + 1;
+    }
+  }
+};
+
 // values[i] = the element of order ranks[i] among the counted value's non-NaN ones (ranks
-// ascending, distinct, at most kMaxWantedBuckets). each_bucket(f) calls f as
-// for_each_counted_bucket does, from a list of the non-empty buckets where the caller has one
-// (a value's range of buckets is mostly empty: scanning it again costs more than the list).
-template <DistributionCounter Counter, class Load, class EachBucket>
+// ascending, distinct, at most kMaxWantedBuckets). buckets (ScannedBuckets or ListedBuckets)
+// finds the buckets that hold them.
+template <DistributionCounter Counter, class Load, class Buckets>
 void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ranks, size_t k, double* values,
-                  EachBucket&& each_bucket) {
+                  const Buckets& buckets_holding) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   // The first and the last non-NaN element are the extremes, where the counter knows them; a
   // non-zero extreme lies in a bucket, which then need not be gathered for it.
@@ -94,29 +142,22 @@ void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ran
   Wanted buckets[kMaxWantedBuckets + 1];  // [0]: ordinal 0, not wanted
   size_t wanted = 1;
   int64_t positions[kMaxWantedBuckets];
-  int64_t below = 0, gathered = 0;
+  int64_t gathered = 0;
+  const int64_t below_finite = c.inf(1);
   size_t i = 0;
-  auto exact = [&](int64_t n, double value) {  // a region whose elements are all `value`
-    for (; i < k && ranks[i] < below + n; ++i) values[i] = value;
-    below += n;
-  };
-  auto bucket = [&](int sign, int64_t s, int64_t n) {
-    if (i < k && ranks[i] < below + n) {
-      c.want(sign, s, static_cast<uint8_t>(wanted));
-      Wanted w{gathered, gathered + n, i, 0};
-      for (; i < k && ranks[i] < below + n; ++i, ++w.ranks) positions[i] = gathered + ranks[i] - below;
-      buckets[wanted++] = w;
-      gathered += n;
+  for (; i < k && ranks[i] < below_finite; ++i) values[i] = -kInf;
+  buckets_holding.visit(ranks + i, k - i, below_finite, [&](int64_t b, int64_t n, int64_t below) {
+    if (b == 0) {  // the zeros: all exactly 0
+      for (; i < k && ranks[i] < below + n; ++i) values[i] = 0.0;
+      return;
     }
-    below += n;
-  };
-  exact(c.inf(1), -kInf);
-  each_bucket([&](int64_t b, int64_t n) {
-    if (b == 0) exact(n, 0.0);
-    else if (b < 0) bucket(1, -b, n);
-    else bucket(0, b, n);
+    c.want(b < 0 ? 1 : 0, b < 0 ? -b : b, static_cast<uint8_t>(wanted));
+    Wanted w{gathered, gathered + n, i, 0};
+    for (; i < k && ranks[i] < below + n; ++i, ++w.ranks) positions[i] = gathered + ranks[i] - below;
+    buckets[wanted++] = w;
+    gathered += n;
   });
-  exact(c.inf(0), kInf);
+  for (; i < k; ++i) values[i] = kInf;  // past every finite element
   if (!gathered) return;
   using Elem = decltype(load(v.data, 0));
   std::unique_ptr<Elem[]> buffer(new Elem[static_cast<size_t>(gathered)]);
@@ -133,19 +174,19 @@ void select_ranks(Counter& c, const TensorView& v, Load load, const int64_t* ran
 }
 
 // The percentiles ps[0, count) of the counted value: out[i] (NaN when every element is NaN).
-// each_bucket as for select_ranks.
-template <DistributionCounter Counter, class Load, class EachBucket>
+// buckets as for select_ranks.
+template <DistributionCounter Counter, class Load, class Buckets>
 void percentiles_of(Counter& c, const TensorView& v, Load load, const double* ps, size_t count, double* out,
-                    EachBucket&& each_bucket) {
+                    const Buckets& buckets) {
   auto select = [&](const int64_t* ranks, size_t k, double* values) {
     for (size_t from = 0; from < k; from += kMaxWantedBuckets)
-      select_ranks(c, v, load, ranks + from, std::min(kMaxWantedBuckets, k - from), values + from, each_bucket);
+      select_ranks(c, v, load, ranks + from, std::min(kMaxWantedBuckets, k - from), values + from, buckets);
   };
   percentiles_by_selection(v.numel - c.nan(), select, ps, count, out);
 }
 template <DistributionCounter Counter, class Load>
 void percentiles_of(Counter& c, const TensorView& v, Load load, const double* ps, size_t count, double* out) {
-  percentiles_of(c, v, load, ps, count, out, [&c](auto&& f) { for_each_counted_bucket(c, f); });
+  percentiles_of(c, v, load, ps, count, out, ScannedBuckets<Counter>{c});
 }
 
 }  // namespace trialdb::distribution_kernel
