@@ -8,6 +8,7 @@
 #include <google/protobuf/arena.h>
 
 #include "ingest/format/proto/smdebug_event.pb.h"
+#include "ingest/format/event_wire_decoder.h"
 #include "ingest/format/tensor_content_split.h"
 
 namespace trialdb {
@@ -180,8 +181,7 @@ Status decode_tensor(pb::TensorProto& t, const std::string_view* cut, uint64_t m
     return Status::invalid("unknown tensor dtype " + std::to_string(t.dtype()));
   const size_t item = dtype_size(d->dtype);
   if (!content.empty() || numel == 0) {
-    // Divide rather than multiply: a forged shape must not wrap around to the content's size.
-    if (content.size() % item != 0 || static_cast<uint64_t>(numel) != content.size() / item)
+    if (!content_fills_shape(content.size(), item, numel))
       return Status::invalid(
           "tensor_content has " + std::to_string(content.size()) + " bytes but dtype " + dtype_name(d->dtype) +
           " x shape " + shape_json(d->dims.data(), static_cast<int>(d->dims.size())) + " needs " +
@@ -230,7 +230,7 @@ Status decode_tensor(pb::TensorProto& t, const std::string_view* cut, uint64_t m
 // bytes) is not numeric. Hand-written because it runs twice per record and strtoll's
 // locale-aware path is a noticeable part of decoding a scalar's record (bench/README.md,
 // "Small tensors").
-bool whole_strtoll(const std::string& c, long long* out) {
+bool whole_strtoll(std::string_view c, long long* out) {
   size_t i = 0;
   const size_t n = c.size();
   while (i < n && (c[i] == ' ' || (c[i] >= '\t' && c[i] <= '\r'))) ++i;
@@ -280,17 +280,7 @@ Status parse_and_decode(std::string_view payload, const std::vector<std::string_
     d.tag = v.tag();
     d.event_step = ev.step();
     d.mode_step = ev.step();
-    for (const auto& pd : v.metadata().plugin_data()) {
-      long long n = 0;
-      const bool numeric = whole_strtoll(pd.content(), &n);
-      if (pd.plugin_name() == "mode_step" && numeric) {
-        d.mode_step = n;
-        d.has_mode = true;
-      } else if (pd.plugin_name() == "mode" && numeric && n >= 1 && n <= 4) {
-        d.mode = static_cast<Mode>(n);
-        d.has_mode = true;
-      }
-    }
+    for (const auto& pd : v.metadata().plugin_data()) apply_plugin_data(pd.plugin_name(), pd.content(), &d);
     if (v.has_tensor()) {
       if (Status st = decode_tensor(*v.mutable_tensor(), content, max_growth, &d); !st.is_ok())
         return st.prefixed("tensor '" + d.tag + "': ");
@@ -308,6 +298,23 @@ Status parse_and_decode(std::string_view payload, const std::vector<std::string_
 
 }  // namespace
 
+bool content_fills_shape(size_t content_bytes, size_t item_bytes, int64_t numel) {
+  // Divide rather than multiply: a forged shape must not wrap around to the content's size.
+  return content_bytes % item_bytes == 0 && static_cast<uint64_t>(numel) == content_bytes / item_bytes;
+}
+
+void apply_plugin_data(std::string_view plugin_name, std::string_view content, DecodedTensor* d) {
+  long long n = 0;
+  const bool numeric = whole_strtoll(content, &n);
+  if (plugin_name == "mode_step" && numeric) {
+    d->mode_step = n;
+    d->has_mode = true;
+  } else if (plugin_name == "mode" && numeric && n >= 1 && n <= 4) {
+    d->mode = static_cast<Mode>(n);
+    d->has_mode = true;
+  }
+}
+
 uint64_t record_growth_share(uint64_t record_bytes, uint64_t file_bytes) {
   if (file_bytes == 0 || record_bytes >= file_bytes) return record_bytes + kGrowthFloorBytes;
   // record_bytes * floor / file_bytes without overflow: the quotient is below the floor.
@@ -317,6 +324,12 @@ uint64_t record_growth_share(uint64_t record_bytes, uint64_t file_bytes) {
 
 Status decode_event(std::string_view payload, std::vector<DecodedTensor>* out, size_t borrow_from_bytes,
                     uint64_t max_growth_bytes) {
+  if (decode_smdebug_event(payload, borrow_from_bytes, out)) return Status::ok();
+  return decode_event_with_protobuf(payload, out, borrow_from_bytes, max_growth_bytes);
+}
+
+Status decode_event_with_protobuf(std::string_view payload, std::vector<DecodedTensor>* out, size_t borrow_from_bytes,
+                                  uint64_t max_growth_bytes) {
   std::string stripped;
   std::vector<std::string_view> contents;
   const std::vector<std::string_view>* cut = nullptr;

@@ -40,10 +40,12 @@ struct DecodedTensor {
   std::string_view bytes() const { return is_borrowed ? borrowed : std::string_view(data); }
 };
 
-// Appends the tensors of one Event payload. Events without a summary (file_version) add
-// nothing. A malformed payload is kInvalidInput, its cause naming the tensor when one is at
-// fault; the caller adds the file and step (Status::at). Thread-safe: small records are parsed
-// on a per-thread protobuf arena; nothing in *out refers to it.
+// Appends the tensors of one Event payload: the Events smdebug writes are read by hand
+// (event_wire_decoder.h), anything else by libprotobuf, with the same result either way.
+// Events without a summary (file_version) add nothing. A malformed payload is kInvalidInput,
+// its cause naming the tensor when one is at fault; the caller adds the file and step
+// (Status::at). Thread-safe: small records are parsed on a per-thread protobuf arena; nothing
+// in *out refers to it.
 // In payloads of at least borrow_from_bytes, tensor_content is not copied: the tensor is
 // `borrowed` from the payload (tensor_content_split.h). Either way the tensors are the same.
 // Typed values that TensorFlow broadcasts or pads (one float_val over a shape of 10^9) grow from
@@ -52,6 +54,18 @@ struct DecodedTensor {
 // kInvalidInput, before anything is allocated for it.
 Status decode_event(std::string_view payload, std::vector<DecodedTensor>* out, size_t borrow_from_bytes = SIZE_MAX,
                     uint64_t max_growth_bytes = UINT64_MAX);
+
+// decode_event without its hand-written path (event_wire_decoder.h): every payload parsed by
+// libprotobuf. The reference that path is held to (tests, the event fuzz target).
+Status decode_event_with_protobuf(std::string_view payload, std::vector<DecodedTensor>* out,
+                                  size_t borrow_from_bytes = SIZE_MAX, uint64_t max_growth_bytes = UINT64_MAX);
+
+// What one SummaryMetadata.plugin_data entry says of its tensor: smdebug's "mode" (1-4) and
+// "mode_step", each a decimal number read as strtoll(content, &end, 10) consuming all of it.
+void apply_plugin_data(std::string_view plugin_name, std::string_view content, DecodedTensor* d);
+
+// Whether tensor_content of content_bytes holds exactly numel elements of item_bytes.
+bool content_fills_shape(size_t content_bytes, size_t item_bytes, int64_t numel);
 
 // The most one tensor's broadcast or padded typed values may expand to. Real writers send large
 // values as tensor_content, whose size the record itself bounds.

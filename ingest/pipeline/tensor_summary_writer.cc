@@ -1,6 +1,8 @@
 // tensor_summary_writer.h.
 #include "ingest/pipeline/tensor_summary_writer.h"
 
+#include <algorithm>
+
 namespace trialdb {
 
 namespace {
@@ -29,6 +31,7 @@ TensorSummaryWriter::TensorSummaryWriter(Database& db, int64_t trial_id)
       complete_through_(db.handle(), "SELECT complete_through FROM trial WHERE trial_id = ?1"),
       other_worker_(db.handle(),
                     "SELECT 1 FROM step_worker WHERE trial_id = ?1 AND step = ?2 AND worker_id <> ?3 LIMIT 1"),
+      step_written_(db.handle(), "SELECT 1 FROM step_worker WHERE trial_id = ?1 AND step = ?2 LIMIT 1"),
       has_value_(db.handle(),
                  "SELECT 1 FROM value WHERE tensor_id = ?1 AND tensor_step = ?2 AND step_offset = ?3 LIMIT 1"),
       count_step_(db.handle(), kNewlyVisibleSql),
@@ -41,7 +44,19 @@ void TensorSummaryWriter::begin_file(int64_t step, int64_t tensor_step, int64_t 
   visible_ = complete_through_.step() && step <= complete_through_.int64(0);
   complete_through_.reset();
   other_workers_ = false;
-  if (!visible_) return;
+  step_tensors_ = nullptr;
+  if (!visible_) {
+    // A value exists at a step only with its worker's step_worker row, which the ingest writes
+    // after the file's values: none yet, and every value of the step is stored in this transaction.
+    auto [it, first_file] = steps_written_.try_emplace(step);
+    if (first_file) {
+      step_written_.bind(1, trial_id_).bind(2, step);
+      it->second.all_in_transaction = !step_written_.step();
+      step_written_.reset();
+    }
+    if (it->second.all_in_transaction) step_tensors_ = &it->second.tensor_ids;
+    return;
+  }
   other_worker_.bind(1, trial_id_).bind(2, step).bind(3, worker_id);
   other_workers_ = other_worker_.step();
   other_worker_.reset();
@@ -59,6 +74,7 @@ bool TensorSummaryWriter::adds_visible_step(int64_t tensor_id) {
 
 void TensorSummaryWriter::stored(int64_t tensor_id, int64_t dtype, std::string_view shape, bool adds_visible_step) {
   if (adds_visible_step) ++added_steps_[tensor_id];
+  if (step_tensors_) step_tensors_->push_back(tensor_id);
   std::vector<Variant>& variants = variants_[tensor_id];
   for (size_t i = 0; i < variants.size(); ++i) {
     Variant& v = variants[i];
@@ -75,7 +91,21 @@ void TensorSummaryWriter::stored(int64_t tensor_id, int64_t dtype, std::string_v
 }
 
 void TensorSummaryWriter::count_steps_become_visible(int64_t before, int64_t through) {
-  count_step_.bind(1, trial_id_).bind(2, before).bind(3, through);
+  int64_t counted_through = before;
+  for (auto& [step, written] : steps_written_) {
+    if (step <= before || step > through || !written.all_in_transaction) continue;
+    if (step - 1 > counted_through) count_from_index(counted_through, step - 1);
+    counted_through = step;
+    std::vector<int64_t>& tensors = written.tensor_ids;  // one per worker that saved the tensor
+    std::sort(tensors.begin(), tensors.end());
+    for (auto it = tensors.begin(); it != tensors.end(); it = std::upper_bound(it, tensors.end(), *it))
+      ++added_steps_[*it];
+  }
+  if (through > counted_through) count_from_index(counted_through, through);
+}
+
+void TensorSummaryWriter::count_from_index(int64_t after, int64_t through) {
+  count_step_.bind(1, trial_id_).bind(2, after).bind(3, through);
   int64_t last_step = 0, last_tensor = 0;
   bool any = false;
   while (count_step_.step()) {
@@ -89,6 +119,8 @@ void TensorSummaryWriter::count_steps_become_visible(int64_t before, int64_t thr
 
 void TensorSummaryWriter::finish_transaction(int64_t before, int64_t through) {
   if (through > before) count_steps_become_visible(before, through);
+  steps_written_.clear();
+  step_tensors_ = nullptr;
   for (const auto& [tensor_id, added] : added_steps_) add_steps_.bind(1, tensor_id).bind(2, added).run();
   added_steps_.clear();
   for (const auto& [tensor_id, i] : unwritten_) {

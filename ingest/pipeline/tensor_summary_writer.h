@@ -7,9 +7,11 @@
 //   worker's value of the tensor is there: looked up before the value is stored, and only when
 //   another worker wrote the step;
 // - when complete_through rises, each tensor gains the distinct steps of the newly visible range
-//   it has values at, whichever transaction stored them: counted from the value_by_step index,
-//   whose entries hold (step, tensor) (no value row is read), a (step, tensor) once however many
-//   workers saved it.
+//   it has values at, a (step, tensor) once however many workers saved it. A step whose values
+//   were all stored by the same transaction (no worker had written it before: the usual case,
+//   a step read whole and completed at once) is counted from the tensors this object saw
+//   stored; the others (written across transactions: a lagging worker, late files, --follow)
+//   from the value_by_step index, whose entries hold (step, tensor) (no value row is read).
 // A value is counted once: when it is stored if its step was visible then, else when its step
 // becomes visible.
 //
@@ -18,12 +20,14 @@
 // completing change none. A variant this ingest knows to be stored at that step or an earlier one
 // is not written again (the summary only ever lowers a first step).
 //
-// Memory: the variants of the tensors this ingest stored values of (not the values), and a count
-// per tensor whose visible steps the open transaction changed. What the open transaction added
-// is written by finish_transaction; a transaction rolled back (an exception) ends the ingest, and
-// with it what this object knew.
+// Memory: the variants of the tensors this ingest stored values of (not the values), a count
+// per tensor whose visible steps the open transaction changed, and the tensor ids of the values
+// the open transaction stored at steps not visible (8 bytes a value, within its commit size).
+// What the open transaction added is written by finish_transaction; a transaction rolled back
+// (an exception) ends the ingest, and with it what this object knew.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -53,6 +57,7 @@ class TensorSummaryWriter {
 
  private:
   void count_steps_become_visible(int64_t before, int64_t through);
+  void count_from_index(int64_t after, int64_t through);
 
   struct Variant {
     int64_t dtype;
@@ -69,10 +74,19 @@ class TensorSummaryWriter {
   bool visible_ = false;        // its step was visible before it
   bool other_workers_ = false;  // another worker wrote its step (visible_ only)
 
+  // The steps not visible that the open transaction stored values at, by step: whether no
+  // worker had written the step before the transaction, and then the tensor of every value.
+  struct StepWritten {
+    bool all_in_transaction;
+    std::vector<int64_t> tensor_ids;
+  };
+  std::map<int64_t, StepWritten> steps_written_;
+  std::vector<int64_t>* step_tensors_ = nullptr;  // the file's step's tensor_ids, if counted here
+
   std::unordered_map<int64_t, std::vector<Variant>> variants_;  // by tensor_id
   std::vector<std::pair<int64_t, size_t>> unwritten_;           // (tensor_id, index in variants_)
   std::unordered_map<int64_t, int64_t> added_steps_;            // tensor_id -> visible steps added
-  Statement complete_through_, other_worker_, has_value_, count_step_, add_steps_, write_variant_;
+  Statement complete_through_, other_worker_, step_written_, has_value_, count_step_, add_steps_, write_variant_;
 };
 
 }  // namespace trialdb

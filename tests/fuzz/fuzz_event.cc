@@ -3,7 +3,9 @@
 // hold exactly dtype x shape bytes (strings: one length-prefixed entry per element), so nothing
 // downstream can read past it. Decoding with tensor_content borrowed (split_tensor_content on
 // every input) must give exactly what decoding the record as written gives, with any borrowed
-// bytes inside the input.
+// bytes inside the input. decode_event reads the Events smdebug writes by hand
+// (event_wire_decoder.h): it must give exactly what libprotobuf gives
+// (decode_event_with_protobuf), status and tensors, borrowing or not.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -14,9 +16,33 @@
 #include "kernels/reductions.h"
 #include "schema/value_blob.h"
 
+namespace {
+
+bool same_tensor(const trialdb::DecodedTensor& a, const trialdb::DecodedTensor& b) {
+  return a.tag == b.tag && a.event_step == b.event_step && a.has_mode == b.has_mode && a.mode == b.mode &&
+         a.mode_step == b.mode_step && a.dtype == b.dtype && a.smdebug_readable == b.smdebug_readable &&
+         a.dims == b.dims && a.bytes() == b.bytes();
+}
+
+// decode_event agrees with the libprotobuf reference on status and tensors, borrowed alike.
+void expect_as_libprotobuf(std::string_view payload, size_t borrow_from_bytes) {
+  using namespace trialdb;
+  std::vector<DecodedTensor> got, want;
+  const Status g = decode_event(payload, &got, borrow_from_bytes);
+  const Status w = decode_event_with_protobuf(payload, &want, borrow_from_bytes);
+  if (g.to_string() != w.to_string() || got.size() != want.size()) __builtin_trap();
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!same_tensor(got[i], want[i]) || got[i].is_borrowed != want[i].is_borrowed || got[i].data != want[i].data)
+      __builtin_trap();
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trialdb;
   const std::string_view payload(reinterpret_cast<const char*>(data), size);
+  expect_as_libprotobuf(payload, SIZE_MAX);
+  expect_as_libprotobuf(payload, 0);
   std::vector<DecodedTensor> out, borrowing;
   Status err, borrowing_err;
   const bool ok = (err = decode_event(payload, &out)).is_ok();
@@ -30,10 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < out.size(); ++i) {
     const DecodedTensor& a = out[i];
     const DecodedTensor& b = borrowing[i];
-    if (a.is_borrowed || a.tag != b.tag || a.event_step != b.event_step || a.has_mode != b.has_mode ||
-        a.mode != b.mode || a.mode_step != b.mode_step || a.dtype != b.dtype ||
-        a.smdebug_readable != b.smdebug_readable || a.dims != b.dims || a.bytes() != b.bytes())
-      __builtin_trap();
+    if (a.is_borrowed || !same_tensor(a, b)) __builtin_trap();
     if (b.is_borrowed &&
         (b.borrowed.data() < payload.data() || b.borrowed.data() + b.borrowed.size() > payload.data() + size))
       __builtin_trap();
