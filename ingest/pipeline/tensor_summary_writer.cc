@@ -29,16 +29,13 @@ TensorSummaryWriter::TensorSummaryWriter(Database& db, int64_t trial_id)
     : db_(db),
       trial_id_(trial_id),
       complete_through_(db.handle(), "SELECT complete_through FROM trial WHERE trial_id = ?1"),
-      other_worker_(db.handle(),
-                    "SELECT 1 FROM step_worker WHERE trial_id = ?1 AND step = ?2 AND worker_id <> ?3 LIMIT 1"),
-      step_written_(db.handle(), "SELECT 1 FROM step_worker WHERE trial_id = ?1 AND step = ?2 LIMIT 1"),
       has_value_(db.handle(),
                  "SELECT 1 FROM value WHERE tensor_id = ?1 AND tensor_step = ?2 AND step_offset = ?3 LIMIT 1"),
       count_step_(db.handle(), kNewlyVisibleSql),
       add_steps_(db.handle(), "UPDATE tensor SET visible_steps = visible_steps + ?2 WHERE tensor_id = ?1"),
       write_variant_(db.handle(), kWriteVariantSql) {}
 
-void TensorSummaryWriter::begin_file(int64_t step, int64_t tensor_step, int64_t worker_id) {
+void TensorSummaryWriter::begin_file(int64_t step, int64_t tensor_step, int64_t worker_id, StepWorkers before) {
   step_ = step, tensor_step_ = tensor_step, worker_id_ = worker_id;
   complete_through_.bind(1, trial_id_);
   visible_ = complete_through_.step() && step <= complete_through_.int64(0);
@@ -49,17 +46,11 @@ void TensorSummaryWriter::begin_file(int64_t step, int64_t tensor_step, int64_t 
     // A value exists at a step only with its worker's step_worker row, which the ingest writes
     // after the file's values: none yet, and every value of the step is stored in this transaction.
     auto [it, first_file] = steps_written_.try_emplace(step);
-    if (first_file) {
-      step_written_.bind(1, trial_id_).bind(2, step);
-      it->second.all_in_transaction = !step_written_.step();
-      step_written_.reset();
-    }
+    if (first_file) it->second.all_in_transaction = !before.this_worker && !before.other_workers;
     if (it->second.all_in_transaction) step_tensors_ = &it->second.tensor_ids;
     return;
   }
-  other_worker_.bind(1, trial_id_).bind(2, step).bind(3, worker_id);
-  other_workers_ = other_worker_.step();
-  other_worker_.reset();
+  other_workers_ = before.other_workers;
 }
 
 bool TensorSummaryWriter::adds_visible_step(int64_t tensor_id) {

@@ -38,13 +38,19 @@
 
 namespace trialdb {
 
+// Which workers had written a step (its step_worker rows) before a file of it is stored.
+struct StepWorkers {
+  bool this_worker;    // the file's own
+  bool other_workers;  // any other
+};
+
 class TensorSummaryWriter {
  public:
   TensorSummaryWriter(Database& db, int64_t trial_id);
 
   // Before the values of one file: its global step, the step its values are numbered by
-  // (value.tensor_step) and its worker.
-  void begin_file(int64_t step, int64_t tensor_step, int64_t worker_id);
+  // (value.tensor_step), its worker and who had written the step before it.
+  void begin_file(int64_t step, int64_t tensor_step, int64_t worker_id, StepWorkers before);
   // Before a value of the file is stored: whether storing it adds a visible step to the tensor.
   bool adds_visible_step(int64_t tensor_id);
   // Once a value of the file is stored: its dtype (kNoDtype without a raw value), its shape
@@ -86,7 +92,7 @@ class TensorSummaryWriter {
   std::unordered_map<int64_t, std::vector<Variant>> variants_;  // by tensor_id
   std::vector<std::pair<int64_t, size_t>> unwritten_;           // (tensor_id, index in variants_)
   std::unordered_map<int64_t, int64_t> added_steps_;            // tensor_id -> visible steps added
-  Statement complete_through_, other_worker_, step_written_, has_value_, count_step_, add_steps_, write_variant_;
+  Statement complete_through_, has_value_, count_step_, add_steps_, write_variant_;
 };
 
 }  // namespace trialdb

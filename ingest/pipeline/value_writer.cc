@@ -227,7 +227,10 @@ ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress, TensorSu
                           insert_sql("INSERT OR IGNORE", kValueColumns, rows_sql(value_row_sql, kValueBatch))),
       insert_scalar_batch_(db.handle(),
                            insert_sql("INSERT OR IGNORE", kScalarColumns, rows_sql(scalar_row_sql, kValueBatch))),
-      has_step_worker_(db.handle(), "SELECT 1 FROM step_worker WHERE trial_id = ? AND step = ? AND worker_id = ?"),
+      step_workers_(db.handle(), R"sql(
+        SELECT coalesce(max(worker_id = ?3), 0), coalesce(max(worker_id <> ?3), 0)
+        FROM step_worker
+        WHERE trial_id = ?1 AND step = ?2)sql"),
       insert_blob_(db.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)"),
       max_value_id_(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob"),
       max_histogram_id_(db.handle(), "SELECT coalesce(max(histogram_id), 0) FROM value_histogram"),
@@ -256,11 +259,13 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
   // value_histogram ids likewise, as SQLite would choose them (the largest plus one).
   if (max_histogram_id_.step()) next_histogram_id_ = max_histogram_id_.int64(0) + 1;
   max_histogram_id_.reset();
-  // Values of this (step, worker) exist only if its step_worker row does (same transaction).
-  has_step_worker_.bind(1, trial_id_).bind(2, f.file.step).bind(3, worker_id);
-  const bool fast = !has_step_worker_.step();
-  has_step_worker_.reset();
-  summary_.begin_file(f.file.step, tensor_step, worker_id);
+  // Values of a (step, worker) exist only if its step_worker row does (same transaction).
+  step_workers_.bind(1, trial_id_).bind(2, f.file.step).bind(3, worker_id);
+  step_workers_.step();
+  const StepWorkers before{step_workers_.int64(0) != 0, step_workers_.int64(1) != 0};
+  step_workers_.reset();
+  const bool fast = !before.this_worker;
+  summary_.begin_file(f.file.step, tensor_step, worker_id, before);
 
   size_t stored = 0;
   std::vector<Row> batch, scalar_batch;

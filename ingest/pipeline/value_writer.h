@@ -61,7 +61,7 @@ class ValueWriter {
   bool compress_;
   TensorSummaryWriter& summary_;
   Statement insert_value_, insert_value_fast_, insert_value_batch_, insert_scalar_batch_;
-  Statement has_step_worker_, insert_blob_, max_value_id_, max_histogram_id_;
+  Statement step_workers_, insert_blob_, max_value_id_, max_histogram_id_;
   Statement insert_event_file_, find_event_file_;
   std::unordered_map<std::string, int64_t> event_files_;
   // A distribution row waiting for flush_distributions; histogram_id 0: it has no histogram.
