@@ -14,10 +14,13 @@
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <tuple>
+#include <utility>
 
 #include "rules_sql/rule_file.h"
 #include "rules_sql/rule_settings.h"
+#include "schema/reduction_kinds.h"
 #include "schema/status.h"
 #include "sqlext/register.h"
 
@@ -111,8 +114,29 @@ const std::set<std::string>& reserved_names() {
   return names;
 }
 
-std::string install_sql() {
+namespace {
+
+// rules_base.sql with the names in braces that stand for the reductions view's declaration
+// (reduction_kinds.h) written in; any other name in braces is an error in the file.
+std::string base_sql() {
+  const std::pair<const char*, std::string> parts[] = {
+      {"{reductions.filter}", reduction_filter_over_kind_sql()},
+      {"{reductions.computed}", reduction_kind_column_sql("computed")},
+      {"{reductions.value}", reduction_value_over_kind_sql()},
+  };
   std::string sql = kBaseSql;
+  for (const auto& [name, expression] : parts)
+    for (size_t at = sql.find(name); at != std::string::npos; at = sql.find(name, at + expression.size()))
+      sql.replace(at, std::string_view(name).size(), expression);
+  if (const size_t at = sql.find("{reductions."); at != std::string::npos)
+    throw Error(Status::database("rules_base.sql: unknown name " + sql.substr(at, sql.find('}', at) + 1 - at)));
+  return sql;
+}
+
+}  // namespace
+
+std::string install_sql() {
+  std::string sql = base_sql();
   const std::vector<RuleDeclaration>& declared = builtin_declarations();
   for (size_t i = 0; i < declared.size(); ++i) {  // appended piece by piece: GCC 12's -Wrestrict at -O3
     sql += '\n';

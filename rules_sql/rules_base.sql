@@ -17,8 +17,8 @@
 -- a rule finds the same whichever way a trial's steps are split into batches.
 --
 -- Rules read only the public views of schema.sql (and rule_now_reduction here schema.sql's fixed
--- list of reduction kinds, reduction_kind; weight_update_ratio the stored l2 of a value, from the
--- value table by its key), the tables and views defined here, their own
+-- list of reduction kinds, reduction_kind, and a value's stored reductions from the value table by
+-- its key; weight_update_ratio the stored l2 of a value, so too), the tables and views defined here, their own
 -- state tables and trialdb's SQL functions (sqlext: tensor_*, and the rule_* helpers of
 -- sqlext/fn_rule.cc; all in build/lib/trialdb.so, docs/SQL.md).
 -- Every rule view and trigger also runs in a stock sqlite3 shell or Python with only
@@ -201,17 +201,25 @@ WHERE v.trial = b.trial
 -- version 10, its reduction is the hook's saved one, or it is NaN (stored as NULL). NULL for
 -- strings, complex values and empty tensors, as tensor_reduce() answers. A filter on reduction
 -- and abs picks the kind before any value is looked up.
+-- The computed reduction is the `reductions` view's row for the value and kind, read from the
+-- value's row by its key. The names in braces, reductions.filter, reductions.computed and
+-- reductions.value, stand for that view's row filter, computed column and value expression over
+-- a value row v and a kind k: the runner writes them in when it installs this file (`trialdb
+-- rules --print-sql` shows them), so what a stored reduction means is declared in schema.sql
+-- only. A lookup through the view, a subquery per value and kind, costs more than a rule's whole
+-- work on the value.
 DROP VIEW IF EXISTS rule_now_reduction;
 CREATE VIEW rule_now_reduction AS
 SELECT n.trial, n.step, n.mode, n.mode_step, n.tensor, n.worker, n.dtype, n.shape, k.reduction, k.abs,
-       coalesce((SELECT r.value
-                 FROM reductions r
-                 WHERE r.trial = n.trial AND r.tensor = n.tensor AND r.step = n.tensor_step
-                   AND r.global_step = n.step AND r.worker = n.worker
-                   AND r.reduction = k.reduction AND r.abs = k.abs AND r.computed),
+       coalesce(CASE WHEN ({reductions.filter}) AND ({reductions.computed}) THEN {reductions.value} END,
                 tensor_reduce(n.real_value, k.reduction, k.abs)) AS value
 FROM rule_now n
-CROSS JOIN reduction_kind k;
+CROSS JOIN reduction_kind k
+LEFT JOIN trial t ON t.name = n.trial
+LEFT JOIN tensor tn ON tn.trial_id = t.trial_id AND tn.name = n.tensor
+LEFT JOIN worker w ON w.trial_id = t.trial_id AND w.name = n.worker
+LEFT JOIN value v ON v.tensor_id = tn.tensor_id AND v.tensor_step = n.tensor_step
+                 AND v.step_offset = n.step - n.tensor_step AND v.worker_id = w.worker_id;
 
 -- The distributions (counts and percentiles, computed at ingest) of the steps under evaluation,
 -- from the public view: a GLOBAL-mode step is found by its mode and mode step, as the view
@@ -254,14 +262,15 @@ WHERE v.trial = (SELECT trial FROM rule_batch LIMIT 1)
 DROP VIEW IF EXISTS rule_now_reduction_by_tensor;
 CREATE VIEW rule_now_reduction_by_tensor AS
 SELECT n.trial, n.step, n.mode, n.mode_step, n.tensor, n.worker, n.dtype, n.shape, k.reduction, k.abs,
-       coalesce((SELECT r.value
-                 FROM reductions r
-                 WHERE r.trial = n.trial AND r.tensor = n.tensor AND r.step = n.tensor_step
-                   AND r.global_step = n.step AND r.worker = n.worker
-                   AND r.reduction = k.reduction AND r.abs = k.abs AND r.computed),
+       coalesce(CASE WHEN ({reductions.filter}) AND ({reductions.computed}) THEN {reductions.value} END,
                 tensor_reduce(n.real_value, k.reduction, k.abs)) AS value
 FROM rule_now_by_tensor n
-CROSS JOIN reduction_kind k;
+CROSS JOIN reduction_kind k
+LEFT JOIN trial t ON t.name = n.trial
+LEFT JOIN tensor tn ON tn.trial_id = t.trial_id AND tn.name = n.tensor
+LEFT JOIN worker w ON w.trial_id = t.trial_id AND w.name = n.worker
+LEFT JOIN value v ON v.tensor_id = tn.tensor_id AND v.tensor_step = n.tensor_step
+                 AND v.step_offset = n.step - n.tensor_step AND v.worker_id = w.worker_id;
 
 DROP VIEW IF EXISTS rule_now_distribution_by_tensor;
 CREATE VIEW rule_now_distribution_by_tensor AS

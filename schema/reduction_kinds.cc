@@ -100,6 +100,16 @@ std::string reduction_filter_sql(int64_t idx, bool abs) { return for_kind(view_t
 
 const std::vector<RestColumn>& reduction_kind_columns() { return view_text().kind_columns; }
 
+std::string reduction_value_over_kind_sql() { return view_text().value; }
+
+std::string reduction_filter_over_kind_sql() { return view_text().filter; }
+
+std::string reduction_kind_column_sql(const std::string& name) {
+  for (const RestColumn& c : view_text().kind_columns)
+    if (c.name == name) return c.expression;
+  throw Error(Status::database("schema.sql: the reductions view has no column " + name + " that reads the kind"));
+}
+
 std::string reductions_by_value_sql(const std::vector<ReductionKind>& kinds, sqlite3* db) {
   const ViewText& view = view_text();
   std::string sql = "SELECT " + view.keys;

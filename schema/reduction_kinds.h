@@ -31,6 +31,14 @@ struct RestColumn {
 };
 const std::vector<RestColumn>& reduction_kind_columns();
 
+// The view's value expression, its row filter and a kind column of reduction_kind_columns() (by
+// name), as the view declares them: over a value row `v` and a reduction_kind row `k`, for SQL
+// that joins the two itself (the rule views, rules_sql/rules_base.sql). Throws when the view has
+// no such column.
+std::string reduction_value_over_kind_sql();
+std::string reduction_filter_over_kind_sql();
+std::string reduction_kind_column_sql(const std::string& name);
+
 // The reductions view with one row per value instead of one per value and kind: the view's
 // columns that are the value's (trial, tensor, step, worker, mode, mode_step, global_step), then
 // for each of `kinds` in order `has_<idx>` (1 when the value has the kind: the view has its row),

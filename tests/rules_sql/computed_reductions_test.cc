@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "ingest/writer/trial_writer.h"
+#include "rules_sql/rule_runner.h"
+#include "schema/database.h"
 #include "tests/common/temp_dir.h"
 #include "tests/rules_sql/rules_cli.h"
 
@@ -221,6 +223,87 @@ TEST(ComputedReductions, WeightUpdateRatioDividesByTheStoredL2) {
   ASSERT_GT(changed_rows(db, "UPDATE value SET red_computed = red_computed & ~(1 << " + l2_bit + ")"), 10);
   ASSERT_EQ(rules(db, args + " --rerun", tmp).status, 0);
   EXPECT_EQ(update_ratios(db), ratios);
+}
+
+// Every finding of vanishing_gradient (a threshold every gradient is under), keyed by (step,
+// tensor, worker): its value, mean |gradient|.
+std::map<Key, double> vanishing_values(const std::string& db_path) {
+  std::map<Key, double> out;
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  {
+    Statement q(db, "SELECT step, tensor, worker, value FROM rule_finding WHERE rule = 'vanishing_gradient'");
+    while (q.step()) out[{q.int64(0), q.text(1), q.text(2)}] = q.real(3);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+// The rule views read a value's computed reductions from its row by key (rules_base.sql,
+// rule_now_reduction_by_tensor) with the reductions view's expression: stored mean |v| made twice
+// as large doubles every vanishing_gradient value; without the computed bit the rule reduces the
+// blob, the number the ingest had stored.
+TEST(ComputedReductions, VanishingGradientReadsTheStoredMeanAbs) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  const std::string args = "--rule vanishing_gradient --param vanishing_gradient.threshold=1e300";
+  ASSERT_EQ(rules(db, args, tmp).status, 0);
+  const std::map<Key, double> values = vanishing_values(db);
+  ASSERT_GT(values.size(), 10u);
+
+  const std::string bit = "(SELECT idx FROM reduction_kind WHERE reduction = 'mean' AND abs = 1)";
+  ASSERT_GT(changed_rows(db, "UPDATE value SET ra_mean = 2 * ra_mean WHERE red_src = 1 AND (red_computed >> " + bit +
+                                 ") & 1 AND ra_mean > 0"),
+            10);
+  ASSERT_EQ(rules(db, args + " --rerun", tmp).status, 0);
+  const std::map<Key, double> doubled = vanishing_values(db);
+  ASSERT_EQ(doubled.size(), values.size());
+  for (const auto& [key, value] : values)
+    EXPECT_EQ(doubled.at(key), 2 * value) << std::get<1>(key) << " at step " << std::get<0>(key);
+
+  ASSERT_GT(changed_rows(db, "UPDATE value SET red_computed = red_computed & ~(1 << " + bit + ")"), 10);
+  ASSERT_EQ(rules(db, args + " --rerun", tmp).status, 0);
+  EXPECT_EQ(vanishing_values(db), values);
+}
+
+// rule_now_reduction and rule_now_reduction_by_tensor give, for every value of the batch and
+// every kind, the reductions view's computed value where there is one, else tensor_reduce() of
+// the blob: checked with every stored reduction altered (so that the two differ) on a batch of
+// all the steps of two fixtures, one with two workers.
+TEST(ComputedReductions, RuleViewsGiveTheViewsComputedReductions) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db";
+  for (const char* fixture : {"pt_bad_init", "dist2"}) ingest(kFixtures + "/" + fixture, db, fixture, tmp);
+  ASSERT_EQ(rules(db, "--rule tree_depth", tmp).status, 0);  // installs the rule views
+  for (const char* column :
+       {"r_min", "r_max", "r_mean", "r_prod", "r_std", "r_variance", "r_sum", "r_l1", "r_l2", "ra_min", "ra_max",
+        "ra_mean", "ra_prod", "ra_std", "ra_variance", "ra_sum", "ra_l1", "ra_l2"})
+    changed_rows(db, std::string("UPDATE value SET ") + column + " = 3 * " + column + " + 1");
+  trialdb::Database d(db, trialdb::OpenMode::kExisting);
+  trialdb::rules::RuleRunner runner(d, {});  // registers the SQL functions
+  for (const char* trial : {"pt_bad_init", "dist2"}) {
+    d.exec("DELETE FROM rule_batch");
+    d.exec(std::string("INSERT INTO rule_batch(trial, step, mode, mode_step, tensor_step, now) "
+                       "SELECT trial, step, mode, mode_step, CASE WHEN mode = 'GLOBAL' THEN mode_step ELSE step END, 0 "
+                       "FROM steps WHERE complete AND trial = '") +
+           trial + "'");
+    for (const char* view : {"rule_now_reduction", "rule_now_reduction_by_tensor"}) {
+      Statement q(d.handle(), std::string("SELECT count(*), sum(n.value IS coalesce((SELECT r.value FROM reductions r "
+                                          "WHERE r.trial = n.trial AND r.tensor = n.tensor AND r.step = v.step "
+                                          "AND r.global_step = n.step AND r.worker = n.worker AND r.reduction = "
+                                          "n.reduction AND r.abs = n.abs AND r.computed), "
+                                          "tensor_reduce(v.value, n.reduction, n.abs))), "
+                                          "sum(n.value IS NOT tensor_reduce(v.value, n.reduction, n.abs)) FROM ") +
+                                  view +
+                                  " n JOIN tensor_values v ON v.trial = n.trial AND v.tensor = n.tensor "
+                                  "AND v.global_step = n.step AND v.worker = n.worker");
+      ASSERT_TRUE(q.step());
+      EXPECT_GT(q.int64(0), 1000) << trial << ", " << view;            // not vacuous
+      EXPECT_EQ(q.int64(1), q.int64(0)) << trial << ", " << view;      // each as the view says
+      EXPECT_GT(q.int64(2), q.int64(0) / 2) << trial << ", " << view;  // mostly the altered ones
+    }
+  }
 }
 
 }  // namespace
