@@ -22,6 +22,7 @@
 
 #include "kernels/bucket_grid.h"
 #include "kernels/distribution_counter.h"
+#include "schema/histogram_blob.h"
 #include "schema/value_blob.h"
 
 namespace trialdb::distribution_kernel {
@@ -99,6 +100,18 @@ class Float32KeyCounter {
     }
     taken_ = true;
   }
+  // What fill_distribution (distribution.cc) wants of the counts, read off both tables in one
+  // pass that zeroes them as it goes: the histogram's runs into *blob, broken where
+  // BucketRunWriter (bucket_runs.h) breaks them, so the blob is the same; the number of negative
+  // elements; and the buckets holding ranks[0, k) (ascending, distinct, below the non-NaN
+  // elements' count) listed into found (room for k) with the elements below them, for
+  // ListedBuckets (rank_selection.h). Returns how many were found. Listing every bucket, then
+  // grouping the list into runs, then packing those cost twice the instructions (bench/README.md).
+  struct TakenHistogram {
+    int64_t negative;
+    size_t found;
+  };
+  TakenHistogram take_histogram(const int64_t* ranks, size_t k, HistogramBlobWriter* blob, ListedBucket* found);
   bool extremes(double* lo, double* hi) const {
     *lo = min_, *hi = max_;
     return true;
