@@ -154,11 +154,6 @@ template <class F>
 void for_each_bucket(const SortedElements& s, F&& f) {
   s.for_each_bucket(f);
 }
-// The key counter's buckets are read once, so they are taken (and cleared) as they are read.
-template <class F>
-void for_each_bucket(Float32KeyCounter& c, F&& f) {
-  c.take_buckets(f);
-}
 
 // The percentiles ps[0, count) of the counted or sorted value v: out[i].
 template <DistributionCounter Counter, class Load>
