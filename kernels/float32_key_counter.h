@@ -10,10 +10,10 @@
 // those apart: a value with any is declined and counted by BucketCounter instead.
 //
 // The ingest runs the counting pass inside the reductions' pass (reductions.h), which reads
-// every element anyway and finds the range of keys it touched, so that only that range is merged,
-// scanned and cleared. The pass also keeps the extremes, so that the selection need not gather
-// the first and last buckets for p0 and p100; the gathering pass compares each element's key
-// with the few wanted ones in vector registers.
+// every element anyway and finds the range of keys it touched, so that only that range is read
+// (take_histogram, which writes the histogram blob from it and zeroes it as it goes). The pass also keeps the extremes,
+// so that the selection need not gather the first and last buckets for p0 and p100; the gathering pass compares each
+// element's key with the few wanted ones in vector registers.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -86,7 +86,7 @@ class Float32KeyCounter {
   // elements; and the buckets holding ranks[0, k) (ascending, distinct, below the non-NaN
   // elements' count) listed into found (room for k) with the elements below them, for
   // ListedBuckets (rank_selection.h). Returns how many were found. Listing every bucket, then
-  // grouping the list into runs, then packing those cost twice the instructions (bench/README.md).
+  // grouping the list into runs, then packing those cost more (bench/README.md).
   struct TakenHistogram {
     int64_t negative;
     size_t found;
