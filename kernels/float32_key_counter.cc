@@ -129,7 +129,7 @@ bool Float32KeyCounter::finish_count(float min, float max, int64_t nan, float mi
   };
   merge(0, 0);
   merge(kNegativeKeys, kNegativeKeys);
-  // The range's keys stay apart in the two tables: take_buckets adds them as it reads them, and
+  // The range's keys stay apart in the two tables: take_histogram adds them as it reads them, and
   // a reader of counts() merges them first (merge_range).
   split_ = true;
   zero_ = t[0] + t[kNegativeKeys];
