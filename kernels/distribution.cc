@@ -74,7 +74,11 @@ struct FillScratch {
   std::unique_ptr<ListedBucket[]> buckets;  // room for `room` of them, not zeroed
   size_t room = 0;
   BucketRunWriter runs;
-  void clear() { runs.clear(); }  // a value given up part-way leaves its runs behind
+  HistogramBlobWriter blob;  // the key counter's runs (Float32KeyCounter::take_histogram)
+  void clear() {             // a value given up part-way leaves its runs behind
+    runs.clear();
+    blob.clear();
+  }
 };
 
 BucketCounter& thread_bucket_counter() { return thread_counter<BucketCounter>(); }
@@ -150,11 +154,6 @@ template <class F>
 void for_each_bucket(const SortedElements& s, F&& f) {
   s.for_each_bucket(f);
 }
-// The key counter's buckets are read once, so they are taken (and cleared) as they are read.
-template <class F>
-void for_each_bucket(Float32KeyCounter& c, F&& f) {
-  c.take_buckets(f);
-}
 
 // The percentiles ps[0, count) of the counted or sorted value v: out[i].
 template <DistributionCounter Counter, class Load>
@@ -212,6 +211,28 @@ void fill_distribution(Counter& c, const TensorView& v, Load load, Distribution*
   } else {
     percentiles(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile);
   }
+}
+
+// The key counter's distribution: its tables read once (Float32KeyCounter::take_histogram), which
+// also finds the buckets holding the percentiles' ranks, so no list of buckets is made.
+template <class Load>
+void fill_distribution(Float32KeyCounter& c, const TensorView& v, Load load, Distribution* out) {
+  out->nan = c.nan();
+  out->zero = c.zero();
+  out->pos_inf = c.inf(0);
+  out->neg_inf = c.inf(1);
+  const int64_t ordered = v.numel - c.nan();  // every one finite: the counter declines infinities
+  int64_t ranks[2 * kDistributionPercentiles];
+  const size_t k = ordered ? percentile_ranks(ordered, kDistributionPercents, kDistributionPercentiles, ranks) : 0;
+  ListedBucket found[2 * kDistributionPercentiles];
+  FillScratch& scratch = thread_counter<FillScratch>();
+  ClearAfter<FillScratch> clear{scratch};
+  const Float32KeyCounter::TakenHistogram taken = c.take_histogram(ranks, k, &scratch.blob, found);
+  out->histogram = scratch.blob.finish();
+  out->negative = taken.negative;
+  out->positive = ordered - taken.negative - out->zero;
+  distribution_kernel::percentiles_of(c, v, load, kDistributionPercents, kDistributionPercentiles, out->percentile,
+                                      ListedBuckets{found, taken.found});
 }
 
 }  // namespace

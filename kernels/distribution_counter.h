@@ -16,6 +16,13 @@ inline constexpr int64_t kBlock = 256;
 // bucket's ordinal is a byte.
 inline constexpr size_t kMaxWantedBuckets = 128;
 
+// A non-empty bucket of a counted value in a list of them (value order), with the number of its
+// finite elements in the buckets before it, so that the bucket holding a rank is found by a
+// binary search instead of a scan of every bucket (rank_selection.h, ListedBuckets).
+struct ListedBucket {
+  int64_t bucket, count, below;
+};
+
 // A counter holding one counted value. Buckets are numbered as in bucket_grid.h, by magnitude
 // and sign (0: positive, 1: negative); finite non-zero ones lie in [lo(), hi()] (empty when
 // lo() > hi()), counts(sign) points at the counts of buckets lo() to hi() of a sign, in order

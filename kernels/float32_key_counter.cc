@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include "kernels/bucket_runs.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
@@ -127,7 +129,7 @@ bool Float32KeyCounter::finish_count(float min, float max, int64_t nan, float mi
   };
   merge(0, 0);
   merge(kNegativeKeys, kNegativeKeys);
-  // The range's keys stay apart in the two tables: take_buckets adds them as it reads them, and
+  // The range's keys stay apart in the two tables: take_histogram adds them as it reads them, and
   // a reader of counts() merges them first (merge_range).
   split_ = true;
   zero_ = t[0] + t[kNegativeKeys];
@@ -137,6 +139,143 @@ bool Float32KeyCounter::finish_count(float min, float max, int64_t nan, float mi
   lo_ = (nonzero ? lo_key : kSmallestNormalKey) + kKeyToBucket;
   hi_ = (nonzero ? hi_key : kSmallestNormalKey - 1) + kKeyToBucket;
   return true;
+}
+
+namespace {
+
+// The grid's buckets in an octave (bucket_grid.h): a run of the histogram never crosses one.
+constexpr int64_t kOctaveBuckets = int64_t{1} << kBucketMantissaBits;
+// The magnitude keys take_histogram reads at once: an octave holds whole groups of them, and a
+// group that is all empty ends any run (it is more than kMaxRunGap empty buckets), so no run
+// holds a position of a group that was not read.
+constexpr uint32_t kTakeKeys = 8;
+static_assert(kOctaveBuckets % kTakeKeys == 0 && kTakeKeys > kMaxRunGap);
+
+// Adds the kTakeKeys counts at a and at b, zeroes them and writes the sums to out[0, kTakeKeys)
+// (reversed when kReversed); returns the mask of the non-zero ones (bit i: out[i]), 0 with
+// nothing written when all are 0, as most of a value's range of keys is.
+template <bool kReversed>
+unsigned take_group(uint32_t* a, uint32_t* b, uint32_t* out) {
+#if defined(__SSE2__)
+  static_assert(kTakeKeys == 8);
+  const __m128i a0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
+  const __m128i a1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 4));
+  const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+  const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 4));
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i any = _mm_or_si128(_mm_or_si128(a0, a1), _mm_or_si128(b0, b1));
+  if (_mm_movemask_epi8(_mm_cmpeq_epi32(any, zero)) == 0xFFFF) return 0;
+  __m128i s0 = _mm_add_epi32(a0, b0), s1 = _mm_add_epi32(a1, b1);
+  if constexpr (kReversed) {
+    const __m128i r0 = _mm_shuffle_epi32(s1, _MM_SHUFFLE(0, 1, 2, 3));
+    s1 = _mm_shuffle_epi32(s0, _MM_SHUFFLE(0, 1, 2, 3));
+    s0 = r0;
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), s0);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4), s1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(a), zero);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(a + 4), zero);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(b), zero);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(b + 4), zero);
+  // A byte per sum, 0xFF where it is 0.
+  const __m128i empty = _mm_packs_epi16(_mm_packs_epi32(_mm_cmpeq_epi32(s0, zero), _mm_cmpeq_epi32(s1, zero)), zero);
+  return ~static_cast<unsigned>(_mm_movemask_epi8(empty)) & ((1u << kTakeKeys) - 1);
+#else
+  uint32_t any = 0;
+  for (uint32_t j = 0; j < kTakeKeys; ++j) any |= a[j] | b[j];
+  if (!any) return 0;
+  unsigned mask = 0;
+  for (uint32_t i = 0; i < kTakeKeys; ++i) {
+    const uint32_t j = kReversed ? kTakeKeys - 1 - i : i;
+    out[i] = a[j] + b[j];
+    mask |= static_cast<unsigned>(out[i] != 0) << i;
+  }
+  std::memset(a, 0, kTakeKeys * 4);
+  std::memset(b, 0, kTakeKeys * 4);
+  return mask;
+#endif
+}
+
+}  // namespace
+
+// The state from bucket to bucket is kept in locals (the lambdas are inlined): as the fields of an
+// object that the blob writer's calls see, it was stored and loaded again for every bucket.
+Float32KeyCounter::TakenHistogram Float32KeyCounter::take_histogram(const int64_t* ranks, size_t k,
+                                                                    HistogramBlobWriter* blob, ListedBucket* found) {
+  constexpr int64_t kNoRun = -(int64_t{1} << 62);  // more than kMaxRunGap before any position
+  constexpr int64_t kNoRank = std::numeric_limits<int64_t>::max();
+  uint32_t counts[kOctaveBuckets];   // the octave's, by position; written for each group read
+  int64_t base = 0;                  // position p of the octave is bucket base + p (value order)
+  int64_t first = 0, next = kNoRun;  // the open run's positions [first, next)
+  uint64_t run_or = 0;               // its counts' bitwise or; 0: no run is open
+  int64_t below = 0;                 // the elements in the buckets read
+  const int64_t* const ranks_end = ranks + k;
+  int64_t next_rank = k ? *ranks : kNoRank;
+  size_t found_count = 0;
+  auto end_run = [&] {
+    if (run_or) blob->add_run(base + first, counts + first, static_cast<size_t>(next - first), run_or);
+    run_or = 0;
+    next = kNoRun;
+  };
+  auto begin_octave = [&](int64_t octave_base) {
+    end_run();
+    base = octave_base;
+  };
+  // The non-empty positions of the group at counts[p, p + kTakeKeys) (mask: take_group's), in order.
+  auto add_group = [&](int64_t p, unsigned mask) {
+    for (; mask; mask &= mask - 1) {
+      const int64_t q = p + std::countr_zero(mask);
+      const uint32_t count = counts[q];
+      if (q - next > kMaxRunGap) {
+        end_run();
+        first = q;
+      }
+      next = q + 1;
+      run_or |= count;
+      const int64_t before = below;
+      below += count;
+      if (below > next_rank) {  // the bucket holds the next rank (and perhaps more)
+        found[found_count++] = {base + q, count, before};
+        while (ranks != ranks_end && *ranks < below) ++ranks;
+        next_rank = ranks != ranks_end ? *ranks : kNoRank;
+      }
+    }
+  };
+  uint32_t* const t = tables_.data();
+  uint32_t* const other = t + kTableStride;
+  // The range's magnitude keys in groups [g, g + kTakeKeys), g = 1 modulo kTakeKeys, as an
+  // octave's are [128q + 1, 128q + 128]. The keys a group adds past the range hold nothing: the
+  // range holds every non-zero finite element of either sign, and the groups stay within
+  // [kSmallestNormalKey, kInfinityKey], where a counted value has nothing else.
+  static_assert((kSmallestNormalKey - 1) % kTakeKeys == 0 && kInfinityKey % kTakeKeys == 0);
+  static_assert(kKeyToBucket % kOctaveBuckets == 0, "a key's position in its octave is its bucket's");
+  const bool nonzero = lo_ <= hi_;
+  const auto first_group = static_cast<uint32_t>(lo_ - kKeyToBucket - 1) / kTakeKeys * kTakeKeys + 1;
+  const auto last_group = static_cast<uint32_t>(hi_ - kKeyToBucket - 1) / kTakeKeys * kTakeKeys + 1;
+  // Negative buckets first, from the largest magnitude down: position p of an octave is its
+  // magnitude key 128q + 128 - p, so group g's keys are positions [p, p + kTakeKeys) reversed.
+  for (uint32_t g = last_group; nonzero; g -= kTakeKeys) {
+    const int64_t p = kOctaveBuckets - kTakeKeys - (g - 1) % kOctaveBuckets;
+    if (g == last_group || p == 0) begin_octave(-(g + p + kTakeKeys - 1 + kKeyToBucket));
+    if (const unsigned mask = take_group<true>(t + kNegativeKeys + g, other + kNegativeKeys + g, counts + p))
+      add_group(p, mask);
+    if (g == first_group) break;
+  }
+  const int64_t negative = below;
+  if (zero_) {
+    begin_octave(0);
+    counts[0] = static_cast<uint32_t>(zero_);
+    add_group(0, 1);
+  }
+  // Positive buckets from the smallest: position p of an octave is its magnitude key 128q + 1 + p.
+  for (uint32_t g = first_group; nonzero && g <= last_group; g += kTakeKeys) {
+    const int64_t p = (g - 1) % kOctaveBuckets;
+    if (g == first_group || p == 0) begin_octave(g - p + kKeyToBucket);
+    if (const unsigned mask = take_group<false>(t + g, other + g, counts + p)) add_group(p, mask);
+  }
+  end_run();
+  taken_ = true;
+  return {negative, found_count};
 }
 
 void Float32KeyCounter::unwant() {

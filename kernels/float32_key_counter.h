@@ -10,10 +10,10 @@
 // those apart: a value with any is declined and counted by BucketCounter instead.
 //
 // The ingest runs the counting pass inside the reductions' pass (reductions.h), which reads
-// every element anyway and finds the range of keys it touched, so that only that range is merged,
-// scanned and cleared. The pass also keeps the extremes, so that the selection need not gather
-// the first and last buckets for p0 and p100; the gathering pass compares each element's key
-// with the few wanted ones in vector registers.
+// every element anyway and finds the range of keys it touched, so that only that range is read
+// (take_histogram, which writes the histogram blob from it and zeroes it as it goes). The pass also keeps the extremes,
+// so that the selection need not gather the first and last buckets for p0 and p100; the gathering pass compares each
+// element's key with the few wanted ones in vector registers.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -22,6 +22,7 @@
 
 #include "kernels/bucket_grid.h"
 #include "kernels/distribution_counter.h"
+#include "schema/histogram_blob.h"
 #include "schema/value_blob.h"
 
 namespace trialdb::distribution_kernel {
@@ -79,26 +80,18 @@ class Float32KeyCounter {
   // the reductions' pass (finish_count with the range leaves them apart).
   void merge_range();
   const uint32_t* counts(int sign) const { return tables_.data() + key(sign, lo_); }
-  // f(bucket, count) for every non-empty bucket, in value order (as for_each_counted_bucket), from
-  // both tables, which it zeroes as it goes: the counts are not read again, and clear() then has
-  // nothing left to clear in the range. One pass over the range instead of three (merge, read,
-  // clear).
-  template <class F>
-  void take_buckets(F&& f) {
-    uint32_t* const t = tables_.data();
-    uint32_t* const other = t + kTableStride;
-    const int64_t n = hi_ - lo_ + 1;
-    if (n > 0) {
-      const uint32_t negative = key(1, lo_);
-      take_nonzero<true>(t + negative, other + negative, n, [&](int64_t i, uint32_t c) { f(-(lo_ + i), c); });
-    }
-    if (zero_) f(int64_t{0}, zero_);
-    if (n > 0) {
-      const uint32_t positive = key(0, lo_);
-      take_nonzero<false>(t + positive, other + positive, n, [&](int64_t i, uint32_t c) { f(lo_ + i, c); });
-    }
-    taken_ = true;
-  }
+  // What fill_distribution (distribution.cc) wants of the counts, read off both tables in one
+  // pass that zeroes them as it goes: the histogram's runs into *blob, broken where
+  // BucketRunWriter (bucket_runs.h) breaks them, so the blob is the same; the number of negative
+  // elements; and the buckets holding ranks[0, k) (ascending, distinct, below the non-NaN
+  // elements' count) listed into found (room for k) with the elements below them, for
+  // ListedBuckets (rank_selection.h). Returns how many were found. Listing every bucket, then
+  // grouping the list into runs, then packing those cost more (bench/README.md).
+  struct TakenHistogram {
+    int64_t negative;
+    size_t found;
+  };
+  TakenHistogram take_histogram(const int64_t* ranks, size_t k, HistogramBlobWriter* blob, ListedBucket* found);
   bool extremes(double* lo, double* hi) const {
     *lo = min_, *hi = max_;
     return true;
@@ -170,49 +163,13 @@ class Float32KeyCounter {
     for (int64_t j = 0; j < len; ++j) keys[j] = element_key(v.data, start + j);
   }
 
-  // f(i, a[i] + b[i]) for every i in [0, n) where it is not 0, ascending (descending when kDown),
-  // zeroing a[i] and b[i]. Groups of kTakeGroup are summed and tested at once.
-  static constexpr int64_t kTakeGroup = 4;
-  template <bool kDown, class F>
-  static void take_nonzero(uint32_t* a, uint32_t* b, int64_t n, F&& f) {
-    auto group = [&](int64_t i) {
-      uint32_t sum[kTakeGroup];
-      bool any = false;
-      for (int64_t j = 0; j < kTakeGroup; ++j) any |= (sum[j] = a[i + j] + b[i + j]) != 0;
-      if (!any) return;
-      std::memset(a + i, 0, sizeof sum);
-      std::memset(b + i, 0, sizeof sum);
-      if constexpr (kDown) {
-        for (int64_t j = kTakeGroup - 1; j >= 0; --j)
-          if (sum[j]) f(i + j, sum[j]);
-      } else {
-        for (int64_t j = 0; j < kTakeGroup; ++j)
-          if (sum[j]) f(i + j, sum[j]);
-      }
-    };
-    auto one = [&](int64_t i) {
-      if (const uint32_t c = a[i] + b[i]) {
-        a[i] = b[i] = 0;
-        f(i, c);
-      }
-    };
-    const int64_t whole = n / kTakeGroup * kTakeGroup;
-    if constexpr (kDown) {
-      for (int64_t i = n - 1; i >= whole; --i) one(i);
-      for (int64_t i = whole - kTakeGroup; i >= 0; i -= kTakeGroup) group(i);
-    } else {
-      for (int64_t i = 0; i < whole; i += kTakeGroup) group(i);
-      for (int64_t i = whole; i < n; ++i) one(i);
-    }
-  }
-
   std::vector<uint32_t> tables_;       // kCountTables tables; the first holds the merged counts
   std::vector<uint8_t> wanted_;        // the ordinal of the wanted bucket of a key, 0 for none
   std::vector<uint32_t> wanted_keys_;  // which they are
   int64_t lo_ = 0, hi_ = -1, zero_ = 0, nan_ = 0;
   float min_ = 0, max_ = 0;  // of the non-NaN elements
   bool split_ = false;       // the range's counts are in both tables (merge_range)
-  bool taken_ = false;       // take_buckets read and zeroed the range
+  bool taken_ = false;       // take_histogram read and zeroed the range
 };
 
 static_assert(DistributionCounter<Float32KeyCounter>);

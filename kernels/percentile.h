@@ -39,27 +39,47 @@ inline double percentile_blend(double a, double b, double t) {
   return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
 }
 
+// The distinct order statistics the percentiles ps[0, count) of m > 0 ordered values fall on or
+// between, ascending, into ranks (room for 2 x count); returns how many.
+inline size_t percentile_ranks(int64_t m, const double* ps, size_t count, int64_t* ranks) {
+  size_t k = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const PercentilePosition at = percentile_position(m, ps[i]);
+    ranks[k++] = at.lower;
+    ranks[k++] = at.upper;
+  }
+  std::sort(ranks, ranks + k);
+  return static_cast<size_t>(std::unique(ranks, ranks + k) - ranks);
+}
+
 // The percentiles ps[0, count) of m ordered values (out[i]; NaN for every p when m is 0), given
 // select(ranks, k, values), which sets values[i] to the value of order ranks[i] for k ascending
-// distinct ranks: each order statistic a percentile falls on or between is selected once.
+// distinct ranks (percentile_ranks): each order statistic a percentile falls on or between is
+// selected once.
 template <class Select>
 void percentiles_by_selection(int64_t m, Select&& select, const double* ps, size_t count, double* out) {
-  std::vector<int64_t> ranks;
-  for (size_t i = 0; m && i < count; ++i) {
-    const PercentilePosition at = percentile_position(m, ps[i]);
-    ranks.push_back(at.lower);
-    ranks.push_back(at.upper);
+  if (m == 0) {
+    std::fill(out, out + count, std::numeric_limits<double>::quiet_NaN());
+    return;
   }
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::vector<double> values(ranks.size());
-  select(ranks.data(), ranks.size(), values.data());
-  auto value = [&](int64_t rank) { return values[std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin()]; };
+  // The ranks of a few percentiles (the ingest's, once per value) are kept on the stack.
+  constexpr size_t kRanksOnStack = 32;
+  int64_t ranks_on_stack[kRanksOnStack];
+  double values_on_stack[kRanksOnStack];
+  std::vector<int64_t> ranks_on_heap;
+  std::vector<double> values_on_heap;
+  int64_t* ranks = ranks_on_stack;
+  double* values = values_on_stack;
+  if (2 * count > kRanksOnStack) {
+    ranks_on_heap.resize(2 * count);
+    values_on_heap.resize(2 * count);
+    ranks = ranks_on_heap.data();
+    values = values_on_heap.data();
+  }
+  const size_t k = percentile_ranks(m, ps, count, ranks);
+  select(static_cast<const int64_t*>(ranks), k, values);
+  auto value = [&](int64_t rank) { return values[std::lower_bound(ranks, ranks + k, rank) - ranks]; };
   for (size_t i = 0; i < count; ++i) {
-    if (m == 0) {
-      out[i] = std::numeric_limits<double>::quiet_NaN();
-      continue;
-    }
     const PercentilePosition at = percentile_position(m, ps[i]);
     out[i] = percentile_blend(value(at.lower), value(at.upper), at.gamma);
   }

@@ -69,13 +69,6 @@ void for_each_counted_bucket(const Counter& c, F&& f) {
   if (n > 0) for_each_nonzero_count<false>(c.counts(0), n, [&](int64_t i, int64_t count) { f(lo + i, count); });
 }
 
-// A non-empty bucket of a counted value in a list of them (value order), with the number of its
-// finite elements in the buckets before it, so that the bucket holding a rank is found by a
-// binary search instead of a scan of every bucket.
-struct ListedBucket {
-  int64_t bucket, count, below;
-};
-
 // The buckets holding the wanted ranks, found by scanning the counter's range of buckets.
 // visit(ranks, k, offset, f) calls f(bucket, count, below) for each bucket (in value order) that
 // holds one of ranks[0, k) (ascending; none below offset), below counting from offset.
@@ -96,7 +89,8 @@ struct ScannedBuckets {
 };
 
 // The same from a list of the value's non-empty buckets (a value's range of buckets is mostly
-// empty, and scanning even its list costs more than a search per wanted bucket).
+// empty, and scanning even its list costs more than a search per wanted bucket), or of those
+// among them that hold the ranks visited (Float32KeyCounter::take_histogram lists only those).
 struct ListedBuckets {
   const ListedBucket* list;
   size_t listed;

@@ -22,8 +22,8 @@ char* put_varint(char* p, uint64_t n) {
 }
 
 // Packs counts of kBits bits each, least significant bits first, into ceil(n x kBits / 8) bytes.
-template <int kBits>
-char* pack(const uint64_t* counts, size_t n, char* out) {
+template <int kBits, class Count>
+char* pack(const Count* counts, size_t n, char* out) {
   constexpr size_t kPerByte = 8 / kBits;
   size_t i = 0;
   for (; i + kPerByte <= n; i += kPerByte) {
@@ -77,8 +77,17 @@ void HistogramBlobWriter::end_run() {
   open_ = false;
 }
 
-// Written through a pointer into room made ahead, as the ingest writes every value's histogram.
 void HistogramBlobWriter::add_run(int64_t run_first, const uint64_t* counts, size_t length, uint64_t counts_or) {
+  write_run(run_first, counts, length, counts_or);
+}
+
+void HistogramBlobWriter::add_run(int64_t run_first, const uint32_t* counts, size_t length, uint64_t counts_or) {
+  write_run(run_first, counts, length, counts_or);
+}
+
+// Written through a pointer into room made ahead, as the ingest writes every value's histogram.
+template <class Count>
+void HistogramBlobWriter::write_run(int64_t run_first, const Count* counts, size_t length, uint64_t counts_or) {
   if (length == 0) return;  // a run without counts is no run
   const CountWidth width = narrowest_width(counts_or);
   const size_t bits = static_cast<size_t>(width_bits(width));

@@ -55,6 +55,8 @@ class HistogramBlobWriter {
   // A whole run at once: begin_run(first_bucket) and add_count of each of counts[0, length), for a
   // writer that keeps its runs' counts itself (no run may be open).
   void add_run(int64_t first_bucket, const uint64_t* counts, size_t length, uint64_t counts_or);
+  // The same from 32-bit counts (a counter's own tables' width).
+  void add_run(int64_t first_bucket, const uint32_t* counts, size_t length, uint64_t counts_or);
   // The blob (the format byte alone when no run was begun); the writer starts over, keeping its
   // buffer's room for the next blob.
   std::string finish();
@@ -63,6 +65,8 @@ class HistogramBlobWriter {
 
  private:
   void end_run();
+  template <class Count>
+  void write_run(int64_t first_bucket, const Count* counts, size_t length, uint64_t counts_or);
   // out_[0, used_) is the blob so far. out_ only grows: a run is written into room made ahead and
   // the blob copied out once, so a writer that goes on to the next value allocates nothing more.
   std::string out_{static_cast<char>(kHistogramFormatPacked)};

@@ -349,6 +349,38 @@ TEST(Distribution, LargeFloat32ValuesAllEqualOrInOneBucket) {
   }
 }
 
+// The key counter writes its histogram's runs straight from its tables
+// (Float32KeyCounter::take_histogram) and finds the percentiles' buckets on the way; the other
+// counters list their buckets for BucketRunWriter. Both must break runs alike: after kMaxRunGap
+// empty buckets and one more, at an octave's last bucket, for every count width, on both signs;
+// and the ranks fall in the zeros, in buckets of many elements, in the first and last ones.
+TEST(Distribution, KeyCountedHistogramsBreakRunsWhereBucketRunsDo) {
+  constexpr uint32_t kOctaveTop = 0x3F80;  // 1.0's magnitude key: the last bucket of its octave
+  // (magnitude key offset from kOctaveTop, elements in its bucket)
+  const std::vector<std::pair<int, int>> buckets = {{-20, 1},  {-15, 3},   // a gap of kMaxRunGap: one run
+                                                    {-9, 15},  {-8, 1},    // a gap of kMaxRunGap + 1: a new run
+                                                    {-1, 255}, {0, 1},     // up to the octave's last bucket
+                                                    {1, 256},  {2, 2},     // the next octave's first: a new run
+                                                    {300, 1},  {307, 4}};  // past empty groups of keys
+  static_assert(kMaxRunGap == 4, "the offsets above place gaps of 4 and 5");
+  for (const bool negative : {false, true})
+    for (const bool positive : {false, true})
+      for (const int zeros : {0, 40}) {
+        SCOPED_TRACE(std::to_string(negative) + std::to_string(positive) + std::to_string(zeros));
+        std::vector<uint32_t> bits(static_cast<size_t>(zeros), negative ? 0x80000000u : 0u);
+        for (const auto& [offset, count] : buckets)
+          for (int i = 0; i < count; ++i) {
+            // An element inside the bucket of its key (the keys round up).
+            const uint32_t magnitude = ((kOctaveTop + offset) << 16) - 0x8000u + static_cast<uint32_t>(i % 7);
+            if (negative) bits.push_back(magnitude | 0x80000000u);
+            if (positive) bits.push_back(magnitude + static_cast<uint32_t>(i % 3));
+          }
+        if (bits.size() < 256) continue;  // the reductions' pass counts keys from 256 elements on
+        std::shuffle(bits.begin(), bits.end(), std::mt19937_64(bits.size()));
+        expect_float32_distribution_exact(float32_from_bits(bits), "runs");
+      }
+}
+
 // Small values of the dtypes a float holds exactly are sorted by bucket
 // (kernels/sorted_elements.h), float64 values counted by bucket: the same elements both ways
 // must give the same distribution, at every size around the sort's thresholds (std::sort below
