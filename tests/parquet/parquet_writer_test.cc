@@ -283,17 +283,24 @@ TEST(FileWriter, RunsOfRowsMakeTheFileRowsOneByOneMake) {
 // A keyed lookup gives the table's index whatever the key: a key naming two values, and a key
 // cached before clear() naming a value the new dictionary holds at another index.
 TEST(NumberDictionary, KeysFindTheTablesIndexOnly) {
+  constexpr uint32_t kNotCached = NumberDictionary::kNotCached;
   NumberDictionary d;
-  const uint64_t a = std::bit_cast<uint64_t>(2.5), b = std::bit_cast<uint64_t>(-0.0);
+  const uint64_t a = std::bit_cast<uint64_t>(2.5), b = std::bit_cast<uint64_t>(-0.0), zero = 0;
+  EXPECT_EQ(d.cached(zero, 7), kNotCached);  // an empty slot holds no value, not +0.0
   EXPECT_EQ(d.insert(a, 7), std::make_pair(0u, true));
-  EXPECT_EQ(d.insert(a, 7), std::make_pair(0u, false));
+  EXPECT_EQ(d.cached(a, 7), 0u);
+  EXPECT_EQ(d.cached(b, 7), kNotCached);
+  EXPECT_EQ(d.cached(zero, 8), kNotCached);
   EXPECT_EQ(d.insert(b, 7), std::make_pair(1u, true));
+  EXPECT_EQ(d.cached(b, 7), 1u);
+  EXPECT_EQ(d.cached(a, 7), kNotCached);  // the key now names b
   EXPECT_EQ(d.insert(a, 7), std::make_pair(0u, false));
   EXPECT_EQ(d.insert(a), std::make_pair(0u, false));
   d.clear();
+  EXPECT_EQ(d.cached(a, 7), kNotCached);
   EXPECT_EQ(d.insert(b), std::make_pair(0u, true));
   EXPECT_EQ(d.insert(a, 7), std::make_pair(1u, true));
-  EXPECT_EQ(d.insert(b, 7), std::make_pair(0u, false));
+  EXPECT_EQ(d.cached(a, 7), 1u);
   EXPECT_EQ(d.size(), 2u);
 }
 
