@@ -160,32 +160,45 @@ class HistogramExpander {
     for (size_t c = 0; c < keys_; ++c) cells_[c] = read_cell(q, static_cast<int>(c), table_.columns[c].type);
     const Cell blob = read_cell(q, static_cast<int>(keys_), parquet::ColumnType::kBytes);
     if (blob.null) return 0;  // no finite elements
-    if (const Status st = decode_histogram_blob(blob.bytes, &buckets_); !st.is_ok())
-      throw Error(ErrorKind::kDatabase, std::string(kHistogramBlobsView) + ": the histogram of tensor '" +
-                                            std::string(cells_[0].bytes) + "' at step " +
-                                            std::to_string(cells_[1].integer) + ": " + st.cause());
-    if (buckets_.empty()) return 0;
+    // The non-empty buckets of each run, the edges and counts taken straight from the runs.
+    bucket_numbers_.clear();
     lo_.clear();
     hi_.clear();
     counts_.clear();
-    for (const auto& [bucket, count] : buckets_) {
-      lo_.push_back(bucket_lo(bucket));
-      hi_.push_back(bucket_hi(bucket));
-      counts_.push_back(static_cast<int64_t>(count));
-    }
-    for (size_t c = 0; c < keys_; ++c) add_cell(w, cells_[c], table_.columns[c].type, buckets_.size());
-    w.add_values(lo_);
-    w.add_values(hi_);
-    w.add_values(counts_);
+    HistogramBlobReader runs(blob.bytes);
+    int64_t bucket;
+    const std::vector<uint64_t>* counts;
+    while (runs.next(&bucket, &counts))
+      for (const uint64_t count : *counts) {
+        if (count) {
+          bucket_numbers_.push_back(bucket);
+          lo_.push_back(bucket_lo(bucket));
+          hi_.push_back(bucket_hi(bucket));
+          counts_.push_back(static_cast<int64_t>(count));
+        }
+        ++bucket;
+      }
+    if (const Status& st = runs.error(); !st.is_ok())
+      throw Error(ErrorKind::kDatabase, std::string(kHistogramBlobsView) + ": the histogram of tensor '" +
+                                            std::string(cells_[0].bytes) + "' at step " +
+                                            std::to_string(cells_[1].integer) + ": " + st.cause());
+    const size_t rows = counts_.size();
+    if (rows == 0) return 0;
+    for (size_t c = 0; c < keys_; ++c) add_cell(w, cells_[c], table_.columns[c].type, rows);
+    // The edges are named by their bucket's number and the counts by themselves: the columns'
+    // dictionaries find them by an array index (parquet/number_dictionary.h).
+    w.add_values(lo_, bucket_numbers_);
+    w.add_values(hi_, bucket_numbers_);
+    w.add_values(counts_, counts_);
     w.end_row();
-    return buckets_.size();
+    return rows;
   }
 
  private:
   const PublicTable& table_;
   const size_t keys_;
   std::vector<Cell> cells_;
-  std::vector<std::pair<int64_t, uint64_t>> buckets_;
+  std::vector<int64_t> bucket_numbers_;
   std::vector<double> lo_, hi_;
   std::vector<int64_t> counts_;
 };

@@ -5,6 +5,7 @@
 #include <array>
 #include <bit>
 #include <limits>
+#include <tuple>
 #include <type_traits>
 
 #include "parquet/levels.h"
@@ -213,7 +214,7 @@ void ColumnWriter::add_repeated_value(T v, size_t n) {
 }
 
 template <typename T>
-void ColumnWriter::add_values_of(std::span<const T> values) {
+void ColumnWriter::add_values_of(std::span<const T> values, std::span<const int64_t> keys) {
   // Dictionary indices in pieces that fit the open page, as add_run's; a dictionary given up
   // within a piece leaves the piece's rest to PLAIN.
   while (dictionary_ && !values.empty()) {
@@ -221,7 +222,27 @@ void ColumnWriter::add_values_of(std::span<const T> values) {
     const size_t room = used < page_bytes_ ? page_bytes_ - used - 1 : 0;
     const size_t k = std::min(values.size(), std::max<size_t>(1, room / (sizeof(uint32_t) + 1)));
     size_t added = 0;
-    while (added < k && dictionary_values_.size() <= kMaxDictionaryBytes) add_number_index(values[added++]);
+    if (keys.empty()) {
+      while (added < k && dictionary_values_.size() <= kMaxDictionaryBytes) add_number_index(values[added++]);
+    } else {
+      // Most values are found in the keyed cache; the dictionary grows only on a miss.
+      while (added < k) {
+        const auto bits = std::bit_cast<uint64_t>(values[added]);
+        uint32_t index = numbers_.cached(bits, keys[added]);
+        if (index == NumberDictionary::kNotCached) {
+          bool is_new;
+          std::tie(index, is_new) = numbers_.insert(bits, keys[added]);
+          if (is_new) {
+            append_plain(dictionary_values_, values[added]);
+            stats_.add(values[added]);  // the chunk's bounds are its distinct values' bounds
+          }
+        }
+        indices_.push_back(index);
+        ++added;
+        if (dictionary_values_.size() > kMaxDictionaryBytes) break;
+      }
+      keys = keys.subspan(added);
+    }
     levels_.add(1, added);
     values = values.subspan(added);
     if (dictionary_values_.size() > kMaxDictionaryBytes) give_up_dictionary();
@@ -236,9 +257,17 @@ void ColumnWriter::add_values_of(std::span<const T> values) {
   });
 }
 
-void ColumnWriter::add_values(std::span<const int64_t> values) { add_values_of(values); }
+void ColumnWriter::add_values(std::span<const int64_t> values) { add_values_of(values, {}); }
 
-void ColumnWriter::add_values(std::span<const double> values) { add_values_of(values); }
+void ColumnWriter::add_values(std::span<const double> values) { add_values_of(values, {}); }
+
+void ColumnWriter::add_values(std::span<const int64_t> values, std::span<const int64_t> keys) {
+  add_values_of(values, keys);
+}
+
+void ColumnWriter::add_values(std::span<const double> values, std::span<const int64_t> keys) {
+  add_values_of(values, keys);
+}
 
 size_t ColumnWriter::dictionary_entries() const {
   return column_.type == ColumnType::kString ? dictionary_index_.size() : numbers_.size();

@@ -75,6 +75,10 @@ class ColumnWriter {
   void add_repeated(std::string_view v, size_t n);
   void add_values(std::span<const int64_t> values);
   void add_values(std::span<const double> values);
+  // The same, each value named by the key at its position (the same key for the same value, a
+  // small integer: NumberDictionary's keyed lookup); the pages are those add_values makes.
+  void add_values(std::span<const int64_t> values, std::span<const int64_t> keys);
+  void add_values(std::span<const double> values, std::span<const int64_t> keys);
 
   const Column& column() const { return column_; }
   // Bytes of the row group so far before compression (closed pages and the open one).
@@ -101,7 +105,7 @@ class ColumnWriter {
   template <typename T>
   void add_repeated_plain(T v, size_t n);  // booleans (one byte each until the page closes) and numbers
   template <typename T>
-  void add_values_of(std::span<const T> values);
+  void add_values_of(std::span<const T> values, std::span<const int64_t> keys);  // keys: none or one a value
   size_t page_bytes_used() const {
     return page_values_.size() + indices_.size() * sizeof(uint32_t) + levels_.size() / 8;
   }

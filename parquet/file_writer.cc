@@ -53,6 +53,11 @@ void FileWriter::other_run_length(size_t rows) const {
                                             " values where the first got " + std::to_string(run_rows_));
 }
 
+void FileWriter::other_key_count(size_t values, size_t keys) const {
+  throw Error(ErrorKind::kInvalidInput, "parquet row " + std::to_string(rows_) + ": " + std::to_string(keys) +
+                                            " keys for " + std::to_string(values) + " values");
+}
+
 void FileWriter::end_row() {
   if (next_column_ != writers_.size())
     throw Error(ErrorKind::kInvalidInput, "parquet row " + std::to_string(rows_) + ": " + std::to_string(next_column_) +

@@ -47,6 +47,13 @@ class FileWriter {
   void add_repeated(std::string_view v, size_t rows) { next(rows).add_repeated(v, rows); }
   void add_values(std::span<const int64_t> v) { next(v.size()).add_values(v); }
   void add_values(std::span<const double> v) { next(v.size()).add_values(v); }
+  // The same, each value named by a key (ColumnWriter::add_values): one key a value.
+  void add_values(std::span<const int64_t> v, std::span<const int64_t> keys) {
+    next(keyed_run(v.size(), keys.size())).add_values(v, keys);
+  }
+  void add_values(std::span<const double> v, std::span<const int64_t> keys) {
+    next(keyed_run(v.size(), keys.size())).add_values(v, keys);
+  }
   // Ends the row (or run of rows); throws Error (kInvalidInput) when it did not get one value per
   // column (the same number of values in each column).
   void end_row();
@@ -65,7 +72,13 @@ class FileWriter {
     else if (rows != run_rows_) other_run_length(rows);
     return *writers_[next_column_++];
   }
+  // `values`, when `keys` is as many.
+  size_t keyed_run(size_t values, size_t keys) const {
+    if (keys != values) other_key_count(values, keys);
+    return values;
+  }
   [[noreturn]] void too_many_values() const;
+  [[noreturn]] void other_key_count(size_t values, size_t keys) const;
   [[noreturn]] void other_run_length(size_t rows) const;
   void put(std::string_view bytes);
   void flush_row_group();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -13,6 +14,7 @@
 #include "duckdb_query.h"
 #include "parquet/file_writer.h"
 #include "parquet/levels.h"
+#include "parquet/number_dictionary.h"
 #include "parquet/statistics.h"
 #include "schema/status.h"
 
@@ -233,16 +235,23 @@ TEST(FileWriter, RunsOfRowsMakeTheFileRowsOneByOneMake) {
       }
     w.finish();
   }
-  StringSink runs;
-  {
+  // The edges and counts as spans: without keys; with keys that name each value (the counts by
+  // themselves); with keys that name many values (the position in the run), which the dictionary
+  // must tell apart by the values' bits.
+  enum class Keys { kNone, kNaming, kPosition };
+  const auto write_runs = [&](Keys keyed) {
+    StringSink runs;
     FileWriter w(columns, runs, options);
     for (int r = 0; r < kRuns; ++r) {
       const size_t n = run_length(r);
       std::vector<double> edges;
-      std::vector<int64_t> counts;
+      std::vector<int64_t> counts, edge_keys, count_keys;
       for (size_t i = 0; i < n; ++i) {
         edges.push_back(edge(r, i));
         counts.push_back(count(r, i));
+        const bool naming = keyed == Keys::kNaming;
+        edge_keys.push_back(naming ? (r % 40) * 1000 + static_cast<int64_t>(i) : static_cast<int64_t>(i));
+        count_keys.push_back(naming ? counts.back() : static_cast<int64_t>(i));
       }
       if (r % 6 == 1) w.add_nulls(n);
       else w.add_repeated(std::string_view(name(r)), n);
@@ -251,15 +260,56 @@ TEST(FileWriter, RunsOfRowsMakeTheFileRowsOneByOneMake) {
       w.add_repeated(int64_t{r}, n);
       if (r % 4 == 2) w.add_nulls(n);
       else w.add_repeated(r / 8.0, n);
-      w.add_values(edges);
-      w.add_values(counts);
+      if (keyed == Keys::kNone) {
+        w.add_values(edges);
+        w.add_values(counts);
+      } else {
+        w.add_values(edges, edge_keys);
+        w.add_values(counts, count_keys);
+      }
       w.end_row();
     }
     w.finish();
-  }
+    return runs.data;
+  };
   EXPECT_GT(one_by_one.data.size(), size_t{100} << 10);  // many pages
-  EXPECT_EQ(runs.data.size(), one_by_one.data.size());
-  EXPECT_TRUE(runs.data == one_by_one.data);
+  for (const Keys keyed : {Keys::kNone, Keys::kNaming, Keys::kPosition}) {
+    const std::string runs = write_runs(keyed);
+    EXPECT_EQ(runs.size(), one_by_one.data.size()) << static_cast<int>(keyed);
+    EXPECT_TRUE(runs == one_by_one.data) << static_cast<int>(keyed);
+  }
+}
+
+// A keyed lookup gives the table's index whatever the key: a key naming two values, and a key
+// cached before clear() naming a value the new dictionary holds at another index.
+TEST(NumberDictionary, KeysFindTheTablesIndexOnly) {
+  constexpr uint32_t kNotCached = NumberDictionary::kNotCached;
+  NumberDictionary d;
+  const uint64_t a = std::bit_cast<uint64_t>(2.5), b = std::bit_cast<uint64_t>(-0.0), zero = 0;
+  EXPECT_EQ(d.cached(zero, 7), kNotCached);  // an empty slot holds no value, not +0.0
+  EXPECT_EQ(d.insert(a, 7), std::make_pair(0u, true));
+  EXPECT_EQ(d.cached(a, 7), 0u);
+  EXPECT_EQ(d.cached(b, 7), kNotCached);
+  EXPECT_EQ(d.cached(zero, 8), kNotCached);
+  EXPECT_EQ(d.insert(b, 7), std::make_pair(1u, true));
+  EXPECT_EQ(d.cached(b, 7), 1u);
+  EXPECT_EQ(d.cached(a, 7), kNotCached);  // the key now names b
+  EXPECT_EQ(d.insert(a, 7), std::make_pair(0u, false));
+  EXPECT_EQ(d.insert(a), std::make_pair(0u, false));
+  d.clear();
+  EXPECT_EQ(d.cached(a, 7), kNotCached);
+  EXPECT_EQ(d.insert(b), std::make_pair(0u, true));
+  EXPECT_EQ(d.insert(a, 7), std::make_pair(1u, true));
+  EXPECT_EQ(d.cached(a, 7), 1u);
+  EXPECT_EQ(d.size(), 2u);
+}
+
+TEST(FileWriter, KeyedValuesNeedAKeyEach) {
+  StringSink sink;
+  FileWriter w({{"a", ColumnType::kDouble}}, sink);
+  const std::vector<double> two = {1.0, 2.0};
+  const std::vector<int64_t> one_key = {1};
+  EXPECT_THROW(w.add_values(two, one_key), Error);
 }
 
 class DuckDbReadBack : public ::testing::Test {
