@@ -175,14 +175,16 @@ TEST(ComputedReductions, EqualTensorReduceOnEveryValueAndKind) {
   EXPECT_EQ(saved[2], 2 * (3 * 18 - 3));
 }
 
-// weight_update_ratio's ratio at step S, keyed by (S, tensor, worker), every pair's (a large
-// threshold of 0 makes each a finding).
-std::map<Key, double> update_ratios(const std::string& db_path) {
+// Every finding of `rule`, its value keyed by (step, tensor, worker). The tests below give each
+// rule a threshold every value crosses, so every value is a finding: weight_update_ratio's ratio
+// at step S (a large threshold of 0), vanishing_gradient's mean |gradient| (a threshold of 1e300).
+std::map<Key, double> finding_values(const std::string& db_path, const std::string& rule) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   std::map<Key, double> out;
   {
-    Statement q(db, "SELECT step, tensor, worker, value FROM rule_finding WHERE rule = 'weight_update_ratio'");
+    Statement q(db, "SELECT step, tensor, worker, value FROM rule_finding WHERE rule = ?1");
+    q.bind(1, rule);
     while (q.step()) out[{q.int64(0), q.text(1), q.text(2)}] = q.real(3);
   }
   sqlite3_close(db);
@@ -207,7 +209,7 @@ TEST(ComputedReductions, WeightUpdateRatioDividesByTheStoredL2) {
   ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
   const std::string args = "--rule weight_update_ratio --param weight_update_ratio.large_threshold=0";
   ASSERT_EQ(rules(db, args, tmp).status, 0);
-  const std::map<Key, double> ratios = update_ratios(db);
+  const std::map<Key, double> ratios = finding_values(db, "weight_update_ratio");
   ASSERT_GT(ratios.size(), 10u);
 
   const std::string l2_bit = "(SELECT idx FROM reduction_kind WHERE reduction = 'l2' AND abs = 0)";
@@ -215,28 +217,14 @@ TEST(ComputedReductions, WeightUpdateRatioDividesByTheStoredL2) {
                                  ") & 1 AND r_l2 > 0"),
             10);
   ASSERT_EQ(rules(db, args + " --rerun", tmp).status, 0);
-  const std::map<Key, double> halved = update_ratios(db);
+  const std::map<Key, double> halved = finding_values(db, "weight_update_ratio");
   ASSERT_EQ(halved.size(), ratios.size());
   for (const auto& [key, ratio] : ratios)
     EXPECT_NEAR(halved.at(key), ratio / 2, 1e-6 * ratio) << std::get<1>(key) << " at step " << std::get<0>(key);
 
   ASSERT_GT(changed_rows(db, "UPDATE value SET red_computed = red_computed & ~(1 << " + l2_bit + ")"), 10);
   ASSERT_EQ(rules(db, args + " --rerun", tmp).status, 0);
-  EXPECT_EQ(update_ratios(db), ratios);
-}
-
-// Every finding of vanishing_gradient (a threshold every gradient is under), keyed by (step,
-// tensor, worker): its value, mean |gradient|.
-std::map<Key, double> vanishing_values(const std::string& db_path) {
-  std::map<Key, double> out;
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  {
-    Statement q(db, "SELECT step, tensor, worker, value FROM rule_finding WHERE rule = 'vanishing_gradient'");
-    while (q.step()) out[{q.int64(0), q.text(1), q.text(2)}] = q.real(3);
-  }
-  sqlite3_close(db);
-  return out;
+  EXPECT_EQ(finding_values(db, "weight_update_ratio"), ratios);
 }
 
 // The rule views read a value's computed reductions from its row by key (rules_base.sql,
@@ -249,7 +237,7 @@ TEST(ComputedReductions, VanishingGradientReadsTheStoredMeanAbs) {
   ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
   const std::string args = "--rule vanishing_gradient --param vanishing_gradient.threshold=1e300";
   ASSERT_EQ(rules(db, args, tmp).status, 0);
-  const std::map<Key, double> values = vanishing_values(db);
+  const std::map<Key, double> values = finding_values(db, "vanishing_gradient");
   ASSERT_GT(values.size(), 10u);
 
   const std::string bit = "(SELECT idx FROM reduction_kind WHERE reduction = 'mean' AND abs = 1)";
@@ -257,14 +245,14 @@ TEST(ComputedReductions, VanishingGradientReadsTheStoredMeanAbs) {
                                  ") & 1 AND ra_mean > 0"),
             10);
   ASSERT_EQ(rules(db, args + " --rerun", tmp).status, 0);
-  const std::map<Key, double> doubled = vanishing_values(db);
+  const std::map<Key, double> doubled = finding_values(db, "vanishing_gradient");
   ASSERT_EQ(doubled.size(), values.size());
   for (const auto& [key, value] : values)
     EXPECT_EQ(doubled.at(key), 2 * value) << std::get<1>(key) << " at step " << std::get<0>(key);
 
   ASSERT_GT(changed_rows(db, "UPDATE value SET red_computed = red_computed & ~(1 << " + bit + ")"), 10);
   ASSERT_EQ(rules(db, args + " --rerun", tmp).status, 0);
-  EXPECT_EQ(vanishing_values(db), values);
+  EXPECT_EQ(finding_values(db, "vanishing_gradient"), values);
 }
 
 // rule_now_reduction and rule_now_reduction_by_tensor give, for every value of the batch and
