@@ -14,7 +14,9 @@
 // reference is the measurement of smdebug's Trial API (51 s for the 20 rules over a
 // real 1,000-step trial), not one made in this run.
 //
-//   rules_bench [--steps N] [--tensors T] [--elements E] [--keep DIR]
+// --rule NAME (repeatable) times only those rules: which rule's per-step cost grows.
+//
+//   rules_bench [--steps N] [--tensors T] [--elements E] [--keep DIR] [--rule NAME]...
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,12 +68,14 @@ int main(int argc, char** argv) {
   int64_t steps = 10020;
   int tensors = 6, elements = 256, window = 20;
   std::string keep;
+  std::vector<std::string> only_rules;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--steps") steps = std::atoll(argv[i + 1]);
     else if (a == "--tensors") tensors = std::atoi(argv[i + 1]);
     else if (a == "--elements") elements = std::atoi(argv[i + 1]);
     else if (a == "--keep") keep = argv[i + 1];
+    else if (a == "--rule") only_rules.push_back(argv[i + 1]);
     else {
       std::fprintf(stderr, "rules_bench: unknown option %s\n", a.c_str());
       return 2;
@@ -100,6 +104,7 @@ int main(int argc, char** argv) {
     trialdb::Database db(copy, trialdb::OpenMode::kExisting);
     trialdb::rules::RuleOptions opt;
     opt.last_step = 999;
+    opt.rules = only_rules;
     trialdb::rules::RuleRunner runner(db, opt);
     runner.evaluate_new_steps();
     thousand_s = (now_ms() - t0) / 1000;
@@ -110,6 +115,7 @@ int main(int argc, char** argv) {
   {
     trialdb::Database db(db_path, trialdb::OpenMode::kExisting);
     trialdb::rules::RuleOptions opt;
+    opt.rules = only_rules;
     trialdb::rules::RuleRunner runner(db, opt);
     n_rules = static_cast<int64_t>(runner.rules().size());
     runner.set_last_step(99);

@@ -35,7 +35,8 @@ RuleLedger::RuleLedger(Database& db)
       evaluated_(db.handle(),
                  "SELECT (SELECT evaluated FROM rule_progress WHERE trial = ?1 AND rule = ?2), "
                  "       (SELECT max(step) FROM rule_evaluated WHERE trial = ?1 AND rule = ?2)"),
-      complete_(db.handle(), "SELECT count(*) FROM steps WHERE trial = ?1 AND complete AND step <= ?2"),
+      complete_between_(db.handle(),
+                        "SELECT count(*) FROM steps WHERE trial = ?1 AND complete AND step > ?2 AND step <= ?3"),
       later_(db.handle(),
              "SELECT step, mode, mode_step FROM steps WHERE trial = ?1 AND complete AND step > ?2 ORDER BY step"),
       unevaluated_(db.handle(),
@@ -49,11 +50,9 @@ std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::st
   // A rule's evaluated steps are complete steps up to its last evaluated one: as many of them as
   // there are complete steps up to there means none of those is owed, and only the steps after
   // it need to be read (the common case, without a lookup per step). Rules evaluated as far
-  // share that count and those steps, read once.
-  std::map<std::optional<int64_t>, int64_t> complete_through;    // complete steps <= through
+  // share that count (in the transaction) and those steps (in the call), read once.
   std::map<std::optional<int64_t>, std::vector<StepRow>> after;  // complete steps > through
   Statement& evaluated = *evaluated_;
-  Statement& complete = *complete_;
   Statement& later = *later_;
   Statement& unevaluated = *unevaluated_;
   auto read = [&](Statement& q, std::vector<StepRow>* out) {
@@ -70,16 +69,13 @@ std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::st
     const std::optional<int64_t> through =
         evaluated.is_null(1) ? std::nullopt : std::optional<int64_t>(evaluated.int64(1));
     evaluated.reset();
-    if (through && !complete_through.count(through)) {
-      complete.bind(1, trial).bind(2, *through).step();
-      complete_through[through] = complete.int64(0);
-      complete.reset();
-    }
-    if (through && complete_through[through] != count) {  // a step became complete late
+    if (through && complete_steps_through(trial, rule, *through) != count) {  // a step became complete late
+      counted_.erase({trial, rule});                                          // counted again in full next time
       unevaluated.bind(1, trial).bind(2, rule);
       read(unevaluated, &owed[rule]);
       continue;
     }
+    if (through) counted_[{trial, rule}] = {*through, count};
     if (!after.count(through)) {
       later.bind(1, trial).bind(2, through.value_or(INT64_MIN));
       read(later, &after[through]);
@@ -88,6 +84,28 @@ std::map<std::string, std::vector<StepRow>> RuleLedger::owed_steps(const std::st
   }
   return owed;
 }
+
+int64_t RuleLedger::complete_steps_through(const std::string& trial, const std::string& rule, int64_t through) {
+  // From the count this runner last found equal to the rule's evaluated steps, only the steps
+  // since are counted. A step at or below that count's step that completes later is one whose
+  // file landed after later steps completed: the ingest then has the rule evaluated again from
+  // the first step (rule_rerun: its evaluated steps are forgotten), so it never hides here.
+  int64_t from = INT64_MIN, counted = 0;
+  if (const auto it = counted_.find({trial, rule}); it != counted_.end() && it->second.through <= through) {
+    from = it->second.through;
+    counted = it->second.complete;
+  }
+  const auto [range, added] = range_counts_.try_emplace({trial, from, through}, 0);
+  if (added) {
+    Statement& complete = *complete_between_;
+    complete.bind(1, trial).bind(2, from).bind(3, through).step();
+    range->second = complete.int64(0);
+    complete.reset();
+  }
+  return counted + range->second;
+}
+
+void RuleLedger::begin_transaction() { range_counts_.clear(); }
 
 std::optional<StepRow> RuleLedger::last_complete_step(const std::string& trial) {
   Statement q(db_.handle(),
@@ -140,6 +158,7 @@ std::vector<std::string> RuleLedger::pending_reruns(const std::string& trial) {
 
 std::set<std::tuple<int64_t, std::string, std::string>> RuleLedger::reset(const std::string& trial,
                                                                           const std::string& rule) {
+  counted_.erase({trial, rule});
   std::set<std::tuple<int64_t, std::string, std::string>> old;
   {
     Statement q(db_.handle(), "SELECT step, tensor, worker FROM rule_finding WHERE trial = ?1 AND rule = ?2");

@@ -3,7 +3,10 @@
 //
 // - rule_evaluated (trial, rule, step): the complete steps each rule has evaluated. A step that
 //   becomes complete late (its file arrived after later steps completed) is owed like any other;
-//   a "last step evaluated" cursor would skip it for good.
+//   a "last step evaluated" cursor would skip it for good. A runner checks a rule's count of
+//   evaluated steps against the complete steps once, then counts only the steps completed since:
+//   a step completing below them has the ingest ask for the rule's evaluation again
+//   (rule_rerun), so a follower's call costs the same at step 10,000 as at step 100.
 // - rule_delivery (finding_id): findings recorded for an --on-finding command and not yet
 //   confirmed by its exit status 0; queued in the transaction that records them, so a crash
 //   between the commit and the command leaves them queued (delivered at least once).
@@ -16,6 +19,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "rules_sql/lazy_statement.h"
@@ -48,6 +52,8 @@ class RuleLedger {
   std::map<std::string, std::vector<StepRow>> owed_steps(const std::string& trial,
                                                          const std::vector<std::string>& rules,
                                                          std::optional<int64_t> last_step);
+  // Called as the runner begins its write transaction: steps may have completed since the last.
+  void begin_transaction();
   // The last complete step of `trial`, if any.
   std::optional<StepRow> last_complete_step(const std::string& trial);
 
@@ -68,8 +74,21 @@ class RuleLedger {
 
  private:
   Database& db_;
+  // The complete steps of `trial` up to `through`, counted from where this runner last counted
+  // them for `rule` (a follower's call counts the new steps only, not the whole trial again).
+  int64_t complete_steps_through(const std::string& trial, const std::string& rule, int64_t through);
+
   // owed_steps' queries, prepared once (it is called per trial and rule).
-  LazyStatement evaluated_, complete_, later_, unevaluated_;
+  LazyStatement evaluated_, complete_between_, later_, unevaluated_;
+  // Per (trial, rule): the last evaluated step at which the complete steps up to it were found to
+  // be exactly the rule's evaluated ones, and their number.
+  struct Counted {
+    int64_t through = 0, complete = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Counted> counted_;
+  // The complete steps of (trial, after, through], counted in this transaction: shared by the
+  // rules evaluated as far.
+  std::map<std::tuple<std::string, int64_t, int64_t>, int64_t> range_counts_;
 };
 
 }  // namespace trialdb::rules

@@ -454,6 +454,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
   // evaluated again (rule_rerun) has its old findings and state replaced in a savepoint that holds
   // the whole new evaluation: when any of it fails, the old findings stay and so does the rerun.
   Transaction tx(db_);
+  ledger_->begin_transaction();
   std::set<std::string> reruns;
   for (const std::string& rule : ledger_->pending_reruns(trial))
     if (std::find(rules_.begin(), rules_.end(), rule) != rules_.end()) reruns.insert(rule);

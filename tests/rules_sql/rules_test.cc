@@ -909,6 +909,53 @@ TEST(RulesCli, OnFindingRunsOncePerNewFindingWithItsEnvironment) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The steps a runner that lives across ingests (ingest --follow --rules) owes: it counts only the
+// steps completed since its last call, so a step that completes below those it evaluated is owed
+// through the ingest's rule_rerun (StepCompletion::revise_rules_from), not found by a count.
+
+TEST(OwedSteps, AStepCompletingLateIsOwedToTheRunnerThatLives) {
+  TempDir tmp;
+  const fs::path trial = tmp.path / "live";
+  TrialWriter w(trial.string());
+  trialdb::CollectionSpec gradients;
+  gradients.name = "gradients";
+  gradients.include_regex = {"^gradient/"};
+  w.write_collections("worker_0", 1, {gradients});
+  auto write_step = [&](int step) {
+    const std::vector<float> g = {1, -2, 3, static_cast<float>(step)};
+    auto s = w.begin_step(step, "worker_0", TrialMode::kTrain, step);
+    s->add_tensor("gradient/w", DType::Float32, {4}, g.data(), 4 * g.size());
+    s->close();
+  };
+  for (int step : {0, 1, 2, 4, 5}) write_step(step);  // step 3 lands late
+  const std::string db_path = tmp / "t.db";
+  ingest(trial.string(), db_path, "live", tmp);
+
+  Database db(db_path, trialdb::OpenMode::kExisting);
+  trialdb::rules::RuleOptions opt;
+  opt.rules = {"vanishing_gradient"};
+  trialdb::rules::RuleRunner runner(db, opt);
+  auto evaluated = [&] {
+    Statement q(db.handle(),
+                "SELECT group_concat(step, ',') FROM (SELECT step FROM rule_evaluated "
+                "WHERE trial = 'live' AND rule = 'vanishing_gradient' ORDER BY step)");
+    q.step();
+    return q.text(0);
+  };
+  runner.evaluate_new_steps();
+  EXPECT_EQ(evaluated(), "0,1,2,4,5");
+  write_step(6);
+  ingest(trial.string(), db_path, "live", tmp);
+  runner.evaluate_new_steps();
+  EXPECT_EQ(evaluated(), "0,1,2,4,5,6");
+
+  write_step(3);  // below the steps already evaluated
+  ingest(trial.string(), db_path, "live", tmp);
+  runner.evaluate_new_steps();
+  EXPECT_EQ(evaluated(), "0,1,2,3,4,5,6");
+}
+
+// ---------------------------------------------------------------------------------------------
 // stalled_training, through the C++ API with a controlled clock.
 
 TEST(StalledTraining, FiresOnceOnALiveTrialThatStopsGrowingAndNeverOnAnEndedOne) {
