@@ -196,8 +196,10 @@ std::string suggestion(const TrialTensorNames& tensors, const std::string& rule,
   return "; the closest names are " + listed + " (select them with --param " + rule + "." + param + "='" + regex + "')";
 }
 
-// Whether any pattern of the list `patterns` matches one of the names (as rule_regexp_any).
+// Whether any pattern of the list `patterns` matches one of the names (as rule_regexp_any, which
+// a trial without names never calls: its patterns are not compiled then either).
 bool any_name_matches(const TrialTensorNames& names, const std::string& patterns) {
+  if (names.names().empty()) return false;
   std::unique_ptr<PyRegexList> list;
   if (Status st = PyRegexList::compile(patterns, &list); !st.is_ok()) throw Error(st.prefixed("rule_regexp_any: "));
   for (const std::string& name : names.names())
