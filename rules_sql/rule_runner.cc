@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -455,6 +456,7 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
   // the whole new evaluation: when any of it fails, the old findings stay and so does the rerun.
   Transaction tx(db_);
   ledger_->begin_transaction();
+  std::optional<TrialTensorNames> tensor_names;  // read when a rule's selections are first checked
   std::set<std::string> reruns;
   for (const std::string& rule : ledger_->pending_reruns(trial))
     if (std::find(rules_.begin(), rules_.end(), rule) != rules_.end()) reruns.insert(rule);
@@ -464,7 +466,8 @@ void RuleRunner::evaluate_trial(const std::string& trial, double now, std::vecto
     if (kinds_.at(rule) == kClockKind) return true;
     std::vector<StepRow> owed = std::move(ledger_->owed_steps(trial, {rule}, options_.last_step)[rule]);
     if (owed.empty()) return true;
-    note_unmatched_selections(trial, rule);
+    if (!tensor_names) tensor_names.emplace(db_, trial);
+    note_unmatched_selections(trial, rule, *tensor_names);
     if (kinds_.at(rule) == kStepKind) {
       for (auto s = owed.begin(); s != owed.end(); ++s)
         if (!evaluate(rule, s, s + 1)) return false;
@@ -522,9 +525,10 @@ void RuleRunner::add_note(const std::string& trial, const std::string& rule, con
   if (noted_.insert(note).second) notes_.push_back(std::move(note));
 }
 
-void RuleRunner::note_unmatched_selections(const std::string& trial, const std::string& rule) {
+void RuleRunner::note_unmatched_selections(const std::string& trial, const std::string& rule,
+                                           const TrialTensorNames& names) {
   if (!looked_at_.emplace(trial, rule).second) return;
-  for (const std::string& note : unmatched_selections(db_, trial, rule)) add_note(trial, rule, note);
+  for (const std::string& note : unmatched_selections(db_, trial, rule, names)) add_note(trial, rule, note);
 }
 
 void RuleRunner::note_from_rule(const std::string& trial, const std::string& rule) {

@@ -33,6 +33,7 @@
 #include "rules_sql/rule_file.h"
 #include "rules_sql/lazy_statement.h"
 #include "rules_sql/rule_ledger.h"
+#include "rules_sql/rule_settings.h"
 #include "schema/database.h"
 
 namespace trialdb::rules {
@@ -115,7 +116,7 @@ class RuleRunner {
   int64_t schema_version();
   void load_rule_file(const RuleFile& file);
   void add_note(const std::string& trial, const std::string& rule, const std::string& text);
-  void note_unmatched_selections(const std::string& trial, const std::string& rule);
+  void note_unmatched_selections(const std::string& trial, const std::string& rule, const TrialTensorNames& names);
   void note_from_rule(const std::string& trial, const std::string& rule);  // while its batch is filled
   // Appends the ids of the findings recorded to *found.
   void evaluate_trial(const std::string& trial, double now, std::vector<int64_t>* found);

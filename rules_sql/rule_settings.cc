@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
 
 #include "rules_sql/rule_declaration.h"
+#include "schema/py_regex.h"
 #include "schema/status.h"
 
 namespace trialdb::rules {
@@ -116,14 +118,6 @@ void for_each_word(std::string_view s, F f) {
 
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
-// Whether a run of letters is `word` (lower case) in any case.
-bool same_word(std::string_view run, const std::string& word) {
-  if (run.size() != word.size()) return false;
-  for (size_t i = 0; i < run.size(); ++i)
-    if (lower(run[i]) != word[i]) return false;
-  return true;
-}
-
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -154,7 +148,7 @@ constexpr size_t kSuggested = 4;  // closest names a note names
 // The trial's tensor names closest to `pattern`: those sharing the most words with it, by edit
 // distance to its letters; none when no name shares more than half of its words (a name sharing
 // only "input" with ".*embedding0_input_0" is no suggestion).
-std::vector<std::string> closest_tensors(Database& db, const std::string& trial, const std::string& pattern) {
+std::vector<std::string> closest_tensors(const TrialTensorNames& names, const std::string& pattern) {
   std::vector<std::string> wanted;  // the pattern's words in lower case, each once
   for_each_word(pattern, [&](std::string_view run) {
     std::string w;
@@ -169,29 +163,27 @@ std::vector<std::string> closest_tensors(Database& db, const std::string& trial,
     if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '/') literal += c;
   std::vector<std::tuple<size_t, size_t, std::string>> scored;  // (-shared words, distance, name)
   std::vector<char> shared_word(wanted.size());                 // per wanted word: a word of this name
-  Statement q(db.handle(), "SELECT tensor FROM tensors WHERE trial = ?1");
-  q.bind(1, trial);
-  while (q.step()) {
-    const std::string name = q.text(0);
+  const std::vector<std::vector<std::string>>& words = names.words();
+  for (size_t n = 0; n < words.size(); ++n) {
     std::fill(shared_word.begin(), shared_word.end(), 0);
-    for_each_word(name, [&](std::string_view run) {
+    for (const std::string& word : words[n])
       for (size_t i = 0; i < wanted.size(); ++i)
-        if (same_word(run, wanted[i])) shared_word[i] = 1;
-    });
+        if (word == wanted[i]) shared_word[i] = 1;
     const size_t shared = std::count(shared_word.begin(), shared_word.end(), 1);
-    if (2 * shared > wanted.size()) scored.emplace_back(wanted.size() - shared, edit_distance(literal, name), name);
+    if (2 * shared > wanted.size())
+      scored.emplace_back(wanted.size() - shared, edit_distance(literal, names.names()[n]), names.names()[n]);
   }
   std::sort(scored.begin(), scored.end());
-  std::vector<std::string> names;  // those sharing the most words, the closest first
+  std::vector<std::string> closest;  // those sharing the most words, the closest first
   for (size_t i = 0; i < scored.size() && i < kSuggested && std::get<0>(scored[i]) == std::get<0>(scored[0]); ++i)
-    names.push_back(std::get<2>(scored[i]));
-  return names;
+    closest.push_back(std::get<2>(scored[i]));
+  return closest;
 }
 
 // "; closest: 'a', 'b' (select them with --param R.P='^a$,^b$')", or nothing.
-std::string suggestion(Database& db, const std::string& trial, const std::string& rule, const std::string& param,
+std::string suggestion(const TrialTensorNames& tensors, const std::string& rule, const std::string& param,
                        const std::string& pattern) {
-  const std::vector<std::string> names = closest_tensors(db, trial, pattern);
+  const std::vector<std::string> names = closest_tensors(tensors, pattern);
   if (names.empty()) return "";
   std::string listed, regex;
   for (const std::string& n : names) {
@@ -204,9 +196,40 @@ std::string suggestion(Database& db, const std::string& trial, const std::string
   return "; the closest names are " + listed + " (select them with --param " + rule + "." + param + "='" + regex + "')";
 }
 
+// Whether any pattern of the list `patterns` matches one of the names (as rule_regexp_any, which
+// a trial without names never calls: its patterns are not compiled then either).
+bool any_name_matches(const TrialTensorNames& names, const std::string& patterns) {
+  if (names.names().empty()) return false;
+  std::unique_ptr<PyRegexList> list;
+  if (Status st = PyRegexList::compile(patterns, &list); !st.is_ok()) throw Error(st.prefixed("rule_regexp_any: "));
+  for (const std::string& name : names.names())
+    if (list->search(name)) return true;
+  return false;
+}
+
 }  // namespace
 
-std::vector<std::string> unmatched_selections(Database& db, const std::string& trial, const std::string& rule) {
+TrialTensorNames::TrialTensorNames(Database& db, const std::string& trial) {
+  Statement q(db.handle(), "SELECT tensor FROM tensors WHERE trial = ?1");
+  q.bind(1, trial);
+  while (q.step()) names_.push_back(q.text(0));
+}
+
+const std::vector<std::vector<std::string>>& TrialTensorNames::words() const {
+  if (split_) return words_;
+  words_.resize(names_.size());
+  for (size_t n = 0; n < names_.size(); ++n)
+    for_each_word(names_[n], [&](std::string_view run) {
+      std::string w;
+      for (char c : run) w += lower(c);
+      words_[n].push_back(std::move(w));
+    });
+  split_ = true;
+  return words_;
+}
+
+std::vector<std::string> unmatched_selections(Database& db, const std::string& trial, const std::string& rule,
+                                              const TrialTensorNames& names) {
   std::vector<std::pair<std::string, std::string>> regexes;  // (param, value), non-empty
   std::string tensor_regex, collection_names;
   {
@@ -225,36 +248,28 @@ std::vector<std::string> unmatched_selections(Database& db, const std::string& t
       else if (!value.empty() && type == "regex") regexes.emplace_back(param, value);
     }
   }
-  auto none_of = [&] {
-    Statement total(db.handle(), "SELECT count(*) FROM tensors WHERE trial = ?1");
-    total.bind(1, trial).step();
-    return " of its " + std::to_string(total.int64(0)) + " tensors";
-  };
+  const std::string none_of = " of its " + std::to_string(names.names().size()) + " tensors";
   std::vector<std::string> notes;
   if (!tensor_regex.empty() || !collection_names.empty()) {
     // As rule_selected_tensors selects (rules_base.sql); the first match is enough.
-    Statement q(
-        db.handle(),
-        "SELECT EXISTS (SELECT 1 FROM tensors t WHERE t.trial = ?1 AND (rule_regexp_any(nullif(?2, ''), t.tensor) "
-        "OR (?3 <> '' AND EXISTS (SELECT 1 FROM collections k WHERE k.trial = t.trial AND k.tensor = t.tensor "
-        "                         AND rule_in_list(k.collection, ?3)))))");
-    q.bind(1, trial).bind(2, tensor_regex).bind(3, collection_names).step();
-    if (q.int64(0) == 0) {
+    bool matched = any_name_matches(names, tensor_regex);
+    if (!matched && !collection_names.empty()) {
+      Statement q(db.handle(),
+                  "SELECT EXISTS (SELECT 1 FROM collections WHERE trial = ?1 AND rule_in_list(collection, ?2))");
+      matched = q.bind(1, trial).bind(2, collection_names).step() && q.int64(0) != 0;
+    }
+    if (!matched) {
       std::string what;
       if (!tensor_regex.empty()) what = "tensor_regex '" + tensor_regex + "'";
       if (!collection_names.empty())
         what += (what.empty() ? "" : " and ") + std::string("collection_names '") + collection_names + "'";
       notes.push_back(what + (tensor_regex.empty() || collection_names.empty() ? " matches" : " match") + " none" +
-                      none_of() +
-                      (tensor_regex.empty() ? "" : suggestion(db, trial, rule, "tensor_regex", tensor_regex)));
+                      none_of + (tensor_regex.empty() ? "" : suggestion(names, rule, "tensor_regex", tensor_regex)));
     }
   }
-  for (const auto& [param, value] : regexes) {
-    Statement q(db.handle(), "SELECT EXISTS (SELECT 1 FROM tensors WHERE trial = ?1 AND rule_regexp_any(?2, tensor))");
-    q.bind(1, trial).bind(2, value).step();
-    if (q.int64(0) == 0)
-      notes.push_back(param + " '" + value + "' matches none" + none_of() + suggestion(db, trial, rule, param, value));
-  }
+  for (const auto& [param, value] : regexes)
+    if (!any_name_matches(names, value))
+      notes.push_back(param + " '" + value + "' matches none" + none_of + suggestion(names, rule, param, value));
   return notes;
 }
 

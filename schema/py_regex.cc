@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "schema/param_list.h"
+
 namespace trialdb {
 
 namespace {
@@ -168,6 +170,25 @@ bool PyRegex::search(std::string_view subject) const {
     why = std::string("failed: ") + reinterpret_cast<const char*>(buf);
   }
   throw Error(Status::invalid("regular expression '" + pattern_ + "' searching '" + quoted + "' " + why));
+}
+
+Status PyRegexList::compile(std::string_view list, std::unique_ptr<PyRegexList>* out) {
+  auto compiled = std::make_unique<PyRegexList>();
+  for (std::string_view item : split_param_list(list)) {
+    if (item.empty()) continue;
+    std::unique_ptr<PyRegex> re;
+    if (Status st = PyRegex::compile(item, &re); !st.is_ok())
+      return st.prefixed("bad regular expression '" + std::string(item) + "': ");
+    compiled->patterns.push_back(std::move(re));
+  }
+  *out = std::move(compiled);
+  return Status::ok();
+}
+
+bool PyRegexList::search(std::string_view subject) const {
+  for (const auto& re : patterns)
+    if (re->search(subject)) return true;
+  return false;
 }
 
 }  // namespace trialdb

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "schema/status.h"
 
@@ -37,6 +38,18 @@ class PyRegex {
   void* code_ = nullptr;        // pcre2_code*
   void* match_data_ = nullptr;  // pcre2_match_data*
   void* context_ = nullptr;     // pcre2_match_context*: the limits
+};
+
+// A comma-separated list of patterns (the list syntax of rule parameters, param_list.h; empty
+// items are skipped), which matches where any of its patterns does: rule_regexp_any's
+// (sqlext/fn_rule.cc), and the rule runner's test of a selection (rules_sql/rule_settings.cc).
+struct PyRegexList {
+  std::vector<std::unique_ptr<PyRegex>> patterns;
+
+  // Compiles every item into *out; Status kInvalidInput naming the first item that does not compile.
+  static Status compile(std::string_view list, std::unique_ptr<PyRegexList>* out);
+  // True when any pattern matches anywhere in subject (throws as PyRegex::search).
+  bool search(std::string_view subject) const;
 };
 
 // Translates Python-only regex spellings to PCRE2.

@@ -177,36 +177,15 @@ void in_list_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   });
 }
 
-// The compiled patterns of one list (empty items are skipped).
-struct PatternList {
-  std::vector<std::unique_ptr<PyRegex>> patterns;
-
-  static Status compile(std::string_view list, std::unique_ptr<PatternList>* out) {
-    auto compiled = std::make_unique<PatternList>();
-    for (std::string_view item : split_param_list(list)) {
-      if (item.empty()) continue;
-      std::unique_ptr<PyRegex> re;
-      if (Status st = PyRegex::compile(item, &re); !st.is_ok())
-        return st.prefixed("bad regular expression '" + std::string(item) + "': ");
-      compiled->patterns.push_back(std::move(re));
-    }
-    *out = std::move(compiled);
-    return Status::ok();
-  }
-};
-
 void regexp_any_fn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const char* fn = "rule_regexp_any";
   guarded(ctx, fn, [&] {
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL)
       return sqlite3_result_int(ctx, 0);
-    std::shared_ptr<const PatternList> hold;
-    const PatternList* list = cached_compiled<PatternList>(ctx, argv, 0, fn, PatternList::compile, &hold);
+    std::shared_ptr<const PyRegexList> hold;
+    const PyRegexList* list = cached_compiled<PyRegexList>(ctx, argv, 0, fn, PyRegexList::compile, &hold);
     if (!list) return;
-    std::string_view subject = value_text(argv[1]);
-    for (const auto& re : list->patterns)
-      if (re->search(subject)) return sqlite3_result_int(ctx, 1);
-    sqlite3_result_int(ctx, 0);
+    sqlite3_result_int(ctx, list->search(value_text(argv[1])) ? 1 : 0);
   });
 }
 
@@ -362,8 +341,8 @@ int register_rule_functions(sqlite3* db) {
     int rc = sqlite3_create_function_v2(db, f.name, f.nargs, kScalarFlags, nullptr, f.fn, nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) return rc;
   }
-  return sqlite3_create_function_v2(db, "rule_regexp_any", 2, kScalarFlags, CompiledCache<PatternList>::create(),
-                                    regexp_any_fn, nullptr, nullptr, CompiledCache<PatternList>::destroy);
+  return sqlite3_create_function_v2(db, "rule_regexp_any", 2, kScalarFlags, CompiledCache<PyRegexList>::create(),
+                                    regexp_any_fn, nullptr, nullptr, CompiledCache<PyRegexList>::destroy);
 }
 
 }  // namespace trialdb::sqlext

@@ -448,6 +448,60 @@ TEST(RulesCli, WeightUpdateRatioDividesByTheRawValuesNorm) {
   sqlite3_close(h);
 }
 
+// A pair whose P was evaluated in an earlier run is paired with the state's copy of P, and its
+// ratio divides by P's l2 as in one evaluation of the whole trial: the trial arrives in two
+// ingests, each followed by a run of the rules, and every ratio is the definition's.
+TEST(RulesCli, WeightUpdateRatioPairsAcrossRunsAsInOne) {
+  TempDir tmp;
+  const std::string trial = (tmp.path / "wur").string(), db = tmp / "t.db";
+  TrialWriter w(trial);
+  trialdb::CollectionSpec weights;
+  weights.name = "weights";
+  weights.tensor_names = {"w"};
+  w.write_collections("worker_0", 1, {weights});
+  const std::vector<std::vector<float>> values = {{3, 4}, {3, 5}, {3, 7}, {6, 7}};
+  auto write = [&](int step) {
+    auto s = w.begin_step(step, "worker_0", TrialMode::kTrain, step);
+    s->add_tensor("w", DType::Float32, {2}, values[step].data(), 4 * values[step].size());
+    s->close();
+  };
+  const std::string args = "--rule weight_update_ratio --param weight_update_ratio.large_threshold=0.1";
+  auto evaluated = [&] {
+    sqlite3* h = nullptr;
+    sqlite3_open(db.c_str(), &h);
+    Statement q(h, "SELECT count(*) FROM rule_evaluated WHERE rule = 'weight_update_ratio'");
+    q.step();
+    const int64_t n = q.int64(0);
+    sqlite3_close(h);
+    return n;
+  };
+  write(0);
+  write(1);
+  ingest(trial, db, "wur", tmp);
+  ASSERT_EQ(rules(db, args, tmp).status, 0);
+  const int64_t first_run = evaluated();
+  write(2);
+  write(3);
+  w.write_end_marker();
+  ingest(trial, db, "wur", tmp);
+  ASSERT_EQ(rules(db, args, tmp).status, 0);
+  ASSERT_GT(first_run, 0);  // the runs split the steps: a pair spans them
+  ASSERT_LT(first_run, 4);
+  ASSERT_EQ(evaluated(), 4);
+  sqlite3* h = nullptr;
+  sqlite3_open(db.c_str(), &h);
+  {
+    Statement q(h, "SELECT step, value FROM rule_findings WHERE rule = 'weight_update_ratio' ORDER BY step");
+    std::vector<std::pair<int64_t, double>> rows;
+    while (q.step()) rows.emplace_back(q.int64(0), q.real(1));
+    const double eps = 1e-9;
+    const std::vector<std::pair<int64_t, double>> want = {
+        {1, 1.0 / (5.0 + eps)}, {2, 2.0 / (std::sqrt(34.0) + eps)}, {3, 3.0 / (std::sqrt(58.0) + eps)}};
+    EXPECT_EQ(rows, want);
+  }
+  sqlite3_close(h);
+}
+
 // A bad parameter value is an error naming it, not a silent non-finding.
 // A database of schema version 7 whose rules an older runner installed holds the stored
 // parameters in a table rule_params (and a view rule_param of those in effect): the upgrade to
@@ -649,6 +703,24 @@ TEST(RulesCli, SelectionMatchingNoTensorIsNotedOnce) {
   RunResult matching = rules(db, "--rule dead_relu --rerun --param 'dead_relu.tensor_regex=relu\\d_output'", tmp);
   ASSERT_EQ(matching.status, 0) << matching.err;
   EXPECT_EQ(matching.err.find("note:"), std::string::npos) << matching.err;
+}
+
+// A selection of tensor_regex and collection_names is noted only when neither selects a tensor: a
+// pattern that matches no name beside a collection that has tensors is no note.
+TEST(RulesCli, SelectionByCollectionIsNotedOnlyWhenNeitherPartMatches) {
+  TempDir tmp;
+  const std::string db = tmp / "t.db";
+  ingest(kFixtures + "/pt_bad_init", db, "pt_bad_init", tmp);
+  RunResult by_collection =
+      rules(db, "--rule all_zero --param all_zero.tensor_regex=nosuch --param all_zero.collection_names=weights", tmp);
+  ASSERT_EQ(by_collection.status, 0) << by_collection.err;
+  EXPECT_EQ(by_collection.err.find("note:"), std::string::npos) << by_collection.err;
+  RunResult neither = rules(db, "--rule all_zero --param all_zero.collection_names=nosuch", tmp);
+  ASSERT_EQ(neither.status, 0) << neither.err;
+  EXPECT_NE(neither.err.find("note: all_zero on trial pt_bad_init: tensor_regex 'nosuch' and collection_names "
+                             "'nosuch' match none of its 21 tensors"),
+            std::string::npos)
+      << neither.err;
 }
 
 // The closest names are found by the words they share with the pattern, in any case: a pattern
