@@ -335,12 +335,12 @@ Float32KeyCounter::TakenHistogram Float32KeyCounter::take_histogram(const int64_
   // The run of counts[0, n) at bucket first (value order) into the blob, and the buckets among
   // them that hold ranks into found (a run rarely holds one: its buckets are then looked at).
   auto add_run = [&](int64_t first, const uint32_t* counts, int64_t n) {
-    uint32_t run_or = 0;
-    int64_t sum = 0;
+    uint32_t run_or = 0, run_sum = 0;  // a value's count fits (kMaxDistributionElements)
     for (int64_t i = 0; i < n; ++i) {
       run_or |= counts[i];
-      sum += counts[i];
+      run_sum += counts[i];
     }
+    int64_t sum = run_sum;
     blob->add_run(first, counts, static_cast<size_t>(n), run_or);
     for (int64_t i = 0; below + sum > next_rank; ++i) {  // the run holds the next rank
       const int64_t before = below;
