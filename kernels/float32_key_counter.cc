@@ -196,50 +196,163 @@ unsigned take_group(uint32_t* a, uint32_t* b, uint32_t* out) {
 #endif
 }
 
+// The non-empty positions of an octave, a bit each, and the runs they make: a run goes from a
+// non-empty position to the last one before more than kMaxRunGap empty positions (or the
+// octave's end), which is where BucketRunWriter (bucket_runs.h) breaks runs. The runs are found
+// a word of positions at a time rather than bucket by bucket.
+class OctaveRuns {
+ public:
+  // The group at positions [p, p + kTakeKeys) (p a multiple of kTakeKeys): take_group's mask.
+  void add_group(int64_t p, unsigned mask) { bits_[p / kWordBits] |= uint64_t{mask} << (p % kWordBits); }
+  // f(first, end) for each run [first, end) in position order.
+  template <class F>
+  void for_each_run(F&& f) const {
+    const uint64_t empty[kWords] = {~bits_[0], ~bits_[1]};
+    // Bit p: positions [p, p + kMaxRunGap] are all empty, those past the octave counting as empty.
+    uint64_t gap[kWords] = {empty[0], empty[1]};
+    for (int k = 1; k <= kMaxRunGap; ++k) {
+      gap[0] &= empty[0] >> k | empty[1] << (kWordBits - k);
+      gap[1] &= empty[1] >> k | kAllBits << (kWordBits - k);
+    }
+    for (int64_t first = first_set(bits_, 0); first < kOctaveBuckets;) {
+      const int64_t end = first_set(gap, first);  // first is not empty, end - 1 is not either
+      f(first, end);
+      first = first_set(bits_, end);
+    }
+  }
+
+ private:
+  static constexpr int kWordBits = 64;
+  static constexpr int kWords = kOctaveBuckets / kWordBits;
+  static_assert(kWords == 2 && kTakeKeys <= kWordBits && kWordBits % kTakeKeys == 0 && kMaxRunGap < kWordBits);
+  static constexpr uint64_t kAllBits = ~uint64_t{0};
+  // The first set bit at or after from, kOctaveBuckets if none.
+  static int64_t first_set(const uint64_t* w, int64_t from) {
+    int64_t i = from / kWordBits;
+    if (i == kWords) return kOctaveBuckets;
+    uint64_t m = w[i] & kAllBits << (from % kWordBits);
+    while (!m) {
+      if (++i == kWords) return kOctaveBuckets;
+      m = w[i];
+    }
+    return i * kWordBits + std::countr_zero(m);
+  }
+  uint64_t bits_[kWords] = {};
+};
+
+// An octave's keys are [key0 + 1, key0 + kOctaveBuckets]. Position p of a positive octave is key
+// key0 + 1 + p; of a negative one (kReversed), whose buckets go from the largest magnitude down,
+// key0 + kOctaveBuckets - p. The position of group g's first count (take_group's out):
+constexpr auto kLastGroup = static_cast<uint32_t>(kOctaveBuckets - kTakeKeys + 1);  // from key0
+template <bool kReversed>
+int64_t group_position(uint32_t key0, uint32_t g) {
+  return kReversed ? int64_t{key0} + kLastGroup - g : int64_t{g} - key0 - 1;
+}
+
+// Takes the groups [from, to] of an octave (take_group of a and b at each, into counts by
+// position) and notes their non-empty positions in runs.
+template <bool kReversed>
+void take_octave(uint32_t* a, uint32_t* b, uint32_t key0, uint32_t from, uint32_t to, uint32_t* counts,
+                 OctaveRuns* runs) {
+  for (uint32_t g = from; g <= to; g += kTakeKeys) {
+    const int64_t p = group_position<kReversed>(key0, g);
+    runs->add_group(p, take_group<kReversed>(a + g, b + g, counts + p));
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// take_group of two groups at once (positions [p, p + kPairKeys), the mask 16 bits), in AVX2:
+// one test passes over 16 empty keys, as most of a value's range of keys is.
+constexpr uint32_t kPairKeys = 2 * kTakeKeys;
+template <bool kReversed>
+__attribute__((target("avx2"))) unsigned take_pair_avx2(uint32_t* a, uint32_t* b, uint32_t* out) {
+  static_assert(kTakeKeys == 8);
+  const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+  const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 8));
+  const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+  const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 8));
+  const __m256i any = _mm256_or_si256(_mm256_or_si256(a0, a1), _mm256_or_si256(b0, b1));
+  if (_mm256_testz_si256(any, any)) return 0;
+  __m256i s0 = _mm256_add_epi32(a0, b0), s1 = _mm256_add_epi32(a1, b1);
+  if constexpr (kReversed) {
+    const __m256i reverse = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+    const __m256i r0 = _mm256_permutevar8x32_epi32(s1, reverse);
+    s1 = _mm256_permutevar8x32_epi32(s0, reverse);
+    s0 = r0;
+  }
+  const __m256i zero = _mm256_setzero_si256();
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), s0);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8), s1);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(a), zero);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + 8), zero);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(b), zero);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(b + 8), zero);
+  const auto empty0 = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(s0, zero))));
+  const auto empty1 = static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(s1, zero))));
+  return ~(empty0 | empty1 << kTakeKeys) & ((1u << kPairKeys) - 1);
+}
+
+// take_octave in pairs of groups that start at a multiple of kPairKeys positions (so that a
+// pair's mask stays in one word of OctaveRuns), single groups at the ends.
+template <bool kReversed>
+__attribute__((target("avx2"))) void take_octave_avx2(uint32_t* a, uint32_t* b, uint32_t key0, uint32_t from,
+                                                      uint32_t to, uint32_t* counts, OctaveRuns* runs) {
+  static_assert(kOctaveBuckets % kPairKeys == 0);
+  uint32_t g = from;
+  if ((g - 1) % kPairKeys && g <= to) {
+    take_octave<kReversed>(a, b, key0, g, g, counts, runs);
+    g += kTakeKeys;
+  }
+  for (; g + kTakeKeys <= to; g += kPairKeys) {
+    const int64_t p = group_position<kReversed>(key0, kReversed ? g + kTakeKeys : g);
+    runs->add_group(p, take_pair_avx2<kReversed>(a + g, b + g, counts + p));
+  }
+  if (g <= to) take_octave<kReversed>(a, b, key0, g, g, counts, runs);
+}
+#endif
+
+// take_octave in AVX2 where the processor has it (avx2).
+template <bool kReversed>
+void take_octave(bool avx2, uint32_t* a, uint32_t* b, uint32_t key0, uint32_t from, uint32_t to, uint32_t* counts,
+                 OctaveRuns* runs) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (avx2) return take_octave_avx2<kReversed>(a, b, key0, from, to, counts, runs);
+#else
+  (void)avx2;
+#endif
+  take_octave<kReversed>(a, b, key0, from, to, counts, runs);
+}
+
 }  // namespace
 
-// The state from bucket to bucket is kept in locals (the lambdas are inlined): as the fields of an
-// object that the blob writer's calls see, it was stored and loaded again for every bucket.
 Float32KeyCounter::TakenHistogram Float32KeyCounter::take_histogram(const int64_t* ranks, size_t k,
                                                                     HistogramBlobWriter* blob, ListedBucket* found) {
-  constexpr int64_t kNoRun = -(int64_t{1} << 62);  // more than kMaxRunGap before any position
   constexpr int64_t kNoRank = std::numeric_limits<int64_t>::max();
-  uint32_t counts[kOctaveBuckets];   // the octave's, by position; written for each group read
-  int64_t base = 0;                  // position p of the octave is bucket base + p (value order)
-  int64_t first = 0, next = kNoRun;  // the open run's positions [first, next)
-  uint64_t run_or = 0;               // its counts' bitwise or; 0: no run is open
-  int64_t below = 0;                 // the elements in the buckets read
+  int64_t below = 0;  // the elements in the buckets read
   const int64_t* const ranks_end = ranks + k;
   int64_t next_rank = k ? *ranks : kNoRank;
   size_t found_count = 0;
-  auto end_run = [&] {
-    if (run_or) blob->add_run(base + first, counts + first, static_cast<size_t>(next - first), run_or);
-    run_or = 0;
-    next = kNoRun;
-  };
-  auto begin_octave = [&](int64_t octave_base) {
-    end_run();
-    base = octave_base;
-  };
-  // The non-empty positions of the group at counts[p, p + kTakeKeys) (mask: take_group's), in order.
-  auto add_group = [&](int64_t p, unsigned mask) {
-    for (; mask; mask &= mask - 1) {
-      const int64_t q = p + std::countr_zero(mask);
-      const uint32_t count = counts[q];
-      if (q - next > kMaxRunGap) {
-        end_run();
-        first = q;
-      }
-      next = q + 1;
-      run_or |= count;
+  // The run of counts[0, n) at bucket first (value order) into the blob, and the buckets among
+  // them that hold ranks into found (a run rarely holds one: its buckets are then looked at).
+  auto add_run = [&](int64_t first, const uint32_t* counts, int64_t n) {
+    uint32_t run_or = 0, run_sum = 0;  // a value's count fits (kMaxDistributionElements)
+    for (int64_t i = 0; i < n; ++i) {
+      run_or |= counts[i];
+      run_sum += counts[i];
+    }
+    int64_t sum = run_sum;
+    blob->add_run(first, counts, static_cast<size_t>(n), run_or);
+    for (int64_t i = 0; below + sum > next_rank; ++i) {  // the run holds the next rank
       const int64_t before = below;
-      below += count;
-      if (below > next_rank) {  // the bucket holds the next rank (and perhaps more)
-        found[found_count++] = {base + q, count, before};
+      below += counts[i];
+      sum -= counts[i];
+      if (below > next_rank) {
+        found[found_count++] = {first + i, counts[i], before};
         while (ranks != ranks_end && *ranks < below) ++ranks;
         next_rank = ranks != ranks_end ? *ranks : kNoRank;
       }
     }
+    below += sum;
   };
   uint32_t* const t = tables_.data();
   uint32_t* const other = t + kTableStride;
@@ -252,28 +365,33 @@ Float32KeyCounter::TakenHistogram Float32KeyCounter::take_histogram(const int64_
   const bool nonzero = lo_ <= hi_;
   const auto first_group = static_cast<uint32_t>(lo_ - kKeyToBucket - 1) / kTakeKeys * kTakeKeys + 1;
   const auto last_group = static_cast<uint32_t>(hi_ - kKeyToBucket - 1) / kTakeKeys * kTakeKeys + 1;
-  // Negative buckets first, from the largest magnitude down: position p of an octave is its
-  // magnitude key 128q + 128 - p, so group g's keys are positions [p, p + kTakeKeys) reversed.
-  for (uint32_t g = last_group; nonzero; g -= kTakeKeys) {
-    const int64_t p = kOctaveBuckets - kTakeKeys - (g - 1) % kOctaveBuckets;
-    if (g == last_group || p == 0) begin_octave(-(g + p + kTakeKeys - 1 + kKeyToBucket));
-    if (const unsigned mask = take_group<true>(t + kNegativeKeys + g, other + kNegativeKeys + g, counts + p))
-      add_group(p, mask);
-    if (g == first_group) break;
+  // An octave's groups are read, then its runs written; negative octaves first, from the largest
+  // magnitudes down.
+  const auto first_octave = static_cast<int64_t>((first_group - 1) / kOctaveBuckets);
+  const auto last_octave = static_cast<int64_t>((last_group - 1) / kOctaveBuckets);
+  uint32_t counts[kOctaveBuckets];  // by position, written for the non-empty groups only
+  const bool avx2 = has_avx2();
+  for (int64_t q = last_octave; nonzero && q >= first_octave; --q) {
+    const auto key0 = static_cast<uint32_t>(q * kOctaveBuckets);
+    const uint32_t from = std::max(first_group, key0 + 1), to = std::min(last_group, key0 + kLastGroup);
+    OctaveRuns runs;
+    take_octave<true>(avx2, t + kNegativeKeys, other + kNegativeKeys, key0, from, to, counts, &runs);
+    const int64_t base = -(key0 + kOctaveBuckets + kKeyToBucket);  // position p is bucket base + p
+    runs.for_each_run([&](int64_t first, int64_t end) { add_run(base + first, counts + first, end - first); });
   }
   const int64_t negative = below;
   if (zero_) {
-    begin_octave(0);
-    counts[0] = static_cast<uint32_t>(zero_);
-    add_group(0, 1);
+    const auto zeros = static_cast<uint32_t>(zero_);
+    add_run(0, &zeros, 1);
   }
-  // Positive buckets from the smallest: position p of an octave is its magnitude key 128q + 1 + p.
-  for (uint32_t g = first_group; nonzero && g <= last_group; g += kTakeKeys) {
-    const int64_t p = (g - 1) % kOctaveBuckets;
-    if (g == first_group || p == 0) begin_octave(g - p + kKeyToBucket);
-    if (const unsigned mask = take_group<false>(t + g, other + g, counts + p)) add_group(p, mask);
+  for (int64_t q = first_octave; nonzero && q <= last_octave; ++q) {
+    const auto key0 = static_cast<uint32_t>(q * kOctaveBuckets);
+    const uint32_t from = std::max(first_group, key0 + 1), to = std::min(last_group, key0 + kLastGroup);
+    OctaveRuns runs;
+    take_octave<false>(avx2, t, other, key0, from, to, counts, &runs);
+    const int64_t base = key0 + 1 + kKeyToBucket;
+    runs.for_each_run([&](int64_t first, int64_t end) { add_run(base + first, counts + first, end - first); });
   }
-  end_run();
   taken_ = true;
   return {negative, found_count};
 }
@@ -369,6 +487,7 @@ int64_t Float32KeyCounter::list_wanted_keys(const uint8_t* p, int64_t start, int
   // The fewest compares that hold the list, in steps of four.
   if (count <= 4) return list_avx2<4>(p, start, len, keys, count, hits);
   if (count <= 8) return list_avx2<8>(p, start, len, keys, count, hits);
+  if (count <= 12) return list_avx2<12>(p, start, len, keys, count, hits);
   return list_avx2<kMaxComparedKeys>(p, start, len, keys, count, hits);
 }
 #else

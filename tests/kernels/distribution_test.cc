@@ -357,28 +357,49 @@ TEST(Distribution, LargeFloat32ValuesAllEqualOrInOneBucket) {
 TEST(Distribution, KeyCountedHistogramsBreakRunsWhereBucketRunsDo) {
   constexpr uint32_t kOctaveTop = 0x3F80;  // 1.0's magnitude key: the last bucket of its octave
   // (magnitude key offset from kOctaveTop, elements in its bucket)
-  const std::vector<std::pair<int, int>> buckets = {{-20, 1},  {-15, 3},   // a gap of kMaxRunGap: one run
-                                                    {-9, 15},  {-8, 1},    // a gap of kMaxRunGap + 1: a new run
-                                                    {-1, 255}, {0, 1},     // up to the octave's last bucket
-                                                    {1, 256},  {2, 2},     // the next octave's first: a new run
-                                                    {300, 1},  {307, 4}};  // past empty groups of keys
+  using Buckets = std::vector<std::pair<int, int>>;
+  const Buckets around_an_octave_edge = {{-20, 1},  {-15, 3},   // a gap of kMaxRunGap: one run
+                                         {-9, 15},  {-8, 1},    // a gap of kMaxRunGap + 1: a new run
+                                         {-1, 255}, {0, 1},     // up to the octave's last bucket
+                                         {1, 256},  {2, 2},     // the next octave's first: a new run
+                                         {300, 1},  {307, 4}};  // past empty groups of keys
+  // The key counter reads an octave's keys in groups of 8 (in pairs of them with AVX2) and finds
+  // its runs in two 64-bit words of positions: runs across those boundaries, gaps of 4 and 5
+  // across the words', a run at each end of an octave. Offset -127 is the first position of
+  // 1.0's octave, -255 of the one below; a negative octave's positions go the other way.
+  const Buckets across_groups_and_words = {
+      {-195, 20}, {-189, 2},                           // position 60, then 66: a gap of 5 across the words
+      {-127, 1},  {-122, 2},  {-116, 3},               // the octave's first position; gaps of 4 and 5
+      {-113, 4},  {-112, 17}, {-111, 1}, {-110, 300},  // across a group and a pair of groups
+      {-68, 3},   {-63, 1},                            // position 59, then 64: a gap of 4 across the words
+      {-3, 1},    {0, 1}};                             // after empty groups, up to the octave's last
+  // Elements that move the range's ends: its first group the first or the second of a pair, its
+  // last group one of a pair or alone.
+  const Buckets lower_first_group = {{-253, 1}}, alone_last_group = {{4, 2}};
   static_assert(kMaxRunGap == 4, "the offsets above place gaps of 4 and 5");
-  for (const bool negative : {false, true})
-    for (const bool positive : {false, true})
-      for (const int zeros : {0, 40}) {
-        SCOPED_TRACE(std::to_string(negative) + std::to_string(positive) + std::to_string(zeros));
-        std::vector<uint32_t> bits(static_cast<size_t>(zeros), negative ? 0x80000000u : 0u);
-        for (const auto& [offset, count] : buckets)
-          for (int i = 0; i < count; ++i) {
-            // An element inside the bucket of its key (the keys round up).
-            const uint32_t magnitude = ((kOctaveTop + offset) << 16) - 0x8000u + static_cast<uint32_t>(i % 7);
-            if (negative) bits.push_back(magnitude | 0x80000000u);
-            if (positive) bits.push_back(magnitude + static_cast<uint32_t>(i % 3));
-          }
-        if (bits.size() < 256) continue;  // the reductions' pass counts keys from 256 elements on
-        std::shuffle(bits.begin(), bits.end(), std::mt19937_64(bits.size()));
-        expect_float32_distribution_exact(float32_from_bits(bits), "runs");
-      }
+  std::vector<Buckets> layouts = {around_an_octave_edge, across_groups_and_words};
+  for (const Buckets& more : {lower_first_group, alone_last_group}) {
+    layouts.push_back(across_groups_and_words);
+    layouts.back().insert(layouts.back().end(), more.begin(), more.end());
+  }
+  for (const Buckets& buckets : layouts)
+    for (const bool negative : {false, true})
+      for (const bool positive : {false, true})
+        for (const int zeros : {0, 40}) {
+          SCOPED_TRACE(std::to_string(&buckets - layouts.data()) + std::to_string(negative) + std::to_string(positive) +
+                       std::to_string(zeros));
+          std::vector<uint32_t> bits(static_cast<size_t>(zeros), negative ? 0x80000000u : 0u);
+          for (const auto& [offset, count] : buckets)
+            for (int i = 0; i < count; ++i) {
+              // An element inside the bucket of its key (the keys round up).
+              const uint32_t magnitude = ((kOctaveTop + offset) << 16) - 0x8000u + static_cast<uint32_t>(i % 7);
+              if (negative) bits.push_back(magnitude | 0x80000000u);
+              if (positive) bits.push_back(magnitude + static_cast<uint32_t>(i % 3));
+            }
+          if (bits.size() < 256) continue;  // the reductions' pass counts keys from 256 elements on
+          std::shuffle(bits.begin(), bits.end(), std::mt19937_64(bits.size()));
+          expect_float32_distribution_exact(float32_from_bits(bits), "runs");
+        }
 }
 
 // Small values of the dtypes a float holds exactly are sorted by bucket
