@@ -37,6 +37,9 @@ struct ValueWriter::BufferedDistribution {
 
 namespace {
 
+// key_order counts rows by tensor when the buffer's tensor ids span at most this many per row.
+constexpr uint64_t kCountingSortSpan = 4;
+
 // Parameter ?1 of an INSERT INTO value, which every row shares: the trial.
 constexpr int kTrialIdParam = 1;
 constexpr int kSharedParams = 1;
@@ -177,29 +180,40 @@ std::string multi_row_insert_sql(const char* table, const char* columns, int par
   return sql;
 }
 
-// Rows in their table's key order, as indices: a sort of small keys, not of the rows.
+// Rows in their table's key order (tensor, step, offset, worker), as indices. Rows come file by
+// file, a (step, worker) at a time in step order, so a stable grouping by tensor (a counting sort)
+// leaves each tensor's rows in order but where files came otherwise (GLOBAL-mode steps, numbered
+// by their mode step; a worker's late file): those tensors' rows are sorted. A comparison sort of
+// all rows cost ~1,000 instructions a row, 4% of the ingest of many scalars.
 template <typename Row>
 std::vector<uint32_t> key_order(const std::vector<Row>& rows) {
-  struct Key {
-    int64_t tensor_id, tensor_step, step_offset, worker_id;
-    uint32_t row;
-    bool operator<(const Key& o) const {
-      if (tensor_id != o.tensor_id) return tensor_id < o.tensor_id;
-      if (tensor_step != o.tensor_step) return tensor_step < o.tensor_step;
-      if (step_offset != o.step_offset) return step_offset < o.step_offset;
-      return worker_id < o.worker_id;
-    }
+  std::vector<uint32_t> order(rows.size());
+  if (rows.empty()) return order;
+  auto within_tensor = [&](uint32_t a, uint32_t b) {
+    const Row &x = rows[a], &y = rows[b];
+    if (x.tensor_step != y.tensor_step) return x.tensor_step < y.tensor_step;
+    if (x.step_offset != y.step_offset) return x.step_offset < y.step_offset;
+    return x.worker_id < y.worker_id;
   };
-  std::vector<Key> keys;
-  keys.reserve(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    keys.push_back({r.tensor_id, r.tensor_step, r.step_offset, r.worker_id, static_cast<uint32_t>(i)});
+  const auto [lo, hi] = std::minmax_element(rows.begin(), rows.end(),
+                                            [](const Row& a, const Row& b) { return a.tensor_id < b.tensor_id; });
+  const uint64_t tensors = static_cast<uint64_t>(hi->tensor_id - lo->tensor_id) + 1;
+  if (tensors > kCountingSortSpan * rows.size()) {  // ids too sparse to count by
+    for (size_t i = 0; i < rows.size(); ++i) order[i] = static_cast<uint32_t>(i);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return rows[a].tensor_id != rows[b].tensor_id ? rows[a].tensor_id < rows[b].tensor_id : within_tensor(a, b);
+    });
+    return order;
   }
-  std::sort(keys.begin(), keys.end());
-  std::vector<uint32_t> order;
-  order.reserve(keys.size());
-  for (const Key& k : keys) order.push_back(k.row);
+  // end[t]: first the start of tensor t's rows, then, once they are placed, their end.
+  std::vector<uint32_t> end(tensors + 1, 0);
+  for (const Row& r : rows) ++end[r.tensor_id - lo->tensor_id + 1];
+  for (size_t t = 1; t <= tensors; ++t) end[t] += end[t - 1];
+  for (size_t i = 0; i < rows.size(); ++i) order[end[rows[i].tensor_id - lo->tensor_id]++] = static_cast<uint32_t>(i);
+  for (size_t t = 0, from = 0; t < tensors; from = end[t++]) {
+    const auto first = order.begin() + static_cast<ptrdiff_t>(from), last = order.begin() + end[t];
+    if (!std::is_sorted(first, last, within_tensor)) std::sort(first, last, within_tensor);
+  }
   return order;
 }
 

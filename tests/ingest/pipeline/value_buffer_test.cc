@@ -38,22 +38,22 @@ int64_t scalar(Database& db, const std::string& sql) {
 // Every public view the values reach, and the tables they are kept in, as one string.
 std::string dump(Database& db) {
   std::string out;
-  for (const char* sql : {"SELECT trial, workers, ended FROM trials ORDER BY 1", "SELECT * FROM steps ORDER BY 1, 2",
-                          "SELECT * FROM tensors ORDER BY 1, 2",
-                          "SELECT trial, tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM "
-                          "tensor_values ORDER BY 1, 2, 3, 4",
-                          "SELECT trial, tensor, step, worker, reduction, abs, printf('%.17g', value) FROM reductions "
-                          "ORDER BY 1, 2, 3, 4, 5, 6",
-                          "SELECT * FROM distributions ORDER BY 1, 2, 3, 4", // by value: histogram ids follow the order files came in
-                          "SELECT tn.name, d.tensor_step, d.worker_id, hex(h.buckets) FROM value_distribution d "
-                          "JOIN tensor tn USING (tensor_id) LEFT JOIN value_histogram h USING (histogram_id) "
-                          "ORDER BY 1, 2, 3",
-                          "SELECT tensor, step, worker, replace(file, (SELECT path FROM trials), ''), \"offset\", length, dtype, "
-                          "shape, global_step FROM value_locations ORDER BY 1, 2, 3, 4",
-                          "SELECT * FROM tensor_variant ORDER BY 1, 2, 3, 4, 5", "SELECT name, visible_steps FROM tensor ORDER BY 1",
-                          "SELECT file, step, message FROM ingest_error ORDER BY 1, 2, 3",
-                          "SELECT count(*) FROM ingested_file", "SELECT count(*) FROM value_blob",
-                          "SELECT count(*) FROM value_histogram"}) {
+  for (const char* sql :
+       {"SELECT trial, workers, ended FROM trials ORDER BY 1", "SELECT * FROM steps ORDER BY 1, 2",
+        "SELECT * FROM tensors ORDER BY 1, 2",
+        "SELECT trial, tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM "
+        "tensor_values ORDER BY 1, 2, 3, 4",
+        "SELECT trial, tensor, step, worker, reduction, abs, printf('%.17g', value) FROM reductions "
+        "ORDER BY 1, 2, 3, 4, 5, 6",
+        "SELECT * FROM distributions ORDER BY 1, 2, 3, 4",  // by value: histogram ids follow the order files came in
+        "SELECT tn.name, d.tensor_step, d.worker_id, hex(h.buckets) FROM value_distribution d "
+        "JOIN tensor tn USING (tensor_id) LEFT JOIN value_histogram h USING (histogram_id) "
+        "ORDER BY 1, 2, 3",
+        "SELECT tensor, step, worker, replace(file, (SELECT path FROM trials), ''), \"offset\", length, dtype, "
+        "shape, global_step FROM value_locations ORDER BY 1, 2, 3, 4",
+        "SELECT * FROM tensor_variant ORDER BY 1, 2, 3, 4, 5", "SELECT name, visible_steps FROM tensor ORDER BY 1",
+        "SELECT file, step, message FROM ingest_error ORDER BY 1, 2, 3", "SELECT count(*) FROM ingested_file",
+        "SELECT count(*) FROM value_blob", "SELECT count(*) FROM value_histogram"}) {
     Statement q(db.handle(), sql);
     while (q.step()) {
       for (int c = 0; c < sqlite3_column_count(q.handle()); ++c) out += (q.is_null(c) ? "NULL" : q.text(c)) + "|";
@@ -65,11 +65,14 @@ std::string dump(Database& db) {
 
 // Steps [from, to) of `workers`: plain scalars, a small tensor (inline, with a distribution and
 // a histogram) and a large one (in value_blob).
-void write_steps(const fs::path& trial, int from, int to, const std::vector<std::string>& workers) {
+// GLOBAL-mode steps are numbered by their mode step (0 at `from`): their rows sort among the
+// earlier steps'.
+void write_steps(const fs::path& trial, int from, int to, const std::vector<std::string>& workers,
+                 TrialMode mode = TrialMode::kTrain) {
   TrialWriter w(trial.string());
   for (int step = from; step < to; ++step)
     for (size_t k = 0; k < workers.size(); ++k) {
-      auto s = w.begin_step(step, workers[k], TrialMode::kTrain, step);
+      auto s = w.begin_step(step, workers[k], mode, mode == TrialMode::kGlobal ? step - from : step);
       for (int t = 0; t < kScalars; ++t) {
         const float x = static_cast<float>(step * 100 + t) + 0.5f * static_cast<float>(workers[k].back() - '0');
         s->add_tensor("loss_" + std::to_string(t), DType::Float32, {}, &x, 4);
@@ -90,7 +93,8 @@ void write_steps(const fs::path& trial, int from, int to, const std::vector<std:
   size_t at = 0;
   while (at < a.size() && at < b.size() && a[at] == b[at]) ++at;
   const size_t line = a.rfind('\n', at) == std::string::npos ? 0 : a.rfind('\n', at) + 1;
-  return ::testing::AssertionFailure() << "first difference:\n" << a.substr(line, a.find('\n', at) - line) << "\n"
+  return ::testing::AssertionFailure() << "first difference:\n"
+                                       << a.substr(line, a.find('\n', at) - line) << "\n"
                                        << b.substr(line, b.find('\n', at) - line);
 }
 
@@ -149,20 +153,23 @@ TEST(ValueBuffer, RowsGoInInKeyOrder) {
   TempDir tmp;
   const fs::path trial = tmp.path / "trial";
   write_steps(trial, 0, 20, {"worker_0", "worker_1"});
+  write_steps(trial, 20, 25, {"worker_0", "worker_1"}, TrialMode::kGlobal);
   Database db((tmp.path / "t.db").string());
   for (const char* table : {"value", "value_distribution"}) {
     const std::string t = table;
     Statement(db.handle(), "CREATE TEMP TABLE " + t + "_log(n INTEGER PRIMARY KEY, k1, k2, k3, k4)").run();
     Statement(db.handle(), "CREATE TEMP TRIGGER " + t + "_logged AFTER INSERT ON main." + t + " BEGIN INSERT INTO " +
-                               t + "_log(k1, k2, k3, k4) VALUES (new.tensor_id, new.tensor_step, new.step_offset, "
+                               t +
+                               "_log(k1, k2, k3, k4) VALUES (new.tensor_id, new.tensor_step, new.step_offset, "
                                "new.worker_id); END")
         .run();
   }
   run(db, trial);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM value WHERE step_offset = 20"), 5 * 2 * (kScalars + 2));
   for (const char* table : {"value", "value_distribution"}) {
     SCOPED_TRACE(table);
     const std::string log = std::string(table) + "_log";
-    EXPECT_GT(scalar(db, "SELECT count(*) FROM " + log), 20 * 2);
+    EXPECT_GT(scalar(db, "SELECT count(*) FROM " + log), 25 * 2);
     // Rows whose key is below the key of a row inserted before them.
     EXPECT_EQ(scalar(db, "SELECT count(*) FROM " + log + " a JOIN " + log +
                              " b ON b.n = a.n - 1 WHERE (a.k1, a.k2, a.k3, a.k4) < (b.k1, b.k2, b.k3, b.k4)"),
