@@ -420,10 +420,7 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
       insert_blob_.bind(1, r.value_id).bind_blob_static(2, blob.data(), blob.size()).run();
       std::string().swap(v.blob.owned);  // release the tensor as soon as it is stored
     }
-    if (buffer_full()) {
-      flush();
-      file_listed_ = false;
-    }
+    if (buffer_full()) flush();
   }
   insert_histograms();
   if (!fast) {
