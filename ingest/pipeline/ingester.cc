@@ -48,14 +48,14 @@ std::string default_trial_name(const std::string& location) {
   return base.empty() ? s : base;
 }
 
-Ingester::Ingester(Database& db, TrialSource& source, IngestOptions options)
+Ingester::Ingester(Database& db, TrialSource& source, IngestOptions options, ValueBufferLimits value_buffer)
     : db_(db), source_(source), opt_(std::move(options)) {
   catalog_ = std::make_unique<Catalog>(db_, opt_.name.empty() ? default_trial_name(source_.root()) : opt_.name,
                                        source_.root());
   ledger_ = std::make_unique<FileLedger>(db_, catalog_->trial_id());
   steps_ = std::make_unique<StepCompletion>(db_, catalog_->trial_id());
   summary_ = std::make_unique<TensorSummaryWriter>(db_, catalog_->trial_id());
-  writer_ = std::make_unique<ValueWriter>(db_, catalog_->trial_id(), opt_.compress, *summary_);
+  writer_ = std::make_unique<ValueWriter>(db_, catalog_->trial_id(), opt_.compress, *summary_, value_buffer);
 }
 
 Ingester::~Ingester() = default;
@@ -232,6 +232,7 @@ IngestStats Ingester::run_once() {
   };
   auto commit = [&] {
     if (!tx) return;
+    writer_->flush();  // what completes steps reads the values
     const int64_t completed = steps_->complete(catalog_->expected_workers(), false, *summary_);
     tx->commit();
     tx.reset();
@@ -286,6 +287,7 @@ IngestStats Ingester::run_once() {
     }
     commit();
   } catch (...) {
+    writer_->discard();  // its transaction is rolled back
     budget.abort();
     for (size_t j = 0; j < submitted; ++j)
       if (futures[j].valid()) futures[j].wait();

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "ingest/pipeline/selection.h"
+#include "ingest/pipeline/value_writer.h"
 #include "ingest/source/source.h"
 #include "schema/database.h"
 #include "schema/status.h"
@@ -40,7 +41,6 @@ class Catalog;
 class FileLedger;
 class StepCompletion;
 class TensorSummaryWriter;
-class ValueWriter;
 struct PendingFile;
 struct PreparedFile;
 
@@ -85,7 +85,8 @@ struct IngestStats {
 
 class Ingester {
  public:
-  Ingester(Database& db, TrialSource& source, IngestOptions options);
+  // `value_buffer`: the production default but in tests (value_writer.h).
+  Ingester(Database& db, TrialSource& source, IngestOptions options, ValueBufferLimits value_buffer = {});
   ~Ingester();
 
   IngestStats run_once();

@@ -53,6 +53,9 @@ class TensorSummaryWriter {
   void begin_file(int64_t step, int64_t tensor_step, int64_t worker_id, StepWorkers before);
   // Before a value of the file is stored: whether storing it adds a visible step to the tensor.
   bool adds_visible_step(int64_t tensor_id);
+  // Whether adds_visible_step reads the value table for this file (the values stored before it
+  // must be there).
+  bool looks_up_values() const { return visible_ && other_workers_; }
   // Once a value of the file is stored: its dtype (kNoDtype without a raw value), its shape
   // (kNoShape without one) and what adds_visible_step said of it.
   void stored(int64_t tensor_id, int64_t dtype, std::string_view shape, bool adds_visible_step);

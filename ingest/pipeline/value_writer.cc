@@ -1,43 +1,56 @@
 #include "ingest/pipeline/value_writer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "schema/tensor_summary.h"
 
 namespace trialdb {
 
-// A value on its way into the value table.
-struct ValueWriter::Row {
-  PreparedValue* value;
-  int64_t tensor_id;
-  int64_t value_id;        // its value_blob row, when apart
-  int64_t file_id;         // its event file's event_file row (with a raw value)
-  bool inline_blob;        // the blob goes into value.data
-  bool adds_visible_step;  // TensorSummaryWriter::adds_visible_step, asked before it is stored
-  bool apart() const { return value->has_raw && !value->raw_too_large && !inline_blob; }
-  // Whether the scalar statement can store it (its literals are this row's values).
-  bool plain_scalar() const {
-    return inline_blob && value->red_src == ReductionSource::kScalarElement && value->shape_text == "[1]" &&
-           value->red_computed == kAllReductionsMask;
-  }
+// A value row waiting in the buffer: everything its INSERT binds, owned.
+struct ValueWriter::BufferedValue {
+  int64_t tensor_id, tensor_step, step_offset, worker_id;  // the key
+  int64_t dtype;                                           // has_raw
+  int64_t value_id;                                        // apart
+  int64_t file_id, rec_offset, rec_length;                 // has_raw: the record's location
+  double red[kAllReductions];
+  size_t shape_at, shape_size;  // in bytes_, when has_shape_text
+  size_t data_at, data_size;    // in bytes_, when inline_blob
+  uint32_t file;                // in files_
+  uint32_t red_mask, red_computed;
+  ReductionSource red_src;
+  bool has_raw, has_shape_text;
+  bool inline_blob;   // the blob goes into value.data
+  bool apart;         // the blob is in value_blob
+  bool plain_scalar;  // the scalar statement can store it (its literals are this row's values)
+};
+
+// A value_distribution row waiting in the buffer.
+struct ValueWriter::BufferedDistribution {
+  int64_t tensor_id, tensor_step, step_offset, worker_id;  // the key
+  int64_t nan, pos_inf, neg_inf, zero, negative, positive;
+  double percentile[kDistributionPercentiles];
+  int64_t histogram_id;  // 0: it has no histogram
 };
 
 namespace {
 
-// Parameters ?1..?4 of an INSERT INTO value: what every row of one file shares.
-enum SharedParam : int {
-  kTrialIdParam = 1,
-  kTensorStepParam,
-  kStepOffsetParam,
-  kWorkerIdParam,
-  kSharedParams = kWorkerIdParam
-};
+// key_order counts rows by tensor when the buffer's tensor ids span at most this many per row.
+constexpr uint64_t kCountingSortSpan = 4;
 
-// A row's parameters, numbered from 1 after the shared ones (row i starts at
+// Parameter ?1 of an INSERT INTO value, which every row shares: the trial.
+constexpr int kTrialIdParam = 1;
+constexpr int kSharedParams = 1;
+
+// A row's parameters, numbered from 1 after the shared one (row i starts at
 // kSharedParams + i * kRowParams), in the column order of kValueColumns.
 enum RowParam : int {
   kTensorIdParam = 1,
+  kTensorStepParam,
+  kStepOffsetParam,
+  kWorkerIdParam,
   kDtypeParam,
   kShapeParam,
   kRedSrcParam,
@@ -61,6 +74,9 @@ constexpr const char* kValueColumns =
 // rest NULL.
 enum ScalarParam : int {
   kScalarTensorIdParam = 1,
+  kScalarTensorStepParam,
+  kScalarStepOffsetParam,
+  kScalarWorkerIdParam,
   kScalarDtypeParam,
   kScalarElementParam,
   kScalarDataParam,
@@ -105,39 +121,34 @@ void append_param(std::string* sql, int n) {
   *sql += std::to_string(n);
 }
 
-// "(?1,?5,?2,?3,?4,?6,...)" for row i of the full statement.
+// "(?1,?2,?3,...)" for row i of the full statement.
 std::string value_row_sql(size_t i) {
   const int base = kSharedParams + static_cast<int>(i) * kRowParams;
   std::string r(1, '(');
-  for (int p : std::initializer_list<int>{kTrialIdParam, base + kTensorIdParam, kTensorStepParam, kStepOffsetParam,
-                                          kWorkerIdParam}) {
-    append_param(&r, p);
+  append_param(&r, kTrialIdParam);
+  for (int k = kTensorIdParam; k <= kRowParams; ++k) {
     r += ',';
-  }
-  for (int k = kDtypeParam; k <= kRowParams; ++k) {
     append_param(&r, base + k);
-    r += k < kRowParams ? ',' : ')';
   }
+  r += ')';
   return r;
 }
 
 std::string scalar_row_sql(size_t i) {
   const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
   std::string r(1, '(');
-  for (int p : std::initializer_list<int>{kTrialIdParam, base + kScalarTensorIdParam, kTensorStepParam,
-                                          kStepOffsetParam, kWorkerIdParam, base + kScalarDtypeParam}) {
-    append_param(&r, p);
+  append_param(&r, kTrialIdParam);
+  for (int k = kScalarTensorIdParam; k <= kScalarDtypeParam; ++k) {
     r += ',';
+    append_param(&r, base + k);
   }
-  r += "'[1]',";
+  r += ",'[1]',";
   r += std::to_string(static_cast<int>(ReductionSource::kScalarElement));
   r += ",0,";
   r += std::to_string(kAllReductionsMask);
-  for (int p :
-       std::initializer_list<int>{base + kScalarElementParam, base + kScalarDataParam, base + kScalarFileIdParam,
-                                  base + kScalarRecOffsetParam, base + kScalarRecLengthParam}) {
+  for (int k = kScalarElementParam; k <= kScalarRowParams; ++k) {
     r += ',';
-    append_param(&r, p);
+    append_param(&r, base + k);
   }
   r += ')';
   return r;
@@ -169,73 +180,132 @@ std::string multi_row_insert_sql(const char* table, const char* columns, int par
   return sql;
 }
 
-void bind_shared(Statement& ins, int64_t trial_id, int64_t tensor_step, int64_t step, int64_t worker_id) {
-  ins.bind(kTrialIdParam, trial_id)
-      .bind(kTensorStepParam, tensor_step)
-      .bind(kStepOffsetParam, step - tensor_step)
-      .bind(kWorkerIdParam, worker_id);
-}
-
+// Rows in their table's key order (tensor, step, offset, worker), as indices. Rows come file by
+// file, a (step, worker) at a time in step order, so a stable grouping by tensor (a counting sort)
+// leaves each tensor's rows in order but where files came otherwise (GLOBAL-mode steps, numbered
+// by their mode step; a worker's late file): those tensors' rows are sorted. A comparison sort of
+// all rows cost ~1,000 instructions a row, 4% of the ingest of many scalars.
 template <typename Row>
-void bind_scalar_row(Statement& ins, size_t i, const Row& r) {
-  const PreparedValue& v = *r.value;
-  const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
-  ins.bind(base + kScalarTensorIdParam, r.tensor_id).bind(base + kScalarDtypeParam, static_cast<int64_t>(v.dtype));
-  if (!std::isnan(v.red[kRedMin])) ins.bind(base + kScalarElementParam, v.red[kRedMin]);
-  const std::string_view blob = v.blob.bytes();
-  ins.bind_blob_static(base + kScalarDataParam, blob.data(), blob.size())
-      .bind(base + kScalarFileIdParam, r.file_id)
-      .bind(base + kScalarRecOffsetParam, static_cast<int64_t>(v.record_offset))
-      .bind(base + kScalarRecLengthParam, static_cast<int64_t>(v.record_length));
-}
-
-// Unbound parameters are NULL (reset() clears bindings): only what is present is bound. SQLite
-// stores NaN as NULL, so a present NaN reduction is left unbound too.
-template <typename Row>
-void bind_value_row(Statement& ins, size_t i, const Row& r) {
-  const PreparedValue& v = *r.value;
-  const int base = kSharedParams + static_cast<int>(i) * kRowParams;
-  ins.bind(base + kTensorIdParam, r.tensor_id);
-  if (v.has_raw) ins.bind(base + kDtypeParam, static_cast<int64_t>(v.dtype));  // dtype_name.code
-  if (v.has_raw || v.has_shape) ins.bind_text_static(base + kShapeParam, v.shape_text);
-  const bool scalar = v.red_src == ReductionSource::kScalarElement;
-  ins.bind(base + kRedSrcParam, static_cast<int64_t>(v.red_src))
-      .bind(base + kRedMaskParam, scalar ? int64_t{0} : static_cast<int64_t>(v.red_mask))
-      .bind(base + kRedComputedParam, static_cast<int64_t>(v.red_computed));
-  for (int k = 0; k < kAllReductions; ++k) {
-    const bool present = v.red_src == ReductionSource::kColumns ? (v.red_mask >> k) & 1 : (scalar && k == kRedMin);
-    if (present && !std::isnan(v.red[k])) ins.bind(base + kFirstReductionParam + k, v.red[k]);
+std::vector<uint32_t> key_order(const std::vector<Row>& rows) {
+  std::vector<uint32_t> order(rows.size());
+  if (rows.empty()) return order;
+  auto within_tensor = [&](uint32_t a, uint32_t b) {
+    const Row &x = rows[a], &y = rows[b];
+    if (x.tensor_step != y.tensor_step) return x.tensor_step < y.tensor_step;
+    if (x.step_offset != y.step_offset) return x.step_offset < y.step_offset;
+    return x.worker_id < y.worker_id;
+  };
+  const auto [lo, hi] = std::minmax_element(rows.begin(), rows.end(),
+                                            [](const Row& a, const Row& b) { return a.tensor_id < b.tensor_id; });
+  const uint64_t tensors = static_cast<uint64_t>(hi->tensor_id - lo->tensor_id) + 1;
+  if (tensors > kCountingSortSpan * rows.size()) {  // ids too sparse to count by
+    for (size_t i = 0; i < rows.size(); ++i) order[i] = static_cast<uint32_t>(i);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return rows[a].tensor_id != rows[b].tensor_id ? rows[a].tensor_id < rows[b].tensor_id : within_tensor(a, b);
+    });
+    return order;
   }
-  if (r.inline_blob) ins.bind_blob_static(base + kDataParam, v.blob.bytes().data(), v.blob.bytes().size());
-  if (r.apart()) ins.bind(base + kValueIdParam, r.value_id);
-  if (v.has_raw)
-    ins.bind(base + kFileIdParam, r.file_id)
-        .bind(base + kRecOffsetParam, static_cast<int64_t>(v.record_offset))
-        .bind(base + kRecLengthParam, static_cast<int64_t>(v.record_length));
+  // end[t]: first the start of tensor t's rows, then, once they are placed, their end.
+  std::vector<uint32_t> end(tensors + 1, 0);
+  for (const Row& r : rows) ++end[r.tensor_id - lo->tensor_id + 1];
+  for (size_t t = 1; t <= tensors; ++t) end[t] += end[t - 1];
+  for (size_t i = 0; i < rows.size(); ++i) order[end[rows[i].tensor_id - lo->tensor_id]++] = static_cast<uint32_t>(i);
+  for (size_t t = 0, from = 0; t < tensors; from = end[t++]) {
+    const auto first = order.begin() + static_cast<ptrdiff_t>(from), last = order.begin() + end[t];
+    if (!std::is_sorted(first, last, within_tensor)) std::sort(first, last, within_tensor);
+  }
+  return order;
 }
 
 }  // namespace
 
-ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress, TensorSummaryWriter& summary)
+namespace {
+
+// Unbound parameters are NULL (reset() clears bindings): only what is present is bound. SQLite
+// stores NaN as NULL, so a present NaN reduction is left unbound too.
+template <typename Row>
+void bind_value_row(Statement& ins, size_t i, const Row& r, const std::string& bytes) {
+  const int base = kSharedParams + static_cast<int>(i) * kRowParams;
+  ins.bind(base + kTensorIdParam, r.tensor_id)
+      .bind(base + kTensorStepParam, r.tensor_step)
+      .bind(base + kStepOffsetParam, r.step_offset)
+      .bind(base + kWorkerIdParam, r.worker_id);
+  if (r.has_raw) ins.bind(base + kDtypeParam, r.dtype);  // dtype_name.code
+  if (r.has_shape_text)
+    ins.bind_text_static(base + kShapeParam, std::string_view(bytes).substr(r.shape_at, r.shape_size));
+  const bool scalar = r.red_src == ReductionSource::kScalarElement;
+  ins.bind(base + kRedSrcParam, static_cast<int64_t>(r.red_src))
+      .bind(base + kRedMaskParam, scalar ? int64_t{0} : static_cast<int64_t>(r.red_mask))
+      .bind(base + kRedComputedParam, static_cast<int64_t>(r.red_computed));
+  for (int k = 0; k < kAllReductions; ++k) {
+    const bool present = r.red_src == ReductionSource::kColumns ? (r.red_mask >> k) & 1 : (scalar && k == kRedMin);
+    if (present && !std::isnan(r.red[k])) ins.bind(base + kFirstReductionParam + k, r.red[k]);
+  }
+  if (r.inline_blob) ins.bind_blob_static(base + kDataParam, bytes.data() + r.data_at, r.data_size);
+  if (r.apart) ins.bind(base + kValueIdParam, r.value_id);
+  if (r.has_raw)
+    ins.bind(base + kFileIdParam, r.file_id)
+        .bind(base + kRecOffsetParam, r.rec_offset)
+        .bind(base + kRecLengthParam, r.rec_length);
+}
+
+template <typename Row>
+void bind_scalar_row(Statement& ins, size_t i, const Row& r, const std::string& bytes) {
+  const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
+  ins.bind(base + kScalarTensorIdParam, r.tensor_id)
+      .bind(base + kScalarTensorStepParam, r.tensor_step)
+      .bind(base + kScalarStepOffsetParam, r.step_offset)
+      .bind(base + kScalarWorkerIdParam, r.worker_id)
+      .bind(base + kScalarDtypeParam, r.dtype);
+  if (!std::isnan(r.red[kRedMin])) ins.bind(base + kScalarElementParam, r.red[kRedMin]);
+  ins.bind_blob_static(base + kScalarDataParam, bytes.data() + r.data_at, r.data_size)
+      .bind(base + kScalarFileIdParam, r.file_id)
+      .bind(base + kScalarRecOffsetParam, r.rec_offset)
+      .bind(base + kScalarRecLengthParam, r.rec_length);
+}
+
+template <typename Row>
+void bind_distribution_row(Statement& ins, size_t i, const Row& d) {
+  const int base = static_cast<int>(i) * kDistributionParams;
+  ins.bind(base + kDistTensorIdParam, d.tensor_id)
+      .bind(base + kDistTensorStepParam, d.tensor_step)
+      .bind(base + kDistStepOffsetParam, d.step_offset)
+      .bind(base + kDistWorkerIdParam, d.worker_id)
+      .bind(base + kNanParam, d.nan)
+      .bind(base + kPosInfParam, d.pos_inf)
+      .bind(base + kNegInfParam, d.neg_inf)
+      .bind(base + kZeroParam, d.zero)
+      .bind(base + kNegativeParam, d.negative)
+      .bind(base + kPositiveParam, d.positive);
+  for (int p = 0; p < kDistributionPercentiles; ++p)  // NaN stays unbound: NULL
+    if (!std::isnan(d.percentile[p])) ins.bind(base + kFirstPercentileParam + p, d.percentile[p]);
+  if (d.histogram_id) ins.bind(base + kHistogramIdParam, d.histogram_id);
+}
+
+}  // namespace
+
+ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress, TensorSummaryWriter& summary,
+                         ValueBufferLimits limits)
     : db_(db),
       trial_id_(trial_id),
       compress_(compress),
       summary_(summary),
+      limits_(limits),
       insert_value_(db.handle(), insert_sql("INSERT", kValueColumns, value_row_sql(0))),
-      insert_value_fast_(db.handle(), insert_sql("INSERT OR IGNORE", kValueColumns, value_row_sql(0))),
-      insert_value_batch_(db.handle(),
-                          insert_sql("INSERT OR IGNORE", kValueColumns, rows_sql(value_row_sql, kValueBatch))),
-      insert_scalar_batch_(db.handle(),
-                           insert_sql("INSERT OR IGNORE", kScalarColumns, rows_sql(scalar_row_sql, kValueBatch))),
       step_workers_(db.handle(), R"sql(
         SELECT coalesce(max(worker_id = ?3), 0), coalesce(max(worker_id <> ?3), 0)
         FROM step_worker
         WHERE trial_id = ?1 AND step = ?2)sql"),
+      values_stored_(db.handle(), R"sql(
+        SELECT 1 FROM value INDEXED BY value_by_step
+        WHERE trial_id = ?1 AND tensor_step = ?2 AND step_offset = ?3 AND worker_id = ?4 LIMIT 1)sql"),
       insert_blob_(db.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)"),
       max_value_id_(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob"),
       max_histogram_id_(db.handle(), "SELECT coalesce(max(histogram_id), 0) FROM value_histogram"),
       insert_event_file_(db.handle(), "INSERT INTO event_file(trial_id, path) VALUES (?, ?) ON CONFLICT DO NOTHING"),
       find_event_file_(db.handle(), "SELECT file_id FROM event_file WHERE trial_id = ? AND path = ?") {}
+
+ValueWriter::~ValueWriter() = default;
 
 int64_t ValueWriter::event_file_id(const std::string& path) {
   if (auto it = event_files_.find(path); it != event_files_.end()) return it->second;
@@ -247,10 +317,67 @@ int64_t ValueWriter::event_file_id(const std::string& path) {
   return event_files_.emplace(path, id).first->second;
 }
 
+uint32_t ValueWriter::current_file(const PreparedFile& f) {
+  if (!file_listed_) files_.push_back({f.file.path, f.file.worker, f.file.step});
+  file_listed_ = true;
+  return static_cast<uint32_t>(files_.size() - 1);
+}
+
+bool ValueWriter::buffer_full() const {
+  const size_t rows = values_.size() + distributions_.size();
+  const size_t bytes =
+      values_.size() * sizeof(BufferedValue) + distributions_.size() * sizeof(BufferedDistribution) + bytes_.size();
+  return rows >= limits_.rows || bytes >= limits_.bytes;
+}
+
+ValueWriter::BufferedValue ValueWriter::buffered(const PreparedValue& v, int64_t tensor_id, int64_t tensor_step,
+                                                 int64_t step, int64_t worker_id, int64_t file_id, uint32_t file) {
+  BufferedValue r{};
+  r.tensor_id = tensor_id, r.tensor_step = tensor_step, r.step_offset = step - tensor_step, r.worker_id = worker_id;
+  r.file = file;
+  r.has_raw = v.has_raw;
+  r.dtype = static_cast<int64_t>(v.dtype);
+  if (v.has_raw) {
+    r.file_id = file_id;
+    r.rec_offset = static_cast<int64_t>(v.record_offset);
+    r.rec_length = static_cast<int64_t>(v.record_length);
+  }
+  r.red_src = v.red_src, r.red_mask = v.red_mask, r.red_computed = v.red_computed;
+  std::copy(std::begin(v.red), std::end(v.red), std::begin(r.red));
+  // Small values live in the value row itself: one B-tree insert fewer per scalar.
+  r.inline_blob = v.has_raw && !v.raw_too_large && (!compress_ || blob_bytes_not_stored(v.blob.bytes())) &&
+                  v.blob.bytes().size() <= kInlineBlobBytes;
+  r.apart = v.has_raw && !v.raw_too_large && !r.inline_blob;
+  r.plain_scalar = r.inline_blob && v.red_src == ReductionSource::kScalarElement && v.shape_text == "[1]" &&
+                   v.red_computed == kAllReductionsMask;
+  r.has_shape_text = v.has_raw || v.has_shape;
+  if (r.has_shape_text) {
+    r.shape_at = bytes_.size(), r.shape_size = v.shape_text.size();
+    bytes_ += v.shape_text;
+  }
+  if (r.inline_blob) {
+    const std::string_view blob = v.blob.bytes();
+    r.data_at = bytes_.size(), r.data_size = blob.size();
+    bytes_ += blob;
+  }
+  return r;
+}
+
+void ValueWriter::check_nothing_stored(const PreparedFile& f, int64_t worker_id, int64_t tensor_step) {
+  values_stored_.bind(1, trial_id_).bind(2, tensor_step).bind(3, f.file.step - tensor_step).bind(4, worker_id);
+  const bool stored = values_stored_.step();
+  values_stored_.reset();
+  if (stored)
+    throw Error(Status::database("values of step " + std::to_string(f.file.step) + " for worker " + f.file.worker +
+                                 " are stored although none were recorded for it (" + f.file.path + ")")
+                    .at(db_.path()));
+}
+
 size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_step,
                           const std::function<int64_t(const std::string&)>& tensor_id,
                           const std::function<void(const Status&)>& report) {
-  distributions_.clear();  // none left by a write that threw: its transaction is rolled back
+  histograms_.clear();  // none left by a write that threw: its transaction is rolled back
+  file_listed_ = false;
   // value_blob ids are allocated here (value has no rowid): the caller's transaction holds the
   // write lock, so nobody else allocates until it commits.
   int64_t next_value_id = 0;
@@ -266,141 +393,164 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
   step_workers_.reset();
   const bool fast = !before.this_worker;
   summary_.begin_file(f.file.step, tensor_step, worker_id, before);
+  // Whatever reads the tables below sees what the buffer holds.
+  if (!fast || summary_.looks_up_values()) flush();
+  if (fast) check_nothing_stored(f, worker_id, tensor_step);
 
   size_t stored = 0;
-  std::vector<Row> batch, scalar_batch;
-  batch.reserve(kValueBatch);
-  scalar_batch.reserve(kValueBatch);
   int64_t file_id = 0;  // f.event_file's row, found once for the file's raw values
   for (auto& v : f.values) {
     if (!v.has_raw && !v.has_shape && !v.red_mask) continue;
     if (v.has_raw && !file_id) file_id = event_file_id(f.event_file);
-    // Small values live in the value row itself: one B-tree insert fewer per scalar.
-    Row r{&v,
-          tensor_id(v.tensor),
-          0,
-          v.has_raw ? file_id : 0,
-          v.has_raw && !v.raw_too_large && (!compress_ || blob_bytes_not_stored(v.blob.bytes())) &&
-              v.blob.bytes().size() <= kInlineBlobBytes,
-          false};
-    r.adds_visible_step = summary_.adds_visible_step(r.tensor_id);
-    if (r.apart()) r.value_id = next_value_id++;
-    const bool scalar = fast && r.plain_scalar();
-    std::vector<Row>& rows = scalar ? scalar_batch : batch;
-    rows.push_back(r);
-    if (rows.size() == kValueBatch) stored += flush(f, worker_id, tensor_step, rows, fast, scalar, report);
-  }
-  stored += flush(f, worker_id, tensor_step, scalar_batch, fast, true, report);  // short: row by row
-  stored += flush(f, worker_id, tensor_step, batch, fast, false, report);
-  flush_distributions();
-  return stored;
-}
-
-// Inserts the rows, then their blobs stored apart; a full batch as one statement.
-size_t ValueWriter::flush(PreparedFile& f, int64_t worker_id, int64_t tensor_step, std::vector<Row>& rows, bool fast,
-                          bool scalars, const std::function<void(const Status&)>& report) {
-  size_t stored = 0;
-  if (fast) {
-    auto insert = [&](Statement& ins, auto bind_row, size_t from, size_t n) {
-      bind_shared(ins, trial_id_, tensor_step, f.file.step, worker_id);
-      for (size_t i = 0; i < n; ++i) bind_row(ins, i, rows[from + i]);
-      ins.step();
-      ins.reset();
-      if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n)
-        throw Error(Status::database("values of step " + std::to_string(f.file.step) + " for worker " + f.file.worker +
-                                     " collided with stored values although none were recorded for it (" + f.file.path +
-                                     ")")
-                        .at(db_.path()));
-    };
-    if (rows.size() == kValueBatch && scalars) insert(insert_scalar_batch_, bind_scalar_row<Row>, 0, kValueBatch);
-    else if (rows.size() == kValueBatch) insert(insert_value_batch_, bind_value_row<Row>, 0, kValueBatch);
-    else
-      for (size_t i = 0; i < rows.size(); ++i) insert(insert_value_fast_, bind_value_row<Row>, i, 1);
-  }
-  for (Row& r : rows) {
-    if (!fast) {
-      bind_shared(insert_value_, trial_id_, tensor_step, f.file.step, worker_id);
-      bind_value_row(insert_value_, 0, r);
-      try {
-        insert_value_.step();
-      } catch (const Error& e) {
-        insert_value_.reset();
-        report(Status::invalid("tensor '" + r.value->tensor + "' for worker " + f.file.worker +
-                               " was already stored: " + e.status().cause())
-                   .at(f.file.path, f.file.step));
-        continue;
-      }
-      insert_value_.reset();
+    const int64_t tensor = tensor_id(v.tensor);
+    const bool adds_visible_step = summary_.adds_visible_step(tensor);
+    BufferedValue r = buffered(v, tensor, tensor_step, f.file.step, worker_id, file_id, fast ? current_file(f) : 0);
+    if (r.apart) r.value_id = next_value_id++;
+    if (fast) {
+      values_.push_back(r);
+    } else if (!insert_one(r, f, v.tensor, report)) {
+      continue;
     }
     ++stored;
-    const PreparedValue& v = *r.value;
-    summary_.stored(r.tensor_id, v.has_raw ? static_cast<int64_t>(v.dtype) : kNoDtype,
-                    v.has_raw || v.has_shape ? std::string_view(v.shape_text) : kNoShape, r.adds_visible_step);
-    write_distribution(r, worker_id, tensor_step, f.file.step);
-    if (!r.apart()) continue;
-    const std::string_view blob = r.value->blob.bytes();
-    insert_blob_.bind(1, r.value_id).bind_blob_static(2, blob.data(), blob.size()).run();
-    std::string().swap(r.value->blob.owned);  // release the tensor as soon as it is stored
+    summary_.stored(tensor, v.has_raw ? r.dtype : kNoDtype,
+                    v.has_raw || v.has_shape ? std::string_view(v.shape_text) : kNoShape, adds_visible_step);
+    add_distribution(v, tensor, tensor_step, f.file.step, worker_id);
+    if (r.apart) {
+      const std::string_view blob = v.blob.bytes();
+      insert_blob_.bind(1, r.value_id).bind_blob_static(2, blob.data(), blob.size()).run();
+      std::string().swap(v.blob.owned);  // release the tensor as soon as it is stored
+    }
+    if (buffer_full()) flush();
   }
-  rows.clear();
+  insert_histograms();
+  if (!fast) {
+    bytes_.clear();  // the rows inserted one by one
+    flush();         // their distributions
+  }
+  file_listed_ = false;
   return stored;
 }
 
-void ValueWriter::write_distribution(const Row& r, int64_t worker_id, int64_t tensor_step, int64_t step) {
-  const PreparedValue& v = *r.value;
-  if (!v.has_distribution || v.red_src == ReductionSource::kScalarElement) return;
-  const Distribution& d = v.distribution;
-  const bool has_histogram = d.negative + d.positive + d.zero > 0;
-  distributions_.push_back(
-      {&d, r.tensor_id, tensor_step, step - tensor_step, worker_id, has_histogram ? next_histogram_id_++ : 0});
-  if (distributions_.size() == kValueBatch) flush_distributions();
+bool ValueWriter::insert_one(const BufferedValue& r, const PreparedFile& f, const std::string& tensor,
+                             const std::function<void(const Status&)>& report) {
+  insert_value_.bind(kTrialIdParam, trial_id_);
+  bind_value_row(insert_value_, 0, r, bytes_);
+  try {
+    insert_value_.step();
+  } catch (const Error& e) {
+    insert_value_.reset();
+    report(Status::invalid("tensor '" + tensor + "' for worker " + f.file.worker +
+                           " was already stored: " + e.status().cause())
+               .at(f.file.path, f.file.step));
+    return false;
+  }
+  insert_value_.reset();
+  return true;
 }
 
-Statement& ValueWriter::multi_row_insert(std::vector<std::unique_ptr<Statement>>& cache, const char* table,
-                                         const char* columns, int params, size_t n) {
+void ValueWriter::add_distribution(const PreparedValue& v, int64_t tensor_id, int64_t tensor_step, int64_t step,
+                                   int64_t worker_id) {
+  if (!v.has_distribution || v.red_src == ReductionSource::kScalarElement) return;
+  const Distribution& d = v.distribution;
+  BufferedDistribution b{};
+  b.tensor_id = tensor_id, b.tensor_step = tensor_step, b.step_offset = step - tensor_step, b.worker_id = worker_id;
+  b.nan = d.nan, b.pos_inf = d.pos_inf, b.neg_inf = d.neg_inf, b.zero = d.zero;
+  b.negative = d.negative, b.positive = d.positive;
+  std::copy(std::begin(d.percentile), std::end(d.percentile), std::begin(b.percentile));
+  if (d.negative + d.positive + d.zero > 0) {
+    b.histogram_id = next_histogram_id_++;
+    histograms_.push_back({b.histogram_id, &d.histogram});
+    if (histograms_.size() == kValueBatch) insert_histograms();
+  }
+  distributions_.push_back(b);
+}
+
+Statement& ValueWriter::cached(std::vector<std::unique_ptr<Statement>>& cache, size_t n,
+                               const std::function<std::string(size_t)>& sql) {
   if (cache.size() < n) cache.resize(n);
-  if (!cache[n - 1])
-    cache[n - 1] = std::make_unique<Statement>(db_.handle(), multi_row_insert_sql(table, columns, params, n));
+  if (!cache[n - 1]) cache[n - 1] = std::make_unique<Statement>(db_.handle(), sql(n));
   return *cache[n - 1];
 }
 
-void ValueWriter::flush_distributions() {
-  size_t histograms = 0;
-  for (const PendingDistribution& p : distributions_) histograms += p.histogram_id != 0;
-  if (histograms) {
-    Statement& ins =
-        multi_row_insert(insert_histograms_, "value_histogram", "histogram_id, buckets", kHistogramParams, histograms);
-    int base = 0;
-    for (const PendingDistribution& p : distributions_) {
-      if (!p.histogram_id) continue;
-      ins.bind(base + kHistIdParam, p.histogram_id)
-          .bind_blob_static(base + kHistBucketsParam, p.distribution->histogram.data(),
-                            p.distribution->histogram.size());
-      base += kHistogramParams;
+void ValueWriter::insert_histograms() {
+  if (histograms_.empty()) return;
+  Statement& ins = cached(insert_histograms_, histograms_.size(), [](size_t n) {
+    return multi_row_insert_sql("value_histogram", "histogram_id, buckets", kHistogramParams, n);
+  });
+  int base = 0;
+  for (const PendingHistogram& h : histograms_) {
+    ins.bind(base + kHistIdParam, h.histogram_id)
+        .bind_blob_static(base + kHistBucketsParam, h.buckets->data(), h.buckets->size());
+    base += kHistogramParams;
+  }
+  ins.run();
+  histograms_.clear();
+}
+
+void ValueWriter::flush() {
+  flush_values();
+  flush_distributions();
+  bytes_.clear();
+  files_.clear();
+  file_listed_ = false;
+}
+
+void ValueWriter::discard() {
+  values_.clear();
+  distributions_.clear();
+  bytes_.clear();
+  files_.clear();
+  histograms_.clear();
+  file_listed_ = false;
+}
+
+// In key order, runs of up to kValueBatch rows of one kind (plain scalars or not) per statement.
+void ValueWriter::flush_values() {
+  const std::vector<uint32_t> order = key_order(values_);
+  for (size_t from = 0; from < order.size();) {
+    const bool scalars = values_[order[from]].plain_scalar;
+    size_t n = 1;
+    while (n < kValueBatch && from + n < order.size() && values_[order[from + n]].plain_scalar == scalars) ++n;
+    Statement& ins = scalars
+                         ? cached(insert_scalars_, n,
+                                  [](size_t k) {
+                                    return insert_sql("INSERT OR IGNORE", kScalarColumns, rows_sql(scalar_row_sql, k));
+                                  })
+                         : cached(insert_values_, n, [](size_t k) {
+                             return insert_sql("INSERT OR IGNORE", kValueColumns, rows_sql(value_row_sql, k));
+                           });
+    ins.bind(kTrialIdParam, trial_id_);
+    for (size_t i = 0; i < n; ++i) {
+      const BufferedValue& r = values_[order[from + i]];
+      if (scalars) bind_scalar_row(ins, i, r, bytes_);
+      else bind_value_row(ins, i, r, bytes_);
     }
     ins.run();
-  }
-  if (!distributions_.empty()) {
-    Statement& ins = multi_row_insert(insert_distributions_, "value_distribution", kDistributionColumns,
-                                      kDistributionParams, distributions_.size());
-    int base = 0;
-    for (const PendingDistribution& p : distributions_) {
-      const Distribution& d = *p.distribution;
-      ins.bind(base + kDistTensorIdParam, p.tensor_id)
-          .bind(base + kDistTensorStepParam, p.tensor_step)
-          .bind(base + kDistStepOffsetParam, p.step_offset)
-          .bind(base + kDistWorkerIdParam, p.worker_id)
-          .bind(base + kNanParam, d.nan)
-          .bind(base + kPosInfParam, d.pos_inf)
-          .bind(base + kNegInfParam, d.neg_inf)
-          .bind(base + kZeroParam, d.zero)
-          .bind(base + kNegativeParam, d.negative)
-          .bind(base + kPositiveParam, d.positive);
-      for (int i = 0; i < kDistributionPercentiles; ++i)  // NaN stays unbound: NULL
-        if (!std::isnan(d.percentile[i])) ins.bind(base + kFirstPercentileParam + i, d.percentile[i]);
-      if (p.histogram_id) ins.bind(base + kHistogramIdParam, p.histogram_id);
-      base += kDistributionParams;
+    if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n) {
+      // check_nothing_stored saw none of these (step, worker)s stored: name every file of the run.
+      std::string files;
+      for (size_t i = 0; i < n; ++i) {
+        const BufferedFile& bf = files_[values_[order[from + i]].file];
+        if (files.find(bf.path) != std::string::npos) continue;
+        files +=
+            (files.empty() ? "" : ", ") + bf.path + " (step " + std::to_string(bf.step) + ", worker " + bf.worker + ")";
+      }
+      throw Error(Status::database("values collided with stored values although none were recorded for them: " + files)
+                      .at(db_.path()));
     }
+    from += n;
+  }
+  values_.clear();
+}
+
+void ValueWriter::flush_distributions() {
+  const std::vector<uint32_t> order = key_order(distributions_);
+  for (size_t from = 0; from < order.size(); from += kValueBatch) {
+    const size_t n = std::min(kValueBatch, order.size() - from);
+    Statement& ins = cached(insert_distributions_, n, [](size_t k) {
+      return multi_row_insert_sql("value_distribution", kDistributionColumns, kDistributionParams, k);
+    });
+    for (size_t i = 0; i < n; ++i) bind_distribution_row(ins, i, distributions_[order[from + i]]);
     ins.run();
   }
   distributions_.clear();

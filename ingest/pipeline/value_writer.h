@@ -1,12 +1,24 @@
-// Writes one prepared file's values into the value and value_blob tables, through statements
-// prepared once per ingest (a trial of many small files would otherwise pay a prepare per
-// statement per file).
+// Writes prepared files' values into the value, value_blob, value_distribution and
+// value_histogram tables, through statements prepared once per ingest (a trial of many small
+// files would otherwise pay a prepare per statement per file).
 //
-// Fast path (nothing of this step and worker is stored yet, so no row can collide): INSERT OR
-// IGNORE, kValueBatch rows per statement, plain scalars through a statement of their own with
-// four parameters a row. OR IGNORE because a statement that may abort half-way needs a
-// statement journal, which costs more than the batching saves; the row count is checked
-// instead. Otherwise row by row, so a value stored before is reported and skipped on its own.
+// Fast path (nothing of this step and worker is stored yet, so no row can collide): the value
+// and value_distribution rows are copied into a buffer of the transaction and inserted later in
+// their tables' key order (tensor, step, worker). Files arrive step by step, but both tables are
+// clustered by tensor: inserted as they arrive, each row would land on a different, nearly full
+// page, and SQLite's B-tree balancing of those pages dominated the ingest of many small values;
+// in key order the inserts of a fresh trial are appends. The buffer is flushed by flush(), which
+// the ingester calls before the transaction commits, and by write() itself once it holds
+// ValueBufferLimits' rows or bytes, or before anything of the file reads the tables. Rows go
+// in kValueBatch per INSERT OR IGNORE, plain scalars through a statement of their own;
+// OR IGNORE because a statement that may abort half-way needs a statement journal, which costs
+// more than the batching saves: the row count is checked instead. Blobs stored apart
+// (value_blob) and histograms (value_histogram) are inserted at once: their ids are allocated
+// in order, so they are appends already.
+//
+// Otherwise (the step and worker were written before: a file read again after a selection or a
+// second index file for them) the buffer is flushed and the file's values go in row by row, so
+// a value stored before is reported and skipped on its own.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -22,37 +34,73 @@
 
 namespace trialdb {
 
+// When the buffer of rows waiting to be inserted in key order is flushed, at the latest. The
+// larger it is, the more of a tensor's steps go in together (one page filled at once rather than
+// a row added to each of many); the bytes bound its memory (bench/README.md, "Small tensors").
+inline constexpr size_t kValueBufferRows = size_t{1} << 18;
+inline constexpr size_t kValueBufferBytes = size_t{64} << 20;
+struct ValueBufferLimits {
+  size_t rows = kValueBufferRows;
+  size_t bytes = kValueBufferBytes;
+};
+
 class ValueWriter {
  public:
   // Values whose blob is at most this many bytes are stored in value.data, the rest in value_blob.
   static constexpr size_t kInlineBlobBytes = 128;
   static constexpr size_t kValueBatch = 32;  // rows per multi-row INSERT
 
-  // Every value stored is reported to `summary` (the tensors' summary, kept in step).
-  ValueWriter(Database& db, int64_t trial_id, bool compress, TensorSummaryWriter& summary);
+  // Every value stored is reported to `summary` (the tensors' summary, kept in step). `limits`:
+  // the production default but in tests.
+  ValueWriter(Database& db, int64_t trial_id, bool compress, TensorSummaryWriter& summary,
+              ValueBufferLimits limits = {});
   ValueWriter(const ValueWriter&) = delete;
   ValueWriter& operator=(const ValueWriter&) = delete;
+  ~ValueWriter();
 
   // Writes f's values for (global step f.file.step, worker_id), numbered by `tensor_step`;
   // `tensor_id` gives (and creates) tensor ids. A blob is released once stored; values that
-  // could not be stored go to `report`. Returns the number of values stored. Runs inside the
-  // caller's transaction, which must hold the write lock (value_blob ids are allocated here).
+  // could not be stored go to `report`. Returns the number of values stored (or buffered: they
+  // are stored by the transaction's flush). Runs inside the caller's transaction, which must
+  // hold the write lock (value_blob ids are allocated here).
   size_t write(PreparedFile& f, int64_t worker_id, int64_t tensor_step,
                const std::function<int64_t(const std::string&)>& tensor_id,
                const std::function<void(const Status&)>& report);
+  // Inserts the buffered rows, in key order. Before the transaction commits, and before anything
+  // other than write() reads value or value_distribution (or what is derived from them) in it.
+  void flush();
+  // Drops the buffered rows: their transaction is being rolled back.
+  void discard();
 
  private:
-  struct Row;
-  size_t flush(PreparedFile& f, int64_t worker_id, int64_t tensor_step, std::vector<Row>& rows, bool fast, bool scalars,
-               const std::function<void(const Status&)>& report);
-  // The value's distribution and histogram rows, once its value row is stored: kept until
-  // kValueBatch of them are, then written by flush_distributions, one multi-row INSERT per table
-  // (a statement per row cost more than the rows' B-tree inserts).
-  void write_distribution(const Row& r, int64_t worker_id, int64_t tensor_step, int64_t step);
+  struct BufferedValue;
+  struct BufferedDistribution;
+  struct BufferedFile {  // what an error about a buffered row names
+    std::string path, worker;
+    int64_t step;
+  };
+
+  // f's value v as a row (its shape and inline blob copied into bytes_), of file files_[file].
+  BufferedValue buffered(const PreparedValue& v, int64_t tensor_id, int64_t tensor_step, int64_t step,
+                         int64_t worker_id, int64_t file_id, uint32_t file);
+  // The file's index in files_, added on the first row buffered from it since the last flush.
+  uint32_t current_file(const PreparedFile& f);
+  bool buffer_full() const;
+  // Throws the error of a (step, worker) whose values are in the database without its
+  // step_worker row (which the fast path relies on).
+  void check_nothing_stored(const PreparedFile& f, int64_t worker_id, int64_t tensor_step);
+  // Row by row (INSERT, not OR IGNORE): false, reported, if the value was stored before.
+  bool insert_one(const BufferedValue& r, const PreparedFile& f, const std::string& tensor,
+                  const std::function<void(const Status&)>& report);
+  void flush_values();
   void flush_distributions();
-  // The INSERT of n rows into table, prepared on first use and kept in cache[n - 1].
-  Statement& multi_row_insert(std::vector<std::unique_ptr<Statement>>& cache, const char* table, const char* columns,
-                              int params, size_t n);
+  // The value's distribution row (buffered) and histogram row (inserted with the file's others).
+  void add_distribution(const PreparedValue& v, int64_t tensor_id, int64_t tensor_step, int64_t step,
+                        int64_t worker_id);
+  void insert_histograms();
+  // The INSERT of n rows, built by `sql`, prepared on first use and kept in cache[n - 1].
+  Statement& cached(std::vector<std::unique_ptr<Statement>>& cache, size_t n,
+                    const std::function<std::string(size_t)>& sql);
   // The event_file row of `path` (relative to the trial root), created on first use.
   int64_t event_file_id(const std::string& path);
 
@@ -60,18 +108,27 @@ class ValueWriter {
   int64_t trial_id_;
   bool compress_;
   TensorSummaryWriter& summary_;
-  Statement insert_value_, insert_value_fast_, insert_value_batch_, insert_scalar_batch_;
-  Statement step_workers_, insert_blob_, max_value_id_, max_histogram_id_;
+  ValueBufferLimits limits_;
+  Statement insert_value_, step_workers_, values_stored_, insert_blob_, max_value_id_, max_histogram_id_;
   Statement insert_event_file_, find_event_file_;
   std::unordered_map<std::string, int64_t> event_files_;
-  // A distribution row waiting for flush_distributions; histogram_id 0: it has no histogram.
-  struct PendingDistribution {
-    const Distribution* distribution;
-    int64_t tensor_id, tensor_step, step_offset, worker_id, histogram_id;
+
+  // The transaction's rows not inserted yet, in the order they came; their shapes and inline
+  // blobs in bytes_.
+  std::vector<BufferedValue> values_;
+  std::vector<BufferedDistribution> distributions_;
+  std::string bytes_;
+  std::vector<BufferedFile> files_;
+  bool file_listed_ = false;  // files_.back() is the file write() is adding rows of
+
+  // The file's histograms not inserted yet (pointing into its values' distributions).
+  struct PendingHistogram {
+    int64_t histogram_id;
+    const std::string* buckets;
   };
-  std::vector<PendingDistribution> distributions_;
+  std::vector<PendingHistogram> histograms_;
   int64_t next_histogram_id_ = 1;
-  std::vector<std::unique_ptr<Statement>> insert_histograms_, insert_distributions_;
+  std::vector<std::unique_ptr<Statement>> insert_values_, insert_scalars_, insert_histograms_, insert_distributions_;
 };
 
 }  // namespace trialdb

@@ -1,0 +1,313 @@
+// The value writer's buffer (value_writer.h): value and value_distribution rows inserted in key
+// order, later than their files are written. Whatever its size, flushed many times in a
+// transaction or once, the database is the same; errors still name their file, and a failure
+// leaves nothing behind.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ingest/pipeline/catalog.h"
+#include "ingest/pipeline/ingester.h"
+#include "ingest/pipeline/prepared_file.h"
+#include "ingest/pipeline/tensor_summary_writer.h"
+#include "ingest/pipeline/value_writer.h"
+#include "ingest/source/local_source.h"
+#include "ingest/writer/trial_writer.h"
+#include "schema/database.h"
+#include "tests/common/temp_dir.h"
+
+using namespace trialdb;
+using trialdb::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kScalars = 40;  // plain scalars: the scalar statement, more than one batch
+// A flush after every few rows, and one after every row (the bytes' limit).
+constexpr ValueBufferLimits kFewRows{3, kValueBufferBytes};
+constexpr ValueBufferLimits kFewBytes{kValueBufferRows, 1};
+
+int64_t scalar(Database& db, const std::string& sql) {
+  Statement q(db.handle(), sql);
+  EXPECT_TRUE(q.step()) << sql;
+  return q.int64(0);
+}
+
+// Every public view the values reach, and the tables they are kept in, as one string.
+std::string dump(Database& db) {
+  std::string out;
+  for (const char* sql :
+       {"SELECT trial, workers, ended FROM trials ORDER BY 1", "SELECT * FROM steps ORDER BY 1, 2",
+        "SELECT * FROM tensors ORDER BY 1, 2",
+        "SELECT trial, tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM "
+        "tensor_values ORDER BY 1, 2, 3, 4",
+        "SELECT trial, tensor, step, worker, reduction, abs, printf('%.17g', value) FROM reductions "
+        "ORDER BY 1, 2, 3, 4, 5, 6",
+        "SELECT * FROM distributions ORDER BY 1, 2, 3, 4",  // by value: histogram ids follow the order files came in
+        "SELECT tn.name, d.tensor_step, d.worker_id, hex(h.buckets) FROM value_distribution d "
+        "JOIN tensor tn USING (tensor_id) LEFT JOIN value_histogram h USING (histogram_id) "
+        "ORDER BY 1, 2, 3",
+        "SELECT tensor, step, worker, replace(file, (SELECT path FROM trials), ''), \"offset\", length, dtype, "
+        "shape, global_step FROM value_locations ORDER BY 1, 2, 3, 4",
+        "SELECT * FROM tensor_variant ORDER BY 1, 2, 3, 4, 5", "SELECT name, visible_steps FROM tensor ORDER BY 1",
+        "SELECT file, step, message FROM ingest_error ORDER BY 1, 2, 3", "SELECT count(*) FROM ingested_file",
+        "SELECT count(*) FROM value_blob", "SELECT count(*) FROM value_histogram"}) {
+    Statement q(db.handle(), sql);
+    while (q.step()) {
+      for (int c = 0; c < sqlite3_column_count(q.handle()); ++c) out += (q.is_null(c) ? "NULL" : q.text(c)) + "|";
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+// Steps [from, to) of `workers`: plain scalars, a small tensor (inline, with a distribution and
+// a histogram) and a large one (in value_blob).
+// GLOBAL-mode steps are numbered by their mode step (0 at `from`): their rows sort among the
+// earlier steps'.
+void write_steps(const fs::path& trial, int from, int to, const std::vector<std::string>& workers,
+                 TrialMode mode = TrialMode::kTrain) {
+  TrialWriter w(trial.string());
+  for (int step = from; step < to; ++step)
+    for (size_t k = 0; k < workers.size(); ++k) {
+      auto s = w.begin_step(step, workers[k], mode, mode == TrialMode::kGlobal ? step - from : step);
+      for (int t = 0; t < kScalars; ++t) {
+        const float x = static_cast<float>(step * 100 + t) + 0.5f * static_cast<float>(workers[k].back() - '0');
+        s->add_tensor("loss_" + std::to_string(t), DType::Float32, {}, &x, 4);
+      }
+      float small[6];
+      for (int i = 0; i < 6; ++i) small[i] = static_cast<float>(i - step) * 0.25f;
+      s->add_tensor("bias", DType::Float32, {2, 3}, small, sizeof small);
+      std::vector<float> big(1024);
+      for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(step) - static_cast<float>(i % 17);
+      s->add_tensor("weight", DType::Float32, {32, 32}, big.data(), big.size() * 4);
+      s->close();
+    }
+}
+
+// a == b, or the first line where they differ (gtest's diff of whole dumps takes gigabytes).
+::testing::AssertionResult same_dump(const std::string& a, const std::string& b) {
+  if (a == b) return ::testing::AssertionSuccess();
+  size_t at = 0;
+  while (at < a.size() && at < b.size() && a[at] == b[at]) ++at;
+  const size_t line = a.rfind('\n', at) == std::string::npos ? 0 : a.rfind('\n', at) + 1;
+  return ::testing::AssertionFailure() << "first difference:\n"
+                                       << a.substr(line, a.find('\n', at) - line) << "\n"
+                                       << b.substr(line, b.find('\n', at) - line);
+}
+
+IngestOptions named_t() {
+  IngestOptions o;
+  o.name = "t";
+  return o;
+}
+
+IngestStats run(Database& db, const fs::path& trial, ValueBufferLimits limits = {}) {
+  LocalSource src(trial.string());
+  return Ingester(db, src, named_t(), limits).run_once();
+}
+
+}  // namespace
+
+// Many flushes within a transaction, several transactions in a pass (more than 256 files), and a
+// second pass of the same ingester (as --follow makes) that adds a worker's late file of a step
+// already visible (its summary looks up the other worker's values) and new steps: the database
+// equals a fresh ingest's of the whole trial with the production buffer.
+TEST(ValueBuffer, ATinyBufferStoresWhatOneFlushStores) {
+  TempDir tmp;
+  const fs::path trial = tmp.path / "trial";
+  write_steps(trial, 0, 140, {"worker_0", "worker_1"});
+  write_steps(trial, 140, 141, {"worker_0"});  // worker_1's lands in the second pass
+  write_steps(trial, 141, 150, {"worker_0", "worker_1"});
+  for (ValueBufferLimits limits : {kFewRows, kFewBytes}) {
+    SCOPED_TRACE(limits.rows);
+    const fs::path copy = tmp.path / ("copy_" + std::to_string(limits.rows));
+    fs::copy(trial, copy, fs::copy_options::recursive);
+    Database db((tmp.path / ("tiny_" + std::to_string(limits.rows) + ".db")).string());
+    LocalSource src(copy.string());
+    Ingester ing(db, src, named_t(), limits);
+    IngestStats first = ing.run_once();
+    EXPECT_TRUE(first.errors.empty());
+    EXPECT_EQ(scalar(db, "SELECT complete FROM steps WHERE step = 140"), 1);  // later steps are complete
+    write_steps(copy, 140, 141, {"worker_1"});
+    write_steps(copy, 150, 153, {"worker_0", "worker_1"});
+    TrialWriter(copy.string()).write_end_marker();
+    IngestStats second = ing.run_once();
+    EXPECT_TRUE(second.errors.empty());
+    EXPECT_EQ(first.values + second.values, 153u * 2 * (kScalars + 2));
+
+    const fs::path fresh = tmp.path / ("fresh_" + std::to_string(limits.rows));
+    write_steps(fresh, 0, 153, {"worker_0", "worker_1"});
+    TrialWriter(fresh.string()).write_end_marker();
+    Database ref((tmp.path / ("ref_" + std::to_string(limits.rows) + ".db")).string());
+    run(ref, fresh);
+    EXPECT_TRUE(same_dump(dump(db), dump(ref)));
+  }
+}
+
+// The rows of a pass that fits in one buffer go in in key order (a fresh trial's are appends):
+// watched by triggers of the test's own connection, which log each row as it is inserted.
+TEST(ValueBuffer, RowsGoInInKeyOrder) {
+  TempDir tmp;
+  const fs::path trial = tmp.path / "trial";
+  write_steps(trial, 0, 20, {"worker_0", "worker_1"});
+  write_steps(trial, 20, 25, {"worker_0", "worker_1"}, TrialMode::kGlobal);
+  Database db((tmp.path / "t.db").string());
+  for (const char* table : {"value", "value_distribution"}) {
+    const std::string t = table;
+    Statement(db.handle(), "CREATE TEMP TABLE " + t + "_log(n INTEGER PRIMARY KEY, k1, k2, k3, k4)").run();
+    Statement(db.handle(), "CREATE TEMP TRIGGER " + t + "_logged AFTER INSERT ON main." + t + " BEGIN INSERT INTO " +
+                               t +
+                               "_log(k1, k2, k3, k4) VALUES (new.tensor_id, new.tensor_step, new.step_offset, "
+                               "new.worker_id); END")
+        .run();
+  }
+  run(db, trial);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM value WHERE step_offset = 20"), 5 * 2 * (kScalars + 2));
+  for (const char* table : {"value", "value_distribution"}) {
+    SCOPED_TRACE(table);
+    const std::string log = std::string(table) + "_log";
+    EXPECT_GT(scalar(db, "SELECT count(*) FROM " + log), 25 * 2);
+    // Rows whose key is below the key of a row inserted before them.
+    EXPECT_EQ(scalar(db, "SELECT count(*) FROM " + log + " a JOIN " + log +
+                             " b ON b.n = a.n - 1 WHERE (a.k1, a.k2, a.k3, a.k4) < (b.k1, b.k2, b.k3, b.k4)"),
+              0);
+  }
+}
+
+namespace {
+
+// A ValueWriter in a database of one trial, and files of values with saved reductions (no raw
+// bytes: no event file needed).
+struct Writer {
+  explicit Writer(const fs::path& db_path, ValueBufferLimits limits)
+      : db(db_path.string()),
+        catalog(db, "t", "/nowhere"),
+        summary(db, catalog.trial_id()),
+        writer(db, catalog.trial_id(), false, summary, limits) {}
+
+  PreparedFile file(int64_t step, const std::string& worker, const std::vector<std::string>& tensors) {
+    PreparedFile f;
+    f.file.path = "index/000000000/" + std::to_string(step) + "_" + worker + ".json";
+    f.file.step = step;
+    f.file.worker = worker;
+    f.index_valid = true;
+    f.mode = Mode::kTrain;
+    f.mode_step = step;
+    for (const std::string& t : tensors) {
+      PreparedValue v;
+      v.tensor = t;
+      v.has_shape = true;
+      v.shape_text = "[2]";
+      v.red_src = ReductionSource::kColumns;
+      v.red_mask = 1;
+      v.red[kRedMin] = static_cast<double>(step) + 0.5;
+      f.values.push_back(std::move(v));
+    }
+    return f;
+  }
+
+  // What the ingester does with a file: its values, then its step_worker row.
+  size_t write(PreparedFile& f, std::vector<Status>* errors) {
+    const int64_t worker_id = catalog.worker_id(f.file.worker);
+    const size_t stored = writer.write(
+        f, worker_id, f.file.step, [this](const std::string& name) { return catalog.tensor_id(name); },
+        [&](const Status& e) { errors->push_back(e); });
+    Statement(db.handle(), "INSERT OR IGNORE INTO step_worker(trial_id, step, worker_id) VALUES (?, ?, ?)")
+        .bind(1, catalog.trial_id())
+        .bind(2, f.file.step)
+        .bind(3, worker_id)
+        .run();
+    return stored;
+  }
+
+  std::string values() {
+    std::string out;
+    Statement q(db.handle(),
+                "SELECT tn.name, v.tensor_step, v.worker_id, v.r_min FROM value v JOIN tensor tn USING (tensor_id) "
+                "ORDER BY 1, 2, 3");
+    while (q.step()) out += q.text(0) + "@" + q.text(1) + "/" + q.text(2) + "=" + q.text(3) + " ";
+    return out;
+  }
+
+  Database db;
+  Catalog catalog;
+  TensorSummaryWriter summary;
+  ValueWriter writer;
+};
+
+}  // namespace
+
+// A second file of a (step, worker) in the same transaction as the first (buffered) takes the
+// row-by-row path: it sees the first file's values, reports the one stored again and stores the
+// new one.
+TEST(ValueBuffer, AValueBufferedEarlierInTheTransactionIsReportedByALaterFile) {
+  TempDir tmp;
+  Writer w(tmp.path / "t.db", {});
+  std::vector<Status> errors;
+  {
+    Transaction tx(w.db);
+    PreparedFile a = w.file(3, "worker_0", {"a", "b"});
+    EXPECT_EQ(w.write(a, &errors), 2u);
+    PreparedFile again = w.file(3, "worker_0", {"b", "c"});
+    EXPECT_EQ(w.write(again, &errors), 1u);
+    w.writer.flush();
+    tx.commit();
+  }
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].cause().find("tensor 'b' for worker worker_0 was already stored"), std::string::npos)
+      << errors[0].to_string();
+  EXPECT_EQ(errors[0].file(), "index/000000000/3_worker_0.json");
+  EXPECT_EQ(w.values(), "a@3/1=3.5 b@3/1=3.5 c@3/1=3.5 ");
+}
+
+// A transaction rolled back drops what its buffer held: the next transaction stores only its own.
+TEST(ValueBuffer, ARolledBackTransactionLeavesNothingInTheBuffer) {
+  TempDir tmp;
+  Writer w(tmp.path / "t.db", {});
+  // The catalog's rows outlive the rollback, as they do in an ingest (created before its files).
+  for (const char* t : {"a", "b"}) w.catalog.tensor_id(t);
+  w.catalog.worker_id("worker_0");
+  std::vector<Status> errors;
+  {
+    Transaction tx(w.db);
+    PreparedFile a = w.file(1, "worker_0", {"a", "b"});
+    w.write(a, &errors);
+    w.writer.discard();  // as the ingester does when the transaction ends by an exception
+  }
+  {
+    Transaction tx(w.db);
+    PreparedFile b = w.file(2, "worker_0", {"a"});
+    w.write(b, &errors);
+    w.writer.flush();
+    tx.commit();
+  }
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(w.values(), "a@2/1=2.5 ");
+}
+
+// Values of a (step, worker) in the database without its step_worker row (the fast path relies on
+// that row): the ingest stops with an error naming the file and its step, and whatever the pass
+// had buffered and flushed before it is rolled back with it.
+TEST(ValueBuffer, ACollisionNamesItsFileAndAFailedPassChangesNothing) {
+  TempDir tmp;
+  const fs::path trial = tmp.path / "trial";
+  write_steps(trial, 0, 4, {"worker_0"});
+  write_steps(trial, 9, 10, {"worker_0"});
+  Database db((tmp.path / "t.db").string());
+  run(db, trial);
+  write_steps(trial, 4, 9, {"worker_0"});  // before step 9 in the next pass
+  Statement(db.handle(), "DELETE FROM step_worker WHERE step = 9").run();
+  Statement(db.handle(), "DELETE FROM ingested_file WHERE path LIKE '%000000000009_worker_0.json'").run();
+  const std::string before = dump(db);
+  try {
+    run(db, trial, kFewRows);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.status().to_string().find("000000000009_worker_0.json"), std::string::npos) << e.status().to_string();
+    EXPECT_NE(e.status().to_string().find("step 9"), std::string::npos) << e.status().to_string();
+  }
+  EXPECT_TRUE(same_dump(dump(db), before));
+}
