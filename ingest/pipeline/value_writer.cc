@@ -217,10 +217,6 @@ std::vector<uint32_t> key_order(const std::vector<Row>& rows) {
   return order;
 }
 
-}  // namespace
-
-namespace {
-
 // Unbound parameters are NULL (reset() clears bindings): only what is present is bound. SQLite
 // stores NaN as NULL, so a present NaN reduction is left unbound too.
 template <typename Row>
