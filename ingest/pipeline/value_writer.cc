@@ -44,14 +44,20 @@ constexpr uint64_t kCountingSortSpan = 4;
 constexpr int kTrialIdParam = 1;
 constexpr int kSharedParams = 1;
 
-// A row's parameters, numbered from 1 after the shared one (row i starts at
-// kSharedParams + i * kRowParams), in the column order of kValueColumns.
-enum RowParam : int {
+// The first parameters of every row below, value's, a plain scalar's and value_distribution's:
+// the key they share (tensor, step, offset, worker), bound by bind_key.
+enum KeyParam : int {
   kTensorIdParam = 1,
   kTensorStepParam,
   kStepOffsetParam,
   kWorkerIdParam,
-  kDtypeParam,
+  kKeyParams = kWorkerIdParam
+};
+
+// A row's parameters, numbered from 1 after the shared one (row i starts at
+// kSharedParams + i * kRowParams), in the column order of kValueColumns.
+enum RowParam : int {
+  kDtypeParam = kKeyParams + 1,
   kShapeParam,
   kRedSrcParam,
   kRedMaskParam,
@@ -73,11 +79,7 @@ constexpr const char* kValueColumns =
 // A plain scalar's parameters: shape, red_src, red_mask and red_computed (all 18) are literals, the
 // rest NULL.
 enum ScalarParam : int {
-  kScalarTensorIdParam = 1,
-  kScalarTensorStepParam,
-  kScalarStepOffsetParam,
-  kScalarWorkerIdParam,
-  kScalarDtypeParam,
+  kScalarDtypeParam = kKeyParams + 1,
   kScalarElementParam,
   kScalarDataParam,
   kScalarFileIdParam,
@@ -92,11 +94,7 @@ constexpr const char* kScalarColumns =
 // A value_distribution row's parameters, numbered from 1 (row i of a multi-row INSERT starts at
 // i * kDistributionParams), in the order of kDistributionColumns.
 enum DistributionParam : int {
-  kDistTensorIdParam = 1,
-  kDistTensorStepParam,
-  kDistStepOffsetParam,
-  kDistWorkerIdParam,
-  kNanParam,
+  kNanParam = kKeyParams + 1,
   kPosInfParam,
   kNegInfParam,
   kZeroParam,
@@ -138,7 +136,7 @@ std::string scalar_row_sql(size_t i) {
   const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
   std::string r(1, '(');
   append_param(&r, kTrialIdParam);
-  for (int k = kScalarTensorIdParam; k <= kScalarDtypeParam; ++k) {
+  for (int k = kTensorIdParam; k <= kScalarDtypeParam; ++k) {
     r += ',';
     append_param(&r, base + k);
   }
@@ -217,15 +215,21 @@ std::vector<uint32_t> key_order(const std::vector<Row>& rows) {
   return order;
 }
 
+// The row's key, its parameters from base + 1.
+template <typename Row>
+Statement& bind_key(Statement& ins, int base, const Row& r) {
+  return ins.bind(base + kTensorIdParam, r.tensor_id)
+      .bind(base + kTensorStepParam, r.tensor_step)
+      .bind(base + kStepOffsetParam, r.step_offset)
+      .bind(base + kWorkerIdParam, r.worker_id);
+}
+
 // Unbound parameters are NULL (reset() clears bindings): only what is present is bound. SQLite
 // stores NaN as NULL, so a present NaN reduction is left unbound too.
 template <typename Row>
 void bind_value_row(Statement& ins, size_t i, const Row& r, const std::string& bytes) {
   const int base = kSharedParams + static_cast<int>(i) * kRowParams;
-  ins.bind(base + kTensorIdParam, r.tensor_id)
-      .bind(base + kTensorStepParam, r.tensor_step)
-      .bind(base + kStepOffsetParam, r.step_offset)
-      .bind(base + kWorkerIdParam, r.worker_id);
+  bind_key(ins, base, r);
   if (r.has_raw) ins.bind(base + kDtypeParam, r.dtype);  // dtype_name.code
   if (r.has_shape_text)
     ins.bind_text_static(base + kShapeParam, std::string_view(bytes).substr(r.shape_at, r.shape_size));
@@ -248,11 +252,7 @@ void bind_value_row(Statement& ins, size_t i, const Row& r, const std::string& b
 template <typename Row>
 void bind_scalar_row(Statement& ins, size_t i, const Row& r, const std::string& bytes) {
   const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
-  ins.bind(base + kScalarTensorIdParam, r.tensor_id)
-      .bind(base + kScalarTensorStepParam, r.tensor_step)
-      .bind(base + kScalarStepOffsetParam, r.step_offset)
-      .bind(base + kScalarWorkerIdParam, r.worker_id)
-      .bind(base + kScalarDtypeParam, r.dtype);
+  bind_key(ins, base, r).bind(base + kScalarDtypeParam, r.dtype);
   if (!std::isnan(r.red[kRedMin])) ins.bind(base + kScalarElementParam, r.red[kRedMin]);
   ins.bind_blob_static(base + kScalarDataParam, bytes.data() + r.data_at, r.data_size)
       .bind(base + kScalarFileIdParam, r.file_id)
@@ -263,10 +263,7 @@ void bind_scalar_row(Statement& ins, size_t i, const Row& r, const std::string& 
 template <typename Row>
 void bind_distribution_row(Statement& ins, size_t i, const Row& d) {
   const int base = static_cast<int>(i) * kDistributionParams;
-  ins.bind(base + kDistTensorIdParam, d.tensor_id)
-      .bind(base + kDistTensorStepParam, d.tensor_step)
-      .bind(base + kDistStepOffsetParam, d.step_offset)
-      .bind(base + kDistWorkerIdParam, d.worker_id)
+  bind_key(ins, base, d)
       .bind(base + kNanParam, d.nan)
       .bind(base + kPosInfParam, d.pos_inf)
       .bind(base + kNegInfParam, d.neg_inf)
@@ -525,9 +522,12 @@ void ValueWriter::flush_values() {
     if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n) {
       // check_nothing_stored saw none of these (step, worker)s stored: name every file of the run.
       std::string files;
+      std::vector<uint32_t> named;  // files_ indices, each named once
       for (size_t i = 0; i < n; ++i) {
-        const BufferedFile& bf = files_[values_[order[from + i]].file];
-        if (files.find(bf.path) != std::string::npos) continue;
+        const uint32_t file = values_[order[from + i]].file;
+        if (std::find(named.begin(), named.end(), file) != named.end()) continue;
+        named.push_back(file);
+        const BufferedFile& bf = files_[file];
         files +=
             (files.empty() ? "" : ", ") + bf.path + " (step " + std::to_string(bf.step) + ", worker " + bf.worker + ")";
       }
