@@ -118,6 +118,17 @@ void for_each_word(std::string_view s, F f) {
 
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
+// s's words (for_each_word) in lower case, in order.
+std::vector<std::string> lower_words(std::string_view s) {
+  std::vector<std::string> words;
+  for_each_word(s, [&](std::string_view run) {
+    std::string w;
+    for (char c : run) w += lower(c);
+    words.push_back(std::move(w));
+  });
+  return words;
+}
+
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -149,12 +160,7 @@ constexpr size_t kSuggested = 4;  // closest names a note names
 // distance to its letters; none when no name shares more than half of its words (a name sharing
 // only "input" with ".*embedding0_input_0" is no suggestion).
 std::vector<std::string> closest_tensors(const TrialTensorNames& names, const std::string& pattern) {
-  std::vector<std::string> wanted;  // the pattern's words in lower case, each once
-  for_each_word(pattern, [&](std::string_view run) {
-    std::string w;
-    for (char c : run) w += lower(c);
-    wanted.push_back(w);
-  });
+  std::vector<std::string> wanted = lower_words(pattern);  // each once
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   if (wanted.empty()) return {};
@@ -217,13 +223,8 @@ TrialTensorNames::TrialTensorNames(Database& db, const std::string& trial) {
 
 const std::vector<std::vector<std::string>>& TrialTensorNames::words() const {
   if (split_) return words_;
-  words_.resize(names_.size());
-  for (size_t n = 0; n < names_.size(); ++n)
-    for_each_word(names_[n], [&](std::string_view run) {
-      std::string w;
-      for (char c : run) w += lower(c);
-      words_[n].push_back(std::move(w));
-    });
+  words_.reserve(names_.size());
+  for (const std::string& name : names_) words_.push_back(lower_words(name));
   split_ = true;
   return words_;
 }
