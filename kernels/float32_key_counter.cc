@@ -444,27 +444,58 @@ struct LeftPack {
 };
 const LeftPack kLeftPack;
 
-// Keys compared: kCompared broadcast registers, the list padded with its first key.
+// bits_key of the eight float32 at p.
+__attribute__((target("avx2"))) inline __m256i eight_keys(const uint8_t* p) {
+  const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  const __m256i round = _mm256_set1_epi32(static_cast<int32_t>(Float32KeyCounter::kKeyRound));
+  return _mm256_add_epi32(_mm256_srli_epi32(_mm256_add_epi32(bits, round), Float32KeyCounter::kKeyShift),
+                          _mm256_srli_epi32(bits, 31));
+}
+
+// Lists the lanes of a group of eight whose bit of mask is set: their offsets (the group's are in
+// *offsets, which moves on to the next group's) appended to hits[*n], left-packed without a branch.
+__attribute__((target("avx2"))) inline void list_group(int mask, __m256i* offsets, int32_t* hits, int64_t* n) {
+  const __m256i pack = _mm256_load_si256(reinterpret_cast<const __m256i*>(kLeftPack.lanes[mask]));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(hits + *n), _mm256_permutevar8x32_epi32(*offsets, pack));
+  *n += __builtin_popcount(static_cast<unsigned>(mask));
+  *offsets = _mm256_add_epi32(*offsets, _mm256_set1_epi32(8));
+}
+
+// Keys compared: kCompared broadcast registers, the list padded with its first key. Two groups of
+// eight keys are packed into one register of 16-bit keys, so that a compare covers sixteen
+// elements. The packing saturates: the one key past 16 bits (kKeys - 1, a negative NaN's) reads as
+// 0xFFFF, another NaN's key, and the wanted keys (finite buckets') are below both.
 template <size_t kCompared>
 __attribute__((target("avx2"))) int64_t list_avx2(const uint8_t* p, int64_t start, int64_t len, const uint32_t* keys,
                                                   size_t count, int32_t* hits) {
   __m256i wanted[kCompared];
-  for (size_t k = 0; k < kCompared; ++k) wanted[k] = _mm256_set1_epi32(static_cast<int32_t>(keys[k < count ? k : 0]));
-  const __m256i round = _mm256_set1_epi32(static_cast<int32_t>(Float32KeyCounter::kKeyRound));
-  const __m256i eight = _mm256_set1_epi32(8);
+  for (size_t k = 0; k < kCompared; ++k) wanted[k] = _mm256_set1_epi16(static_cast<int16_t>(keys[k < count ? k : 0]));
+  // hit: 16-bit lanes of packed keys, 0xFFFF where wanted. _mm256_packus_epi32(a, b) packs within
+  // 128-bit halves (a0-3 b0-3 | a4-7 b4-7), so unpacking each half's low (high) words to 32 bits
+  // gives a's (b's) lanes in order.
+  auto compare = [&wanted](__m256i packed) __attribute__((target("avx2"))) {
+    __m256i hit = _mm256_cmpeq_epi16(packed, wanted[0]);
+    for (size_t k = 1; k < kCompared; ++k) hit = _mm256_or_si256(hit, _mm256_cmpeq_epi16(packed, wanted[k]));
+    return hit;
+  };
+  auto low_mask = [](__m256i hit) __attribute__((target("avx2"))) {
+    return _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_unpacklo_epi16(hit, hit)));
+  };
+  auto high_mask = [](__m256i hit) __attribute__((target("avx2"))) {
+    return _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_unpackhi_epi16(hit, hit)));
+  };
   __m256i offsets = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   int64_t n = 0, j = 0;
-  for (; j + 8 <= len; j += 8) {
-    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 4 * (start + j)));
-    const __m256i key = _mm256_add_epi32(_mm256_srli_epi32(_mm256_add_epi32(bits, round), Float32KeyCounter::kKeyShift),
-                                         _mm256_srli_epi32(bits, 31));  // bits_key, eight at a time
-    __m256i hit = _mm256_cmpeq_epi32(key, wanted[0]);
-    for (size_t k = 1; k < kCompared; ++k) hit = _mm256_or_si256(hit, _mm256_cmpeq_epi32(key, wanted[k]));
-    const int mask = _mm256_movemask_ps(_mm256_castsi256_ps(hit));
-    const __m256i pack = _mm256_load_si256(reinterpret_cast<const __m256i*>(kLeftPack.lanes[mask]));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(hits + n), _mm256_permutevar8x32_epi32(offsets, pack));
-    n += __builtin_popcount(static_cast<unsigned>(mask));
-    offsets = _mm256_add_epi32(offsets, eight);
+  for (; j + 16 <= len; j += 16) {
+    const uint8_t* const at = p + 4 * (start + j);
+    const __m256i hit = compare(_mm256_packus_epi32(eight_keys(at), eight_keys(at + 32)));
+    list_group(low_mask(hit), &offsets, hits, &n);
+    list_group(high_mask(hit), &offsets, hits, &n);
+  }
+  if (j + 8 <= len) {  // the second group's lanes packed from zeros are not read
+    const __m256i hit = compare(_mm256_packus_epi32(eight_keys(p + 4 * (start + j)), _mm256_setzero_si256()));
+    list_group(low_mask(hit), &offsets, hits, &n);
+    j += 8;
   }
   for (; j < len; ++j) {
     uint32_t b;
@@ -484,6 +515,8 @@ bool Float32KeyCounter::has_avx2() {
 
 int64_t Float32KeyCounter::list_wanted_keys(const uint8_t* p, int64_t start, int64_t len, const uint32_t* keys,
                                             size_t count, int32_t* hits) {
+  // list_avx2 compares 16-bit keys: every finite bucket's key is below the one saturated key.
+  static_assert(kNegativeKeys + kInfinityKey < 0xFFFF && kKeys - 1 == 0x10000);
   // The fewest compares that hold the list, in steps of four.
   if (count <= 4) return list_avx2<4>(p, start, len, keys, count, hits);
   if (count <= 8) return list_avx2<8>(p, start, len, keys, count, hits);

@@ -146,10 +146,10 @@ class Float32KeyCounter {
   }
 
   // Lists the offsets j in [0, len) of the elements start + j of p whose key is one of
-  // keys[0, count) into hits and returns how many (AVX2 only). Eight elements are compared with
-  // every wanted key at once: for the few buckets a selection usually wants, that costs less than
-  // a table lookup per element. A distribution's percentiles want two ranks each, in 12-14
-  // buckets for most values besides the extremes' (bench/README.md).
+  // keys[0, count) into hits and returns how many (AVX2 only). Sixteen elements (their keys packed
+  // to 16 bits) are compared with every wanted key at once: for the few buckets a selection
+  // usually wants, that costs less than a table lookup per element. A distribution's percentiles want two ranks each,
+  // in 12-14 buckets for most values besides the extremes' (bench/README.md).
   static constexpr size_t kMaxComparedKeys = 16;
   static bool has_avx2();
   static int64_t list_wanted_keys(const uint8_t* p, int64_t start, int64_t len, const uint32_t* keys, size_t count,

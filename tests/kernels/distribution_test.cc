@@ -314,6 +314,23 @@ TEST(Distribution, LargeFloat32ValuesFewAndManyWantedBuckets) {
   }
 }
 
+// The gathering pass compares sixteen keys at a time (packed to 16 bits), then a group of eight,
+// then one at a time: values whose every bucket is a wanted one, their elements all different, put
+// hits in every lane of both packed groups and of both tails, each of which must be listed at its
+// own offset.
+TEST(Distribution, GatheringListsHitsInEveryLaneAndTail) {
+  for (const size_t n : {kMidFloat32, kMidFloat32 + 8, kMidFloat32 + 13, kMidFloat32 + 16 + 15}) {
+    SCOPED_TRACE(n);
+    std::vector<float> x(n);
+    for (size_t i = 0; i < n; ++i) {
+      // Magnitudes in [1, 1 + 6/128): six buckets a sign, elements spread over them out of order.
+      const float m = 1.0f + static_cast<float>((i * 7919) % n) / static_cast<float>(n) * (6.0f / 128);
+      x[i] = i % 3 ? m : -m;
+    }
+    expect_float32_distribution_exact(x, "every bucket wanted");
+  }
+}
+
 TEST(Distribution, LargeFloat32ValuesWithSubnormalsInfinitiesAndHugeValues) {
   for (const size_t kLargeFloat32 : kFloat32Sizes) {
     SCOPED_TRACE(kLargeFloat32);
