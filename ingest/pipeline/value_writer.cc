@@ -109,8 +109,9 @@ constexpr const char* kDistributionColumns =
     "p10, p25, p50, p75, p90, p95, p99, p100, histogram_id";
 static_assert(kDistributionParams == 22);
 
-// A value_histogram row's parameters, likewise.
-enum HistogramParam : int { kHistIdParam = 1, kHistBucketsParam, kHistogramParams = kHistBucketsParam };
+// A value_histogram row's parameter, likewise: its blob. Its id is SQLite's choice (the largest
+// plus one), which finds the end of the table without the search an explicit id costs.
+enum HistogramParam : int { kHistBucketsParam = 1, kHistogramParams = kHistBucketsParam };
 
 // Appends "?n" to *sql. The row statements are built by appending: `"(" + std::string(...)` draws
 // a false -Wrestrict from GCC 12 at -O3 (through basic_string::_M_replace, GCC bug 105329).
@@ -468,15 +469,18 @@ Statement& ValueWriter::cached(std::vector<std::unique_ptr<Statement>>& cache, s
 void ValueWriter::insert_histograms() {
   if (histograms_.empty()) return;
   Statement& ins = cached(insert_histograms_, histograms_.size(), [](size_t n) {
-    return multi_row_insert_sql("value_histogram", "histogram_id, buckets", kHistogramParams, n);
+    return multi_row_insert_sql("value_histogram", "buckets", kHistogramParams, n);
   });
   int base = 0;
   for (const PendingHistogram& h : histograms_) {
-    ins.bind(base + kHistIdParam, h.histogram_id)
-        .bind_blob_static(base + kHistBucketsParam, h.buckets->data(), h.buckets->size());
+    ins.bind_blob_static(base + kHistBucketsParam, h.buckets->data(), h.buckets->size());
     base += kHistogramParams;
   }
   ins.run();
+  // The ids SQLite chose are the ones the distribution rows name (allocated in order from the
+  // largest plus one, like SQLite's): the last one says so.
+  if (sqlite3_last_insert_rowid(db_.handle()) != histograms_.back().histogram_id)
+    throw Error(Status::database("value_histogram ids out of step with their value_distribution rows").at(db_.path()));
   histograms_.clear();
 }
 
