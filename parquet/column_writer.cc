@@ -77,6 +77,8 @@ void ColumnWriter::add_number(T v) {
   if (dictionary_) {
     add_number_index(v);
     if (dictionary_values_.size() > kMaxDictionaryBytes) give_up_dictionary();
+    else if (chunk_values_ == 0 && indices_.size() == kDistinctProbeValues && numbers_mostly_distinct())
+      numbers_as_plain();
   } else {
     append_plain(page_values_, v);
     stats_.add(v);

@@ -11,7 +11,8 @@
 // compress (zstd was nearly all of an export's instructions). Once the dictionary passes
 // kMaxDictionaryBytes, or a number column's dictionary holds more than 1 / kMaxDistinctShare of
 // the chunk's values, the chunk's later pages are PLAIN (readers take both in one chunk); when
-// that is so on the chunk's first page, the chunk is PLAIN throughout.
+// that is so on the chunk's first page (judged after kDistinctProbeValues values, and when it
+// closes), the chunk is PLAIN throughout.
 // Booleans are PLAIN.
 #pragma once
 #include <cstdint>
@@ -43,6 +44,10 @@ struct ColumnChunkBytes {
 
 inline constexpr size_t kMaxDictionaryBytes = 1u << 20;
 inline constexpr int64_t kMaxDistinctShare = 2;
+// A number column's first page is judged after this many values too: mostly distinct ones
+// (measurements) go PLAIN at once rather than filling a dictionary of a page's worth of values,
+// a hash table of hundreds of thousands of entries whose probes miss the cache.
+inline constexpr size_t kDistinctProbeValues = 4096;
 
 // Pages of at least kCompressAsideBytes are compressed on a thread of their own while the column
 // goes on filling the next page (zstd is a fifth of an export's CPU), at most kMaxPagesAside at a

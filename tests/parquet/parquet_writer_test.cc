@@ -12,6 +12,7 @@
 
 #include "common/temp_dir.h"
 #include "duckdb_query.h"
+#include "parquet/column_writer.h"
 #include "parquet/file_writer.h"
 #include "parquet/levels.h"
 #include "parquet/number_dictionary.h"
@@ -310,6 +311,22 @@ TEST(FileWriter, KeyedValuesNeedAKeyEach) {
   const std::vector<double> two = {1.0, 2.0};
   const std::vector<int64_t> one_key = {1};
   EXPECT_THROW(w.add_values(two, one_key), Error);
+}
+
+// Mostly distinct numbers in a column's first page are PLAIN once kDistinctProbeValues of them
+// are in, not dictionary entries and indices until the page is full; numbers that repeat stay
+// dictionary-encoded past the probe.
+TEST(ColumnWriter, MostlyDistinctNumbersArePlainAfterTheProbe) {
+  constexpr size_t kPageBytes = 1u << 20;
+  ColumnWriter distinct({"measurement", ColumnType::kDouble}, kPageBytes);
+  ColumnWriter repeated({"edge", ColumnType::kDouble}, kPageBytes);
+  for (size_t i = 0; i < kDistinctProbeValues; ++i) {
+    distinct.add(static_cast<double>(i) * 1.25);
+    repeated.add(static_cast<double>(i % 100));
+  }
+  const size_t levels = kDistinctProbeValues / 8;  // the level runs, as the page counts them
+  EXPECT_EQ(distinct.uncompressed_bytes(), kDistinctProbeValues * sizeof(double) + levels);
+  EXPECT_EQ(repeated.uncompressed_bytes(), 100 * sizeof(double) + kDistinctProbeValues * sizeof(uint32_t) + levels);
 }
 
 class DuckDbReadBack : public ::testing::Test {
