@@ -7,8 +7,9 @@
 // and data pages of their indices, PLAIN_DICTIONARY), as Parquet writers do by default: the views
 // repeat a few names (tensor, worker, mode, reduction) and steps on every row, and
 // histogram_buckets' edges and counts come from a few thousand values; the indices of such a
-// column take a few bits per row where PLAIN values would take 8 bytes or more to write and
-// compress (zstd was nearly all of an export's instructions). Once the dictionary passes
+// column take a few bits per row (whole bytes beyond eight: index_bit_width in the .cc) where
+// PLAIN values would take 8 bytes or more to write and compress (zstd was nearly all of an
+// export's instructions). Once the dictionary passes
 // kMaxDictionaryBytes, or a number column's dictionary holds more than 1 / kMaxDistinctShare of
 // the chunk's values, the chunk's later pages are PLAIN (readers take both in one chunk); when
 // that is so on the chunk's first page (judged after kDistinctProbeValues values, and when it
