@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <iterator>
 #include <limits>
 #include <tuple>
 #include <type_traits>
@@ -379,13 +380,14 @@ void ColumnWriter::collect_pages(size_t keep) {
     CompressedPage page = pages_aside_.front().get();  // rethrows the compression's error
     pages_aside_.pop_front();
     pages_aside_bytes_ -= page.body_bytes;
-    append_page(page);
+    append_page(std::move(page));
   }
 }
 
-void ColumnWriter::append_page(const CompressedPage& page) {
-  chunk_pages_ += page.bytes;
+void ColumnWriter::append_page(CompressedPage page) {
   chunk_uncompressed_ += static_cast<int64_t>(page.header_bytes + page.body_bytes);
+  chunk_compressed_ += static_cast<int64_t>(page.bytes.size());
+  chunk_pages_.push_back(std::move(page.bytes));
 }
 
 std::string ColumnWriter::dictionary_page() {
@@ -410,7 +412,7 @@ ColumnChunkBytes ColumnWriter::finish_chunk() {
   close_page();
   collect_pages(0);
   ColumnChunkBytes chunk;
-  const std::string dictionary = dictionary_page();
+  std::string dictionary = dictionary_page();
   chunk.dictionary_page_bytes = dictionary.size();
   format::ColumnMetaData& m = chunk.meta;
   m.__set_type(physical_type(column_.type));
@@ -420,10 +422,13 @@ ColumnChunkBytes ColumnWriter::finish_chunk() {
   m.__set_codec(format::CompressionCodec::ZSTD);
   m.__set_num_values(chunk_values_);
   m.__set_total_uncompressed_size(chunk_uncompressed_);
-  m.__set_total_compressed_size(static_cast<int64_t>(dictionary.size() + chunk_pages_.size()));
+  m.__set_total_compressed_size(static_cast<int64_t>(dictionary.size()) + chunk_compressed_);
   m.__set_statistics(stats_.to_thrift());
-  chunk.pages = dictionary + chunk_pages_;
+  if (!dictionary.empty()) chunk.pages.push_back(std::move(dictionary));
+  chunk.pages.insert(chunk.pages.end(), std::make_move_iterator(chunk_pages_.begin()),
+                     std::make_move_iterator(chunk_pages_.end()));
   chunk_pages_.clear();
+  chunk_compressed_ = 0;
   chunk_values_ = 0;
   chunk_uncompressed_ = 0;
   stats_.reset();

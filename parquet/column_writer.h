@@ -38,7 +38,9 @@ namespace trialdb::parquet {
 // A column chunk ready to be placed in the file: its pages (headers and compressed data) and its
 // metadata, data_page_offset left for the file writer to set.
 struct ColumnChunkBytes {
-  std::string pages;                 // the dictionary page (if any), then the data pages
+  // The dictionary page (if any), then the data pages, each its header and compressed body: kept
+  // apart, so that a chunk of many pages is never copied into one string as it grows.
+  std::vector<std::string> pages;
   size_t dictionary_page_bytes = 0;  // 0: no dictionary page
   format::ColumnMetaData meta;
 };
@@ -117,7 +119,7 @@ class ColumnWriter {
   }
   void close_page();
   void collect_pages(size_t keep);  // takes pages compressed aside into the chunk until `keep` are left
-  void append_page(const CompressedPage& page);
+  void append_page(CompressedPage page);
   std::string page_body() const;               // levels with their length, then the values
   void add_to_dictionary(std::string_view v);  // its index, and v to the dictionary if new
   size_t dictionary_entries() const;
@@ -150,7 +152,8 @@ class ColumnWriter {
   size_t pages_sent_aside_ = 0;
   std::deque<std::future<CompressedPage>> pages_aside_;  // being compressed, in page order
   size_t pages_aside_bytes_ = 0;                         // their bodies' bytes
-  std::string chunk_pages_;
+  std::vector<std::string> chunk_pages_;
+  int64_t chunk_compressed_ = 0;  // their bytes
   int64_t chunk_values_ = 0;
   int64_t chunk_uncompressed_ = 0;
   ColumnStatistics stats_;
