@@ -108,26 +108,36 @@ struct Cell {
   std::string_view bytes;
 };
 
+// Each sqlite3_column_* call takes the connection's mutex (the files written at once share it),
+// so the type is asked only when the value read could be NULL's: 0, 0.0, or no pointer.
 Cell read_cell(const Statement& q, int col, parquet::ColumnType type) {
   sqlite3_stmt* s = q.handle();
+  const auto is_null = [&] { return sqlite3_column_type(s, col) == SQLITE_NULL; };
   Cell c;
-  if (sqlite3_column_type(s, col) == SQLITE_NULL) return c;
-  c.null = false;
   switch (type) {
-    case parquet::ColumnType::kBoolean: c.integer = sqlite3_column_int64(s, col) != 0; break;
-    case parquet::ColumnType::kInt64: c.integer = sqlite3_column_int64(s, col); break;
-    case parquet::ColumnType::kDouble: c.real = sqlite3_column_double(s, col); break;
-    case parquet::ColumnType::kString: {
-      const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, col));
-      c.bytes = std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(s, col)));
+    case parquet::ColumnType::kBoolean:
+    case parquet::ColumnType::kInt64: {
+      const int64_t v = sqlite3_column_int64(s, col);
+      if (v == 0 && is_null()) return c;
+      c.integer = type == parquet::ColumnType::kBoolean ? v != 0 : v;
       break;
     }
+    case parquet::ColumnType::kDouble: {
+      const double v = sqlite3_column_double(s, col);
+      if (v == 0 && is_null()) return c;
+      c.real = v;
+      break;
+    }
+    case parquet::ColumnType::kString:
     case parquet::ColumnType::kBytes: {
-      const auto* p = static_cast<const char*>(sqlite3_column_blob(s, col));
-      c.bytes = std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(s, col)));
+      const auto* p = type == parquet::ColumnType::kString ? reinterpret_cast<const char*>(sqlite3_column_text(s, col))
+                                                           : static_cast<const char*>(sqlite3_column_blob(s, col));
+      if (!p && is_null()) return c;
+      c.bytes = std::string_view(p, p ? static_cast<size_t>(sqlite3_column_bytes(s, col)) : 0);
       break;
     }
   }
+  c.null = false;
   return c;
 }
 

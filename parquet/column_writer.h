@@ -7,11 +7,13 @@
 // and data pages of their indices, PLAIN_DICTIONARY), as Parquet writers do by default: the views
 // repeat a few names (tensor, worker, mode, reduction) and steps on every row, and
 // histogram_buckets' edges and counts come from a few thousand values; the indices of such a
-// column take a few bits per row where PLAIN values would take 8 bytes or more to write and
-// compress (zstd was nearly all of an export's instructions). Once the dictionary passes
+// column take a few bits per row (whole bytes beyond eight: index_bit_width in the .cc) where
+// PLAIN values would take 8 bytes or more to write and compress (zstd was nearly all of an
+// export's instructions). Once the dictionary passes
 // kMaxDictionaryBytes, or a number column's dictionary holds more than 1 / kMaxDistinctShare of
 // the chunk's values, the chunk's later pages are PLAIN (readers take both in one chunk); when
-// that is so on the chunk's first page, the chunk is PLAIN throughout.
+// that is so on the chunk's first page (judged after kDistinctProbeValues values, and when it
+// closes), the chunk is PLAIN throughout.
 // Booleans are PLAIN.
 #pragma once
 #include <cstdint>
@@ -36,13 +38,19 @@ namespace trialdb::parquet {
 // A column chunk ready to be placed in the file: its pages (headers and compressed data) and its
 // metadata, data_page_offset left for the file writer to set.
 struct ColumnChunkBytes {
-  std::string pages;                 // the dictionary page (if any), then the data pages
+  // The dictionary page (if any), then the data pages, each its header and compressed body: kept
+  // apart, so that a chunk of many pages is never copied into one string as it grows.
+  std::vector<std::string> pages;
   size_t dictionary_page_bytes = 0;  // 0: no dictionary page
   format::ColumnMetaData meta;
 };
 
 inline constexpr size_t kMaxDictionaryBytes = 1u << 20;
 inline constexpr int64_t kMaxDistinctShare = 2;
+// A number column's first page is judged after this many values too: mostly distinct ones
+// (measurements) go PLAIN at once rather than filling a dictionary of a page's worth of values,
+// a hash table of hundreds of thousands of entries whose probes miss the cache.
+inline constexpr size_t kDistinctProbeValues = 4096;
 
 // Pages of at least kCompressAsideBytes are compressed on a thread of their own while the column
 // goes on filling the next page (zstd is a fifth of an export's CPU), at most kMaxPagesAside at a
@@ -111,7 +119,7 @@ class ColumnWriter {
   }
   void close_page();
   void collect_pages(size_t keep);  // takes pages compressed aside into the chunk until `keep` are left
-  void append_page(const CompressedPage& page);
+  void append_page(CompressedPage page);
   std::string page_body() const;               // levels with their length, then the values
   void add_to_dictionary(std::string_view v);  // its index, and v to the dictionary if new
   size_t dictionary_entries() const;
@@ -144,7 +152,8 @@ class ColumnWriter {
   size_t pages_sent_aside_ = 0;
   std::deque<std::future<CompressedPage>> pages_aside_;  // being compressed, in page order
   size_t pages_aside_bytes_ = 0;                         // their bodies' bytes
-  std::string chunk_pages_;
+  std::vector<std::string> chunk_pages_;
+  int64_t chunk_compressed_ = 0;  // their bytes
   int64_t chunk_values_ = 0;
   int64_t chunk_uncompressed_ = 0;
   ColumnStatistics stats_;

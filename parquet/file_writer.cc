@@ -89,7 +89,7 @@ void FileWriter::flush_row_group() {
     chunk.__set_file_offset(static_cast<int64_t>(offset_));
     chunk.__set_meta_data(bytes.meta);
     uncompressed += bytes.meta.total_uncompressed_size;
-    put(bytes.pages);
+    for (const std::string& page : bytes.pages) put(page);
     chunks.push_back(std::move(chunk));
   }
   group.__set_columns(chunks);

@@ -12,6 +12,7 @@
 
 #include "common/temp_dir.h"
 #include "duckdb_query.h"
+#include "parquet/column_writer.h"
 #include "parquet/file_writer.h"
 #include "parquet/levels.h"
 #include "parquet/number_dictionary.h"
@@ -312,6 +313,22 @@ TEST(FileWriter, KeyedValuesNeedAKeyEach) {
   EXPECT_THROW(w.add_values(two, one_key), Error);
 }
 
+// Mostly distinct numbers in a column's first page are PLAIN once kDistinctProbeValues of them
+// are in, not dictionary entries and indices until the page is full; numbers that repeat stay
+// dictionary-encoded past the probe.
+TEST(ColumnWriter, MostlyDistinctNumbersArePlainAfterTheProbe) {
+  constexpr size_t kPageBytes = 1u << 20;
+  ColumnWriter distinct({"measurement", ColumnType::kDouble}, kPageBytes);
+  ColumnWriter repeated({"edge", ColumnType::kDouble}, kPageBytes);
+  for (size_t i = 0; i < kDistinctProbeValues; ++i) {
+    distinct.add(static_cast<double>(i) * 1.25);
+    repeated.add(static_cast<double>(i % 100));
+  }
+  const size_t levels = kDistinctProbeValues / 8;  // the level runs, as the page counts them
+  EXPECT_EQ(distinct.uncompressed_bytes(), kDistinctProbeValues * sizeof(double) + levels);
+  EXPECT_EQ(repeated.uncompressed_bytes(), 100 * sizeof(double) + kDistinctProbeValues * sizeof(uint32_t) + levels);
+}
+
 class DuckDbReadBack : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -484,7 +501,7 @@ TEST_F(DuckDbReadBack, NumbersAreDictionaryEncodedUntilTheDictionaryDoesNotPay) 
   EXPECT_EQ(rows[0][1], Cell(std::to_string(kRows)));
   const auto meta =
       duckdb_rows({"SELECT path_in_schema, encodings, total_compressed_size, "
-                   "stats_min_value, stats_max_value FROM parquet_metadata('" +
+                   "stats_min_value, stats_max_value, total_uncompressed_size FROM parquet_metadata('" +
                    path + "') ORDER BY column_id"});
   ASSERT_EQ(meta.size(), 4u);  // one row group
   for (size_t c : {0, 1, 2}) EXPECT_NE(meta[c][1]->find("PLAIN_DICTIONARY"), std::string::npos) << *meta[c][0];
@@ -493,6 +510,9 @@ TEST_F(DuckDbReadBack, NumbersAreDictionaryEncodedUntilTheDictionaryDoesNotPay) 
   EXPECT_EQ(meta[0][4], Cell("59"));
   EXPECT_EQ(meta[2][3], Cell("0"));
   EXPECT_EQ(meta[2][4], Cell("96"));
+  // The edges' 302 entries need 9 bits an index: written as 16 (whole bytes), 97 counts as 7.
+  EXPECT_GT(std::stoll(*meta[1][5]), kRows * 2);
+  EXPECT_LT(std::stoll(*meta[2][5]), kRows);
   // The measurements: PLAIN from the first page on.
   EXPECT_EQ(meta[3][1], Cell("PLAIN, RLE"));
   EXPECT_LT(std::stoll(*meta[3][2]), kRows * 8 / 2) << "PLAIN pages of distinct doubles, compressed";
