@@ -296,7 +296,8 @@ ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress, TensorSu
       max_value_id_(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob"),
       max_histogram_id_(db.handle(), "SELECT coalesce(max(histogram_id), 0) FROM value_histogram"),
       insert_event_file_(db.handle(), "INSERT INTO event_file(trial_id, path) VALUES (?, ?) ON CONFLICT DO NOTHING"),
-      find_event_file_(db.handle(), "SELECT file_id FROM event_file WHERE trial_id = ? AND path = ?") {}
+      find_event_file_(db.handle(), "SELECT file_id FROM event_file WHERE trial_id = ? AND path = ?"),
+      step_index_(db, "value", "value_by_step") {}
 
 ValueWriter::~ValueWriter() = default;
 
@@ -386,9 +387,12 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
   step_workers_.reset();
   const bool fast = !before.this_worker;
   summary_.begin_file(f.file.step, tensor_step, worker_id, before);
+  step_index_.defer_if_empty();
   // Whatever reads the tables below sees what the buffer holds.
-  if (!fast || summary_.looks_up_values()) flush();
-  if (fast) check_nothing_stored(f, worker_id, tensor_step);
+  if (!fast || summary_.looks_up_values()) insert_buffered();
+  // Without value_by_step nothing can be stored: value was empty when the transaction began, and
+  // every row since came with its step_worker row.
+  if (fast && !step_index_.deferred()) check_nothing_stored(f, worker_id, tensor_step);
 
   size_t stored = 0;
   int64_t file_id = 0;  // f.event_file's row, found once for the file's raw values
@@ -413,12 +417,12 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
       insert_blob_.bind(1, r.value_id).bind_blob_static(2, blob.data(), blob.size()).run();
       std::string().swap(v.blob.owned);  // release the tensor as soon as it is stored
     }
-    if (buffer_full()) flush();
+    if (buffer_full()) insert_buffered();
   }
   insert_histograms();
   if (!fast) {
-    bytes_.clear();  // the rows inserted one by one
-    flush();         // their distributions
+    bytes_.clear();     // the rows inserted one by one
+    insert_buffered();  // their distributions
   }
   file_listed_ = false;
   return stored;
@@ -481,6 +485,11 @@ void ValueWriter::insert_histograms() {
 }
 
 void ValueWriter::flush() {
+  insert_buffered();
+  step_index_.build();
+}
+
+void ValueWriter::insert_buffered() {
   flush_values();
   flush_distributions();
   bytes_.clear();
@@ -489,6 +498,7 @@ void ValueWriter::flush() {
 }
 
 void ValueWriter::discard() {
+  step_index_.discard();
   values_.clear();
   distributions_.clear();
   bytes_.clear();

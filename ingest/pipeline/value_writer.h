@@ -19,6 +19,10 @@
 // Otherwise (the step and worker were written before: a file read again after a selection or a
 // second index file for them) the buffer is flushed and the file's values go in row by row, so
 // a value stored before is reported and skipped on its own.
+//
+// value_by_step, whose key orders the rows by step, is left out of a transaction that begins with
+// no value row at all (a trial into a new database) and built at its end (schema/deferred_index.h):
+// in the table's key order its entries would each land in another page.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -30,6 +34,7 @@
 #include "ingest/pipeline/prepared_file.h"
 #include "ingest/pipeline/tensor_summary_writer.h"
 #include "schema/database.h"
+#include "schema/deferred_index.h"
 #include "schema/status.h"
 
 namespace trialdb {
@@ -66,8 +71,9 @@ class ValueWriter {
   size_t write(PreparedFile& f, int64_t worker_id, int64_t tensor_step,
                const std::function<int64_t(const std::string&)>& tensor_id,
                const std::function<void(const Status&)>& report);
-  // Inserts the buffered rows, in key order. Before the transaction commits, and before anything
-  // other than write() reads value or value_distribution (or what is derived from them) in it.
+  // Inserts the buffered rows, in key order, and builds value_by_step if the transaction left it
+  // out. Before the transaction commits, and before anything other than write() reads value or
+  // value_distribution (or what is derived from them) in it.
   void flush();
   // Drops the buffered rows: their transaction is being rolled back.
   void discard();
@@ -92,6 +98,8 @@ class ValueWriter {
   // Row by row (INSERT, not OR IGNORE): false, reported, if the value was stored before.
   bool insert_one(const BufferedValue& r, const PreparedFile& f, const std::string& tensor,
                   const std::function<void(const Status&)>& report);
+  // flush() but for value_by_step: what write() itself reads needs only the tables' keys.
+  void insert_buffered();
   void flush_values();
   void flush_distributions();
   // The value's distribution row (buffered) and histogram row (inserted with the file's others).
@@ -112,6 +120,7 @@ class ValueWriter {
   Statement insert_value_, step_workers_, values_stored_, insert_blob_, max_value_id_, max_histogram_id_;
   Statement insert_event_file_, find_event_file_;
   std::unordered_map<std::string, int64_t> event_files_;
+  DeferredIndex step_index_;  // value_by_step
 
   // The transaction's rows not inserted yet, in the order they came; their shapes and inline
   // blobs in bytes_.
