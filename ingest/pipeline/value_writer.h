@@ -9,12 +9,13 @@
 // page, and SQLite's B-tree balancing of those pages dominated the ingest of many small values;
 // in key order the inserts of a fresh trial are appends. The buffer is flushed by flush(), which
 // the ingester calls before the transaction commits, and by write() itself once it holds
-// ValueBufferLimits' rows or bytes, or before anything of the file reads the tables. Rows go
-// in kValueBatch per INSERT OR IGNORE, plain scalars through a statement of their own;
-// OR IGNORE because a statement that may abort half-way needs a statement journal, which costs
-// more than the batching saves: the row count is checked instead. Blobs stored apart
-// (value_blob) and histograms (value_histogram) are inserted at once: their ids are allocated
-// in order, so they are appends already.
+// ValueBufferLimits' rows or bytes, or before anything of the file reads the tables (plain
+// scalars are buffered in a form of their own, a third of the size, so that a transaction's
+// scalars go in at once more often). Rows go in kValueBatch per INSERT OR IGNORE, plain scalars
+// through a statement of their own; OR IGNORE because a statement that may abort half-way needs
+// a statement journal, which costs more than the batching saves: the row count is checked
+// instead. Blobs stored apart (value_blob) and histograms (value_histogram) are inserted at once:
+// their ids are allocated in order, so they are appends already.
 //
 // Otherwise (the step and worker were written before: a file read again after a selection or a
 // second index file for them) the buffer is flushed and the file's values go in row by row, so
@@ -41,8 +42,10 @@ namespace trialdb {
 
 // When the buffer of rows waiting to be inserted in key order is flushed, at the latest. The
 // larger it is, the more of a tensor's steps go in together (one page filled at once rather than
-// a row added to each of many); the bytes bound its memory (bench/README.md, "Small tensors").
-inline constexpr size_t kValueBufferRows = size_t{1} << 18;
+// a row added to each of many); the bytes bound its memory (bench/README.md, "Small tensors",
+// "value_by_step built at the end": the rows' bound lets 64 MiB of plain scalars, ~600,000, go in
+// at once).
+inline constexpr size_t kValueBufferRows = size_t{1} << 20;
 inline constexpr size_t kValueBufferBytes = size_t{64} << 20;
 struct ValueBufferLimits {
   size_t rows = kValueBufferRows;
@@ -80,6 +83,7 @@ class ValueWriter {
 
  private:
   struct BufferedValue;
+  struct BufferedScalar;
   struct BufferedDistribution;
   struct BufferedFile {  // what an error about a buffered row names
     std::string path, worker;
@@ -124,7 +128,8 @@ class ValueWriter {
 
   // The transaction's rows not inserted yet, in the order they came; their shapes and inline
   // blobs in bytes_.
-  std::vector<BufferedValue> values_;
+  std::vector<BufferedValue> values_;  // all but the plain scalars
+  std::vector<BufferedScalar> scalars_;
   std::vector<BufferedDistribution> distributions_;
   std::string bytes_;
   std::vector<BufferedFile> files_;
