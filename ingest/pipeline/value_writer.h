@@ -43,8 +43,8 @@ namespace trialdb {
 // When the buffer of rows waiting to be inserted in key order is flushed, at the latest. The
 // larger it is, the more of a tensor's steps go in together (one page filled at once rather than
 // a row added to each of many); the bytes bound its memory (bench/README.md, "Small tensors",
-// "value_by_step built at the end": the rows' bound lets 64 MiB of plain scalars, ~600,000, go in
-// at once).
+// "Plain scalars buffered in a row of their own": the rows' bound lets 64 MiB of plain scalars,
+// ~670,000, go in at once).
 inline constexpr size_t kValueBufferRows = size_t{1} << 20;
 inline constexpr size_t kValueBufferBytes = size_t{64} << 20;
 struct ValueBufferLimits {
