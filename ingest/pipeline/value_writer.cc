@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 #include <string>
+#include <tuple>
 
 #include "schema/tensor_summary.h"
 
@@ -25,6 +26,18 @@ struct ValueWriter::BufferedValue {
   bool inline_blob;   // the blob goes into value.data
   bool apart;         // the blob is in value_blob
   bool plain_scalar;  // the scalar statement can store it (its literals are this row's values)
+};
+
+// A plain scalar's row waiting in the buffer: what the scalar statement binds, a third of a
+// BufferedValue's bytes, so that the buffer holds three times as many scalars.
+struct ValueWriter::BufferedScalar {
+  int64_t tensor_id, tensor_step, step_offset, worker_id;  // the key
+  int64_t dtype;
+  double element;
+  int64_t file_id, rec_offset, rec_length;
+  size_t data_at;  // the inline blob, in bytes_
+  uint32_t data_size;
+  uint32_t file;  // in files_
 };
 
 // A value_distribution row waiting in the buffer.
@@ -254,7 +267,7 @@ template <typename Row>
 void bind_scalar_row(Statement& ins, size_t i, const Row& r, const std::string& bytes) {
   const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
   bind_key(ins, base, r).bind(base + kScalarDtypeParam, r.dtype);
-  if (!std::isnan(r.red[kRedMin])) ins.bind(base + kScalarElementParam, r.red[kRedMin]);
+  if (!std::isnan(r.element)) ins.bind(base + kScalarElementParam, r.element);
   ins.bind_blob_static(base + kScalarDataParam, bytes.data() + r.data_at, r.data_size)
       .bind(base + kScalarFileIdParam, r.file_id)
       .bind(base + kScalarRecOffsetParam, r.rec_offset)
@@ -297,7 +310,8 @@ ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress, TensorSu
       max_value_id_(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob"),
       max_histogram_id_(db.handle(), "SELECT coalesce(max(histogram_id), 0) FROM value_histogram"),
       insert_event_file_(db.handle(), "INSERT INTO event_file(trial_id, path) VALUES (?, ?) ON CONFLICT DO NOTHING"),
-      find_event_file_(db.handle(), "SELECT file_id FROM event_file WHERE trial_id = ? AND path = ?") {}
+      find_event_file_(db.handle(), "SELECT file_id FROM event_file WHERE trial_id = ? AND path = ?"),
+      step_index_(db, "value", "value_by_step") {}
 
 ValueWriter::~ValueWriter() = default;
 
@@ -318,9 +332,9 @@ uint32_t ValueWriter::current_file(const PreparedFile& f) {
 }
 
 bool ValueWriter::buffer_full() const {
-  const size_t rows = values_.size() + distributions_.size();
-  const size_t bytes =
-      values_.size() * sizeof(BufferedValue) + distributions_.size() * sizeof(BufferedDistribution) + bytes_.size();
+  const size_t rows = values_.size() + scalars_.size() + distributions_.size();
+  const size_t bytes = values_.size() * sizeof(BufferedValue) + scalars_.size() * sizeof(BufferedScalar) +
+                       distributions_.size() * sizeof(BufferedDistribution) + bytes_.size();
   return rows >= limits_.rows || bytes >= limits_.bytes;
 }
 
@@ -387,9 +401,12 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
   step_workers_.reset();
   const bool fast = !before.this_worker;
   summary_.begin_file(f.file.step, tensor_step, worker_id, before);
+  step_index_.defer_if_empty();
   // Whatever reads the tables below sees what the buffer holds.
-  if (!fast || summary_.looks_up_values()) flush();
-  if (fast) check_nothing_stored(f, worker_id, tensor_step);
+  if (!fast || summary_.looks_up_values()) insert_buffered();
+  // Without value_by_step nothing can be stored: value was empty when the transaction began, and
+  // every row since came with its step_worker row.
+  if (fast && !step_index_.deferred()) check_nothing_stored(f, worker_id, tensor_step);
 
   size_t stored = 0;
   int64_t file_id = 0;  // f.event_file's row, found once for the file's raw values
@@ -401,7 +418,10 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
     BufferedValue r = buffered(v, tensor, tensor_step, f.file.step, worker_id, file_id, fast ? current_file(f) : 0);
     if (r.apart) r.value_id = next_value_id++;
     if (fast) {
-      values_.push_back(r);
+      if (r.plain_scalar)
+        scalars_.push_back({r.tensor_id, r.tensor_step, r.step_offset, r.worker_id, r.dtype, r.red[kRedMin], r.file_id,
+                            r.rec_offset, r.rec_length, r.data_at, static_cast<uint32_t>(r.data_size), r.file});
+      else values_.push_back(r);
     } else if (!insert_one(r, f, v.tensor, report)) {
       continue;
     }
@@ -414,12 +434,12 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
       insert_blob_.bind(1, r.value_id).bind_blob_static(2, blob.data(), blob.size()).run();
       std::string().swap(v.blob.owned);  // release the tensor as soon as it is stored
     }
-    if (buffer_full()) flush();
+    if (buffer_full()) insert_buffered();
   }
   insert_histograms();
   if (!fast) {
-    bytes_.clear();  // the rows inserted one by one
-    flush();         // their distributions
+    bytes_.clear();     // the rows inserted one by one
+    insert_buffered();  // their distributions
   }
   file_listed_ = false;
   return stored;
@@ -485,6 +505,11 @@ void ValueWriter::insert_histograms() {
 }
 
 void ValueWriter::flush() {
+  insert_buffered();
+  step_index_.build();
+}
+
+void ValueWriter::insert_buffered() {
   flush_values();
   flush_distributions();
   bytes_.clear();
@@ -493,7 +518,9 @@ void ValueWriter::flush() {
 }
 
 void ValueWriter::discard() {
+  step_index_.discard();
   values_.clear();
+  scalars_.clear();
   distributions_.clear();
   bytes_.clear();
   files_.clear();
@@ -501,13 +528,29 @@ void ValueWriter::discard() {
   file_listed_ = false;
 }
 
-// In key order, runs of up to kValueBatch rows of one kind (plain scalars or not) per statement.
+// In key order (the two buffers merged), runs of up to kValueBatch rows of one kind (plain scalars
+// or not) per statement.
 void ValueWriter::flush_values() {
-  const std::vector<uint32_t> order = key_order(values_);
+  struct Row {
+    bool scalar;
+    uint32_t i;  // in scalars_ or values_
+  };
+  std::vector<Row> order;
+  {
+    const std::vector<uint32_t> values = key_order(values_), scalars = key_order(scalars_);
+    auto key = [](const auto& r) { return std::make_tuple(r.tensor_id, r.tensor_step, r.step_offset, r.worker_id); };
+    order.reserve(values.size() + scalars.size());
+    size_t v = 0, c = 0;
+    while (v < values.size() || c < scalars.size()) {
+      const bool scalar =
+          v == values.size() || (c < scalars.size() && key(scalars_[scalars[c]]) < key(values_[values[v]]));
+      order.push_back(scalar ? Row{true, scalars[c++]} : Row{false, values[v++]});
+    }
+  }
   for (size_t from = 0; from < order.size();) {
-    const bool scalars = values_[order[from]].plain_scalar;
+    const bool scalars = order[from].scalar;
     size_t n = 1;
-    while (n < kValueBatch && from + n < order.size() && values_[order[from + n]].plain_scalar == scalars) ++n;
+    while (n < kValueBatch && from + n < order.size() && order[from + n].scalar == scalars) ++n;
     Statement& ins = scalars
                          ? cached(insert_scalars_, n,
                                   [](size_t k) {
@@ -518,9 +561,9 @@ void ValueWriter::flush_values() {
                            });
     ins.bind(kTrialIdParam, trial_id_);
     for (size_t i = 0; i < n; ++i) {
-      const BufferedValue& r = values_[order[from + i]];
-      if (scalars) bind_scalar_row(ins, i, r, bytes_);
-      else bind_value_row(ins, i, r, bytes_);
+      const Row& r = order[from + i];
+      if (scalars) bind_scalar_row(ins, i, scalars_[r.i], bytes_);
+      else bind_value_row(ins, i, values_[r.i], bytes_);
     }
     ins.run();
     if (static_cast<size_t>(sqlite3_changes(db_.handle())) != n) {
@@ -528,7 +571,8 @@ void ValueWriter::flush_values() {
       std::string files;
       std::vector<uint32_t> named;  // files_ indices, each named once
       for (size_t i = 0; i < n; ++i) {
-        const uint32_t file = values_[order[from + i]].file;
+        const Row& r = order[from + i];
+        const uint32_t file = r.scalar ? scalars_[r.i].file : values_[r.i].file;
         if (std::find(named.begin(), named.end(), file) != named.end()) continue;
         named.push_back(file);
         const BufferedFile& bf = files_[file];
@@ -541,6 +585,7 @@ void ValueWriter::flush_values() {
     from += n;
   }
   values_.clear();
+  scalars_.clear();
 }
 
 void ValueWriter::flush_distributions() {

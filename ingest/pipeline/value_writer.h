@@ -9,16 +9,21 @@
 // page, and SQLite's B-tree balancing of those pages dominated the ingest of many small values;
 // in key order the inserts of a fresh trial are appends. The buffer is flushed by flush(), which
 // the ingester calls before the transaction commits, and by write() itself once it holds
-// ValueBufferLimits' rows or bytes, or before anything of the file reads the tables. Rows go
-// in kValueBatch per INSERT OR IGNORE, plain scalars through a statement of their own;
-// OR IGNORE because a statement that may abort half-way needs a statement journal, which costs
-// more than the batching saves: the row count is checked instead. Blobs stored apart
-// (value_blob) and histograms (value_histogram) are inserted at once: their ids are allocated
-// in order, so they are appends already.
+// ValueBufferLimits' rows or bytes, or before anything of the file reads the tables (plain
+// scalars are buffered in a form of their own, a third of the size, so that a transaction's
+// scalars go in at once more often). Rows go in kValueBatch per INSERT OR IGNORE, plain scalars
+// through a statement of their own; OR IGNORE because a statement that may abort half-way needs
+// a statement journal, which costs more than the batching saves: the row count is checked
+// instead. Blobs stored apart (value_blob) and histograms (value_histogram) are inserted at once:
+// their ids are allocated in order, so they are appends already.
 //
 // Otherwise (the step and worker were written before: a file read again after a selection or a
 // second index file for them) the buffer is flushed and the file's values go in row by row, so
 // a value stored before is reported and skipped on its own.
+//
+// value_by_step, whose key orders the rows by step, is left out of a transaction that begins with
+// no value row at all (a trial into a new database) and built at its end (schema/deferred_index.h):
+// in the table's key order its entries would each land in another page.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -30,14 +35,17 @@
 #include "ingest/pipeline/prepared_file.h"
 #include "ingest/pipeline/tensor_summary_writer.h"
 #include "schema/database.h"
+#include "schema/deferred_index.h"
 #include "schema/status.h"
 
 namespace trialdb {
 
 // When the buffer of rows waiting to be inserted in key order is flushed, at the latest. The
 // larger it is, the more of a tensor's steps go in together (one page filled at once rather than
-// a row added to each of many); the bytes bound its memory (bench/README.md, "Small tensors").
-inline constexpr size_t kValueBufferRows = size_t{1} << 18;
+// a row added to each of many); the bytes bound its memory (bench/README.md, "Small tensors",
+// "Plain scalars buffered in a row of their own": the rows' bound lets 64 MiB of plain scalars,
+// ~670,000, go in at once).
+inline constexpr size_t kValueBufferRows = size_t{1} << 20;
 inline constexpr size_t kValueBufferBytes = size_t{64} << 20;
 struct ValueBufferLimits {
   size_t rows = kValueBufferRows;
@@ -66,14 +74,16 @@ class ValueWriter {
   size_t write(PreparedFile& f, int64_t worker_id, int64_t tensor_step,
                const std::function<int64_t(const std::string&)>& tensor_id,
                const std::function<void(const Status&)>& report);
-  // Inserts the buffered rows, in key order. Before the transaction commits, and before anything
-  // other than write() reads value or value_distribution (or what is derived from them) in it.
+  // Inserts the buffered rows, in key order, and builds value_by_step if the transaction left it
+  // out. Before the transaction commits, and before anything other than write() reads value or
+  // value_distribution (or what is derived from them) in it.
   void flush();
   // Drops the buffered rows: their transaction is being rolled back.
   void discard();
 
  private:
   struct BufferedValue;
+  struct BufferedScalar;
   struct BufferedDistribution;
   struct BufferedFile {  // what an error about a buffered row names
     std::string path, worker;
@@ -92,6 +102,8 @@ class ValueWriter {
   // Row by row (INSERT, not OR IGNORE): false, reported, if the value was stored before.
   bool insert_one(const BufferedValue& r, const PreparedFile& f, const std::string& tensor,
                   const std::function<void(const Status&)>& report);
+  // flush() but for value_by_step: what write() itself reads needs only the tables' keys.
+  void insert_buffered();
   void flush_values();
   void flush_distributions();
   // The value's distribution row (buffered) and histogram row (inserted with the file's others).
@@ -112,10 +124,12 @@ class ValueWriter {
   Statement insert_value_, step_workers_, values_stored_, insert_blob_, max_value_id_, max_histogram_id_;
   Statement insert_event_file_, find_event_file_;
   std::unordered_map<std::string, int64_t> event_files_;
+  DeferredIndex step_index_;  // value_by_step
 
   // The transaction's rows not inserted yet, in the order they came; their shapes and inline
   // blobs in bytes_.
-  std::vector<BufferedValue> values_;
+  std::vector<BufferedValue> values_;  // all but the plain scalars
+  std::vector<BufferedScalar> scalars_;
   std::vector<BufferedDistribution> distributions_;
   std::string bytes_;
   std::vector<BufferedFile> files_;

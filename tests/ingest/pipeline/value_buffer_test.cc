@@ -337,3 +337,95 @@ TEST(ValueBuffer, HistogramIdsOutOfStepStopTheIngest) {
   }
   EXPECT_TRUE(same_dump(dump(db), before));
 }
+
+namespace {
+
+bool has_step_index(Database& db) {
+  return scalar(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'value_by_step'") == 1;
+}
+
+std::string step_index_stat(Database& db) {
+  Statement q(db.handle(), "SELECT stat FROM sqlite_stat1 WHERE tbl = 'value' AND idx = 'value_by_step'");
+  return q.step() ? q.text(0) : "(none)";
+}
+
+std::string query_plan(Database& db, const std::string& sql) {
+  std::string plan;
+  Statement q(db.handle(), "EXPLAIN QUERY PLAN " + sql);
+  while (q.step()) plan += q.text(3) + "\n";
+  return plan;
+}
+
+}  // namespace
+
+// A transaction that begins with no value row leaves value_by_step out and builds it at its flush
+// (deferred_index.h): the index is gone while the rows go in, and back before the commit with its
+// planner statistics, so a step filter is still a search of it. A later transaction keeps it.
+TEST(ValueBuffer, ValueByStepIsBuiltAtTheEndOfATransactionIntoAnEmptyTable) {
+  TempDir tmp;
+  Writer w(tmp.path / "t.db", kFewRows);
+  const std::string stat = step_index_stat(w.db);
+  ASSERT_NE(stat, "(none)");
+  std::vector<Status> errors;
+  {
+    Transaction tx(w.db);
+    for (int step = 0; step < 4; ++step) {
+      PreparedFile f = w.file(step, "worker_0", {"a", "b", "c"});
+      w.write(f, &errors);
+    }
+    EXPECT_FALSE(has_step_index(w.db));
+    w.writer.flush();
+    EXPECT_TRUE(has_step_index(w.db));
+    tx.commit();
+  }
+  EXPECT_EQ(step_index_stat(w.db), stat);
+  EXPECT_EQ(scalar(w.db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'"), 0);
+  EXPECT_NE(query_plan(w.db, "SELECT * FROM tensor_values WHERE step = 2").find("USING INDEX value_by_step"),
+            std::string::npos);
+  {
+    Transaction tx(w.db);
+    PreparedFile f = w.file(4, "worker_0", {"a"});
+    w.write(f, &errors);
+    EXPECT_TRUE(has_step_index(w.db));  // value has rows: kept up row by row
+    w.writer.flush();
+    tx.commit();
+  }
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(scalar(w.db, "SELECT count(*) FROM value INDEXED BY value_by_step WHERE trial_id = 1 AND tensor_step = 4"),
+            1);
+  EXPECT_EQ(w.values(),
+            "a@0/1=0.5 a@1/1=1.5 a@2/1=2.5 a@3/1=3.5 a@4/1=4.5 b@0/1=0.5 b@1/1=1.5 b@2/1=2.5 b@3/1=3.5 "
+            "c@0/1=0.5 c@1/1=1.5 c@2/1=2.5 c@3/1=3.5 ");
+}
+
+// A transaction rolled back while value_by_step is left out brings it back with its statistics, and
+// the next transaction into the still empty table leaves it out and builds it again.
+TEST(ValueBuffer, ARolledBackTransactionKeepsValueByStep) {
+  TempDir tmp;
+  Writer w(tmp.path / "t.db", {});
+  for (const char* t : {"a", "b"}) w.catalog.tensor_id(t);
+  w.catalog.worker_id("worker_0");
+  const std::string stat = step_index_stat(w.db);
+  std::vector<Status> errors;
+  {
+    Transaction tx(w.db);
+    PreparedFile a = w.file(1, "worker_0", {"a", "b"});
+    w.write(a, &errors);
+    EXPECT_FALSE(has_step_index(w.db));
+    w.writer.discard();
+  }
+  EXPECT_TRUE(has_step_index(w.db));
+  EXPECT_EQ(step_index_stat(w.db), stat);
+  {
+    Transaction tx(w.db);
+    PreparedFile b = w.file(2, "worker_0", {"a"});
+    w.write(b, &errors);
+    EXPECT_FALSE(has_step_index(w.db));
+    w.writer.flush();
+    tx.commit();
+  }
+  EXPECT_TRUE(has_step_index(w.db));
+  EXPECT_EQ(step_index_stat(w.db), stat);
+  EXPECT_EQ(scalar(w.db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'"), 0);
+  EXPECT_EQ(w.values(), "a@2/1=2.5 ");
+}
