@@ -46,7 +46,8 @@ Status parse_collections_json(std::string_view text, CollectionsFile* out) {
       return Status::invalid("collection '" + c.name + "': include_regex is not a list of strings");
     if (!string_list(it.value(), "tensor_names", &c.tensor_names))
       return Status::invalid("collection '" + c.name + "': tensor_names is not a list of strings");
-    c.definition_json = it.value().dump();
+    if (auto sc = it.value().find("save_config"); sc != it.value().end()) c.save_config = sc->dump();
+    if (auto rc = it.value().find("reduction_config"); rc != it.value().end()) c.reduction_config = rc->dump();
     out->collections.push_back(std::move(c));
   }
   if (auto m = doc.find("_meta"); m != doc.end() && m->is_object()) {

@@ -15,7 +15,9 @@ struct CollectionDef {
   std::string name;
   std::vector<std::string> include_regex;
   std::vector<std::string> tensor_names;
-  std::string definition_json;  // the collection's own JSON object, as written
+  // The collection's save_config and reduction_config as JSON text, empty when it has none: all
+  // the catalog keeps of the rest of its definition (not tensor_names again, which can be long).
+  std::string save_config, reduction_config;
 };
 
 struct CollectionsFile {

@@ -169,14 +169,11 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
       Merged& m = merged[c.name];
       m.include_regex.insert(c.include_regex.begin(), c.include_regex.end());
       m.tensor_names.insert(c.tensor_names.begin(), c.tensor_names.end());
-      if (m.save_config.is_null() || m.reduction_config.is_null()) {
-        // parse_collections_json checked the text and its depth
-        const nlohmann::json own = nlohmann::json::parse(c.definition_json, nullptr, false);
-        if (own.is_object() && m.save_config.is_null() && own.contains("save_config"))
-          m.save_config = own["save_config"];
-        if (own.is_object() && m.reduction_config.is_null() && own.contains("reduction_config"))
-          m.reduction_config = own["reduction_config"];
-      }
+      // parse_collections_json checked the text and its depth
+      if (m.save_config.is_null() && !c.save_config.empty())
+        m.save_config = nlohmann::json::parse(c.save_config, nullptr, false);
+      if (m.reduction_config.is_null() && !c.reduction_config.empty())
+        m.reduction_config = nlohmann::json::parse(c.reduction_config, nullptr, false);
     }
   }
   Transaction tx(db_);
@@ -212,7 +209,7 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
       c.id = db_.last_insert_rowid();
       changed = true;
     }
-    c.tensor_names = m.tensor_names;
+    c.tensor_names.insert(m.tensor_names.begin(), m.tensor_names.end());
     for (const auto& r : m.include_regex) {
       std::unique_ptr<PyRegex> re;
       if (Status st = PyRegex::compile(r, &re); st.is_ok()) c.regexes.push_back(std::move(re));

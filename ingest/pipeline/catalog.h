@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ingest/source/source.h"
@@ -54,7 +55,8 @@ class Catalog {
   struct Collection {
     int64_t id = 0;
     std::string name;
-    std::set<std::string> tensor_names;
+    // Hashed: every new tensor's name is looked up in every collection's list.
+    std::unordered_set<std::string> tensor_names;
     std::vector<std::unique_ptr<PyRegex>> regexes;
   };
   // A table of names (tensor or worker): its ids by name, and its statements, prepared once as a

@@ -311,6 +311,15 @@ TEST(CollectionsFile, ParsesAndRejects) {
           .is_ok());
   EXPECT_EQ(cf.num_workers, 2);
   EXPECT_EQ(cf.collections[0].include_regex[0], "^(?!gradient).*weight");
+  EXPECT_EQ(cf.collections[0].save_config, "");  // none in the file
+  CollectionsFile configs;
+  ASSERT_TRUE(parse_collections_json(
+                  R"({"collections":{"l":{"tensor_names":["loss"],"save_config":{"TRAIN":{"save_interval":5}},)"
+                  R"("reduction_config":null}}})",
+                  &configs)
+                  .is_ok());
+  EXPECT_EQ(configs.collections[0].save_config, R"({"TRAIN":{"save_interval":5}})");
+  EXPECT_EQ(configs.collections[0].reduction_config, "null");
   EXPECT_FALSE((err = parse_collections_json(R"({"collections":{"x":{"include_regex":"notalist"}}})", &cf)).is_ok());
   EXPECT_FALSE((err = parse_collections_json("garbage", &cf)).is_ok());
   EXPECT_TRUE(is_collections_path("collections/000000000/worker_0_collections.json"));

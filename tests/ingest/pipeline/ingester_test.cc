@@ -130,6 +130,26 @@ TEST(Ingester, SecondRunAddsNothing) {
   EXPECT_EQ(dump_views(db), first);
 }
 
+// A collections file that lands after every tensor was catalogued: the next run resolves the
+// membership of the tensors already stored (listed names and include_regex matches) exactly as an
+// ingest that had the file from the start.
+TEST(Ingester, LateCollectionsFileResolvesStoredTensors) {
+  TempDir tmp;
+  fs::path trial = copy_fixture("pt_bad_init", tmp.path);
+  fs::rename(trial / "collections", tmp.path / "collections");
+  Database db((tmp.path / "late.db").string());
+  ingest(db, trial, "t");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM collections"), 0);
+  fs::rename(tmp.path / "collections", trial / "collections");
+  ingest(db, trial, "t");
+  Database whole((tmp.path / "whole.db").string());
+  ingest(whole, trial, "t");
+  // weights 3, biases 3, gradients 6, losses 1, default 8 (the fixture's file)
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM collections"), 21);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM collections WHERE collection = 'default'"), 8);
+  EXPECT_EQ(dump_views(db), dump_views(whole));
+}
+
 TEST(Ingester, GrowingTrialGainsExactlyItsNewSteps) {
   TempDir tmp;
   fs::path trial = copy_fixture("pt_bad_init", tmp.path);
