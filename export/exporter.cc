@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "export/manifest.h"
+#include "export/read_snapshot.h"
 #include "export/table_file.h"
 
 namespace trialdb::exporter {
@@ -152,9 +153,12 @@ ExportedFile exported(const std::string& path, const WrittenFile& w, int64_t aft
 
 class TrialExport {
  public:
-  TrialExport(Database& db, ExportTarget& target, const ExportOptions& options, const DatabaseIdentity& identity,
-              KillPoint& kill, ProgressCount& progress, const std::string& trial)
+  // `readers`: connections in `db`'s snapshot (read_snapshot.h), one per file thread besides this one.
+  TrialExport(Database& db, const std::vector<std::unique_ptr<Database>>& readers, ExportTarget& target,
+              const ExportOptions& options, const DatabaseIdentity& identity, KillPoint& kill, ProgressCount& progress,
+              const std::string& trial)
       : db_(db),
+        readers_(readers),
         target_(target),
         options_(options),
         identity_(identity),
@@ -334,14 +338,15 @@ class TrialExport {
   };
 
   // Writes the planned step ranges' files and records them in plan order. Where the target and
-  // the connection allow it, up to options_.threads files are written at once (SQLite serializes
-  // the connection's calls; each table's rows are encoded and compressed beside the others'), a
-  // batch at a time, and committed in plan order after their batch: what a killed export leaves
-  // is what it would leave written one file at a time.
+  // the connections allow it, up to options_.threads files are written at once, each file thread
+  // reading through a connection of its own in the export's snapshot (or, without those, all of
+  // them through the export's, whose calls SQLite serializes), a batch at a time, and committed in
+  // plan order after their batch: what a killed export leaves is what it would leave written one
+  // file at a time.
   void write_ranges() {
     const size_t threads = parallel_files();
     if (threads <= 1) {
-      for (const StepWork& w : steps_work_) record(w, write_range(w, target_.create(w.file.path)));
+      for (const StepWork& w : steps_work_) record(w, write_range(db_, w, target_.create(w.file.path)));
       return;
     }
     for (size_t first = 0; first < steps_work_.size(); first += kFilesPerBatch) {
@@ -357,11 +362,11 @@ class TrialExport {
       });
       std::atomic<size_t> next{0};
       std::atomic<bool> failed{false};
-      auto work = [&] {
+      auto work = [&](Database& db) {
         for (size_t k; !failed && (k = next++) < n;) {
           WrittenRange& r = batch[order[k]];
           try {
-            r = write_range(steps_work_[first + order[k]], std::move(r.out));
+            r = write_range(db, steps_work_[first + order[k]], std::move(r.out));
           } catch (...) {
             r.error = std::current_exception();
             failed = true;
@@ -370,10 +375,11 @@ class TrialExport {
       };
       std::vector<std::thread> helpers;
       try {
-        for (size_t t = 1; t < std::min(threads, n); ++t) helpers.emplace_back(work);
+        for (size_t t = 1; t < std::min(threads, n); ++t)
+          helpers.emplace_back(work, std::ref(readers_.empty() ? db_ : *readers_[t - 1]));
       } catch (const std::system_error&) {  // no thread to be had: those started and this one do it all
       }
-      work();
+      work(db_);
       for (std::thread& h : helpers) h.join();
       // As one at a time would: the files before the first that failed are committed, then its
       // error is thrown (a file after it may have failed first, or not been written).
@@ -389,15 +395,16 @@ class TrialExport {
 
   size_t parallel_files() const {
     if (options_.threads <= 1 || steps_work_.size() <= 1 || !target_.writes_in_parallel()) return 1;
+    if (!readers_.empty()) return std::min<size_t>(options_.threads, readers_.size() + 1);
     // Only a connection in SQLite's serialized mode has a mutex (OpenMode::kReadOnlyShared).
     return sqlite3_db_mutex(db_.handle()) ? options_.threads : 1;
   }
 
   static bool expanded(const PublicTable& t) { return t.source != RowSource::kView; }
 
-  WrittenRange write_range(const StepWork& w, std::unique_ptr<OutputFile> out) {
+  WrittenRange write_range(Database& db, const StepWork& w, std::unique_ptr<OutputFile> out) {
     const size_t slot = progress_.start_file();
-    const WrittenFile file = write_table_file(db_, *w.table, trial_, StepRange{w.file.after_step, w.file.through_step},
+    const WrittenFile file = write_table_file(db, *w.table, trial_, StepRange{w.file.after_step, w.file.through_step},
                                               *out, options_.writer, progress_.rows_read(slot, w.values));
     progress_.written(slot, w.values, file.bytes);
     return {std::move(out), file, true, nullptr};
@@ -449,6 +456,7 @@ class TrialExport {
   }
 
   Database& db_;
+  const std::vector<std::unique_ptr<Database>>& readers_;
   ExportTarget& target_;
   const ExportOptions& options_;
   const DatabaseIdentity& identity_;
@@ -497,29 +505,15 @@ std::vector<std::string> remove_gone_trials(Database& db, ExportTarget& target, 
   return removed;
 }
 
-// A read transaction for the whole export: every file of one export sees one state.
-class ReadSnapshot {
- public:
-  explicit ReadSnapshot(Database& db) : db_(db) { db_.exec("BEGIN"); }
-  ~ReadSnapshot() {
-    try {
-      db_.exec("COMMIT");
-    } catch (const Error&) {  // a read transaction has nothing to lose
-    }
-  }
-  ReadSnapshot(const ReadSnapshot&) = delete;
-  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
-
- private:
-  Database& db_;
-};
-
 }  // namespace
 
 ExportReport export_trials(Database& db, ExportTarget& target, const ExportOptions& options) {
   ExportReport report;
   require_export_schema(db);
-  ReadSnapshot snapshot(db);
+  // Every file of one export reads one state: connections of their own for the file threads
+  // besides this one, where files are written at once.
+  const bool parallel = options.threads > 1 && target.writes_in_parallel() && options.open_reader;
+  const ReadSnapshot snapshot(db, parallel ? options.threads - 1 : 0, options.open_reader);
   KillPoint kill;
   ProgressCount progress(options.progress);
   const DatabaseIdentity identity = database_identity(db);
@@ -528,7 +522,8 @@ ExportReport export_trials(Database& db, ExportTarget& target, const ExportOptio
   std::set<std::string> planned;
   for (const std::string& trial : options.trials) {
     if (!planned.insert(trial).second) continue;  // --trial given twice
-    trials.push_back(std::make_unique<TrialExport>(db, target, options, identity, kill, progress, trial));
+    trials.push_back(
+        std::make_unique<TrialExport>(db, snapshot.readers(), target, options, identity, kill, progress, trial));
     trials.back()->plan();
   }
   for (const std::unique_ptr<TrialExport>& trial : trials) trial->run(report.tables);

@@ -13,7 +13,8 @@
 // Every file appears whole and replaces the one of its name in one step, and step ranges never
 // overlap, so a reader listing the dataset at any moment (an export running, or killed) sees
 // every step of every table once, from the old export or from the new one (docs/SCALE.md).
-// Every row is read in one read transaction, so the files of one export agree with each other.
+// Every row is read in one state of the database (read_snapshot.h), so the files of one export
+// agree with each other.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "export/public_tables.h"
+#include "export/read_snapshot.h"
 #include "export/target.h"
 #include "parquet/file_writer.h"
 #include "schema/database.h"
@@ -42,9 +44,12 @@ struct ExportOptions {
   bool replace = false;  // take over trials another database exported
   parquet::WriterOptions writer;
   // Files written at once, each on a thread of its own, where the target takes that
-  // (ExportTarget::writes_in_parallel) and the connection was opened OpenMode::kReadOnlyShared;
-  // else one at a time. The files are the same either way.
+  // (ExportTarget::writes_in_parallel) and either open_reader gives each thread besides the
+  // caller's a connection of its own (read_snapshot.h: all in the export's snapshot) or the
+  // connection was opened OpenMode::kReadOnlyShared (the threads take turns on it); else one at
+  // a time. The files are the same either way.
   unsigned threads = 1;
+  OpenReader open_reader;
   // Called as the export goes, often (the callee decides when to draw).
   std::function<void(const ExportProgress&)> progress;
 };

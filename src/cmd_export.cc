@@ -84,10 +84,11 @@ void run_export(const ExportArgs& a) {
   std::unique_ptr<Database> db = open_db(a.db, OpenMode::kReadOnlyShared);
   reporting_corruption(*db, [&] {
     exporter::ExportOptions options;
-    // SQLite reads for all of them on one connection, one call at a time: more threads than this
-    // wait for it rather than encode.
+    // Each file thread reads through a connection of its own (exporter.h), whose page cache it
+    // fills: a bound on those.
     constexpr unsigned kMostFilesAtOnce = 4;
     options.threads = std::clamp(std::thread::hardware_concurrency(), 1u, kMostFilesAtOnce);
+    options.open_reader = [&a] { return open_db(a.db, OpenMode::kReadOnly); };
     options.values = kValuesChoices.at(a.values);
     options.replace = a.replace;
     // On a terminal: the values exported of all the export will write, and the Parquet bytes.
