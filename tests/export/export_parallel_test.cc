@@ -143,6 +143,13 @@ TEST(ExportParallel, ConnectionsOfTheirOwnReadTheStateTheExportBeganIn) {
   EXPECT_NE(differing(contents(dir / "after"), contents(dir / "before")), "");
 }
 
+// A two-step trial of one small tensor, ingested into db_path.
+void ingest_small_trial(const test::TempDir& dir, const std::string& db_path) {
+  const std::string job = dir / "job";
+  ASSERT_EQ(test::trialdb({"synth", job, "--steps", "2", "--tensors", "1", "--elements", "10"}), 0);
+  ASSERT_EQ(test::trialdb({"ingest", job, "--db", db_path}), 0);
+}
+
 // The rows of a table only the test writes, through `db`.
 int64_t test_rows(Database& db) {
   Statement q(db.handle(), "SELECT count(*) FROM snapshot_test");
@@ -153,9 +160,8 @@ int64_t test_rows(Database& db) {
 // first began its transaction) is seen by all of them or by none.
 TEST(ReadSnapshot, ReadersHoldTheExportsStateWhateverIsCommittedMeanwhile) {
   test::TempDir dir("trialdb_read_snapshot");
-  const std::string job = dir / "job", db_path = dir / "t.db";
-  ASSERT_EQ(test::trialdb({"synth", job, "--steps", "2", "--tensors", "1", "--elements", "10"}), 0);
-  ASSERT_EQ(test::trialdb({"ingest", job, "--db", db_path}), 0);
+  const std::string db_path = dir / "t.db";
+  ASSERT_NO_FATAL_FAILURE(ingest_small_trial(dir, db_path));
   Database writer(db_path, OpenMode::kExisting);
   writer.exec("CREATE TABLE snapshot_test(x)");
   Database db(db_path, OpenMode::kReadOnly);
@@ -180,9 +186,8 @@ TEST(ReadSnapshot, ReadersHoldTheExportsStateWhateverIsCommittedMeanwhile) {
 
 TEST(ReadSnapshot, WithoutReadersTheExportsConnectionReadsAlone) {
   test::TempDir dir("trialdb_read_snapshot_none");
-  const std::string job = dir / "job", db_path = dir / "t.db";
-  ASSERT_EQ(test::trialdb({"synth", job, "--steps", "2", "--tensors", "1", "--elements", "10"}), 0);
-  ASSERT_EQ(test::trialdb({"ingest", job, "--db", db_path}), 0);
+  const std::string db_path = dir / "t.db";
+  ASSERT_NO_FATAL_FAILURE(ingest_small_trial(dir, db_path));
   Database db(db_path, OpenMode::kReadOnly);
   int opened = 0;
   const ReadSnapshot snapshot(db, 2, [&]() -> std::unique_ptr<Database> {
