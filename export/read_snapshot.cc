@@ -1,6 +1,11 @@
 // One state of the database read through several connections (read_snapshot.h).
 #include "export/read_snapshot.h"
 
+#include <sys/stat.h>
+
+#include <optional>
+#include <utility>
+
 namespace trialdb::exporter {
 
 namespace {
@@ -28,7 +33,33 @@ void end_read(Database& db) noexcept {
   if (!sqlite3_get_autocommit(db.handle())) sqlite3_exec(db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
+// The file a path names now.
+struct FileIdentity {
+  dev_t device;
+  ino_t inode;
+  bool operator==(const FileIdentity&) const = default;
+};
+
+// Nothing when `path` cannot be examined.
+std::optional<FileIdentity> identity_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileIdentity{st.st_dev, st.st_ino};
+}
+
 }  // namespace
+
+OpenReader same_file_reader(const std::string& path,
+                            std::function<std::unique_ptr<Database>(const std::string&)> open) {
+  return [path, open = std::move(open), first = identity_of(path)] {
+    std::unique_ptr<Database> reader = open(path);
+    // Examined after the open: a rename before it shows here, one after it leaves this reader
+    // on the first file and only costs the readers.
+    const std::optional<FileIdentity> now = identity_of(path);
+    if (!first || now != first) throw Error(ErrorKind::kIo, path + " is not the file it was when the export began");
+    return reader;
+  };
+}
 
 ReadSnapshot::ReadSnapshot(Database& db, size_t readers, const OpenReader& open_reader) : db_(db) {
   if (readers > 0 && open_reader) {

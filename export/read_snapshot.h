@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "schema/database.h"
@@ -23,6 +24,13 @@ namespace trialdb::exporter {
 // Opens another read-only connection to the export's database, with what its views need (the
 // SQL functions); throws Error when it cannot.
 using OpenReader = std::function<std::unique_ptr<Database>()>;
+
+// An OpenReader of the database at `path` (each connection opened by `open`) that throws Error
+// (kIo) instead once `path` names another file than it named when this was made: a file renamed
+// over the path after the export's connection was opened would otherwise give readers another
+// database, whose commits that connection's data_version does not count. Make it before opening
+// the export's connection. A path that cannot be examined gives no readers either.
+OpenReader same_file_reader(const std::string& path, std::function<std::unique_ptr<Database>(const std::string&)> open);
 
 class ReadSnapshot {
  public:

@@ -81,6 +81,9 @@ S3Options s3_options(const ExportArgs& a) {
 }
 
 void run_export(const ExportArgs& a) {
+  // Before the export's own connection: the readers must open the file it opens.
+  exporter::OpenReader open_reader =
+      exporter::same_file_reader(a.db, [](const std::string& path) { return open_db(path, OpenMode::kReadOnly); });
   std::unique_ptr<Database> db = open_db(a.db, OpenMode::kReadOnlyShared);
   reporting_corruption(*db, [&] {
     exporter::ExportOptions options;
@@ -88,7 +91,7 @@ void run_export(const ExportArgs& a) {
     // fills: a bound on those.
     constexpr unsigned kMostFilesAtOnce = 4;
     options.threads = std::clamp(std::thread::hardware_concurrency(), 1u, kMostFilesAtOnce);
-    options.open_reader = [&a] { return open_db(a.db, OpenMode::kReadOnly); };
+    options.open_reader = std::move(open_reader);
     options.values = kValuesChoices.at(a.values);
     options.replace = a.replace;
     // On a terminal: the values exported of all the export will write, and the Parquet bytes.

@@ -2,13 +2,16 @@
 // threads read through the export's connection (opened kReadOnlyShared) or through connections of
 // their own (ExportOptions::open_reader), for a new export and for one that rewrites ranges of a
 // grown trial; the connections of their own hold the export's snapshot (read_snapshot.h) whatever
-// another connection commits meanwhile, and the export changes no byte of the database; a file
+// another connection commits meanwhile (and are refused when a file was renamed over the
+// database's path), and the export changes no byte of the database; a file
 // that fails leaves what one at a time leaves: the files before it committed, its error thrown,
 // nothing of the files after it.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -196,6 +199,39 @@ TEST(ReadSnapshot, WithoutReadersTheExportsConnectionReadsAlone) {
   });
   EXPECT_TRUE(snapshot.readers().empty());
   EXPECT_FALSE(sqlite3_get_autocommit(db.handle()));  // in its read transaction
+}
+
+// A database file renamed over the path once the export's connection is open: a reader opened by
+// the path would read that other file, so same_file_reader refuses it and the export's connection
+// reads alone.
+TEST(ReadSnapshot, AFileRenamedOverTheDatabaseGivesNoReaders) {
+  test::TempDir dir("trialdb_read_snapshot_renamed");
+  const std::string db_path = dir / "t.db", other_path = dir / "other.db";
+  ASSERT_NO_FATAL_FAILURE(ingest_small_trial(dir, db_path));
+  std::filesystem::copy_file(db_path, other_path);
+  Database(other_path, OpenMode::kExisting).exec("CREATE TABLE snapshot_test(x); INSERT INTO snapshot_test VALUES (1)");
+  const OpenReader same_file = same_file_reader(db_path, [](const std::string& path) { return reader_of(path)(); });
+  Database db(db_path, OpenMode::kReadOnly);
+  ASSERT_EQ(std::rename(other_path.c_str(), db_path.c_str()), 0);
+  {
+    const ReadSnapshot by_path(db, 1, reader_of(db_path));  // what the check prevents
+    ASSERT_EQ(by_path.readers().size(), 1u);
+    EXPECT_EQ(test_rows(*by_path.readers()[0]), 1);  // the other file's table, which `db` lacks
+    EXPECT_THROW(test_rows(db), Error);
+  }
+  const ReadSnapshot snapshot(db, 2, same_file);
+  EXPECT_TRUE(snapshot.readers().empty());
+  EXPECT_FALSE(sqlite3_get_autocommit(db.handle()));  // in its read transaction, alone
+}
+
+TEST(ReadSnapshot, ReadersOfTheSameFileJoin) {
+  test::TempDir dir("trialdb_read_snapshot_same");
+  const std::string db_path = dir / "t.db";
+  ASSERT_NO_FATAL_FAILURE(ingest_small_trial(dir, db_path));
+  const OpenReader same_file = same_file_reader(db_path, [](const std::string& path) { return reader_of(path)(); });
+  Database db(db_path, OpenMode::kReadOnly);
+  const ReadSnapshot snapshot(db, 2, same_file);
+  EXPECT_EQ(snapshot.readers().size(), 2u);
 }
 
 // A local folder whose files under `failing` fail to be written.
