@@ -68,25 +68,27 @@ enum KeyParam : int {
 };
 
 // A row's parameters, numbered from 1 after the shared one (row i starts at
-// kSharedParams + i * kRowParams), in the column order of kValueColumns.
+// kSharedParams + i * kRowParams), in the column order of kValueColumns: the table's own. SQLite
+// then builds each row of a multi-row INSERT in the registers it stores from; in another order it
+// copies every column of every row there first.
 enum RowParam : int {
-  kDtypeParam = kKeyParams + 1,
+  kValueIdParam = kKeyParams + 1,
+  kDtypeParam,
   kShapeParam,
   kRedSrcParam,
   kRedMaskParam,
   kRedComputedParam,
   kFirstReductionParam,  // kAllReductions of them, in ReductionIndex order, plain then |x|
   kDataParam = kFirstReductionParam + kAllReductions,
-  kValueIdParam,
   kFileIdParam,  // the record's location (value_locations), NULL without a raw value
   kRecOffsetParam,
   kRecLengthParam,
   kRowParams = kRecLengthParam,
 };
 constexpr const char* kValueColumns =
-    "trial_id, tensor_id, tensor_step, step_offset, worker_id, dtype, shape, red_src, red_mask, red_computed, "
-    "r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
-    "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, value_id, file_id, rec_offset, "
+    "trial_id, tensor_id, tensor_step, step_offset, worker_id, value_id, dtype, shape, red_src, red_mask, "
+    "red_computed, r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
+    "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, file_id, rec_offset, "
     "rec_length";
 
 // A plain scalar's parameters: shape, red_src, red_mask and red_computed (all 18) are literals, the
@@ -121,6 +123,9 @@ constexpr const char* kDistributionColumns =
     "tensor_id, tensor_step, step_offset, worker_id, nan, pos_inf, neg_inf, zero, negative, positive, p0, p1, p5, "
     "p10, p25, p50, p75, p90, p95, p99, p100, histogram_id";
 static_assert(kDistributionParams == 22);
+
+// A value_blob row's parameter, likewise: its blob. Its id, like a histogram's, is SQLite's choice.
+enum BlobParam : int { kBlobDataParam = 1, kBlobParams = kBlobDataParam };
 
 // A value_histogram row's parameter, likewise: its blob. Its id is SQLite's choice (the largest
 // plus one), which finds the end of the table without the search an explicit id costs.
@@ -306,7 +311,6 @@ ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress, TensorSu
       values_stored_(db.handle(), R"sql(
         SELECT 1 FROM value INDEXED BY value_by_step
         WHERE trial_id = ?1 AND tensor_step = ?2 AND step_offset = ?3 AND worker_id = ?4 LIMIT 1)sql"),
-      insert_blob_(db.handle(), "INSERT INTO value_blob(value_id, data) VALUES (?, ?)"),
       max_value_id_(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob"),
       max_histogram_id_(db.handle(), "SELECT coalesce(max(histogram_id), 0) FROM value_histogram"),
       insert_event_file_(db.handle(), "INSERT INTO event_file(trial_id, path) VALUES (?, ?) ON CONFLICT DO NOTHING"),
@@ -385,10 +389,12 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
                           const std::function<int64_t(const std::string&)>& tensor_id,
                           const std::function<void(const Status&)>& report) {
   histograms_.clear();  // none left by a write that threw: its transaction is rolled back
+  blobs_.clear();
   file_listed_ = false;
-  // value_blob ids are allocated here (value has no rowid): the caller's transaction holds the
-  // write lock, so nobody else allocates until it commits.
-  int64_t next_value_id = 0;
+  // value_blob ids are allocated here (value has no rowid), as SQLite allocates them (the largest
+  // plus one): the caller's transaction holds the write lock, so nobody else allocates until it
+  // commits.
+  int64_t next_value_id = 1;
   if (max_value_id_.step()) next_value_id = max_value_id_.int64(0) + 1;
   max_value_id_.reset();
   // value_histogram ids likewise, as SQLite would choose them (the largest plus one).
@@ -430,12 +436,12 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
                     v.has_raw || v.has_shape ? std::string_view(v.shape_text) : kNoShape, adds_visible_step);
     add_distribution(v, tensor, tensor_step, f.file.step, worker_id);
     if (r.apart) {
-      const std::string_view blob = v.blob.bytes();
-      insert_blob_.bind(1, r.value_id).bind_blob_static(2, blob.data(), blob.size()).run();
-      std::string().swap(v.blob.owned);  // release the tensor as soon as it is stored
+      blobs_.push_back({r.value_id, &v.blob});
+      if (blobs_.size() == kValueBatch) insert_blobs();
     }
     if (buffer_full()) insert_buffered();
   }
+  insert_blobs();
   insert_histograms();
   if (!fast) {
     bytes_.clear();     // the rows inserted one by one
@@ -477,6 +483,25 @@ void ValueWriter::add_distribution(const PreparedValue& v, int64_t tensor_id, in
     if (histograms_.size() == kValueBatch) insert_histograms();
   }
   distributions_.push_back(b);
+}
+
+void ValueWriter::insert_blobs() {
+  if (blobs_.empty()) return;
+  Statement& ins = cached(insert_blobs_, blobs_.size(),
+                          [](size_t n) { return multi_row_insert_sql("value_blob", "data", kBlobParams, n); });
+  int base = 0;
+  for (const PendingBlob& b : blobs_) {
+    const std::string_view bytes = b.blob->bytes();
+    ins.bind_blob_static(base + kBlobDataParam, bytes.data(), bytes.size());
+    base += kBlobParams;
+  }
+  ins.run();
+  // The value rows name the ids allocated in write(), which are SQLite's (the largest plus one,
+  // in order): the last one says so.
+  if (sqlite3_last_insert_rowid(db_.handle()) != blobs_.back().value_id)
+    throw Error(Status::database("value_blob ids out of step with their value rows").at(db_.path()));
+  for (const PendingBlob& b : blobs_) std::string().swap(b.blob->owned);  // release the tensors once stored
+  blobs_.clear();
 }
 
 Statement& ValueWriter::cached(std::vector<std::unique_ptr<Statement>>& cache, size_t n,
@@ -525,6 +550,7 @@ void ValueWriter::discard() {
   bytes_.clear();
   files_.clear();
   histograms_.clear();
+  blobs_.clear();
   file_listed_ = false;
 }
 

@@ -14,8 +14,9 @@
 // scalars go in at once more often). Rows go in kValueBatch per INSERT OR IGNORE, plain scalars
 // through a statement of their own; OR IGNORE because a statement that may abort half-way needs
 // a statement journal, which costs more than the batching saves: the row count is checked
-// instead. Blobs stored apart (value_blob) and histograms (value_histogram) are inserted at once:
-// their ids are allocated in order, so they are appends already.
+// instead. Blobs stored apart (value_blob) and histograms (value_histogram) are inserted with the
+// file's others, kValueBatch per INSERT, not buffered: their ids are allocated in order, so they
+// are appends already.
 //
 // Otherwise (the step and worker were written before: a file read again after a selection or a
 // second index file for them) the buffer is flushed and the file's values go in row by row, so
@@ -110,6 +111,9 @@ class ValueWriter {
   void add_distribution(const PreparedValue& v, int64_t tensor_id, int64_t tensor_step, int64_t step,
                         int64_t worker_id);
   void insert_histograms();
+  // The file's blobs stored apart, kValueBatch per INSERT (a statement a blob cost ~2,000
+  // instructions a blob more: bench/README.md, "The writer thread's cost per value").
+  void insert_blobs();
   // The INSERT of n rows, built by `sql`, prepared on first use and kept in cache[n - 1].
   Statement& cached(std::vector<std::unique_ptr<Statement>>& cache, size_t n,
                     const std::function<std::string(size_t)>& sql);
@@ -121,7 +125,7 @@ class ValueWriter {
   bool compress_;
   TensorSummaryWriter& summary_;
   ValueBufferLimits limits_;
-  Statement insert_value_, step_workers_, values_stored_, insert_blob_, max_value_id_, max_histogram_id_;
+  Statement insert_value_, step_workers_, values_stored_, max_value_id_, max_histogram_id_;
   Statement insert_event_file_, find_event_file_;
   std::unordered_map<std::string, int64_t> event_files_;
   DeferredIndex step_index_;  // value_by_step
@@ -141,8 +145,15 @@ class ValueWriter {
     const std::string* buckets;
   };
   std::vector<PendingHistogram> histograms_;
+  // The file's blobs stored apart not inserted yet (released once they are).
+  struct PendingBlob {
+    int64_t value_id;
+    ValueBlob* blob;
+  };
+  std::vector<PendingBlob> blobs_;
   int64_t next_histogram_id_ = 1;
-  std::vector<std::unique_ptr<Statement>> insert_values_, insert_scalars_, insert_histograms_, insert_distributions_;
+  std::vector<std::unique_ptr<Statement>> insert_values_, insert_scalars_, insert_histograms_, insert_distributions_,
+      insert_blobs_;
 };
 
 }  // namespace trialdb

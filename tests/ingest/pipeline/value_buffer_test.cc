@@ -4,6 +4,7 @@
 // leaves nothing behind.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -334,6 +335,74 @@ TEST(ValueBuffer, HistogramIdsOutOfStepStopTheIngest) {
   } catch (const Error& e) {
     EXPECT_NE(e.status().to_string().find("value_histogram ids out of step"), std::string::npos)
         << e.status().to_string();
+  }
+  EXPECT_TRUE(same_dump(dump(db), before));
+}
+
+// value_blob rows go kValueBatch to an INSERT, their ids SQLite's choice: a file of more blobs
+// than two batches, after an ingest that stored blobs already, leaves every value row naming its
+// own blob (each tensor's last element is its number).
+TEST(ValueBuffer, EveryBlobStoredApartIsItsValuesOwn) {
+  TempDir tmp;
+  const fs::path trial = tmp.path / "trial";
+  write_steps(trial, 0, 2, {"worker_0"});
+  Database db((tmp.path / "t.db").string());
+  run(db, trial);
+  const size_t blobs = 2 * ValueWriter::kValueBatch + 5;
+  std::vector<float> big(1024);
+  {
+    TrialWriter w(trial.string());
+    auto s = w.begin_step(2, "worker_0", TrialMode::kTrain, 2);
+    for (size_t t = 0; t < blobs; ++t) {
+      for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i);
+      big.back() = static_cast<float>(t);
+      s->add_tensor("many_" + std::to_string(t), DType::Float32, {32, 32}, big.data(), big.size() * 4);
+    }
+    s->close();
+  }
+  run(db, trial);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM value_blob"), static_cast<int64_t>(blobs) + 2);
+  Statement q(db.handle(),
+              "SELECT t.name, substr(b.data, -4) FROM value v JOIN tensor t USING (tensor_id) "
+              "JOIN value_blob b USING (value_id) WHERE t.name LIKE 'many_%'");
+  size_t seen = 0;
+  while (q.step()) {
+    const int64_t t = std::stoll(q.text(0).substr(5));
+    const std::string_view last = q.blob(1);
+    float x = -1;
+    ASSERT_EQ(last.size(), sizeof x);
+    std::memcpy(&x, last.data(), sizeof x);  // little-endian, as written
+    EXPECT_EQ(x, static_cast<float>(t)) << q.text(0);
+    ++seen;
+  }
+  EXPECT_EQ(seen, blobs);
+}
+
+// value_blob ids out of step with the ones the value rows name (a row inserted behind the
+// writer's back) stop the ingest, like the histograms' above.
+TEST(ValueBuffer, BlobIdsOutOfStepStopTheIngest) {
+  TempDir tmp;
+  const fs::path trial = tmp.path / "trial";
+  write_steps(trial, 0, 2, {"worker_0"});
+  Database db((tmp.path / "t.db").string());
+  run(db, trial);
+  {  // two blobs in one INSERT: the second's id is SQLite's choice after the trigger's row
+    TrialWriter w(trial.string());
+    auto s = w.begin_step(2, "worker_0", TrialMode::kTrain, 2);
+    const std::vector<float> big(1024, 1.5f);
+    for (const char* name : {"a", "b"}) s->add_tensor(name, DType::Float32, {32, 32}, big.data(), big.size() * 4);
+    s->close();
+  }
+  Statement(db.handle(),
+            "CREATE TEMP TRIGGER one_more AFTER INSERT ON value_blob WHEN NEW.data <> x'00' BEGIN "
+            "INSERT INTO value_blob(value_id, data) VALUES (NEW.value_id + 1000, x'00'); END")
+      .run();
+  const std::string before = dump(db);
+  try {
+    run(db, trial);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.status().to_string().find("value_blob ids out of step"), std::string::npos) << e.status().to_string();
   }
   EXPECT_TRUE(same_dump(dump(db), before));
 }
