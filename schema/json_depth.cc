@@ -44,13 +44,36 @@ class DepthCounter : public nlohmann::json_sax<nlohmann::json> {
   bool too_deep_ = false;
 };
 
+Status too_deep_error(int max_depth) {
+  return Status::invalid("JSON nested deeper than " + std::to_string(max_depth) + " levels");
+}
+
 }  // namespace
 
 Status check_json_depth(std::string_view text, int max_depth) {
   DepthCounter counter(max_depth);
   nlohmann::json::sax_parse(text.begin(), text.end(), &counter, nlohmann::json::input_format_t::json,
                             /*strict=*/true, /*ignore_comments=*/false);
-  if (counter.too_deep()) return Status::invalid("JSON nested deeper than " + std::to_string(max_depth) + " levels");
+  if (counter.too_deep()) return too_deep_error(max_depth);
+  return Status::ok();
+}
+
+Status parse_json_within_depth(std::string_view text, int max_depth, nlohmann::json* out) {
+  // The parser's callback sees each object and array as it opens, at its depth (the outermost:
+  // 0); one past the bound is left out, and with it everything inside.
+  bool deeper = false;
+  const auto bound = [&deeper, max_depth](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    const bool opens =
+        event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start;
+    const bool past = opens && depth >= max_depth;
+    deeper = deeper || past;
+    return !past;
+  };
+  *out = nlohmann::json::parse(text.begin(), text.end(), bound, /*allow_exceptions=*/false);
+  if (deeper) {
+    *out = nlohmann::json();
+    return too_deep_error(max_depth);
+  }
   return Status::ok();
 }
 

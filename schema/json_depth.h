@@ -6,6 +6,8 @@
 #pragma once
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "schema/status.h"
 
 namespace trialdb {
@@ -14,5 +16,10 @@ namespace trialdb {
 // than max_depth levels deep (the outermost is level 1); ok otherwise, also when the text is not
 // JSON at all: the parser that follows says what is wrong with it.
 Status check_json_depth(std::string_view text, int max_depth);
+
+// `text` parsed into *out in one reading, under the same bound: the error check_json_depth gives
+// when a level lies deeper (*out then holds nothing of the text), else ok with *out the document,
+// or discarded (is_discarded()) when the text is not JSON.
+Status parse_json_within_depth(std::string_view text, int max_depth, nlohmann::json* out);
 
 }  // namespace trialdb

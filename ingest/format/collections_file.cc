@@ -32,8 +32,9 @@ bool string_list(const json& o, const char* key, std::vector<std::string>* out) 
 }  // namespace
 
 Status parse_collections_json(std::string_view text, CollectionsFile* out) {
-  if (Status st = check_json_depth(text, kMaxCollectionsDepth); !st.is_ok()) return st.prefixed("collections file: ");
-  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  json doc;
+  if (Status st = parse_json_within_depth(text, kMaxCollectionsDepth, &doc); !st.is_ok())
+    return st.prefixed("collections file: ");
   if (doc.is_discarded()) return Status::invalid("collections file is not valid JSON");
   if (!doc.is_object()) return Status::invalid("collections file is not a JSON object");
   auto cs = doc.find("collections");

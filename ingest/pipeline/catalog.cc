@@ -9,8 +9,22 @@
 #include <nlohmann/json.hpp>
 
 #include "ingest/format/collections_file.h"
+#include "schema/multi_row.h"
 
 namespace trialdb {
+
+namespace {
+
+// Memberships stored a statement (schema/multi_row.h).
+constexpr size_t kMemberBatch = 64;
+constexpr int kMemberParams = 2;  // collection_id, tensor_id
+
+std::string insert_members_sql(size_t rows) {
+  return "INSERT OR IGNORE INTO collection_member(collection_id, tensor_id) VALUES " +
+         values_rows_sql(rows, kMemberParams);
+}
+
+}  // namespace
 
 Catalog::Names::Names(Database& db, const char* table, const char* id_column)
     : insert(db.handle(),
@@ -22,7 +36,9 @@ Catalog::Catalog(Database& db, std::string name, std::string root)
       name_(std::move(name)),
       tensors_(db, "tensor", "tensor_id"),
       workers_(db, "worker", "worker_id"),
-      insert_member_(db.handle(), "INSERT OR IGNORE INTO collection_member(collection_id, tensor_id) VALUES (?, ?)") {
+      insert_member_(db.handle(), insert_members_sql(1)),
+      name_index_(db, "tensor", "tensor_by_name"),
+      member_index_(db, "collection_member", "collection_member_by_tensor") {
   {
     // The name's check and its claim in one transaction: of two ingests of different folders
     // under one new name, the second finds the first's path and is refused.
@@ -78,9 +94,13 @@ int64_t Catalog::worker_id(const std::string& name) {
 }
 
 int64_t Catalog::tensor_id(const std::string& name) {
+  if (auto it = tensors_.ids.find(name); it != tensors_.ids.end()) return it->second;
+  // Outside a transaction each statement is one of its own: nothing waits for a flush().
+  if (in_transaction()) name_index_.defer_if_empty();
   bool created;
   const int64_t id = find_or_insert(tensors_, name, &created);
   if (created) add_memberships(id, name);
+  if (!in_transaction()) insert_members();
   return id;
 }
 
@@ -94,8 +114,39 @@ void Catalog::add_memberships(int64_t id, const std::string& name) {
         membership_errors_.push_back(e.status().prefixed("collection '" + c.name + "': ").at("collections/"));
       }
     }
-    if (member) insert_member_.bind(1, c.id).bind(2, id).run();
+    if (member) members_.emplace_back(c.id, id);
   }
+}
+
+void Catalog::flush() {
+  insert_members();
+  name_index_.build();
+}
+
+void Catalog::discard() {
+  members_.clear();
+  name_index_.discard();
+  member_index_.discard();
+}
+
+bool Catalog::in_transaction() const { return !sqlite3_get_autocommit(db_.handle()); }
+
+void Catalog::insert_members() {
+  if (members_.empty()) return;
+  if (in_transaction()) member_index_.defer_if_empty();  // else the index would be gone a while
+  std::sort(members_.begin(), members_.end());           // in the table's key order
+  size_t i = 0;
+  for (; i + kMemberBatch <= members_.size(); i += kMemberBatch) {
+    if (!insert_members_) insert_members_.emplace(db_.handle(), insert_members_sql(kMemberBatch));
+    for (size_t k = 0; k < kMemberBatch; ++k) {
+      const int first = static_cast<int>(k) * kMemberParams + 1;
+      insert_members_->bind(first, members_[i + k].first).bind(first + 1, members_[i + k].second);
+    }
+    insert_members_->run();
+  }
+  for (; i < members_.size(); ++i) insert_member_.bind(1, members_[i].first).bind(2, members_[i].second).run();
+  members_.clear();
+  member_index_.build();
 }
 
 bool Catalog::collection_members(const std::string& name, std::set<std::string>* tensor_names,
@@ -117,7 +168,35 @@ std::string Catalog::collection_names() const {
 
 std::vector<Status> Catalog::take_membership_errors() { return std::exchange(membership_errors_, {}); }
 
+// The stored definitions of this trial's collections, by name.
+std::map<std::string, std::string> Catalog::stored_definitions() const {
+  std::map<std::string, std::string> stored;
+  Statement q(db_.handle(), "SELECT name, definition FROM collection WHERE trial_id = ?");
+  q.bind(1, trial_id_);
+  while (q.step()) stored.emplace(q.text(0), q.text(1));
+  return stored;
+}
+
+// Whether the collections files are read as the last time, which reported nothing, and what it
+// stored is still there (another ingest of the trial may have added to it).
+bool Catalog::collections_unchanged(TrialSource& source) const {
+  CollectionsRead now;
+  for (const auto& f : source.list("collections/")) {
+    if (!f.problem.is_ok()) return false;
+    if (!is_collections_path(f.path)) continue;
+    std::optional<ReadBuffer> text;
+    if (!file_problem(read_at_most(source, f.path, kMaxCollectionsFileBytes, &text)).is_ok() || !text) return false;
+    now.file_digests.emplace(f.path, CollectionsRead::digest(text->view()));
+  }
+  now.definitions = stored_definitions();
+  return now == *collections_read_;
+}
+
 void Catalog::load_collections(TrialSource& source, bool ended, const std::function<void(const Status&)>& report) {
+  if (collections_read_ && collections_unchanged(source)) return;
+  collections_read_.reset();
+  CollectionsRead read;
+  bool reported = false;
   struct Merged {
     std::set<std::string> include_regex, tensor_names;
     // How the hook saves the collection (JSON), as the first definition that has them says:
@@ -127,22 +206,18 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
   // Definitions only grow: what is stored is kept, and what the files say now is added to it, so
   // a file that is missing, unreadable, damaged or half-written never drops a membership.
   std::map<std::string, Merged> merged;
-  {
-    Statement q(db_.handle(), "SELECT name, definition FROM collection WHERE trial_id = ?");
-    q.bind(1, trial_id_);
-    while (q.step()) {
-      const nlohmann::json def = nlohmann::json::parse(q.text(1), nullptr, false);
-      Merged& m = merged[q.text(0)];
-      const auto keep = [&def](const char* key, std::set<std::string>& into) {
-        if (!def.is_object() || !def.contains(key) || !def[key].is_array()) return;
-        for (const auto& v : def[key])
-          if (v.is_string()) into.insert(v.get<std::string>());
-      };
-      keep("include_regex", m.include_regex);
-      keep("tensor_names", m.tensor_names);
-      if (def.is_object() && def.contains("save_config")) m.save_config = def["save_config"];
-      if (def.is_object() && def.contains("reduction_config")) m.reduction_config = def["reduction_config"];
-    }
+  for (const auto& [name, definition] : stored_definitions()) {
+    const nlohmann::json def = nlohmann::json::parse(definition, nullptr, false);
+    Merged& m = merged[name];
+    const auto keep = [&def](const char* key, std::set<std::string>& into) {
+      if (!def.is_object() || !def.contains(key) || !def[key].is_array()) return;
+      for (const auto& v : def[key])
+        if (v.is_string()) into.insert(v.get<std::string>());
+    };
+    keep("include_regex", m.include_regex);
+    keep("tensor_names", m.tensor_names);
+    if (def.is_object() && def.contains("save_config")) m.save_config = def["save_config"];
+    if (def.is_object() && def.contains("reduction_config")) m.reduction_config = def["reduction_config"];
   }
   std::vector<Status> issues;
   int files_seen = 0, meta_workers = 0;
@@ -158,10 +233,15 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
       issues.push_back(st.prefixed("cannot read the collections file: ").at(f.path));
       continue;
     }
-    if (!text) continue;
+    if (!text) {
+      reported = true;  // gone since it was listed: read again next time
+      continue;
+    }
+    read.file_digests.emplace(f.path, CollectionsRead::digest(text->view()));
     CollectionsFile cf;
     if (Status st = parse_collections_json(*text, &cf); !st.is_ok()) {
       if (ended) issues.push_back(st.at(f.path));
+      reported = true;  // or, training not ended, parsed again next time
       continue;
     }
     meta_workers = std::max(meta_workers, cf.num_workers);
@@ -192,6 +272,7 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
     if (!m.save_config.is_null()) def["save_config"] = m.save_config;
     if (!m.reduction_config.is_null()) def["reduction_config"] = m.reduction_config;
     const std::string text = def.dump();
+    read.definitions.emplace(name, text);
     Statement q(db_.handle(), "SELECT collection_id, definition FROM collection WHERE trial_id = ? AND name = ?");
     q.bind(1, trial_id_).bind(2, name);
     Collection c;
@@ -212,8 +293,12 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
     c.tensor_names.insert(m.tensor_names.begin(), m.tensor_names.end());
     for (const auto& r : m.include_regex) {
       std::unique_ptr<PyRegex> re;
-      if (Status st = PyRegex::compile(r, &re); st.is_ok()) c.regexes.push_back(std::move(re));
-      else report(st.prefixed("collection '" + name + "': ").at("collections/"));
+      if (Status st = PyRegex::compile(r, &re); st.is_ok()) {
+        c.regexes.push_back(std::move(re));
+      } else {
+        report(st.prefixed("collection '" + name + "': ").at("collections/"));
+        reported = true;
+      }
     }
     loaded.push_back(std::move(c));
   }
@@ -225,8 +310,16 @@ void Catalog::load_collections(TrialSource& source, bool ended, const std::funct
     del.bind(1, trial_id_).run();
     for (const auto& [name, id] : tensors_.ids) add_memberships(id, name);
   }
-  for (const auto& e : take_membership_errors()) report(e);
+  const std::vector<Status> membership_errors = take_membership_errors();
+  for (const auto& e : membership_errors) report(e);
+  try {
+    insert_members();
+  } catch (...) {
+    discard();
+    throw;
+  }
   tx.commit();
+  if (!reported && issues.empty() && membership_errors.empty()) collections_read_ = std::move(read);
 }
 
 }  // namespace trialdb

@@ -233,6 +233,7 @@ IngestStats Ingester::run_once() {
   auto commit = [&] {
     if (!tx) return;
     writer_->flush();  // what completes steps reads the values
+    catalog_->flush();
     const int64_t completed = steps_->complete(catalog_->expected_workers(), false, *summary_);
     tx->commit();
     tx.reset();
@@ -288,6 +289,7 @@ IngestStats Ingester::run_once() {
     commit();
   } catch (...) {
     writer_->discard();  // its transaction is rolled back
+    catalog_->discard();
     budget.abort();
     for (size_t j = 0; j < submitted; ++j)
       if (futures[j].valid()) futures[j].wait();

@@ -2,6 +2,9 @@
 #include "ingest/pipeline/tensor_summary_writer.h"
 
 #include <algorithm>
+#include <string>
+
+#include "schema/multi_row.h"
 
 namespace trialdb {
 
@@ -17,11 +20,17 @@ constexpr const char* kNewlyVisibleSql = R"sql(
   WHERE s.trial_id = ?1 AND s.step > ?2 AND s.step <= ?3
   ORDER BY s.step, v.tensor_id)sql";
 
-constexpr const char* kWriteVariantSql = R"sql(
-  INSERT INTO tensor_variant(trial_id, tensor_id, dtype, shape, worker_id, first_step)
-  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-  ON CONFLICT DO UPDATE SET first_step = excluded.first_step
-  WHERE excluded.first_step < tensor_variant.first_step)sql";
+// The variants finish_transaction writes go kSummaryBatch rows a statement (schema/multi_row.h),
+// in tensor order; the rest one a statement.
+constexpr size_t kSummaryBatch = 64;
+
+constexpr int kVariantParams = 6;  // trial_id, tensor_id, dtype, shape, worker_id, first_step
+std::string write_variants_sql(size_t rows) {
+  return "INSERT INTO tensor_variant(trial_id, tensor_id, dtype, shape, worker_id, first_step) VALUES " +
+         values_rows_sql(rows, kVariantParams) +
+         " ON CONFLICT DO UPDATE SET first_step = excluded.first_step "
+         "WHERE excluded.first_step < tensor_variant.first_step";
+}
 
 }  // namespace
 
@@ -33,7 +42,7 @@ TensorSummaryWriter::TensorSummaryWriter(Database& db, int64_t trial_id)
                  "SELECT 1 FROM value WHERE tensor_id = ?1 AND tensor_step = ?2 AND step_offset = ?3 LIMIT 1"),
       count_step_(db.handle(), kNewlyVisibleSql),
       add_steps_(db.handle(), "UPDATE tensor SET visible_steps = visible_steps + ?2 WHERE tensor_id = ?1"),
-      write_variant_(db.handle(), kWriteVariantSql) {}
+      write_variant_(db.handle(), write_variants_sql(1)) {}
 
 void TensorSummaryWriter::begin_file(int64_t step, int64_t tensor_step, int64_t worker_id, StepWorkers before) {
   step_ = step, tensor_step_ = tensor_step, worker_id_ = worker_id;
@@ -112,18 +121,39 @@ void TensorSummaryWriter::finish_transaction(int64_t before, int64_t through) {
   if (through > before) count_steps_become_visible(before, through);
   steps_written_.clear();
   step_tensors_ = nullptr;
-  for (const auto& [tensor_id, added] : added_steps_) add_steps_.bind(1, tensor_id).bind(2, added).run();
+  write_added_steps();
+  write_variants();
+}
+
+void TensorSummaryWriter::write_added_steps() {
+  std::vector<std::pair<int64_t, int64_t>> added(added_steps_.begin(), added_steps_.end());
   added_steps_.clear();
-  for (const auto& [tensor_id, i] : unwritten_) {
-    Variant& v = variants_[tensor_id][i];
-    write_variant_.bind(1, trial_id_)
-        .bind(2, tensor_id)
-        .bind(3, v.dtype)
-        .bind_text_static(4, v.shape)
-        .bind(5, v.worker_id)
-        .bind(6, v.first_step)
-        .run();
+  std::sort(added.begin(), added.end());
+  for (const auto& [tensor_id, steps] : added) add_steps_.bind(1, tensor_id).bind(2, steps).run();
+}
+
+void TensorSummaryWriter::write_variants() {
+  std::sort(unwritten_.begin(), unwritten_.end());
+  const auto bind = [this](Statement& st, size_t row, const std::pair<int64_t, size_t>& u) {
+    Variant& v = variants_[u.first][u.second];
+    const int first = static_cast<int>(row) * kVariantParams + 1;
+    st.bind(first, trial_id_)
+        .bind(first + 1, u.first)
+        .bind(first + 2, v.dtype)
+        .bind_text_static(first + 3, v.shape)
+        .bind(first + 4, v.worker_id)
+        .bind(first + 5, v.first_step);
     v.unwritten = false;
+  };
+  size_t i = 0;
+  for (; i + kSummaryBatch <= unwritten_.size(); i += kSummaryBatch) {
+    if (!write_variants_batch_) write_variants_batch_.emplace(db_.handle(), write_variants_sql(kSummaryBatch));
+    for (size_t k = 0; k < kSummaryBatch; ++k) bind(*write_variants_batch_, k, unwritten_[i + k]);
+    write_variants_batch_->run();
+  }
+  for (; i < unwritten_.size(); ++i) {
+    bind(write_variant_, 0, unwritten_[i]);
+    write_variant_.run();
   }
   unwritten_.clear();
 }

@@ -28,6 +28,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -67,6 +68,8 @@ class TensorSummaryWriter {
  private:
   void count_steps_become_visible(int64_t before, int64_t through);
   void count_from_index(int64_t after, int64_t through);
+  void write_added_steps();
+  void write_variants();
 
   struct Variant {
     int64_t dtype;
@@ -95,7 +98,9 @@ class TensorSummaryWriter {
   std::unordered_map<int64_t, std::vector<Variant>> variants_;  // by tensor_id
   std::vector<std::pair<int64_t, size_t>> unwritten_;           // (tensor_id, index in variants_)
   std::unordered_map<int64_t, int64_t> added_steps_;            // tensor_id -> visible steps added
-  Statement complete_through_, has_value_, count_step_, add_steps_, write_variant_;
+  Statement complete_through_, has_value_, count_step_;
+  Statement add_steps_, write_variant_;
+  std::optional<Statement> write_variants_batch_;  // kSummaryBatch rows, prepared for the first batch
 };
 
 }  // namespace trialdb

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "schema/multi_row.h"
 #include "schema/tensor_summary.h"
 
 namespace trialdb {
@@ -186,15 +187,7 @@ std::string insert_sql(const char* verb, const char* columns, const std::string&
 
 // "INSERT INTO table(columns) VALUES (?1,...,?k),(?k+1,...),..." for n rows of k parameters.
 std::string multi_row_insert_sql(const char* table, const char* columns, int params, size_t n) {
-  std::string sql = std::string("INSERT INTO ") + table + "(" + columns + ") VALUES ";
-  for (size_t i = 0; i < n; ++i) {
-    sql += i ? ",(" : "(";
-    for (int k = 1; k <= params; ++k) {
-      append_param(&sql, static_cast<int>(i) * params + k);
-      sql += k < params ? ',' : ')';
-    }
-  }
-  return sql;
+  return std::string("INSERT INTO ") + table + "(" + columns + ") VALUES " + values_rows_sql(n, params);
 }
 
 // Rows in their table's key order (tensor, step, offset, worker), as indices. Rows come file by

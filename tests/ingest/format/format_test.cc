@@ -326,3 +326,24 @@ TEST(CollectionsFile, ParsesAndRejects) {
   EXPECT_TRUE(is_collections_path("collections/000000000/collections/000000000/worker_0_collections.json"));
   EXPECT_FALSE(is_collections_path("index/000000000/worker_0_collections.json"));
 }
+
+// The file is parsed once, under a nesting bound of 64 levels (the outermost object is level 1):
+// a definition at the bound is read, one level deeper is the depth error, before the text's own
+// damage; a file damaged above the bound is not JSON.
+TEST(CollectionsFile, NestingBoundIsCheckedInTheOneParse) {
+  const auto file = [](int config_levels, const std::string& tail) {
+    // file, "collections", "c", then the reduction_config's levels of arrays
+    return R"({"collections":{"c":{"tensor_names":["t"],"reduction_config":)" + std::string(config_levels, '[') +
+           std::string(config_levels, ']') + tail;
+  };
+  CollectionsFile at_bound;
+  ASSERT_TRUE(parse_collections_json(file(61, "}}}"), &at_bound).is_ok());
+  EXPECT_EQ(at_bound.collections[0].reduction_config, std::string(61, '[') + std::string(61, ']'));
+  CollectionsFile past;
+  Status st = parse_collections_json(file(62, "}}}"), &past);
+  EXPECT_EQ(st.cause(), "collections file: JSON nested deeper than 64 levels");
+  EXPECT_TRUE(past.collections.empty());
+  EXPECT_EQ(parse_collections_json(file(62, "}"), &past).cause(),
+            "collections file: JSON nested deeper than 64 levels");
+  EXPECT_EQ(parse_collections_json(file(61, "}"), &past).cause(), "collections file is not valid JSON");
+}

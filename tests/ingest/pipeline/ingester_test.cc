@@ -150,6 +150,121 @@ TEST(Ingester, LateCollectionsFileResolvesStoredTensors) {
   EXPECT_EQ(dump_views(db), dump_views(whole));
 }
 
+namespace {
+
+// How many of the catalog's two indexes (tensor_by_name, collection_member_by_tensor) exist.
+int64_t catalog_indexes(Database& db) {
+  return scalar(db,
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN ('tensor_by_name', "
+                "'collection_member_by_tensor')");
+}
+
+std::string catalog_index_stats(Database& db) {
+  std::string out;
+  Statement q(db.handle(),
+              "SELECT idx, stat FROM sqlite_stat1 WHERE idx IN ('tensor_by_name', 'collection_member_by_tensor') "
+              "ORDER BY idx");
+  while (q.step()) out += q.text(0) + "=" + q.text(1) + ";";
+  return out;
+}
+
+std::string query_plan(Database& db, const std::string& sql) {
+  std::string plan;
+  Statement q(db.handle(), "EXPLAIN QUERY PLAN " + sql);
+  while (q.step()) plan += q.text(3) + "\n";
+  return plan;
+}
+
+// The indexes present after each file an ingest of `trial` writes (inside its transaction).
+std::vector<int64_t> indexes_while_writing(Database& db, const fs::path& trial, const std::string& name) {
+  std::vector<int64_t> seen;
+  LocalSource src(trial.string());
+  IngestOptions o;
+  o.name = name;
+  o.progress = [&](size_t, size_t) { seen.push_back(catalog_indexes(db)); };
+  Ingester ing(db, src, o);
+  ing.run_once();
+  return seen;
+}
+
+}  // namespace
+
+// The first transaction into an empty tensor table leaves tensor_by_name out while its tensors
+// go in, and the memberships (collection_member_by_tensor with them) wait for its end: both
+// indexes are built before it commits, with their planner statistics, and used afterwards. A
+// trial added to a database that has tensors keeps them up row by row.
+TEST(Ingester, CatalogIndexesOfAnEmptyDatabaseAreBuiltBeforeTheCommit) {
+  TempDir tmp;
+  Database db((tmp.path / "t.db").string());
+  const std::string stats = catalog_index_stats(db);
+  ASSERT_NE(stats, "");
+  const std::vector<int64_t> first = indexes_while_writing(db, kFixtures / "pt_bad_init", "bad");
+  ASSERT_FALSE(first.empty());
+  EXPECT_EQ(first.front(), 1);  // tensor_by_name left out; collection_member_by_tensor not yet dropped
+  EXPECT_EQ(catalog_indexes(db), 2);
+  EXPECT_EQ(catalog_index_stats(db), stats);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'"), 0);
+  EXPECT_NE(query_plan(db, "SELECT tensor_id FROM tensor WHERE name = 'Net_fc.bias'").find("tensor_by_name"),
+            std::string::npos);
+  EXPECT_NE(query_plan(db, "SELECT collection_id FROM collection_member WHERE tensor_id = 3")
+                .find("collection_member_by_tensor"),
+            std::string::npos);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM tensor INDEXED BY tensor_by_name WHERE name = 'Net_fc.bias'"), 1);
+  EXPECT_EQ(scalar(db,
+                   "SELECT count(*) FROM collection_member INDEXED BY collection_member_by_tensor "
+                   "WHERE tensor_id = (SELECT tensor_id FROM tensor WHERE name = 'Net_fc.bias')"),
+            scalar(db, "SELECT count(*) FROM collections WHERE tensor = 'Net_fc.bias'"));
+  for (int64_t n : indexes_while_writing(db, kFixtures / "pt_good_init", "good")) EXPECT_EQ(n, 2);
+  Database apart((tmp.path / "apart.db").string());
+  ingest(apart, kFixtures / "pt_good_init", "good");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM collections WHERE trial = 'good'"),
+            scalar(apart, "SELECT count(*) FROM collections"));
+}
+
+// A followed trial's passes (one Ingester, run_once again) parse the collections files again
+// only when something changed: a definition edited behind the ingest is taken up as the files
+// say it, and so is a tensor name a file gains; the trial ends equal to an ingest of it whole.
+TEST(Ingester, FollowedPassesTakeUpChangedCollections) {
+  TempDir tmp;
+  fs::path trial = copy_fixture("pt_bad_init", tmp.path);
+  fs::path hidden = tmp.path / "hidden";
+  fs::create_directories(hidden);
+  fs::rename(trial / "training_job_end.ts", hidden / "training_job_end.ts");
+  std::vector<fs::path> idx;
+  for (auto& e : fs::recursive_directory_iterator(trial / "index"))
+    if (e.is_regular_file()) idx.push_back(e.path());
+  std::sort(idx.begin(), idx.end());
+  for (size_t i = idx.size() / 2; i < idx.size(); ++i) fs::rename(idx[i], hidden / idx[i].filename());
+
+  Database db((tmp.path / "follow.db").string());
+  LocalSource src(trial.string());
+  Ingester ing(db, src, IngestOptions{});
+  ing.run_once();
+  const std::string weights = "SELECT definition FROM collection WHERE name = 'weights'";
+  const std::string defined = text(db, weights);
+  ing.run_once();  // nothing changed
+  EXPECT_EQ(text(db, weights), defined);
+
+  db.exec("UPDATE collection SET definition = '{\"include_regex\":[],\"tensor_names\":[]}' WHERE name = 'weights'");
+  ing.run_once();
+  EXPECT_EQ(text(db, weights), defined);
+
+  const fs::path file = trial / "collections" / "000000000" / "worker_0_collections.json";
+  std::string json = file_bytes(file);
+  const std::string listed = R"("tensor_names": ["Net_conv0.weight",)";
+  ASSERT_NE(json.find(listed), std::string::npos);
+  json.replace(json.find(listed), listed.size(), R"("tensor_names": ["Net_fc.bias", "Net_conv0.weight",)");
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << json;
+  for (size_t i = idx.size() / 2; i < idx.size(); ++i) fs::rename(hidden / idx[i].filename(), idx[i]);
+  fs::rename(hidden / "training_job_end.ts", trial / "training_job_end.ts");
+  ing.run_once();
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM collections WHERE collection = 'weights' AND tensor = 'Net_fc.bias'"), 1);
+
+  Database whole((tmp.path / "whole.db").string());
+  ingest(whole, trial);
+  EXPECT_EQ(dump_views(db), dump_views(whole));
+}
+
 TEST(Ingester, GrowingTrialGainsExactlyItsNewSteps) {
   TempDir tmp;
   fs::path trial = copy_fixture("pt_bad_init", tmp.path);

@@ -277,3 +277,51 @@ TEST(TensorSummary, FixturesOfOtherModesAndWorkersAreExact) {
   }
   expect_exact(db, "core_dtypes, dist2, pt_reductions");
 }
+
+// More tensors than one statement writes (the variants and the memberships go 64 a statement,
+// the rest one by one): new variants, then the same variants lowered to a step that lands after
+// later ones completed; every tensor is a member of the collection that matches them all.
+TEST(TensorSummary, ManyTensorsAreWrittenInBatchesExactly) {
+  constexpr int kTensors = 150;
+  constexpr int64_t kManySteps = 3;
+  TempDir tmp;
+  const fs::path master = tmp.path / "master", job = tmp.path / "job";
+  std::vector<std::vector<std::string>> files(kManySteps);  // by step: event file, index file
+  {
+    TrialWriter w(master.string());
+    CollectionSpec all;
+    all.name = "all";
+    all.include_regex = {".*"};
+    w.write_collections(kW0, 1, {all});
+    for (int64_t step = 0; step < kManySteps; ++step) {
+      auto s = w.begin_step(step, kW0, TrialMode::kTrain, step);
+      const float f[2] = {static_cast<float>(step), 1};
+      for (int t = 0; t < kTensors; ++t)  // two shapes: a variant each
+        s->add_tensor("t" + std::to_string(t), DType::Float32, {t % 2 + 1}, f, (t % 2 + 1) * sizeof(float));
+      files[step] = {s->event_path(), s->index_path()};
+      s->close();
+    }
+  }
+  const auto land = [&](const std::string& rel) {
+    fs::create_directories((job / rel).parent_path());
+    fs::copy_file(master / rel, job / rel);
+  };
+  for (const auto& e : fs::recursive_directory_iterator(master / "collections"))
+    if (e.is_regular_file()) land(fs::relative(e.path(), master).string());
+  for (int64_t step = 1; step < kManySteps; ++step)
+    for (const auto& rel : files[step]) land(rel);
+  Database db((tmp.path / "t.db").string());
+  ingest(db, job);
+  expect_exact(db, "steps 1 and 2");
+  EXPECT_EQ(visible_steps(db, "t149"), 2);
+  EXPECT_EQ(
+      trialdb::test::sql_int64(db.handle(), "SELECT count(DISTINCT tensor) FROM collections WHERE collection = 'all'"),
+      kTensors);
+  for (const auto& rel : files[0]) land(rel);
+  std::ofstream(job / "training_job_end.ts") << "";
+  ingest(db, job);
+  expect_exact(db, "step 0 late");
+  EXPECT_EQ(visible_steps(db, "t149"), 3);
+  EXPECT_EQ(trialdb::test::sql_int64(db.handle(), "SELECT count(*) FROM tensor_variant WHERE first_step = 0"),
+            kTensors);
+}
