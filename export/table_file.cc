@@ -3,6 +3,8 @@
 
 #include <zlib.h>
 
+#include <span>
+
 #include "kernels/bucket_grid.h"
 #include "schema/histogram_blob.h"
 #include "schema/reduction_kinds.h"
@@ -170,36 +172,41 @@ class HistogramExpander {
     for (size_t c = 0; c < keys_; ++c) cells_[c] = read_cell(q, static_cast<int>(c), table_.columns[c].type);
     const Cell blob = read_cell(q, static_cast<int>(keys_), parquet::ColumnType::kBytes);
     if (blob.null) return 0;  // no finite elements
-    // The non-empty buckets of each run, the edges and counts taken straight from the runs.
-    bucket_numbers_.clear();
-    lo_.clear();
-    hi_.clear();
-    counts_.clear();
+    // The non-empty buckets of each run, the edges and counts taken straight from the runs into
+    // the first `rows` entries of the buffers, which only grow: every bucket is written and the
+    // row kept when its count is not zero, without a branch or a capacity check per bucket.
+    size_t rows = 0;
     HistogramBlobReader runs(blob.bytes);
     int64_t bucket;
     const std::vector<uint64_t>* counts;
-    while (runs.next(&bucket, &counts))
+    while (runs.next(&bucket, &counts)) {
+      if (const size_t room = rows + counts->size(); room > counts_.size()) {
+        bucket_numbers_.resize(room);
+        lo_.resize(room);
+        hi_.resize(room);
+        counts_.resize(room);
+      }
       for (const uint64_t count : *counts) {
-        if (count) {
-          bucket_numbers_.push_back(bucket);
-          lo_.push_back(bucket_lo(bucket));
-          hi_.push_back(bucket_hi(bucket));
-          counts_.push_back(static_cast<int64_t>(count));
-        }
+        bucket_numbers_[rows] = bucket;
+        lo_[rows] = bucket_lo(bucket);
+        hi_[rows] = bucket_hi(bucket);
+        counts_[rows] = static_cast<int64_t>(count);
+        rows += count != 0;
         ++bucket;
       }
+    }
     if (const Status& st = runs.error(); !st.is_ok())
       throw Error(ErrorKind::kDatabase, std::string(kHistogramBlobsView) + ": the histogram of tensor '" +
                                             std::string(cells_[0].bytes) + "' at step " +
                                             std::to_string(cells_[1].integer) + ": " + st.cause());
-    const size_t rows = counts_.size();
     if (rows == 0) return 0;
     for (size_t c = 0; c < keys_; ++c) add_cell(w, cells_[c], table_.columns[c].type, rows);
     // The edges are named by their bucket's number and the counts by themselves: the columns'
     // dictionaries find them by an array index (parquet/number_dictionary.h).
-    w.add_values(lo_, bucket_numbers_);
-    w.add_values(hi_, bucket_numbers_);
-    w.add_values(counts_, counts_);
+    const std::span<const int64_t> bucket_numbers(bucket_numbers_.data(), rows), counts_of_rows(counts_.data(), rows);
+    w.add_values(std::span<const double>(lo_.data(), rows), bucket_numbers);
+    w.add_values(std::span<const double>(hi_.data(), rows), bucket_numbers);
+    w.add_values(counts_of_rows, counts_of_rows);
     w.end_row();
     return rows;
   }
@@ -208,6 +215,7 @@ class HistogramExpander {
   const PublicTable& table_;
   const size_t keys_;
   std::vector<Cell> cells_;
+  // Buffers kept from value to value; only the first `rows` entries are the value's.
   std::vector<int64_t> bucket_numbers_;
   std::vector<double> lo_, hi_;
   std::vector<int64_t> counts_;

@@ -39,22 +39,37 @@ Position advance(const std::vector<ValueRuns::Run>& runs, Position at, size_t n)
   return at;
 }
 
+// Values of a whole number of bytes each, little-endian: what bit-packing amounts to at such a
+// width (the dictionary indices' usual widths), without shifting bits.
+template <typename Word>
+void put_whole_bytes(char* byte, std::span<const uint32_t> values) {
+  for (const uint32_t v : values) {
+    const auto word = static_cast<Word>(v);
+    std::memcpy(byte, &word, sizeof word);
+    byte += sizeof word;
+  }
+}
+
 // Bit-packed groups of eight values, LSB first: header (groups << 1 | 1), then bit_width bytes
 // per group; past the last value, zeros.
 void put_bit_packed(std::string& out, std::span<const uint32_t> values, int bit_width) {
   const size_t groups = (values.size() + 7) / 8;
   put_varint(out, (static_cast<uint64_t>(groups) << 1) | 1);
   const size_t start = out.size();
-  out.resize(start + groups * static_cast<size_t>(bit_width));
+  out.resize(start + groups * static_cast<size_t>(bit_width));  // zeros, the padding included
   char* byte = out.data() + start;
+  static_assert(std::endian::native == std::endian::little, "the words are written as the host's bytes");
+  constexpr int kByteBits = 8;
+  if (bit_width == kByteBits) return put_whole_bytes<uint8_t>(byte, values);
+  if (bit_width == 2 * kByteBits) return put_whole_bytes<uint16_t>(byte, values);
+  if (bit_width == 4 * kByteBits) return put_whole_bytes<uint32_t>(byte, values);
   // Whole 32-bit words out of a 64-bit accumulator (bit_width <= 32, so it never overflows); a
   // group of eight ends on a byte boundary, so what is left at the end is whole bytes.
-  static_assert(std::endian::native == std::endian::little, "the words are written as the host's bytes");
   constexpr int kWordBits = 32;
   uint64_t acc = 0;
   int bits = 0;
-  for (size_t i = 0; i < groups * 8; ++i) {
-    acc |= static_cast<uint64_t>(i < values.size() ? values[i] : 0) << bits;
+  for (const uint32_t v : values) {
+    acc |= static_cast<uint64_t>(v) << bits;
     bits += bit_width;
     if (bits >= kWordBits) {
       const auto word = static_cast<uint32_t>(acc);
@@ -64,7 +79,23 @@ void put_bit_packed(std::string& out, std::span<const uint32_t> values, int bit_
       bits -= kWordBits;
     }
   }
-  for (; bits > 0; bits -= 8, acc >>= 8) *byte++ = static_cast<char>(acc & 0xff);
+  for (; bits > 0; bits -= kByteBits, acc >>= kByteBits) *byte++ = static_cast<char>(acc & 0xff);
+}
+
+// Where the run of values[at] ends: the first value after it that differs, or the end. Blocks of
+// eight are compared without a branch per value (the key columns repeat a value over many rows).
+size_t run_end(std::span<const uint32_t> values, size_t at) {
+  const uint32_t v = values[at];
+  size_t end = at + 1;
+  constexpr size_t kBlock = 8;
+  while (end + kBlock <= values.size()) {
+    uint32_t differ = 0;
+    for (size_t k = 0; k < kBlock; ++k) differ |= values[end + k] ^ v;
+    if (differ != 0) break;
+    end += kBlock;
+  }
+  while (end < values.size() && values[end] == v) ++end;
+  return end;
 }
 
 // Whether the values from `at` start a run of at least kMinRleRun.
@@ -105,11 +136,14 @@ std::string encode_runs(const ValueRuns& values, int bit_width) {
 
 std::string encode_values(std::span<const uint32_t> values, int bit_width) {
   std::string out;
+  // Room for every value bit-packed and a few run headers, so that the string is not copied as it
+  // grows (a page's indices are mostly one or the other: bit-packed or long runs).
+  constexpr size_t kGroup = 8, kHeadersRoom = 64;
+  out.reserve((values.size() + kGroup - 1) / kGroup * static_cast<size_t>(bit_width) + kHeadersRoom);
   size_t at = 0;
   while (at < values.size()) {
     if (long_run_at(values, at)) {
-      size_t end = at + kMinRleRun;
-      while (end < values.size() && values[end] == values[at]) ++end;
+      const size_t end = run_end(values, at);
       put_rle_run(out, values[at], end - at, bit_width);
       at = end;
       continue;

@@ -42,6 +42,15 @@ char* pack(const Count* counts, size_t n, char* out) {
 uint64_t zigzag(int64_t n) { return (static_cast<uint64_t>(n) << 1) ^ static_cast<uint64_t>(n >> 63); }
 int64_t unzigzag(uint64_t n) { return static_cast<int64_t>(n >> 1) ^ -static_cast<int64_t>(n & 1); }
 
+// The counts of a run packed kBits each (a width_bits() of 1, 2, 4 or 8), LSB first, into
+// counts.size() counts: a loop per width, so that the shifts are constants.
+template <int kBits>
+void unpack_counts(const uint8_t* p, std::vector<uint64_t>& counts) {
+  constexpr unsigned kMask = (1u << kBits) - 1;
+  constexpr size_t kPerByte = 8 / kBits;
+  for (size_t i = 0; i < counts.size(); ++i) counts[i] = (p[i / kPerByte] >> (kBits * (i % kPerByte))) & kMask;
+}
+
 // The bits a packed count of this width takes (0 for kVarint).
 int width_bits(CountWidth w) {
   switch (w) {
@@ -178,10 +187,12 @@ bool HistogramBlobReader::next(int64_t* first_bucket, const std::vector<uint64_t
   if (const int bits = width_bits(static_cast<CountWidth>(width_code))) {
     const uint64_t bytes = (static_cast<uint64_t>(length) * bits + 7) / 8;
     if (bytes > static_cast<uint64_t>(end_ - p_)) return fail("truncated run");
-    const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1);
-    for (int64_t i = 0; i < length; ++i) {
-      const uint64_t bit = static_cast<uint64_t>(i) * bits;
-      counts_.push_back((p_[bit / 8] >> (bit % 8)) & mask);
+    counts_.resize(static_cast<size_t>(length));
+    switch (bits) {
+      case 1: unpack_counts<1>(p_, counts_); break;
+      case 2: unpack_counts<2>(p_, counts_); break;
+      case 4: unpack_counts<4>(p_, counts_); break;
+      default: unpack_counts<8>(p_, counts_); break;
     }
     p_ += bytes;
   } else {

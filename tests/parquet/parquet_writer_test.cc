@@ -83,7 +83,7 @@ TEST(Levels, RunsEncodeAsTheValuesOneByOne) {
   const auto next = [&seed](uint64_t n) {
     return (seed = seed * 6364136223846793005u + 1442695040888963407u) >> 33 & (n - 1);
   };
-  for (const int bit_width : {1, 2, 3, 7, 8, 13, 24, 32})
+  for (const int bit_width : {1, 2, 3, 7, 8, 13, 16, 24, 32})
     for (int trial = 0; trial < 200; ++trial) {
       ValueRuns runs;
       std::vector<uint32_t> values;
