@@ -221,20 +221,35 @@ TEST(Ingester, CatalogIndexesOfAnEmptyDatabaseAreBuiltBeforeTheCommit) {
             scalar(apart, "SELECT count(*) FROM collections"));
 }
 
+// A trial still training: the second half of its index files (in name order: its later steps)
+// and its end marker moved to `hidden` until restore().
+struct HiddenHalf {
+  HiddenHalf(fs::path trial_dir, fs::path hidden_dir) : trial(std::move(trial_dir)), hidden(std::move(hidden_dir)) {
+    fs::create_directories(hidden);
+    fs::rename(trial / kEndMarkerFile, hidden / kEndMarkerFile);
+    for (auto& e : fs::recursive_directory_iterator(trial / "index"))
+      if (e.is_regular_file()) index_files.push_back(e.path());
+    std::sort(index_files.begin(), index_files.end());
+    for (size_t i = index_files.size() / 2; i < index_files.size(); ++i)
+      fs::rename(index_files[i], hidden / index_files[i].filename());
+  }
+  void restore() const {
+    for (size_t i = index_files.size() / 2; i < index_files.size(); ++i)
+      fs::rename(hidden / index_files[i].filename(), index_files[i]);
+    fs::rename(hidden / kEndMarkerFile, trial / kEndMarkerFile);
+  }
+  static constexpr const char* kEndMarkerFile = "training_job_end.ts";
+  fs::path trial, hidden;
+  std::vector<fs::path> index_files;  // all of them, sorted
+};
+
 // A followed trial's passes (one Ingester, run_once again) parse the collections files again
 // only when something changed: a definition edited behind the ingest is taken up as the files
 // say it, and so is a tensor name a file gains; the trial ends equal to an ingest of it whole.
 TEST(Ingester, FollowedPassesTakeUpChangedCollections) {
   TempDir tmp;
   fs::path trial = copy_fixture("pt_bad_init", tmp.path);
-  fs::path hidden = tmp.path / "hidden";
-  fs::create_directories(hidden);
-  fs::rename(trial / "training_job_end.ts", hidden / "training_job_end.ts");
-  std::vector<fs::path> idx;
-  for (auto& e : fs::recursive_directory_iterator(trial / "index"))
-    if (e.is_regular_file()) idx.push_back(e.path());
-  std::sort(idx.begin(), idx.end());
-  for (size_t i = idx.size() / 2; i < idx.size(); ++i) fs::rename(idx[i], hidden / idx[i].filename());
+  const HiddenHalf half(trial, tmp.path / "hidden");
 
   Database db((tmp.path / "follow.db").string());
   LocalSource src(trial.string());
@@ -255,8 +270,7 @@ TEST(Ingester, FollowedPassesTakeUpChangedCollections) {
   ASSERT_NE(json.find(listed), std::string::npos);
   json.replace(json.find(listed), listed.size(), R"("tensor_names": ["Net_fc.bias", "Net_conv0.weight",)");
   std::ofstream(file, std::ios::binary | std::ios::trunc) << json;
-  for (size_t i = idx.size() / 2; i < idx.size(); ++i) fs::rename(hidden / idx[i].filename(), idx[i]);
-  fs::rename(hidden / "training_job_end.ts", trial / "training_job_end.ts");
+  half.restore();
   ing.run_once();
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM collections WHERE collection = 'weights' AND tensor = 'Net_fc.bias'"), 1);
 
@@ -268,15 +282,8 @@ TEST(Ingester, FollowedPassesTakeUpChangedCollections) {
 TEST(Ingester, GrowingTrialGainsExactlyItsNewSteps) {
   TempDir tmp;
   fs::path trial = copy_fixture("pt_bad_init", tmp.path);
-  // Hide the second half of the index files and the end marker.
-  fs::path hidden = tmp.path / "hidden";
-  fs::create_directories(hidden);
-  fs::rename(trial / "training_job_end.ts", hidden / "training_job_end.ts");
-  std::vector<fs::path> idx;
-  for (auto& e : fs::recursive_directory_iterator(trial / "index"))
-    if (e.is_regular_file()) idx.push_back(e.path());
-  std::sort(idx.begin(), idx.end());
-  for (size_t i = idx.size() / 2; i < idx.size(); ++i) fs::rename(idx[i], hidden / idx[i].filename());
+  const HiddenHalf half(trial, tmp.path / "hidden");
+  const std::vector<fs::path>& idx = half.index_files;
 
   Database db((tmp.path / "grow.db").string());
   IngestStats a = ingest(db, trial);
@@ -285,8 +292,7 @@ TEST(Ingester, GrowingTrialGainsExactlyItsNewSteps) {
   int64_t complete_before = scalar(db, "SELECT count(*) FROM steps WHERE complete");
   EXPECT_EQ(complete_before, static_cast<int64_t>(idx.size() / 2));  // one worker: each step completes
 
-  for (size_t i = idx.size() / 2; i < idx.size(); ++i) fs::rename(hidden / idx[i].filename(), idx[i]);
-  fs::rename(hidden / "training_job_end.ts", trial / "training_job_end.ts");
+  half.restore();
   IngestStats b = ingest(db, trial);
   EXPECT_TRUE(b.ended);
   EXPECT_EQ(b.files_ingested, idx.size() - idx.size() / 2);

@@ -313,6 +313,25 @@ TEST(ValueBuffer, ACollisionNamesItsFileAndAFailedPassChangesNothing) {
   EXPECT_TRUE(same_dump(dump(db), before));
 }
 
+// After each row the writer inserts into `table`, a trigger of the test's connection inserts one
+// behind its back: the next ingest of `trial` must stop with "<table> ids out of step" and change
+// nothing.
+void expect_ids_out_of_step_stop(Database& db, const fs::path& trial, const std::string& table,
+                                 const std::string& id_column, const std::string& data_column) {
+  Statement(db.handle(), "CREATE TEMP TRIGGER one_more AFTER INSERT ON " + table + " WHEN NEW." + data_column +
+                             " <> x'00' BEGIN INSERT INTO " + table + "(" + id_column + ", " + data_column +
+                             ") VALUES (NEW." + id_column + " + 1000, x'00'); END")
+      .run();
+  const std::string before = dump(db);
+  try {
+    run(db, trial);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.status().to_string().find(table + " ids out of step"), std::string::npos) << e.status().to_string();
+  }
+  EXPECT_TRUE(same_dump(dump(db), before));
+}
+
 // value_histogram ids are SQLite's choice, checked against the ones the value_distribution rows
 // name: ids out of step (a row inserted behind the writer's back, here by a trigger of the test's
 // connection) stop the ingest before a distribution names another value's histogram, and the pass
@@ -324,19 +343,7 @@ TEST(ValueBuffer, HistogramIdsOutOfStepStopTheIngest) {
   Database db((tmp.path / "t.db").string());
   run(db, trial);
   write_steps(trial, 2, 4, {"worker_0"});
-  Statement(db.handle(),
-            "CREATE TEMP TRIGGER one_more AFTER INSERT ON value_histogram WHEN NEW.buckets <> x'00' BEGIN "
-            "INSERT INTO value_histogram(histogram_id, buckets) VALUES (NEW.histogram_id + 1000, x'00'); END")
-      .run();
-  const std::string before = dump(db);
-  try {
-    run(db, trial);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(e.status().to_string().find("value_histogram ids out of step"), std::string::npos)
-        << e.status().to_string();
-  }
-  EXPECT_TRUE(same_dump(dump(db), before));
+  expect_ids_out_of_step_stop(db, trial, "value_histogram", "histogram_id", "buckets");
 }
 
 // value_blob rows go kValueBatch to an INSERT, their ids SQLite's choice: a file of more blobs
@@ -393,18 +400,7 @@ TEST(ValueBuffer, BlobIdsOutOfStepStopTheIngest) {
     for (const char* name : {"a", "b"}) s->add_tensor(name, DType::Float32, {32, 32}, big.data(), big.size() * 4);
     s->close();
   }
-  Statement(db.handle(),
-            "CREATE TEMP TRIGGER one_more AFTER INSERT ON value_blob WHEN NEW.data <> x'00' BEGIN "
-            "INSERT INTO value_blob(value_id, data) VALUES (NEW.value_id + 1000, x'00'); END")
-      .run();
-  const std::string before = dump(db);
-  try {
-    run(db, trial);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(e.status().to_string().find("value_blob ids out of step"), std::string::npos) << e.status().to_string();
-  }
-  EXPECT_TRUE(same_dump(dump(db), before));
+  expect_ids_out_of_step_stop(db, trial, "value_blob", "value_id", "data");
 }
 
 namespace {
