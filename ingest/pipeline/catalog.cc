@@ -36,7 +36,7 @@ Catalog::Catalog(Database& db, std::string name, std::string root)
       name_(std::move(name)),
       tensors_(db, "tensor", "tensor_id"),
       workers_(db, "worker", "worker_id"),
-      insert_member_(db.handle(), insert_members_sql(1)),
+      insert_members_(db.handle(), kMemberBatch, insert_members_sql),
       name_index_(db, "tensor", "tensor_by_name"),
       member_index_(db, "collection_member", "collection_member_by_tensor") {
   {
@@ -135,16 +135,10 @@ void Catalog::insert_members() {
   if (members_.empty()) return;
   if (in_transaction()) member_index_.defer_if_empty();  // else the index would be gone a while
   std::sort(members_.begin(), members_.end());           // in the table's key order
-  size_t i = 0;
-  for (; i + kMemberBatch <= members_.size(); i += kMemberBatch) {
-    if (!insert_members_) insert_members_.emplace(db_.handle(), insert_members_sql(kMemberBatch));
-    for (size_t k = 0; k < kMemberBatch; ++k) {
-      const int first = static_cast<int>(k) * kMemberParams + 1;
-      insert_members_->bind(first, members_[i + k].first).bind(first + 1, members_[i + k].second);
-    }
-    insert_members_->run();
-  }
-  for (; i < members_.size(); ++i) insert_member_.bind(1, members_[i].first).bind(2, members_[i].second).run();
+  insert_members_.write(members_.size(), [this](Statement& st, size_t k, size_t i) {
+    const int first = static_cast<int>(k) * kMemberParams + 1;
+    st.bind(first, members_[i].first).bind(first + 1, members_[i].second);
+  });
   members_.clear();
   member_index_.build();
 }

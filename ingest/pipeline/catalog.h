@@ -25,6 +25,7 @@
 #include "ingest/source/source.h"
 #include "schema/database.h"
 #include "schema/deferred_index.h"
+#include "schema/multi_row.h"
 #include "schema/py_regex.h"
 #include "schema/status.h"
 
@@ -108,8 +109,7 @@ class Catalog {
   int64_t trial_id_ = 0;
   int expected_workers_ = 0;
   Names tensors_, workers_;
-  Statement insert_member_;
-  std::optional<Statement> insert_members_;           // kMemberBatch rows, prepared for the first batch
+  BatchedRows insert_members_;
   std::vector<std::pair<int64_t, int64_t>> members_;  // (collection_id, tensor_id) not stored yet
   DeferredIndex name_index_, member_index_;
   std::vector<Collection> collections_;

@@ -42,7 +42,7 @@ TensorSummaryWriter::TensorSummaryWriter(Database& db, int64_t trial_id)
                  "SELECT 1 FROM value WHERE tensor_id = ?1 AND tensor_step = ?2 AND step_offset = ?3 LIMIT 1"),
       count_step_(db.handle(), kNewlyVisibleSql),
       add_steps_(db.handle(), "UPDATE tensor SET visible_steps = visible_steps + ?2 WHERE tensor_id = ?1"),
-      write_variant_(db.handle(), write_variants_sql(1)) {}
+      write_variants_(db.handle(), kSummaryBatch, write_variants_sql) {}
 
 void TensorSummaryWriter::begin_file(int64_t step, int64_t tensor_step, int64_t worker_id, StepWorkers before) {
   step_ = step, tensor_step_ = tensor_step, worker_id_ = worker_id;
@@ -134,27 +134,18 @@ void TensorSummaryWriter::write_added_steps() {
 
 void TensorSummaryWriter::write_variants() {
   std::sort(unwritten_.begin(), unwritten_.end());
-  const auto bind = [this](Statement& st, size_t row, const std::pair<int64_t, size_t>& u) {
-    Variant& v = variants_[u.first][u.second];
+  write_variants_.write(unwritten_.size(), [this](Statement& st, size_t row, size_t i) {
+    const auto& [tensor_id, index] = unwritten_[i];
+    Variant& v = variants_[tensor_id][index];
     const int first = static_cast<int>(row) * kVariantParams + 1;
     st.bind(first, trial_id_)
-        .bind(first + 1, u.first)
+        .bind(first + 1, tensor_id)
         .bind(first + 2, v.dtype)
         .bind_text_static(first + 3, v.shape)
         .bind(first + 4, v.worker_id)
         .bind(first + 5, v.first_step);
     v.unwritten = false;
-  };
-  size_t i = 0;
-  for (; i + kSummaryBatch <= unwritten_.size(); i += kSummaryBatch) {
-    if (!write_variants_batch_) write_variants_batch_.emplace(db_.handle(), write_variants_sql(kSummaryBatch));
-    for (size_t k = 0; k < kSummaryBatch; ++k) bind(*write_variants_batch_, k, unwritten_[i + k]);
-    write_variants_batch_->run();
-  }
-  for (; i < unwritten_.size(); ++i) {
-    bind(write_variant_, 0, unwritten_[i]);
-    write_variant_.run();
-  }
+  });
   unwritten_.clear();
 }
 

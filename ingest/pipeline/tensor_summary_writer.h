@@ -28,7 +28,6 @@
 #pragma once
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -36,6 +35,7 @@
 #include <vector>
 
 #include "schema/database.h"
+#include "schema/multi_row.h"
 
 namespace trialdb {
 
@@ -99,8 +99,8 @@ class TensorSummaryWriter {
   std::vector<std::pair<int64_t, size_t>> unwritten_;           // (tensor_id, index in variants_)
   std::unordered_map<int64_t, int64_t> added_steps_;            // tensor_id -> visible steps added
   Statement complete_through_, has_value_, count_step_;
-  Statement add_steps_, write_variant_;
-  std::optional<Statement> write_variants_batch_;  // kSummaryBatch rows, prepared for the first batch
+  Statement add_steps_;
+  BatchedRows write_variants_;
 };
 
 }  // namespace trialdb

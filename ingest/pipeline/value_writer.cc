@@ -125,12 +125,10 @@ constexpr const char* kDistributionColumns =
     "p10, p25, p50, p75, p90, p95, p99, p100, histogram_id";
 static_assert(kDistributionParams == 22);
 
-// A value_blob row's parameter, likewise: its blob. Its id, like a histogram's, is SQLite's choice.
-enum BlobParam : int { kBlobDataParam = 1, kBlobParams = kBlobDataParam };
-
-// A value_histogram row's parameter, likewise: its blob. Its id is SQLite's choice (the largest
-// plus one), which finds the end of the table without the search an explicit id costs.
-enum HistogramParam : int { kHistBucketsParam = 1, kHistogramParams = kHistBucketsParam };
+// A value_blob or value_histogram row's one parameter: its blob (append_blob_rows). Its id is
+// SQLite's choice (the largest plus one), which finds the end of the table without the search an
+// explicit id costs.
+constexpr int kBlobRowParams = 1;
 
 // Appends "?n" to *sql. The row statements are built by appending: `"(" + std::string(...)` draws
 // a false -Wrestrict from GCC 12 at -O3 (through basic_string::_M_replace, GCC bug 105329).
@@ -480,21 +478,25 @@ void ValueWriter::add_distribution(const PreparedValue& v, int64_t tensor_id, in
 
 void ValueWriter::insert_blobs() {
   if (blobs_.empty()) return;
-  Statement& ins = cached(insert_blobs_, blobs_.size(),
-                          [](size_t n) { return multi_row_insert_sql("value_blob", "data", kBlobParams, n); });
-  int base = 0;
-  for (const PendingBlob& b : blobs_) {
-    const std::string_view bytes = b.blob->bytes();
-    ins.bind_blob_static(base + kBlobDataParam, bytes.data(), bytes.size());
-    base += kBlobParams;
-  }
-  ins.run();
-  // The value rows name the ids allocated in write(), which are SQLite's (the largest plus one,
-  // in order): the last one says so.
-  if (sqlite3_last_insert_rowid(db_.handle()) != blobs_.back().value_id)
-    throw Error(Status::database("value_blob ids out of step with their value rows").at(db_.path()));
+  append_blob_rows(
+      cached(insert_blobs_, blobs_.size(),
+             [](size_t n) { return multi_row_insert_sql("value_blob", "data", kBlobRowParams, n); }),
+      blobs_.size(), [this](size_t i) { return blobs_[i].blob->bytes(); }, blobs_.back().value_id,
+      "value_blob ids out of step with their value rows");
   for (const PendingBlob& b : blobs_) std::string().swap(b.blob->owned);  // release the tensors once stored
   blobs_.clear();
+}
+
+void ValueWriter::append_blob_rows(Statement& ins, size_t n, const std::function<std::string_view(size_t)>& blob,
+                                   int64_t last_id, const char* out_of_step) {
+  for (size_t i = 0; i < n; ++i) {
+    const std::string_view bytes = blob(i);
+    ins.bind_blob_static(static_cast<int>(i) * kBlobRowParams + 1, bytes.data(), bytes.size());
+  }
+  ins.run();
+  // The rows naming them were given the ids SQLite chooses (the largest plus one, in order),
+  // allocated in write(): the last one says whether they are.
+  if (sqlite3_last_insert_rowid(db_.handle()) != last_id) throw Error(Status::database(out_of_step).at(db_.path()));
 }
 
 Statement& ValueWriter::cached(std::vector<std::unique_ptr<Statement>>& cache, size_t n,
@@ -506,19 +508,11 @@ Statement& ValueWriter::cached(std::vector<std::unique_ptr<Statement>>& cache, s
 
 void ValueWriter::insert_histograms() {
   if (histograms_.empty()) return;
-  Statement& ins = cached(insert_histograms_, histograms_.size(), [](size_t n) {
-    return multi_row_insert_sql("value_histogram", "buckets", kHistogramParams, n);
-  });
-  int base = 0;
-  for (const PendingHistogram& h : histograms_) {
-    ins.bind_blob_static(base + kHistBucketsParam, h.buckets->data(), h.buckets->size());
-    base += kHistogramParams;
-  }
-  ins.run();
-  // The ids SQLite chose are the ones the distribution rows name (allocated in order from the
-  // largest plus one, like SQLite's): the last one says so.
-  if (sqlite3_last_insert_rowid(db_.handle()) != histograms_.back().histogram_id)
-    throw Error(Status::database("value_histogram ids out of step with their value_distribution rows").at(db_.path()));
+  append_blob_rows(
+      cached(insert_histograms_, histograms_.size(),
+             [](size_t n) { return multi_row_insert_sql("value_histogram", "buckets", kBlobRowParams, n); }),
+      histograms_.size(), [this](size_t i) { return std::string_view(*histograms_[i].buckets); },
+      histograms_.back().histogram_id, "value_histogram ids out of step with their value_distribution rows");
   histograms_.clear();
 }
 
