@@ -107,19 +107,30 @@ bool growth_fits(uint64_t added, uint64_t item, uint64_t max_growth) {
   return added <= cap / item;
 }
 
-// Fills `count` elements of type T from a repeated field, TensorFlow style: none -> zeros,
-// one -> broadcast, fewer -> padded with the last, more -> error.
+// Fills `numel` elements of type T from a repeated field, TensorFlow style: none -> zeros,
+// one -> broadcast, fewer -> padded with the last, more -> error. Only the listed values are
+// converted one by one (the record bounds them); the padding, which a forged shape can make
+// 256 MiB, is copied from itself in doubling blocks.
 template <class T, class Field>
 Status fill_typed(const Field& field, int64_t numel, std::string* data) {
   const int64_t have = field.size();
   if (have > numel)
     return Status::invalid("typed value list has " + std::to_string(have) + " elements for a shape of " +
                            std::to_string(numel));
-  data->resize(static_cast<size_t>(numel) * sizeof(T));
-  T* dst = reinterpret_cast<T*>(data->data());
-  for (int64_t i = 0; i < numel; ++i) {
-    T v = have == 0 ? T{} : static_cast<T>(field.Get(static_cast<int>(i < have ? i : have - 1)));
-    std::memcpy(dst + i, &v, sizeof(T));
+  data->resize(static_cast<size_t>(numel) * sizeof(T));  // zeros: what an empty list means
+  char* dst = data->data();
+  for (int64_t i = 0; i < have; ++i) {
+    const T v = static_cast<T>(field.Get(static_cast<int>(i)));
+    std::memcpy(dst + static_cast<size_t>(i) * sizeof(T), &v, sizeof(T));
+  }
+  if (have == 0) return Status::ok();
+  // [last, end) holds copies of the last value and doubles until it reaches the shape's end.
+  const size_t last = static_cast<size_t>(have - 1) * sizeof(T);
+  const size_t total = data->size();
+  for (size_t end = last + sizeof(T); end < total;) {
+    const size_t n = std::min(end - last, total - end);
+    std::memcpy(dst + end, dst + last, n);
+    end += n;
   }
   return Status::ok();
 }

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -209,6 +210,29 @@ TEST(EventDecoder, TypedValuesBroadcastAndPad) {
   t.add_double_val(7.0);
   out.clear();
   EXPECT_FALSE((err = decode_event(event_with(t, "d"), &out)).is_ok());
+}
+
+// Every element past the listed ones is the last listed one, whatever the shape's length
+// (the padding is copied in doubling blocks, so lengths around powers of two matter).
+TEST(EventDecoder, TypedValuesPaddedWithTheLastAtEveryLength) {
+  for (int listed = 0; listed <= 3; ++listed) {
+    for (int64_t n = std::max(listed, 1); n <= 70; ++n) {
+      pb::TensorProto t;
+      t.set_dtype(9);  // int64
+      t.mutable_tensor_shape()->add_dim()->set_size(n);
+      for (int i = 0; i < listed; ++i) t.add_int64_val(100 + i);
+      std::vector<DecodedTensor> out;
+      Status err;
+      ASSERT_TRUE((err = decode_event(event_with(t, "i"), &out)).is_ok()) << err.to_string();
+      ASSERT_EQ(out[0].data.size(), static_cast<size_t>(n) * 8);
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t x;
+        std::memcpy(&x, out[0].data.data() + i * 8, 8);
+        const int64_t want = listed == 0 ? 0 : 100 + std::min<int64_t>(i, listed - 1);
+        ASSERT_EQ(x, want) << "listed " << listed << ", shape " << n << ", element " << i;
+      }
+    }
+  }
 }
 
 TEST(EventDecoder, StringsAndBadContentSize) {
