@@ -151,8 +151,10 @@ int main(int argc, char** argv) {
       "not this run)|%.0fx|>= 100x|%s\n",
       static_cast<long long>(n_rules), tensors, elements, thousand_s, kSmdebugThousandStepsSeconds, smdebug_ratio,
       smdebug_ratio >= 100 ? "yes" : "no");
-  std::printf("RESULT rules while following: the first step after a batch of %lld steps|%.2f ms|step 100 %.2f ms|%.1f|(info)|\n",
-              static_cast<long long>(late - 1 - 100 - window), after_batch_ms, early, after_batch_ms / early);
+  std::printf(
+      "RESULT rules while following: the first step after a batch of %lld steps|%.2f ms|step 100 %.2f "
+      "ms|%.1f|(info)|\n",
+      static_cast<long long>(late - 1 - 100 - window), after_batch_ms, early, after_batch_ms / early);
   std::printf("RESULT rules while following: one call per step, step %lld vs step 100|%.2f ms|%.2f ms|%.2f|<= 1.5|%s\n",
               static_cast<long long>(late), late_ms, early, late_ms / early, late_ms / early <= 1.5 ? "yes" : "no");
   if (keep.empty()) fs::remove_all(dir);
