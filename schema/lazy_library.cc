@@ -13,9 +13,9 @@ void* LazyLibrary::symbol(const char* name) {
   void* address = dlsym(lib, name);
   if (address == nullptr) {
     const char* why = dlerror();
-    throw Error(ErrorKind::kIo, std::string(soname_) + " has no function " + name + ", which " + needed_by_ +
-                                    " needs (a version older than the one trialdb was built with?): " +
-                                    (why ? why : "null address"));
+    throw Error(ErrorKind::kIo,
+                std::string(soname_) + " has no function " + name + ", which " + needed_by_ +
+                    " needs (a version older than the one trialdb was built with?): " + (why ? why : "null address"));
   }
   return address;
 }
@@ -30,8 +30,8 @@ void* LazyLibrary::handle() {
     }
   });
   if (handle_ == nullptr)
-    throw Error(ErrorKind::kIo, "cannot load " + std::string(soname_) + ", which " + needed_by_ +
-                                    " needs: " + open_failure_);
+    throw Error(ErrorKind::kIo,
+                "cannot load " + std::string(soname_) + ", which " + needed_by_ + " needs: " + open_failure_);
   return handle_;
 }
 
