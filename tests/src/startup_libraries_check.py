@@ -17,6 +17,7 @@ TRIALDB, FIXTURES, WORK = sys.argv[1:4]
 # Library file name prefix -> the only part that may load it.
 HEAVY = {
     "libcurl": "S3 (s3/curl_api.h)",
+    "libcairo": "charts (src/plot/cairo_api.h)",
 }
 ALWAYS_LOADED = "libsqlite3"
 failures = []
