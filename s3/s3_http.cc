@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "s3/curl_api.h"
 #include "s3/s3_xml.h"
 #include "schema/status.h"
 
@@ -23,11 +24,6 @@ using Clock = std::chrono::steady_clock;
 // SHA-256 of the empty payload: S3 wants the payload hash spelled out in x-amz-content-sha256
 // (libcurl uses the header's value when signing); requests with a body bring their own.
 constexpr const char* kEmptyPayloadSha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-
-void global_init_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 bool is_throttling_code(const std::string& code) {
   return code == "SlowDown" || code == "Throttling" || code == "ThrottlingException" || code == "RequestThrottled" ||
@@ -98,9 +94,10 @@ struct S3Http::Transfer {
   bool range_ignored = false;  // 200 to a ranged GET: answered as the 206 it should have been
 
   void start_body() {
+    const CurlApi& curl = curl_api();
     body_started = true;
     long status = 0;
-    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    curl.easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     if (!request->range || (status != kHttpOk && status != kHttpPartial)) return;
     body_is_range = true;
     body_limit = request->range->second - request->range->first + 1;
@@ -156,15 +153,16 @@ struct S3Http::Transfer {
 };
 
 S3Http::S3Http(const S3Config& config) : config_(config) {
-  global_init_once();
+  curl_api();  // loads libcurl: a missing one fails here, before any request
   if (config_.sign) userpwd_ = config_.access_key_id + ":" + config_.secret_access_key;
   ca_bundle_ = process_env("AWS_CA_BUNDLE").value_or("");
 }
 
 S3Http::~S3Http() {
+  const CurlApi& curl = curl_api();
   for (auto& lane : free_lanes_) {
-    for (CURL* e : lane->idle) curl_easy_cleanup(e);
-    curl_multi_cleanup(lane->multi);
+    for (CURL* e : lane->idle) curl.easy_cleanup(e);
+    curl.multi_cleanup(lane->multi);
   }
   // The copy of the secret should not outlive its use.
   std::fill(userpwd_.begin(), userpwd_.end(), '\0');
@@ -179,10 +177,11 @@ std::unique_ptr<S3Http::Lane> S3Http::acquire_lane() {
       return lane;
     }
   }
+  const CurlApi& curl = curl_api();
   auto lane = std::make_unique<Lane>();
-  lane->multi = curl_multi_init();
+  lane->multi = curl.multi_init();
   if (lane->multi == nullptr) throw Error(ErrorKind::kIo, "S3: cannot initialise libcurl");
-  curl_multi_setopt(lane->multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(config_.tuning.max_in_flight));
+  curl.multi_setopt(lane->multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(config_.tuning.max_in_flight));
   lane->rng.seed(std::random_device{}());
   return lane;
 }
@@ -203,13 +202,14 @@ std::chrono::milliseconds S3Http::backoff(Lane& lane, int attempt) const {
 }
 
 void S3Http::start(Lane& lane, Transfer& t) {
+  const CurlApi& curl = curl_api();
   if (lane.idle.empty()) {
-    t.easy = curl_easy_init();
+    t.easy = curl.easy_init();
     if (t.easy == nullptr) throw Error(ErrorKind::kIo, "S3: cannot create a libcurl handle");
   } else {
     t.easy = lane.idle.back();
     lane.idle.pop_back();
-    curl_easy_reset(t.easy);
+    curl.easy_reset(t.easy);
   }
   t.response.body.clear();
   if (t.request->range)  // one allocation for the expected body (spans are bounded by the caller)
@@ -227,63 +227,63 @@ void S3Http::start(Lane& lane, Transfer& t) {
   ++t.response.attempts;
   ++exchanges_;
 
-  curl_slist_free_all(t.headers);
+  curl.slist_free_all(t.headers);
   t.headers = nullptr;
   const std::string& payload_sha256 = t.request->body_sha256.empty() ? kEmptyPayloadSha256 : t.request->body_sha256;
-  t.headers = curl_slist_append(t.headers, ("x-amz-content-sha256: " + payload_sha256).c_str());
+  t.headers = curl.slist_append(t.headers, ("x-amz-content-sha256: " + payload_sha256).c_str());
   const bool sends_body = t.request->method == "PUT" || t.request->method == "POST";
-  if (sends_body) t.headers = curl_slist_append(t.headers, "Content-Type: application/octet-stream");
+  if (sends_body) t.headers = curl.slist_append(t.headers, "Content-Type: application/octet-stream");
   if (config_.sign && !config_.session_token.empty())
-    t.headers = curl_slist_append(t.headers, ("x-amz-security-token: " + config_.session_token).c_str());
+    t.headers = curl.slist_append(t.headers, ("x-amz-security-token: " + config_.session_token).c_str());
   if (t.request->range) {
-    t.headers = curl_slist_append(t.headers, ("Range: bytes=" + std::to_string(t.request->range->first) + "-" +
+    t.headers = curl.slist_append(t.headers, ("Range: bytes=" + std::to_string(t.request->range->first) + "-" +
                                               std::to_string(t.request->range->second))
                                                  .c_str());
   }
 
   CURL* e = t.easy;
-  curl_easy_setopt(e, CURLOPT_URL, t.request->url.c_str());
-  curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);  // the signed path must be the path sent
-  curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-  if (t.request->method != "GET") curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, t.request->method.c_str());
+  curl.easy_setopt(e, CURLOPT_URL, t.request->url.c_str());
+  curl.easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);  // the signed path must be the path sent
+  curl.easy_setopt(e, CURLOPT_HTTPGET, 1L);
+  if (t.request->method != "GET") curl.easy_setopt(e, CURLOPT_CUSTOMREQUEST, t.request->method.c_str());
   if (sends_body) {
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t.request->body.size()));
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, t.request->body.empty() ? "" : t.request->body.data());
+    curl.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t.request->body.size()));
+    curl.easy_setopt(e, CURLOPT_POSTFIELDS, t.request->body.empty() ? "" : t.request->body.data());
   }
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
-  curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.errbuf);
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.tuning.connect_timeout.count()));
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.tuning.request_timeout.count()));
+  curl.easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
+  curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
+  curl.easy_setopt(e, CURLOPT_WRITEDATA, &t);
+  curl.easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
+  curl.easy_setopt(e, CURLOPT_HEADERDATA, &t);
+  curl.easy_setopt(e, CURLOPT_ERRORBUFFER, t.errbuf);
+  curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.tuning.connect_timeout.count()));
+  curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.tuning.request_timeout.count()));
   // Idle: under 1 byte a second (sent or received) for idle_timeout.
-  curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
+  curl.easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl.easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
                    std::max<long>(1, static_cast<long>((config_.tuning.idle_timeout.count() + 999) / 1000)));
   // gzip'd XML listings, if the server offers (decoded within body_limit). A range is of the
   // object's stored bytes, so ranged GETs take them as sent: no decoding.
-  if (!t.request->range) curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+  if (!t.request->range) curl.easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
 #if LIBCURL_VERSION_NUM >= 0x075500
-  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 #endif
-  if (!ca_bundle_.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, ca_bundle_.c_str());
+  if (!ca_bundle_.empty()) curl.easy_setopt(e, CURLOPT_CAINFO, ca_bundle_.c_str());
   if (config_.sign) {
     const std::string sigv4 = "aws:amz:" + config_.region + ":s3";
-    curl_easy_setopt(e, CURLOPT_AWS_SIGV4, sigv4.c_str());  // libcurl copies option strings
-    curl_easy_setopt(e, CURLOPT_USERPWD, userpwd_.c_str());
+    curl.easy_setopt(e, CURLOPT_AWS_SIGV4, sigv4.c_str());  // libcurl copies option strings
+    curl.easy_setopt(e, CURLOPT_USERPWD, userpwd_.c_str());
   }
-  curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
-  CURLMcode mc = curl_multi_add_handle(lane.multi, e);
-  if (mc != CURLM_OK) throw Error(ErrorKind::kIo, std::string("S3: curl_multi_add_handle: ") + curl_multi_strerror(mc));
+  curl.easy_setopt(e, CURLOPT_PRIVATE, &t);
+  CURLMcode mc = curl.multi_add_handle(lane.multi, e);
+  if (mc != CURLM_OK) throw Error(ErrorKind::kIo, std::string("S3: curl_multi_add_handle: ") + curl.multi_strerror(mc));
 }
 
 std::string S3Http::transient_failure(const Transfer& t, CURLcode rc) const {
   if (rc != CURLE_OK) {
     if (!is_transient_curl_error(rc)) return "";
-    return std::string(curl_easy_strerror(rc)) + (t.errbuf[0] ? std::string(" (") + t.errbuf + ")" : "");
+    return std::string(curl_api().easy_strerror(rc)) + (t.errbuf[0] ? std::string(" (") + t.errbuf + ")" : "");
   }
   long status = t.response.status;
   if (status >= 500 || status == 429 || status == 400 || status == 403) {
@@ -305,6 +305,7 @@ std::vector<S3Response> S3Http::perform(const std::vector<S3Request>& requests) 
 }
 
 std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& requests) {
+  const CurlApi& curl = curl_api();
   std::vector<Transfer> transfers(requests.size());
   std::deque<Transfer*> waiting;  // not yet started, or backing off until ready_at
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -320,13 +321,14 @@ std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& re
     Lane& lane;
     std::vector<Transfer>& transfers;
     ~Cleanup() {
+      const CurlApi& curl = curl_api();
       for (Transfer& t : transfers) {
         if (t.easy != nullptr) {
-          curl_multi_remove_handle(lane.multi, t.easy);
+          curl.multi_remove_handle(lane.multi, t.easy);
           lane.idle.push_back(t.easy);
           t.easy = nullptr;
         }
-        curl_slist_free_all(t.headers);
+        curl.slist_free_all(t.headers);
         t.headers = nullptr;
       }
     }
@@ -347,16 +349,16 @@ std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& re
     }
 
     int running = 0;
-    CURLMcode mc = curl_multi_perform(lane.multi, &running);
-    if (mc != CURLM_OK) throw Error(ErrorKind::kIo, std::string("S3: curl_multi_perform: ") + curl_multi_strerror(mc));
+    CURLMcode mc = curl.multi_perform(lane.multi, &running);
+    if (mc != CURLM_OK) throw Error(ErrorKind::kIo, std::string("S3: curl_multi_perform: ") + curl.multi_strerror(mc));
 
     int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(lane.multi, &left)) {
+    while (CURLMsg* msg = curl.multi_info_read(lane.multi, &left)) {
       if (msg->msg != CURLMSG_DONE) continue;
       Transfer* t = nullptr;
-      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+      curl.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
       CURLcode rc = msg->data.result;
-      curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &t->response.status);
+      curl.easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &t->response.status);
       if (t->range_past_end) {
         rc = CURLE_OK;
         t->response.status = 416;
@@ -369,7 +371,7 @@ std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& re
                                         "index or collections file; refused rather than held");
       if (t->body_full && rc == CURLE_WRITE_ERROR) rc = CURLE_OK;  // the range is all there
       if (t->range_ignored && rc == CURLE_OK) t->response.status = kHttpPartial;
-      curl_multi_remove_handle(lane.multi, t->easy);
+      curl.multi_remove_handle(lane.multi, t->easy);
       lane.idle.push_back(t->easy);
       t->easy = nullptr;
       --active;
@@ -383,7 +385,7 @@ std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& re
         t->ready_at = Clock::now() + backoff(lane, t->response.attempts);
         waiting.push_back(t);
       } else if (rc != CURLE_OK) {
-        throw Error(ErrorKind::kIo, "S3 " + t->request->what + ": " + curl_easy_strerror(rc) +
+        throw Error(ErrorKind::kIo, "S3 " + t->request->what + ": " + curl.easy_strerror(rc) +
                                         (t->errbuf[0] ? std::string(" (") + t->errbuf + ")" : ""));
       }
     }
@@ -400,7 +402,7 @@ std::vector<S3Response> S3Http::run(Lane& lane, const std::vector<S3Request>& re
     }
     if (wait_ms == 0) continue;
     if (active == 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
-    else curl_multi_poll(lane.multi, nullptr, 0, static_cast<int>(wait_ms), nullptr);
+    else curl.multi_poll(lane.multi, nullptr, 0, static_cast<int>(wait_ms), nullptr);
   }
 
   std::vector<S3Response> out;

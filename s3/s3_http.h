@@ -5,6 +5,7 @@
 // file only supplies what SigV4 for S3 needs besides: the x-amz-content-sha256 header (libcurl
 // 7.x does not add it) and, for temporary credentials, x-amz-security-token. URLs arrive already
 // in canonical form (s3_config.h), because older libcurl signs the path and query as sent.
+// libcurl itself is opened by the first S3Http (curl_api.h), not linked.
 //
 // Thread-safe: the ingester prepares several index files at once, each calling the source. Every
 // perform() borrows a "lane" (a multi handle with its own warm connections) from a pool, so

@@ -1,8 +1,19 @@
 // trialdb serve: a live web view of the databases' trials, read-only (src/serve/, docs/SERVE.md).
+#include "schema/lazy_library.h"
 #include "src/commands.h"
 #include "src/serve/server.h"
 
 namespace trialdb::cli {
+
+namespace {
+
+// The server is in its own module, opened only by this command (src/serve/server.h).
+void run_serve_module(const serve::ServeOptions& options) {
+  static LazyLibrary module(module_path(serve::kServeModule), "trialdb serve");
+  module.function<serve::ServeEntryPoint>(serve::kServeEntryPoint)(&options);
+}
+
+}  // namespace
 
 void add_serve(CLI::App& app) {
   auto o = std::make_shared<serve::ServeOptions>();
@@ -17,7 +28,7 @@ void add_serve(CLI::App& app) {
                   "Address to listen on (default 127.0.0.1, this machine only; another one prints a warning)");
   cmd->add_option("--token", o->token,
                   "Require this bearer token on every request for data (the printed URL carries it)");
-  cmd->callback([o] { serve::run_server(*o); });
+  cmd->callback([o] { run_serve_module(*o); });
 }
 
 }  // namespace trialdb::cli

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/histogram_bins.h"
+#include "src/plot/cairo_api.h"
 
 namespace trialdb::plot {
 
@@ -78,45 +79,46 @@ double Axes::py(double v) const {
 
 void Axes::draw_grid() {
   cairo_t* cr = c_.cr();
-  cairo_save(cr);
+  cairo_api().save(cr);
   c_.set_color(0.90, 0.90, 0.90);
-  cairo_set_line_width(cr, 1);
+  cairo_api().set_line_width(cr, 1);
   for (const Tick& t : xticks_) {
     double x = std::round(px(t.value)) + 0.5;
-    cairo_move_to(cr, x, plot_.y);
-    cairo_line_to(cr, x, plot_.y + plot_.h);
+    cairo_api().move_to(cr, x, plot_.y);
+    cairo_api().line_to(cr, x, plot_.y + plot_.h);
   }
   for (const Tick& t : yticks_) {
     double y = std::round(py(t.value)) + 0.5;
-    cairo_move_to(cr, plot_.x, y);
-    cairo_line_to(cr, plot_.x + plot_.w, y);
+    cairo_api().move_to(cr, plot_.x, y);
+    cairo_api().line_to(cr, plot_.x + plot_.w, y);
   }
-  cairo_stroke(cr);
-  cairo_restore(cr);
+  cairo_api().stroke(cr);
+  cairo_api().restore(cr);
 }
 
 void Axes::draw_frame() {
   cairo_t* cr = c_.cr();
   const double f = font_;
-  cairo_save(cr);
+  cairo_api().save(cr);
   c_.set_color(0.2, 0.2, 0.2);
-  cairo_set_line_width(cr, 1);
-  cairo_rectangle(cr, std::round(plot_.x) + 0.5, std::round(plot_.y) + 0.5, std::round(plot_.w), std::round(plot_.h));
-  cairo_stroke(cr);
+  cairo_api().set_line_width(cr, 1);
+  cairo_api().rectangle(cr, std::round(plot_.x) + 0.5, std::round(plot_.y) + 0.5, std::round(plot_.w),
+                        std::round(plot_.h));
+  cairo_api().stroke(cr);
   double bottom = plot_.y + plot_.h;
   for (const Tick& t : xticks_) {
     double x = std::round(px(t.value)) + 0.5;
-    cairo_move_to(cr, x, bottom);
-    cairo_line_to(cr, x, bottom + 4);
-    cairo_stroke(cr);
+    cairo_api().move_to(cr, x, bottom);
+    cairo_api().line_to(cr, x, bottom + 4);
+    cairo_api().stroke(cr);
     c_.text(x, bottom + 6, t.label, f, HAlign::Center, VAlign::Top);
   }
   double max_label = x_.categories.empty() && y_.categories.empty() ? 1e9 : plot_.x - 10;
   for (const Tick& t : yticks_) {
     double y = std::round(py(t.value)) + 0.5;
-    cairo_move_to(cr, plot_.x - 4, y);
-    cairo_line_to(cr, plot_.x, y);
-    cairo_stroke(cr);
+    cairo_api().move_to(cr, plot_.x - 4, y);
+    cairo_api().line_to(cr, plot_.x, y);
+    cairo_api().stroke(cr);
     std::string label = y_.categories.empty() ? t.label
                                               : c_.fit_text(t.label, f, max_label - (y_.title.empty() ? 0 : f * 1.6),
                                                             false, Canvas::Cut::Middle);
@@ -131,7 +133,7 @@ void Axes::draw_frame() {
     c_.text(plot_.x - label_w - 10 - f * 0.2, plot_.y + plot_.h / 2, y_.title, f * 1.05, HAlign::Center, VAlign::Bottom,
             true, 90);
   }
-  cairo_restore(cr);
+  cairo_api().restore(cr);
 }
 
 void Axes::draw_note(const std::string& note) {
@@ -139,36 +141,36 @@ void Axes::draw_note(const std::string& note) {
   const std::string shown = c_.fit_text(note, size, plot_.w - 8, false, Canvas::Cut::Middle);
   const double w = c_.text_width(shown, size);
   c_.set_color(1, 1, 1, 0.85);
-  cairo_rectangle(c_.cr(), plot_.x + plot_.w - w - 7, plot_.y + 2, w + 6, size * 1.35);
-  cairo_fill(c_.cr());
+  cairo_api().rectangle(c_.cr(), plot_.x + plot_.w - w - 7, plot_.y + 2, w + 6, size * 1.35);
+  cairo_api().fill(c_.cr());
   c_.set_color(0.35, 0.35, 0.35);
   c_.text(plot_.x + plot_.w - 4, plot_.y + 4, shown, size, HAlign::Right, VAlign::Top);
 }
 
 void Axes::clip() {
-  cairo_save(c_.cr());
-  cairo_rectangle(c_.cr(), plot_.x, plot_.y, plot_.w, plot_.h);
-  cairo_clip(c_.cr());
+  cairo_api().save(c_.cr());
+  cairo_api().rectangle(c_.cr(), plot_.x, plot_.y, plot_.w, plot_.h);
+  cairo_api().clip(c_.cr());
 }
 
-void Axes::unclip() { cairo_restore(c_.cr()); }
+void Axes::unclip() { cairo_api().restore(c_.cr()); }
 
 void set_dash(Canvas& c, Dash dash, double lw) {
   switch (dash) {
-    case Dash::Solid: cairo_set_dash(c.cr(), nullptr, 0, 0); return;
+    case Dash::Solid: cairo_api().set_dash(c.cr(), nullptr, 0, 0); return;
     case Dash::Dashed: {
       const double d[] = {lw * 4, lw * 2.5};
-      cairo_set_dash(c.cr(), d, 2, 0);
+      cairo_api().set_dash(c.cr(), d, 2, 0);
       return;
     }
     case Dash::Dotted: {
       const double d[] = {lw * 1, lw * 2};
-      cairo_set_dash(c.cr(), d, 2, 0);
+      cairo_api().set_dash(c.cr(), d, 2, 0);
       return;
     }
     case Dash::DashDot: {
       const double d[] = {lw * 5, lw * 2, lw * 1, lw * 2};
-      cairo_set_dash(c.cr(), d, 4, 0);
+      cairo_api().set_dash(c.cr(), d, 4, 0);
       return;
     }
   }
@@ -178,23 +180,23 @@ void draw_marker(Canvas& c, Marker marker, double x, double y, double r) {
   cairo_t* cr = c.cr();
   switch (marker) {
     case Marker::None: return;
-    case Marker::Circle: cairo_arc(cr, x, y, r, 0, 2 * M_PI); break;
-    case Marker::Square: cairo_rectangle(cr, x - r * 0.85, y - r * 0.85, r * 1.7, r * 1.7); break;
+    case Marker::Circle: cairo_api().arc(cr, x, y, r, 0, 2 * M_PI); break;
+    case Marker::Square: cairo_api().rectangle(cr, x - r * 0.85, y - r * 0.85, r * 1.7, r * 1.7); break;
     case Marker::Triangle:
-      cairo_move_to(cr, x, y - r * 1.2);
-      cairo_line_to(cr, x + r * 1.1, y + r * 0.8);
-      cairo_line_to(cr, x - r * 1.1, y + r * 0.8);
-      cairo_close_path(cr);
+      cairo_api().move_to(cr, x, y - r * 1.2);
+      cairo_api().line_to(cr, x + r * 1.1, y + r * 0.8);
+      cairo_api().line_to(cr, x - r * 1.1, y + r * 0.8);
+      cairo_api().close_path(cr);
       break;
     case Marker::Diamond:
-      cairo_move_to(cr, x, y - r * 1.25);
-      cairo_line_to(cr, x + r * 1.1, y);
-      cairo_line_to(cr, x, y + r * 1.25);
-      cairo_line_to(cr, x - r * 1.1, y);
-      cairo_close_path(cr);
+      cairo_api().move_to(cr, x, y - r * 1.25);
+      cairo_api().line_to(cr, x + r * 1.1, y);
+      cairo_api().line_to(cr, x, y + r * 1.25);
+      cairo_api().line_to(cr, x - r * 1.1, y);
+      cairo_api().close_path(cr);
       break;
   }
-  cairo_fill(cr);
+  cairo_api().fill(cr);
 }
 
 }  // namespace trialdb::plot

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "schema/utf8.h"
+#include "src/plot/cairo_api.h"
 
 namespace trialdb::plot {
 
@@ -51,40 +52,40 @@ Canvas::Canvas(const std::string& path, int width, int height)
   if (!probe) throw Error(ErrorKind::kIo, "cannot write " + path + ": " + std::strerror(errno));
   std::fclose(probe);
   if (format_ == Format::Png) {
-    surface_ = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
+    surface_ = cairo_api().image_surface_create(CAIRO_FORMAT_RGB24, width, height);
   } else {
-    surface_ = cairo_svg_surface_create(path.c_str(), width, height);
-    cairo_svg_surface_set_document_unit(surface_, CAIRO_SVG_UNIT_PX);
+    surface_ = cairo_api().svg_surface_create(path.c_str(), width, height);
+    cairo_api().svg_surface_set_document_unit(surface_, CAIRO_SVG_UNIT_PX);
   }
-  if (cairo_surface_status(surface_) != CAIRO_STATUS_SUCCESS) {
-    std::string why = cairo_status_to_string(cairo_surface_status(surface_));
-    cairo_surface_destroy(surface_);
+  if (cairo_api().surface_status(surface_) != CAIRO_STATUS_SUCCESS) {
+    std::string why = cairo_api().status_to_string(cairo_api().surface_status(surface_));
+    cairo_api().surface_destroy(surface_);
     throw Error(ErrorKind::kIo, "cannot create image " + path + ": " + why);
   }
-  cr_ = cairo_create(surface_);
+  cr_ = cairo_api().create(surface_);
   set_color(1, 1, 1);
-  cairo_paint(cr_);
+  cairo_api().paint(cr_);
 }
 
 Canvas::~Canvas() {
-  if (cr_) cairo_destroy(cr_);
-  if (surface_) cairo_surface_destroy(surface_);
+  if (cr_) cairo_api().destroy(cr_);
+  if (surface_) cairo_api().surface_destroy(surface_);
 }
 
 namespace {
 void select_ui_font(cairo_t* cr, double size, bool bold) {
-  cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
-                         bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-  cairo_set_font_size(cr, size);
+  cairo_api().select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                               bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_api().set_font_size(cr, size);
 }
 }  // namespace
 
 double measure_text(const std::string& s, double size, bool bold) {
   // One small image context for the process's measurements (the command line is one thread).
-  static cairo_t* const cr = cairo_create(cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1));
+  static cairo_t* const cr = cairo_api().create(cairo_api().image_surface_create(CAIRO_FORMAT_RGB24, 1, 1));
   select_ui_font(cr, size, bold);
   cairo_text_extents_t e;
-  cairo_text_extents(cr, s.c_str(), &e);
+  cairo_api().text_extents(cr, s.c_str(), &e);
   return e.x_advance;
 }
 
@@ -113,9 +114,9 @@ std::string Canvas::fit_text(const std::string& s, double size, double max_width
 void Canvas::text(double x, double y, const std::string& s, double size, HAlign h, VAlign v, bool bold, double angle) {
   select_font(size, bold);
   cairo_text_extents_t te;
-  cairo_text_extents(cr_, s.c_str(), &te);
+  cairo_api().text_extents(cr_, s.c_str(), &te);
   cairo_font_extents_t fe;
-  cairo_font_extents(cr_, &fe);
+  cairo_api().font_extents(cr_, &fe);
   double dx = h == HAlign::Left ? 0 : h == HAlign::Center ? -te.x_advance / 2 : -te.x_advance;
   // Vertical placement from the font's ascent/descent, so labels in a row share a baseline.
   double dy = v == VAlign::Baseline ? 0
@@ -126,12 +127,12 @@ void Canvas::text(double x, double y, const std::string& s, double size, HAlign 
     add_svg_text(x, y, dx, dy, s, size, h, bold, angle);
     return;
   }
-  cairo_save(cr_);
-  cairo_translate(cr_, x, y);
-  cairo_rotate(cr_, -angle * M_PI / 180.0);
-  cairo_move_to(cr_, dx, dy);
-  cairo_show_text(cr_, s.c_str());
-  cairo_restore(cr_);
+  cairo_api().save(cr_);
+  cairo_api().translate(cr_, x, y);
+  cairo_api().rotate(cr_, -angle * M_PI / 180.0);
+  cairo_api().move_to(cr_, dx, dy);
+  cairo_api().show_text(cr_, s.c_str());
+  cairo_api().restore(cr_);
 }
 
 namespace {
@@ -171,7 +172,7 @@ std::string svg_number(double v) {
 void Canvas::add_svg_text(double x, double y, double dx, double dy, const std::string& s, double size, HAlign h,
                           bool bold, double angle) {
   double r = 0, g = 0, b = 0, a = 1;
-  cairo_pattern_get_rgba(cairo_get_source(cr_), &r, &g, &b, &a);
+  cairo_api().pattern_get_rgba(cairo_api().get_source(cr_), &r, &g, &b, &a);
   // The anchor rather than the measured offset places the text, so a viewer that substitutes
   // another font keeps centred and right-aligned labels where they belong.
   const char* anchor = h == HAlign::Left ? "start" : h == HAlign::Center ? "middle" : "end";
@@ -210,22 +211,22 @@ void Canvas::write_svg_text() const {
   if (!out) throw Error(ErrorKind::kIo, "cannot write " + path_ + ": " + std::strerror(errno));
 }
 
-void Canvas::set_color(double r, double g, double b, double a) { cairo_set_source_rgba(cr_, r, g, b, a); }
+void Canvas::set_color(double r, double g, double b, double a) { cairo_api().set_source_rgba(cr_, r, g, b, a); }
 
 void Canvas::finish() {
   if (finished_) return;
   finished_ = true;
-  cairo_status_t st = cairo_status(cr_);
+  cairo_status_t st = cairo_api().status(cr_);
   if (st != CAIRO_STATUS_SUCCESS)
-    throw Error(ErrorKind::kIo, "drawing " + path_ + " failed: " + cairo_status_to_string(st));
+    throw Error(ErrorKind::kIo, "drawing " + path_ + " failed: " + cairo_api().status_to_string(st));
   if (format_ == Format::Png) {
-    st = cairo_surface_write_to_png(surface_, path_.c_str());
+    st = cairo_api().surface_write_to_png(surface_, path_.c_str());
   } else {
-    cairo_surface_finish(surface_);
-    st = cairo_surface_status(surface_);
+    cairo_api().surface_finish(surface_);
+    st = cairo_api().surface_status(surface_);
   }
   if (st != CAIRO_STATUS_SUCCESS)
-    throw Error(ErrorKind::kIo, "cannot write " + path_ + ": " + cairo_status_to_string(st));
+    throw Error(ErrorKind::kIo, "cannot write " + path_ + ": " + cairo_api().status_to_string(st));
   if (format_ == Format::Svg) write_svg_text();
 }
 

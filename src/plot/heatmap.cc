@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "src/plot/chart.h"
+#include "src/plot/cairo_api.h"
 
 namespace trialdb::plot {
 
@@ -60,18 +61,18 @@ void draw_color_bar(Canvas& c, const ColorBar& bar, bool log, double x, double w
   for (int i = 0; i < kSteps; i++) {
     Rgb rgb = viridis((i + 0.5) / kSteps);
     c.set_color(rgb.r, rgb.g, rgb.b);
-    cairo_rectangle(cr, x, bottom - h * (i + 1) / kSteps - 0.5, width, h / kSteps + 1);
-    cairo_fill(cr);
+    cairo_api().rectangle(cr, x, bottom - h * (i + 1) / kSteps - 0.5, width, h / kSteps + 1);
+    cairo_api().fill(cr);
   }
   c.set_color(0.2, 0.2, 0.2);
-  cairo_set_line_width(cr, 1);
-  cairo_rectangle(cr, x + 0.5, top + 0.5, width, h);
-  cairo_stroke(cr);
+  cairo_api().set_line_width(cr, 1);
+  cairo_api().rectangle(cr, x + 0.5, top + 0.5, width, h);
+  cairo_api().stroke(cr);
   for (const Tick& t : bar.ticks) {
     double y = bottom - h * color_position(t.value, bar.max_count, log);
-    cairo_move_to(cr, x + width, y);
-    cairo_line_to(cr, x + width + 4, y);
-    cairo_stroke(cr);
+    cairo_api().move_to(cr, x + width, y);
+    cairo_api().line_to(cr, x + width + 4, y);
+    cairo_api().stroke(cr);
     c.text(x + width + 6, y, t.label, font * 0.9, HAlign::Left, VAlign::Middle);
   }
 }
@@ -143,8 +144,8 @@ void render_heatmap(const HeatMap& map, const std::string& path, ImageSize size)
         c.set_color(rgb.r, rgb.g, rgb.b);
         double ya0 = ax.py(p.y_edges[b]), ya1 = ax.py(p.y_edges[b + 1]);
         // Overlap neighbours by half a pixel so no hairline seams show between cells.
-        cairo_rectangle(cr, x0 - 0.25, ya1 - 0.25, x1 - x0 + 0.5, ya0 - ya1 + 0.5);
-        cairo_fill(cr);
+        cairo_api().rectangle(cr, x0 - 0.25, ya1 - 0.25, x1 - x0 + 0.5, ya0 - ya1 + 0.5);
+        cairo_api().fill(cr);
       }
     }
     ax.unclip();
@@ -156,13 +157,13 @@ void render_heatmap(const HeatMap& map, const std::string& path, ImageSize size)
       for (size_t col = 0; col < p.x.size() && col < p.marked.size(); col++)
         if (p.marked[col]) {
           double x0 = ax.px(xe[col]), x1 = ax.px(xe[col + 1]);
-          cairo_rectangle(cr, x0, ax.plot().y - mark_h, std::max(1.0, x1 - x0), mark_h - 1);
+          cairo_api().rectangle(cr, x0, ax.plot().y - mark_h, std::max(1.0, x1 - x0), mark_h - 1);
         }
-      cairo_fill(cr);
+      cairo_api().fill(cr);
       key_w = c.text_width(map.mark_label, f * 0.85) + f * 1.2;
       const double key_x = ax.plot().x + ax.plot().w - key_w;
-      cairo_rectangle(cr, key_x, y0 + f * 0.35, f * 0.8, f * 0.8);
-      cairo_fill(cr);
+      cairo_api().rectangle(cr, key_x, y0 + f * 0.35, f * 0.8, f * 0.8);
+      cairo_api().fill(cr);
       c.set_color(0.1, 0.1, 0.1);
       c.text(key_x + f * 1.1, y0 + f * 0.75, map.mark_label, f * 0.85, HAlign::Left, VAlign::Middle);
     }

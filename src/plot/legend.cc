@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "src/plot/axes.h"
+#include "src/plot/cairo_api.h"
 
 namespace trialdb::plot {
 
@@ -46,16 +47,16 @@ void draw_entry(Canvas& c, const LegendEntry& e, double x, double cy, double wid
   const double swatch = font * kSwatch;
   c.set_color(e.color.r, e.color.g, e.color.b);
   if (e.kind == LegendEntry::Line) {
-    cairo_set_line_width(cr, 2);
+    cairo_api().set_line_width(cr, 2);
     set_dash(c, e.dash, 2);
-    cairo_move_to(cr, x, cy);
-    cairo_line_to(cr, x + swatch, cy);
-    cairo_stroke(cr);
+    cairo_api().move_to(cr, x, cy);
+    cairo_api().line_to(cr, x + swatch, cy);
+    cairo_api().stroke(cr);
     set_dash(c, Dash::Solid, 2);
     draw_marker(c, e.marker, x + swatch / 2, cy, font * 0.28);
   } else if (e.kind == LegendEntry::Box) {
-    cairo_rectangle(cr, x + swatch * 0.2, cy - font * 0.4, swatch * 0.6, font * 0.8);
-    cairo_fill(cr);
+    cairo_api().rectangle(cr, x + swatch * 0.2, cy - font * 0.4, swatch * 0.6, font * 0.8);
+    cairo_api().fill(cr);
   } else {
     draw_marker(c, e.marker == Marker::None ? Marker::Circle : e.marker, x + swatch / 2, cy, font * 0.35);
   }
@@ -91,7 +92,7 @@ LegendLayout layout_legend(const std::vector<LegendEntry>& entries, double font,
 
 void draw_legend(Canvas& c, const std::vector<LegendEntry>& entries, const LegendLayout& l, double x, double y,
                  double max_height) {
-  cairo_save(c.cr());
+  cairo_api().save(c.cr());
   const int fit_rows = static_cast<int>(std::max(1.0, std::floor(max_height / l.row)));
   const int total_rows = rows_needed(entries, l.columns);
   // When some do not fit, the last row says how many were left out.
@@ -114,7 +115,7 @@ void draw_legend(Canvas& c, const std::vector<LegendEntry>& entries, const Legen
     c.text(x, y + l.row * (row + 1) + l.row / 2, "+ " + std::to_string(entries.size() - shown) + " more", l.font,
            HAlign::Left, VAlign::Middle);
   }
-  cairo_restore(c.cr());
+  cairo_api().restore(c.cr());
 }
 
 }  // namespace trialdb::plot

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "src/plot/chart.h"
+#include "src/plot/cairo_api.h"
 
 namespace trialdb::plot {
 
@@ -100,7 +101,7 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
   cairo_t* cr = c.cr();
   ax.clip();
   const double lw = std::max(1.5, f / 6);
-  cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+  cairo_api().set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
   // Bands: one polygon per run of steps where both curves are drawable, along lo and back along hi.
   for (const LineBand& b : chart.bands) {
     c.set_color(b.color.r, b.color.g, b.color.b, b.alpha);
@@ -108,18 +109,18 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
       size_t end = start;
       while (end < b.x.size() && drawable(b.lo[end]) && drawable(b.hi[end])) end++;
       if (end > start) {
-        cairo_move_to(cr, ax.px(b.x[start]), ax.py(b.lo[start]));
-        for (size_t i = start + 1; i < end; i++) cairo_line_to(cr, ax.px(b.x[i]), ax.py(b.lo[i]));
-        for (size_t i = end; i-- > start;) cairo_line_to(cr, ax.px(b.x[i]), ax.py(b.hi[i]));
-        cairo_close_path(cr);
-        cairo_fill(cr);
+        cairo_api().move_to(cr, ax.px(b.x[start]), ax.py(b.lo[start]));
+        for (size_t i = start + 1; i < end; i++) cairo_api().line_to(cr, ax.px(b.x[i]), ax.py(b.lo[i]));
+        for (size_t i = end; i-- > start;) cairo_api().line_to(cr, ax.px(b.x[i]), ax.py(b.hi[i]));
+        cairo_api().close_path(cr);
+        cairo_api().fill(cr);
       }
       start = end + 1;
     }
   }
   for (const LineSeries& s : chart.series) {
     c.set_color(s.color.r, s.color.g, s.color.b, s.alpha);
-    cairo_set_line_width(cr, lw);
+    cairo_api().set_line_width(cr, lw);
     set_dash(c, s.dash, lw);
     bool pen_down = false;
     size_t n = std::min(s.x.size(), s.y.size());
@@ -129,11 +130,11 @@ void render_line_chart(const LineChart& chart, const std::string& path, ImageSiz
         pen_down = false;  // a gap, not a line through a missing value
         continue;
       }
-      if (pen_down) cairo_line_to(cr, ax.px(s.x[i]), ax.py(y));
-      else cairo_move_to(cr, ax.px(s.x[i]), ax.py(y));
+      if (pen_down) cairo_api().line_to(cr, ax.px(s.x[i]), ax.py(y));
+      else cairo_api().move_to(cr, ax.px(s.x[i]), ax.py(y));
       pen_down = true;
     }
-    cairo_stroke(cr);
+    cairo_api().stroke(cr);
     set_dash(c, Dash::Solid, lw);
     // Markers at every saved step when they are few enough to see (so single points show too),
     // else at about kMarkersPerLine of them, staggered so that lines on top of each other still

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "src/plot/chart.h"
+#include "src/plot/cairo_api.h"
 
 namespace trialdb::plot {
 
@@ -37,8 +38,8 @@ void render_timeline(const Timeline& t, const std::string& path, ImageSize size)
   for (size_t r = 0; r < rows.size(); r += 2) {
     c.set_color(0.5, 0.5, 0.5, 0.07);
     double y0 = ax.py(r - 0.5), y1 = ax.py(r + 0.5);
-    cairo_rectangle(cr, ax.plot().x, std::min(y0, y1), ax.plot().w, std::fabs(y1 - y0));
-    cairo_fill(cr);
+    cairo_api().rectangle(cr, ax.plot().x, std::min(y0, y1), ax.plot().w, std::fabs(y1 - y0));
+    cairo_api().fill(cr);
   }
   ax.clip();
   double row_h = ax.plot().h / rows.size();
@@ -47,11 +48,11 @@ void render_timeline(const Timeline& t, const std::string& path, ImageSize size)
     double r = r0 * (1 + 0.35 * std::log2(std::max(1, m.count)));
     r = std::min(r, row_h * 0.48);
     c.set_color(m.color.r, m.color.g, m.color.b, 0.85);
-    cairo_arc(cr, ax.px(m.x), ax.py(m.row), r, 0, 2 * M_PI);
-    cairo_fill_preserve(cr);
+    cairo_api().arc(cr, ax.px(m.x), ax.py(m.row), r, 0, 2 * M_PI);
+    cairo_api().fill_preserve(cr);
     c.set_color(0.1, 0.1, 0.1, 0.6);
-    cairo_set_line_width(cr, 0.8);
-    cairo_stroke(cr);
+    cairo_api().set_line_width(cr, 0.8);
+    cairo_api().stroke(cr);
   }
   ax.unclip();
   ax.draw_frame();

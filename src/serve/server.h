@@ -20,4 +20,11 @@ struct ServeOptions {
 // URL on stdout and serves until the process is stopped.
 void run_server(const ServeOptions& options);
 
+// The server is a module of its own, build/lib/trialdb_serve.so, so that only `trialdb serve`
+// loads cpp-httplib and runs its start-up (OpenSSL's); the executable opens it
+// (schema/lazy_library.h) and calls run_server through this entry point (serve_module.cc).
+inline constexpr const char* kServeModule = "trialdb_serve.so";
+inline constexpr const char* kServeEntryPoint = "trialdb_serve_run";
+using ServeEntryPoint = void(const ServeOptions* options);
+
 }  // namespace trialdb::serve
