@@ -11,13 +11,16 @@
 
 namespace trialdb {
 
-// "(?,?,...,?),(?,...),...": `rows` rows of `params` parameters each, numbered 1, 2, ... in
-// order (plain "?": a numbered "?n" costs SQLite a search of the statement's parameters per use).
+// "(?1,?2,...,?k),(?k+1,...),...": `rows` rows of `params` parameters each.
 inline std::string values_rows_sql(size_t rows, int params) {
   std::string sql;
+  int n = 0;
   for (size_t i = 0; i < rows; ++i) {
     sql += i ? ",(" : "(";
-    for (int k = 0; k < params; ++k) sql += k ? ",?" : "?";
+    for (int k = 0; k < params; ++k) {
+      sql += k ? ",?" : "?";
+      sql += std::to_string(++n);
+    }
     sql += ')';
   }
   return sql;

@@ -130,18 +130,14 @@ static_assert(kDistributionParams == 22);
 // explicit id costs.
 constexpr int kBlobRowParams = 1;
 
-// Appends parameter n to *sql: the shared ones as "?n", a row's own as a plain "?", which SQLite
-// numbers one past the highest so far, that is n, since every row lists its parameters in
-// ascending order after the rows before it. A numbered "?n" costs SQLite a linear search of the
-// statement's parameters wherever it is used: quadratic in a statement of 32 rows of 33.
-// The row statements are built by appending: `"(" + std::string(...)` draws a false -Wrestrict
-// from GCC 12 at -O3 (through basic_string::_M_replace, GCC bug 105329).
+// Appends "?n" to *sql. The row statements are built by appending: `"(" + std::string(...)` draws
+// a false -Wrestrict from GCC 12 at -O3 (through basic_string::_M_replace, GCC bug 105329).
 void append_param(std::string* sql, int n) {
   *sql += '?';
-  if (n <= kSharedParams) *sql += std::to_string(n);
+  *sql += std::to_string(n);
 }
 
-// "(?1,?,?,...)" for row i of the full statement: the shared trial id, then the row's own.
+// "(?1,?2,?3,...)" for row i of the full statement.
 std::string value_row_sql(size_t i) {
   const int base = kSharedParams + static_cast<int>(i) * kRowParams;
   std::string r(1, '(');
@@ -187,7 +183,7 @@ std::string insert_sql(const char* verb, const char* columns, const std::string&
   return std::string(verb) + " INTO value(" + columns + ") VALUES " + rows;
 }
 
-// "INSERT INTO table(columns) VALUES (?,...,?),(?,...),..." for n rows of k parameters.
+// "INSERT INTO table(columns) VALUES (?1,...,?k),(?k+1,...),..." for n rows of k parameters.
 std::string multi_row_insert_sql(const char* table, const char* columns, int params, size_t n) {
   return std::string("INSERT INTO ") + table + "(" + columns + ") VALUES " + values_rows_sql(n, params);
 }
