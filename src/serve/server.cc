@@ -123,8 +123,8 @@ void route(httplib::Server& svr, ConnectionPool& pool, const ServeOptions& o) {
       {"/api/findings", document(api_findings)},
       {"/api/sql", document(api_sql)},
   };
-  for (const auto& [path, endpoint] : endpoints)
-    svr.Get(path, [&pool, endpoint](const httplib::Request& req, httplib::Response& res) {
+  for (const auto& entry : endpoints)  // not a structured binding: clang 14 cannot capture one
+    svr.Get(entry.first, [&pool, endpoint = entry.second](const httplib::Request& req, httplib::Response& res) {
       answer(pool, res, [&](ReadConnection& c) { return endpoint(c, req.params); });
     });
   svr.Get(".*", [](const httplib::Request& req, httplib::Response& res) {
