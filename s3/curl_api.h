@@ -7,25 +7,32 @@
 
 namespace trialdb {
 
+// Every libcurl function the table holds, listed once, X(name) for curl_name: the members below and
+// their resolution (curl_api.cc) both come from this list, so none is declared and left null.
+#define TRIALDB_CURL_FUNCTIONS(X) \
+  X(global_init)                  \
+  X(easy_init)                    \
+  X(easy_reset)                   \
+  X(easy_cleanup)                 \
+  X(easy_setopt)                  \
+  X(easy_getinfo)                 \
+  X(easy_strerror)                \
+  X(multi_init)                   \
+  X(multi_cleanup)                \
+  X(multi_setopt)                 \
+  X(multi_add_handle)             \
+  X(multi_remove_handle)          \
+  X(multi_perform)                \
+  X(multi_poll)                   \
+  X(multi_info_read)              \
+  X(multi_strerror)               \
+  X(slist_append)                 \
+  X(slist_free_all)
+
 struct CurlApi {
-  decltype(&::curl_global_init) global_init;
-  decltype(&::curl_easy_init) easy_init;
-  decltype(&::curl_easy_reset) easy_reset;
-  decltype(&::curl_easy_cleanup) easy_cleanup;
-  decltype(&::curl_easy_setopt) easy_setopt;
-  decltype(&::curl_easy_getinfo) easy_getinfo;
-  decltype(&::curl_easy_strerror) easy_strerror;
-  decltype(&::curl_multi_init) multi_init;
-  decltype(&::curl_multi_cleanup) multi_cleanup;
-  decltype(&::curl_multi_setopt) multi_setopt;
-  decltype(&::curl_multi_add_handle) multi_add_handle;
-  decltype(&::curl_multi_remove_handle) multi_remove_handle;
-  decltype(&::curl_multi_perform) multi_perform;
-  decltype(&::curl_multi_poll) multi_poll;
-  decltype(&::curl_multi_info_read) multi_info_read;
-  decltype(&::curl_multi_strerror) multi_strerror;
-  decltype(&::curl_slist_append) slist_append;
-  decltype(&::curl_slist_free_all) slist_free_all;
+#define TRIALDB_CURL_FIELD(name) decltype(&::curl_##name) name;
+  TRIALDB_CURL_FUNCTIONS(TRIALDB_CURL_FIELD)
+#undef TRIALDB_CURL_FIELD
 };
 
 // The table, with libcurl loaded, every function resolved and curl_global_init run, on the first

@@ -9,43 +9,50 @@
 
 namespace trialdb::plot {
 
+// Every cairo function the table holds, listed once, X(name) for cairo_name: the members below and
+// their resolution (cairo_api.cc) both come from this list, so none is declared and left null.
+#define TRIALDB_CAIRO_FUNCTIONS(X) \
+  X(arc)                           \
+  X(clip)                          \
+  X(close_path)                    \
+  X(create)                        \
+  X(destroy)                       \
+  X(fill)                          \
+  X(fill_preserve)                 \
+  X(font_extents)                  \
+  X(get_source)                    \
+  X(image_surface_create)          \
+  X(line_to)                       \
+  X(move_to)                       \
+  X(paint)                         \
+  X(pattern_get_rgba)              \
+  X(rectangle)                     \
+  X(restore)                       \
+  X(rotate)                        \
+  X(save)                          \
+  X(select_font_face)              \
+  X(set_dash)                      \
+  X(set_font_size)                 \
+  X(set_line_join)                 \
+  X(set_line_width)                \
+  X(set_source_rgba)               \
+  X(show_text)                     \
+  X(status)                        \
+  X(status_to_string)              \
+  X(stroke)                        \
+  X(surface_destroy)               \
+  X(surface_finish)                \
+  X(surface_status)                \
+  X(surface_write_to_png)          \
+  X(svg_surface_create)            \
+  X(svg_surface_set_document_unit) \
+  X(text_extents)                  \
+  X(translate)
+
 struct CairoApi {
-  decltype(&::cairo_arc) arc;
-  decltype(&::cairo_clip) clip;
-  decltype(&::cairo_close_path) close_path;
-  decltype(&::cairo_create) create;
-  decltype(&::cairo_destroy) destroy;
-  decltype(&::cairo_fill) fill;
-  decltype(&::cairo_fill_preserve) fill_preserve;
-  decltype(&::cairo_font_extents) font_extents;
-  decltype(&::cairo_get_source) get_source;
-  decltype(&::cairo_image_surface_create) image_surface_create;
-  decltype(&::cairo_line_to) line_to;
-  decltype(&::cairo_move_to) move_to;
-  decltype(&::cairo_paint) paint;
-  decltype(&::cairo_pattern_get_rgba) pattern_get_rgba;
-  decltype(&::cairo_rectangle) rectangle;
-  decltype(&::cairo_restore) restore;
-  decltype(&::cairo_rotate) rotate;
-  decltype(&::cairo_save) save;
-  decltype(&::cairo_select_font_face) select_font_face;
-  decltype(&::cairo_set_dash) set_dash;
-  decltype(&::cairo_set_font_size) set_font_size;
-  decltype(&::cairo_set_line_join) set_line_join;
-  decltype(&::cairo_set_line_width) set_line_width;
-  decltype(&::cairo_set_source_rgba) set_source_rgba;
-  decltype(&::cairo_show_text) show_text;
-  decltype(&::cairo_status) status;
-  decltype(&::cairo_status_to_string) status_to_string;
-  decltype(&::cairo_stroke) stroke;
-  decltype(&::cairo_surface_destroy) surface_destroy;
-  decltype(&::cairo_surface_finish) surface_finish;
-  decltype(&::cairo_surface_status) surface_status;
-  decltype(&::cairo_surface_write_to_png) surface_write_to_png;
-  decltype(&::cairo_svg_surface_create) svg_surface_create;
-  decltype(&::cairo_svg_surface_set_document_unit) svg_surface_set_document_unit;
-  decltype(&::cairo_text_extents) text_extents;
-  decltype(&::cairo_translate) translate;
+#define TRIALDB_CAIRO_FIELD(name) decltype(&::cairo_##name) name;
+  TRIALDB_CAIRO_FUNCTIONS(TRIALDB_CAIRO_FIELD)
+#undef TRIALDB_CAIRO_FIELD
 };
 
 // The table, with cairo loaded and every function resolved, on the first call. Throws Error (kIo)
