@@ -47,6 +47,18 @@ int on_progress(void* arg) {
   return 0;
 }
 
+// What the file holds, as page_size_policy.h wants it: the stored blobs' sizes in the order VACUUM
+// copies them, and the most tensors one trial has (at most the values one of its steps saves).
+PageSizeSample stored_value_sizes(Database& db) {
+  PageSizeSample sample;
+  Statement blobs(db.handle(), "SELECT length(data) FROM value_blob ORDER BY value_id");
+  while (blobs.step()) sample.blob_bytes.push_back(static_cast<uint64_t>(blobs.int64(0)));
+  Statement tensors(db.handle(),
+                    "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM tensor GROUP BY trial_id)");
+  if (tensors.step()) sample.max_values_per_step = static_cast<uint64_t>(tensors.int64(0));
+  return sample;
+}
+
 }  // namespace
 
 CompactionResult compact(Database& db, const std::function<void(uint64_t done, uint64_t total)>& progress) {
@@ -54,12 +66,13 @@ CompactionResult compact(Database& db, const std::function<void(uint64_t done, u
   db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   r.bytes_before = bytes_on_disk(db);
   r.page_size_before = static_cast<uint64_t>(pragma_int(db, "page_size"));
-  // A file made before auto_vacuum was set (database.cc) takes it with the rebuild, and one made
-  // with larger pages takes kPageSize when nobody else has it open: VACUUM changes the page size
-  // only outside WAL mode (rollback_journal.h).
+  // A file made before auto_vacuum was set (database.cc) takes it with the rebuild, and the file
+  // takes the page size its values call for (page_size_policy.h) when nobody else has it open:
+  // VACUUM changes the page size only outside WAL mode (rollback_journal.h).
   db.exec("PRAGMA auto_vacuum=INCREMENTAL");
-  const bool resize = static_cast<int64_t>(r.page_size_before) != kPageSize && leave_wal(db);
-  if (resize) db.exec("PRAGMA page_size=" + std::to_string(kPageSize));
+  const int page_size = choose_page_size(stored_value_sizes(db), page_size_limits());
+  const bool resize = static_cast<int64_t>(r.page_size_before) != page_size && leave_wal(db);
+  if (resize) db.exec("PRAGMA page_size=" + std::to_string(page_size));
   const int64_t in_use = pragma_int(db, "page_count") - pragma_int(db, "freelist_count");
   int misses = 0, highwater = 0;
   sqlite3_db_status(db.handle(), SQLITE_DBSTATUS_CACHE_MISS, &misses, &highwater, 0);

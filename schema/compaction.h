@@ -4,8 +4,9 @@
 // freelist and the next ingest reuses them, but the file does not shrink. compact() rebuilds the
 // file without them (VACUUM), then checkpoints the WAL into it and truncates the WAL, so the
 // space is given back. A file made before trialdb set auto_vacuum (database.cc) gets it in the
-// rebuild, and with it the `rm` that reads no blob; one made with larger pages gets kPageSize
-// (database.h) when no other connection has it open.
+// rebuild, and with it the `rm` that reads no blob; and the file takes the page size the values
+// it holds call for (page_size_policy.h: 2 KiB unless they are large) when no other connection
+// has it open.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -125,8 +125,9 @@ void configure_sqlite_once() {
 
 }  // namespace
 
-Database::Database(const std::string& path, OpenMode mode, const char* vfs, std::string written_tables)
-    : path_(path), mode_(mode), written_tables_(std::move(written_tables)) {
+Database::Database(const std::string& path, OpenMode mode, const char* vfs, std::string written_tables,
+                   int new_file_page_size)
+    : path_(path), mode_(mode), written_tables_(std::move(written_tables)), new_file_page_size_(new_file_page_size) {
   configure_sqlite_once();
   // NOMUTEX: a connection is only ever used by one thread at a time, so the mutex every API call
   // would take buys nothing (bench/README.md, "Small tensors"); kReadOnlyShared asks for it.
@@ -239,7 +240,6 @@ void Database::check_file_size() {
   // the WAL is empty, so that no writer or checkpoint is changing the file meanwhile.
   constexpr size_t kHeaderBytes = 100;
   constexpr size_t kPageSizeAt = 16, kChangeCounterAt = 24, kPageCountAt = 28, kValidForAt = 92;
-  constexpr uint32_t kLargestPageSize = 65536;  // stored as 1
   exec("BEGIN");
   try {
     Statement hold(db_, "SELECT count(*) FROM sqlite_master");
@@ -260,7 +260,7 @@ void Database::check_file_size() {
           file_bytes >= static_cast<sqlite3_int64>(kHeaderBytes) &&
           file->pMethods->xRead(file, h, kHeaderBytes, 0) == SQLITE_OK) {
         const uint32_t raw_page_size = uint32_t{h[kPageSizeAt]} << 8 | h[kPageSizeAt + 1];
-        const uint64_t page_size = raw_page_size == 1 ? kLargestPageSize : raw_page_size;
+        const uint64_t page_size = raw_page_size == 1 ? kSqliteLargestPageSize : raw_page_size;
         const uint64_t pages = be32(kPageCountAt);
         if (pages > 0 && be32(kChangeCounterAt) == be32(kValidForAt) &&
             static_cast<uint64_t>(file_bytes) < pages * page_size)
@@ -282,7 +282,7 @@ void Database::setup_read_only() {
   // writable_schema pragma, shadow tables) are off, like every write on a read-only connection.
   sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
   try {
-    exec("PRAGMA cache_size=-32768");
+    exec("PRAGMA cache_size=-" + std::to_string(kPageCacheKiB));
     check_trialdb(false);
     check_file_size();
   } catch (const Error& e) {
@@ -323,8 +323,9 @@ void Database::setup() {
   // pointer-map page per 409 pages (auto_vacuum, below), 0.2% more for 1M-float tensors. Larger
   // pages move the waste to common gradient sizes (16 KiB pages: 8 KiB blobs of 2,048 floats took
   // 2x their size), although they write huge tensors faster (bench/README.md, "Database size" and
-  // "Large-tensor ingest"). Only a new file takes it.
-  exec("PRAGMA page_size=" + std::to_string(kPageSize));
+  // "Large-tensor ingest"), which is why a trial of large tensors gets larger pages
+  // (page_size_policy.h: the ingest chooses new_file_page_size). Only a new file takes it.
+  exec("PRAGMA page_size=" + std::to_string(new_file_page_size_));
   // Removing a trial frees its pages without reading them (trial_edit.h): with auto_vacuum
   // INCREMENTAL, SQLite finds the next page of a blob's overflow chain in its pointer map rather
   // than on the page itself, so `rm` of a 1 GB trial reads a few hundred pages, not 1 GB
@@ -357,7 +358,7 @@ void Database::setup() {
   // A write transaction touches one leaf of value per tensor (the table is clustered by tensor):
   // those pages must stay in the cache, or SQLite spills them to the WAL mid-transaction and
   // rewrites (and re-checksums) every later frame at commit. The cache grows only as needed.
-  exec("PRAGMA cache_size=-32768");
+  exec("PRAGMA cache_size=-" + std::to_string(kPageCacheKiB));
   exec("BEGIN IMMEDIATE");
   try {
     exec(schema_sql());

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "schema/page_size_policy.h"
 #include "schema/status.h"
 
 namespace trialdb {
@@ -33,8 +34,17 @@ inline constexpr int32_t kApplicationId = 0x74726462;
 // How long a connection waits for another one's lock before SQLITE_BUSY.
 inline constexpr int kBusyTimeoutMs = 30000;
 
-// The page size of a new database (database.cc says why; an older file keeps its own).
+// The page size of a new database unless its values call for larger pages (database.cc says
+// why; page_size_policy.h when larger; an older file keeps its own).
 inline constexpr int kPageSize = 2048;
+
+// Each connection's page cache (PRAGMA cache_size, which takes KiB when negative).
+inline constexpr int64_t kPageCacheKiB = 32768;
+
+// The page sizes a new database may take (page_size_policy.h chooses among them).
+inline PageSizeLimits page_size_limits() {
+  return {kPageSize, kSqliteLargestPageSize, static_cast<uint64_t>(kPageCacheKiB) * 1024};
+}
 
 // Bytes of frames the WAL may hold before a commit checkpoints it (wal_autocheckpoint, which
 // counts frames: Database::wal_frames turns bytes into the file's pages).
@@ -78,13 +88,14 @@ class Database {
   // Opens and, in the writing modes, applies the schema after checking an existing file (PRAGMA
   // quick_check: nothing is written into a corrupt database); throws Error (kDatabase) naming the
   // file. `vfs` names a registered SQLite VFS (nullptr: the default one); the ingester passes its
-  // write-combining shim. `written_tables`, a GLOB on table names, confines the check to what a
-  // command that writes only those tables needs (e.g. "rule_*" for the rule runner): sqlite_schema
-  // and the matching tables with their indexes (PRAGMA quick_check(TABLE)), not every page of the
-  // file; the pages it takes from the freelist are not checked. Empty: the whole file, as is any
-  // file this open upgrades (an upgrade writes elsewhere).
+  // write-combining shim. A new file takes `new_file_page_size` (a power of two, 512 to 65536;
+  // page_size_policy.h chooses it for the ingest), an existing one keeps its own. `written_tables`, a GLOB on table
+  // names, confines the check to what a command that writes only those tables needs (e.g. "rule_*" for the rule
+  // runner): sqlite_schema and the matching tables with their indexes (PRAGMA quick_check(TABLE)), not every page of
+  // the file; the pages it takes from the freelist are not checked. Empty: the whole file, as is any file this open
+  // upgrades (an upgrade writes elsewhere).
   explicit Database(const std::string& path, OpenMode mode = OpenMode::kCreate, const char* vfs = nullptr,
-                    std::string written_tables = {});
+                    std::string written_tables = {}, int new_file_page_size = kPageSize);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -130,6 +141,7 @@ class Database {
   OpenMode mode_;
   std::string written_tables_;
   int64_t found_version_ = 0;  // schema_version of an existing file
+  int new_file_page_size_ = kPageSize;
   int64_t page_size_ = kPageSize;
 };
 

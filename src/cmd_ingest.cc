@@ -17,6 +17,7 @@
 
 #include "ingest/format/collections_file.h"
 #include "ingest/pipeline/ingester.h"
+#include "ingest/pipeline/value_size_sample.h"
 #include "ingest/source/source.h"
 #include "ingest/store/write_combining_vfs.h"
 #include "rules_sql/rule_runner.h"
@@ -187,7 +188,13 @@ int run(const IngestArgs& a) {
     if (!a.collections.empty())
       check_collections(*source, a, a.name.empty() ? default_trial_name(source->root()) : a.name);
   }
-  std::unique_ptr<Database> opened = open_db(a.db, OpenMode::kCreate, write_combining_vfs_name());
+  // A new database takes the page size its trial's values call for (schema/page_size_policy.h).
+  // Values ingested without their bytes (--values none) take no pages of their own, and a
+  // selection of tensors is not known before the database is (a collection's members are in it):
+  // both keep the smallest.
+  const bool sampled = opt.store_values && opt.selection.selects_all_tensors() && is_new_database(a.db);
+  const int page_size = sampled ? choose_page_size(sample_value_sizes(*source), page_size_limits()) : kPageSize;
+  std::unique_ptr<Database> opened = open_db(a.db, OpenMode::kCreate, write_combining_vfs_name(), {}, page_size);
   Database& db = *opened;
   // A one-shot ingest loads through a rollback journal when it has the database to itself;
   // --follow keeps WAL, so the queries made while a job trains never wait.

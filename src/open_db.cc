@@ -13,7 +13,8 @@ namespace {
 constexpr const char* kMemoryDatabase = ":memory:";
 }  // namespace
 
-std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const char* vfs, std::string written_tables) {
+std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const char* vfs, std::string written_tables,
+                                  int new_file_page_size) {
   if (path.empty() || path == kMemoryDatabase)
     throw Error(ErrorKind::kUsage, "--db '" + path +
                                        "': give a database file (an in-memory or temporary database "
@@ -22,10 +23,16 @@ std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const 
   if (mode != OpenMode::kCreate && !std::filesystem::is_regular_file(path, ec))
     throw Error(ErrorKind::kIo,
                 "no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
-  auto db = std::make_unique<Database>(path, mode, vfs, std::move(written_tables));
+  auto db = std::make_unique<Database>(path, mode, vfs, std::move(written_tables), new_file_page_size);
   if (trialdb_register_sql_functions(db->handle()) != SQLITE_OK)
     throw Error(Status::database("cannot register the trialdb SQL functions").at(path));
   return db;
+}
+
+bool is_new_database(const std::string& path) {
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  return ec ? !std::filesystem::exists(path, ec) : bytes == 0;
 }
 
 void reporting_corruption(const Database& db, const std::function<void()>& fn) {

@@ -14,11 +14,15 @@ namespace trialdb::cli {
 // Opens `path` in `mode` (schema/database.h), with every trialdb SQL function registered
 // (sqlext/register.h): the histograms, histogram_buckets and rule views need them. Commands that
 // read pass OpenMode::kReadOnly; one that writes only some tables names them (written_tables, a
-// GLOB: see Database).
+// GLOB: see Database); a new file takes new_file_page_size (the ingest's choice).
 // Throws Error: kUsage for "" and ":memory:", kIo for a missing file (unless kCreate),
 // kDatabase for what Database refuses.
 std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const char* vfs = nullptr,
-                                  std::string written_tables = {});
+                                  std::string written_tables = {}, int new_file_page_size = kPageSize);
+
+// Whether `path` names no database yet (no file, or an empty one): opening it with kCreate makes
+// one.
+bool is_new_database(const std::string& path);
 
 // The database's trials, by name.
 std::vector<std::string> all_trials(Database& db);

@@ -27,9 +27,12 @@ std::string event_file_name(int64_t step, std::string_view worker) {
   return "events/" + s + "/" + s + "_" + std::string(worker) + ".tfevents";
 }
 
+std::string index_folder_name(int64_t step) {
+  return "index/" + zero_padded(step / kStepsPerIndexFolder, kIndexFolderDigits) + "/";
+}
+
 std::string index_file_name(int64_t step, std::string_view worker) {
-  return "index/" + zero_padded(step / kStepsPerIndexFolder, kIndexFolderDigits) + "/" +
-         zero_padded(step, kStepDigits) + "_" + std::string(worker) + ".json";
+  return index_folder_name(step) + zero_padded(step, kStepDigits) + "_" + std::string(worker) + ".json";
 }
 
 std::string index_file_json(Mode mode, int64_t mode_step, std::string_view event_file,

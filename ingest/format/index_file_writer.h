@@ -14,6 +14,8 @@ namespace trialdb {
 // STEP12 being the global step in 12 digits.
 std::string event_file_name(int64_t step, std::string_view worker);
 std::string index_file_name(int64_t step, std::string_view worker);
+// The folder of a step's index files: "index/<STEP/1000, 9 digits>/".
+std::string index_folder_name(int64_t step);
 
 // One tensor_payload entry: where a tensor's record lies in the event file.
 struct TensorPayloadEntry {

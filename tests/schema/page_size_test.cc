@@ -1,7 +1,8 @@
-// The page size (schema/database.h, kPageSize): a new database takes it; a file made with 4 KiB
-// pages keeps them, is read and written as it is, and its WAL checkpoints at the same size in
-// bytes as a new file's (the thresholds are bytes, turned into the file's frames); `compact`
-// rebuilds it with kPageSize when no other connection has it open.
+// The page size (schema/database.h, kPageSize): a new database takes it unless given another
+// (page_size_policy.h chooses for the ingest); a file made with 4 KiB pages keeps them, is read
+// and written as it is, and its WAL checkpoints at the same size in bytes as a new file's (the
+// thresholds are bytes, turned into the file's frames); `compact` rebuilds it with the size its
+// values call for (kPageSize for a file without large ones) when no other connection has it open.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -73,6 +74,17 @@ TEST(PageSize, AFileWithFourKiBPagesKeepsThemIsWrittenAndReadAndCheckpointsAtThe
   Database db(path, OpenMode::kReadOnly);
   EXPECT_EQ(page_size(db), kOlderPageSize);
   EXPECT_EQ(sql_int64(db.handle(), "SELECT count(*) FROM trial WHERE name IN ('before', 'after')"), 2);
+}
+
+TEST(PageSize, ANewDatabaseTakesThePageSizeItIsGiven) {
+  TempDir tmp;
+  constexpr int kLarger = 32768;
+  Database db(tmp / "new.db", OpenMode::kCreate, nullptr, {}, kLarger);
+  EXPECT_EQ(page_size(db), kLarger);
+  EXPECT_EQ(db.wal_frames(kWalAutoCheckpointBytes), kWalAutoCheckpointBytes / kLarger);
+  db.exec("INSERT INTO trial(trial_id, name, path) VALUES (1, 'a', '/a')");
+  Database again(tmp / "new.db", OpenMode::kCreate);  // an existing file keeps its size
+  EXPECT_EQ(page_size(again), kLarger);
 }
 
 TEST(PageSize, CompactRebuildsAFileWithFourKiBPagesWithKPageSizeAndReturnsItToWal) {
