@@ -4,11 +4,11 @@
 // costs are per page. A trial of large tensors written with 2 KiB pages spends most of the
 // writer's time on page bookkeeping (a 1 GB ResNet-like trial ingests in 0.75x the time with the
 // 32 KiB pages chosen here, and its rules run in 0.65x: bench/README.md, "Page size"). But a
-// page is also the unit of waste: a blob's tail
-// fills its last page only in part, and blobs smaller than a page share leaves only as far as
-// they fit, so a trial of 4-20 KiB tensors (a CNN's, a transformer's layers) is 4-30% larger with
-// pages of 4 KiB or more. No one size suits both; each database takes the one its first trial
-// calls for, and `trialdb compact` chooses again from what the file holds.
+// page is also the unit of waste: a blob's tail fills its last page only in part, and blobs
+// smaller than a page share leaves only as far as they fit, so a trial of 4-20 KiB tensors (a
+// CNN's, a transformer's layers) is 4-30% larger with pages of 4 KiB or more. No one size suits
+// both; each database takes the one its first trial calls for, and `trialdb compact` chooses
+// again from what the file holds.
 //
 // How: choose_page_size models SQLite's storage of the sampled blobs for each power of two
 // from the smallest to the largest allowed (SQLite's cell format: a blob up to U - 35 bytes stays
