@@ -7,6 +7,7 @@
 
 #include "ingest/format/index_file.h"
 #include "ingest/format/index_file_writer.h"
+#include "ingest/pipeline/prepare_file.h"
 #include "ingest/pipeline/value_writer.h"
 
 namespace trialdb {
@@ -23,7 +24,7 @@ PageSizeSample sample_value_sizes(TrialSource& source) {
   for (size_t i = 0; i < taken; ++i) {
     std::optional<ReadBuffer> text;
     IndexFile index;
-    if (!source.read(index_files[i * n / taken], &text).is_ok() || !text ||
+    if (!read_at_most(source, index_files[i * n / taken], kMaxIndexFileBytes, &text).is_ok() || !text ||
         !parse_index_json(text->view(), &index).is_ok())
       continue;
     sample.max_values_per_step = std::max<uint64_t>(sample.max_values_per_step, index.tensors.size());

@@ -8,9 +8,10 @@
 // Records small enough to be stored in the value row (ValueWriter::kInlineBlobBytes) are left
 // out, as they take no page of their own.
 //
-// It is advice, not input: a file that cannot be read or parsed is passed over here, as the ingest
-// reads every file again and reports what is wrong with it. A trial whose first folder holds
-// nothing (yet) gives an empty sample, which keeps the smallest page size.
+// It is advice, not input: a file that cannot be read or parsed, or is larger than an index file
+// may be (kMaxIndexFileBytes), is passed over here, as the ingest reads every file again and
+// reports what is wrong with it. A trial whose first folder holds nothing (yet) gives an empty
+// sample, which keeps the smallest page size.
 #pragma once
 #include <cstddef>
 
