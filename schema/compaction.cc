@@ -59,6 +59,23 @@ PageSizeSample stored_value_sizes(Database& db) {
   return sample;
 }
 
+// VACUUM, with progress(done, total) over the pages in use.
+void vacuum(Database& db, const std::function<void(uint64_t done, uint64_t total)>& progress) {
+  const int64_t in_use = pragma_int(db, "page_count") - pragma_int(db, "freelist_count");
+  int misses = 0, highwater = 0;
+  sqlite3_db_status(db.handle(), SQLITE_DBSTATUS_CACHE_MISS, &misses, &highwater, 0);
+  Watch watch{db.handle(), misses, static_cast<uint64_t>(in_use > 0 ? in_use : 0), &progress};
+  sqlite3_progress_handler(db.handle(), kProgressEveryOps, on_progress, &watch);
+  try {
+    db.exec("VACUUM");
+  } catch (...) {
+    sqlite3_progress_handler(db.handle(), 0, nullptr, nullptr);
+    throw;
+  }
+  sqlite3_progress_handler(db.handle(), 0, nullptr, nullptr);
+  progress(watch.total, watch.total);
+}
+
 }  // namespace
 
 CompactionResult compact(Database& db, const std::function<void(uint64_t done, uint64_t total)>& progress) {
@@ -71,25 +88,31 @@ CompactionResult compact(Database& db, const std::function<void(uint64_t done, u
   // VACUUM changes the page size only outside WAL mode (rollback_journal.h).
   db.exec("PRAGMA auto_vacuum=INCREMENTAL");
   const int page_size = choose_page_size(stored_value_sizes(db), page_size_limits());
-  const bool resize = static_cast<int64_t>(r.page_size_before) != page_size && leave_wal(db);
-  if (resize) db.exec("PRAGMA page_size=" + std::to_string(page_size));
-  const int64_t in_use = pragma_int(db, "page_count") - pragma_int(db, "freelist_count");
-  int misses = 0, highwater = 0;
-  sqlite3_db_status(db.handle(), SQLITE_DBSTATUS_CACHE_MISS, &misses, &highwater, 0);
-  Watch watch{db.handle(), misses, static_cast<uint64_t>(in_use > 0 ? in_use : 0), &progress};
-  sqlite3_progress_handler(db.handle(), kProgressEveryOps, on_progress, &watch);
-  try {
-    db.exec("VACUUM");
-  } catch (...) {
-    sqlite3_progress_handler(db.handle(), 0, nullptr, nullptr);
-    if (resize) return_to_wal(db.handle());
-    throw;
+  const bool wants_resize = static_cast<int64_t>(r.page_size_before) != page_size;
+  // A rebuild through the rollback journal first copies every page it will overwrite or cut off
+  // into the journal, the free ones included (a 1.1 GB file emptied by `rm`: 1.1 GB journaled, 3.5
+  // s), where one in WAL mode writes only the pages in use. A file more free than used is
+  // therefore rebuilt in WAL mode first, and then again at its new page size.
+  const int64_t free_pages = pragma_int(db, "freelist_count");
+  bool rebuilt = false;
+  if (wants_resize && free_pages > pragma_int(db, "page_count") - free_pages) {
+    vacuum(db, progress);
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    rebuilt = true;
   }
-  sqlite3_progress_handler(db.handle(), 0, nullptr, nullptr);
-  progress(watch.total, watch.total);
-  // A rebuild through the rollback journal wrote the file itself, and left no WAL to fold in.
-  if (resize) return_to_wal(db.handle());
-  else db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  if (wants_resize && leave_wal(db)) {
+    db.exec("PRAGMA page_size=" + std::to_string(page_size));
+    try {
+      vacuum(db, progress);
+    } catch (...) {
+      return_to_wal(db.handle());
+      throw;
+    }
+    return_to_wal(db.handle());  // the rebuild wrote the file itself, and left no WAL to fold in
+  } else {
+    if (!rebuilt) vacuum(db, progress);
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
   r.bytes_after = bytes_on_disk(db);
   r.page_size_after = static_cast<uint64_t>(pragma_int(db, "page_size"));
   return r;
