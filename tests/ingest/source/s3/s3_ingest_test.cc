@@ -196,6 +196,19 @@ TEST_F(S3Ingest, ASelectiveIngestTransfersOnlyTheSelectedRecords) {
   EXPECT_LT(added, records + 100000) << added << " bytes sent for " << records << " bytes of records";
   EXPECT_TRUE(view_rows(e, "tensor_values") == view_rows(f, "tensor_values"));
 
+  // A new database takes the page size of the same sample of index files over S3 as locally: a
+  // larger one than 2 KiB, for 256 KiB tensors.
+  RunResult full =
+      run({TRIALDB_BIN, "ingest", url, "--db", dir + "/full.db", "--name", "big", "-q"}, dir + "/full.log");
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  Database g(dir + "/full.db", OpenMode::kExisting);
+  auto page_size = [](Database& db) {
+    Statement q(db.handle(), "PRAGMA page_size");
+    return q.step() ? q.int64(0) : 0;
+  };
+  EXPECT_GT(page_size(e), kPageSize);
+  EXPECT_EQ(page_size(g), page_size(e));
+
   // The counter counts: the rest of the trial costs at least its event files.
   const uint64_t middle = server_->bytes_sent();
   RunResult rest = run({TRIALDB_BIN, "ingest", url, "--db", dir + "/s3.db", "--name", "big", "-q"}, dir + "/rest.log");
