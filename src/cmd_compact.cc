@@ -67,7 +67,10 @@ void add_compact(CLI::App& app) {
   auto quiet = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "compact", "Give the space of removed trials back to the file system (VACUUM), and say how much it saved");
-  cmd->footer("Example:\n  trialdb rm --db trials.db --trial old_run && trialdb compact --db trials.db");
+  cmd->footer(
+      "The rebuild also gives the file the page size its values call for (2 KiB unless most of their bytes\n"
+      "are in large tensors; README.md), when no other process has it open.\n"
+      "Example:\n  trialdb rm --db trials.db --trial old_run && trialdb compact --db trials.db");
   cmd->add_option("--db", *db, "Database file")->required();
   cmd->add_flag("--quiet", *quiet, "No progress bar and no summary");
   cmd->callback([db, quiet] { run(*db, *quiet); });
