@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "schema/database.h"
+#include "schema/page_size_policy.h"
 #include "schema/rollback_journal.h"
 
 namespace trialdb {

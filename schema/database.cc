@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "schema/migrations.h"
+#include "schema/page_size_policy.h"
 
 namespace trialdb {
 
@@ -19,6 +20,10 @@ const char* schema_sql() {
 #include "schema_sql.inc"
       ;
   return sql;
+}
+
+PageSizeLimits page_size_limits() {
+  return {kPageSize, kSqliteLargestPageSize, static_cast<uint64_t>(kPageCacheKiB) * 1024};
 }
 
 bool is_corruption(int sqlite_code) {

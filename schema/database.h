@@ -7,10 +7,11 @@
 #include <string>
 #include <string_view>
 
-#include "schema/page_size_policy.h"
 #include "schema/status.h"
 
 namespace trialdb {
+
+struct PageSizeLimits;  // schema/page_size_policy.h
 
 // The shape of every table, the rule runner's included; older versions are upgraded by the steps
 // of schema/migrations.h.
@@ -42,9 +43,7 @@ inline constexpr int kPageSize = 2048;
 inline constexpr int64_t kPageCacheKiB = 32768;
 
 // The page sizes a new database may take (page_size_policy.h chooses among them).
-inline PageSizeLimits page_size_limits() {
-  return {kPageSize, kSqliteLargestPageSize, static_cast<uint64_t>(kPageCacheKiB) * 1024};
-}
+PageSizeLimits page_size_limits();
 
 // Bytes of frames the WAL may hold before a commit checkpoints it (wal_autocheckpoint, which
 // counts frames: Database::wal_frames turns bytes into the file's pages).
@@ -89,11 +88,12 @@ class Database {
   // quick_check: nothing is written into a corrupt database); throws Error (kDatabase) naming the
   // file. `vfs` names a registered SQLite VFS (nullptr: the default one); the ingester passes its
   // write-combining shim. A new file takes `new_file_page_size` (a power of two, 512 to 65536;
-  // page_size_policy.h chooses it for the ingest), an existing one keeps its own. `written_tables`, a GLOB on table
-  // names, confines the check to what a command that writes only those tables needs (e.g. "rule_*" for the rule
-  // runner): sqlite_schema and the matching tables with their indexes (PRAGMA quick_check(TABLE)), not every page of
-  // the file; the pages it takes from the freelist are not checked. Empty: the whole file, as is any file this open
-  // upgrades (an upgrade writes elsewhere).
+  // page_size_policy.h chooses it for the ingest), an existing one keeps its own.
+  // `written_tables`, a GLOB on table names, confines the check to what a command that writes only
+  // those tables needs (e.g. "rule_*" for the rule runner): sqlite_schema and the matching tables
+  // with their indexes (PRAGMA quick_check(TABLE)), not every page of the file; the pages it takes
+  // from the freelist are not checked. Empty: the whole file, as is any file this open upgrades
+  // (an upgrade writes elsewhere).
   explicit Database(const std::string& path, OpenMode mode = OpenMode::kCreate, const char* vfs = nullptr,
                     std::string written_tables = {}, int new_file_page_size = kPageSize);
   ~Database();

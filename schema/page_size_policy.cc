@@ -82,7 +82,7 @@ int choose_page_size(const PageSizeSample& sample, const PageSizeLimits& limits)
   int bound = limits.smallest;
   auto allowed = [&](int size) {
     const uint64_t bytes = static_cast<uint64_t>(size);
-    if (size > limits.largest || median / bytes < kMinPagesPerValue) return false;
+    if (median / bytes < kMinPagesPerValue) return false;
     return limits.cache_bytes == 0 || sample.max_values_per_step * bytes <= limits.cache_bytes / 2;
   };
   while (bound < limits.largest && allowed(bound * 2)) bound *= 2;

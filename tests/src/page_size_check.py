@@ -10,12 +10,11 @@ rebuilds a 2 KiB file holding large tensors with the size a fresh ingest chooses
 """
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reliability"))
-from common import dump, integrity  # noqa: E402
+from common import connect, dump, integrity  # noqa: E402
 
 TRIALDB, WORK = sys.argv[1:3]
 SMALLEST = 2048
@@ -35,7 +34,7 @@ def trialdb(*args):
 
 
 def page_size(db):
-    c = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    c = connect(db)
     try:
         return c.execute("PRAGMA page_size").fetchone()[0]
     finally:
