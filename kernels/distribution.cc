@@ -31,8 +31,10 @@ using distribution_kernel::ListedBuckets;
 using distribution_kernel::SortedElements;
 
 // Counters kept between values and between threads. A counter is megabytes of zeroed tables
-// (2.5 MB for BucketCounter) and the ingest prepares each file on a thread of its own: made anew
-// per thread, zeroing them was 16% of the CPU of ingesting the CNN profile (1,000 files). A
+// (2.5 MB for BucketCounter) and the ingest's threads come and go: its preparing threads last a
+// pass (`--follow` makes one every few seconds), the helpers that decode a large file one file.
+// Made anew per thread, zeroing them was 16% of the CPU of ingesting the CNN profile when every
+// file had a thread of its own (1,000 files). A
 // thread leases one from the process's pool when it first needs it and gives it back when it
 // ends; a counter is clean between values (with_counted clears it), so the next thread takes it
 // as it is. The pool holds at most as many as ever ran at once. SortedElements' arrays are
@@ -68,8 +70,8 @@ Counter& thread_counter() {
   return *lease.counter;
 }
 // What fill_distribution keeps from value to value: the list of a counted value's non-empty
-// buckets and the histogram's writer, pooled like the counters (the ingest prepares each file on
-// a thread of its own, so a thread_local would start empty, and grow, for every file).
+// buckets and the histogram's writer, pooled like the counters (a thread_local would start empty,
+// and grow, on every thread the ingest starts).
 struct FillScratch {
   std::unique_ptr<ListedBucket[]> buckets;  // room for `room` of them, not zeroed
   size_t room = 0;

@@ -2,14 +2,14 @@
 #include "ingest/pipeline/ingester.h"
 
 #include <algorithm>
-#include <future>
-#include <system_error>
+#include <optional>
 #include <thread>
 
 #include "ingest/format/index_file.h"
 #include "ingest/format/index_file_writer.h"
 #include "ingest/pipeline/catalog.h"
 #include "ingest/pipeline/file_ledger.h"
+#include "ingest/pipeline/ordered_pool.h"
 #include "ingest/pipeline/prepare_file.h"
 #include "ingest/pipeline/prepared_file.h"
 #include "ingest/pipeline/step_completion.h"
@@ -187,7 +187,7 @@ IngestStats Ingester::run_once() {
 
   std::vector<PendingFile> pending = list_pending(&stats, ended);
 
-  // Preparing: a window of futures ahead of the writer, bounded by the read-ahead budget.
+  // Preparing: a window of files ahead of the writer, bounded by the read-ahead budget.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = std::min(opt_.threads > 0 ? opt_.threads : cores, kMaxThreads);
   const size_t window = static_cast<size_t>(threads) * 2;
@@ -200,23 +200,6 @@ IngestStats Ingester::run_once() {
   prepare.budget = &budget;
   if (!selection_->whole()) prepare.selection = selection_.get();
   prepare.store_values = opt_.store_values;
-  std::vector<std::future<PreparedFile>> futures(pending.size());
-  size_t submitted = 0;
-  // A file is prepared on a thread of its own; where no thread can be had (a pids limit), the
-  // writer prepares it itself when it gets to it, so the pass goes on, only slower.
-  auto submit_until = [&](size_t limit) {
-    for (; submitted < pending.size() && submitted < limit; ++submitted) {
-      auto prepare_one = [this, &pending, &prepare, t = submitted] {
-        return prepare_file(source_, pending[t], t, prepare);
-      };
-      try {
-        futures[submitted] = std::async(std::launch::async, prepare_one);
-      } catch (const std::system_error&) {
-        futures[submitted] = std::async(std::launch::deferred, prepare_one);
-      }
-    }
-  };
-
   // Writing: a rollback journal if asked for and nobody else has the database open, else the
   // WAL with checkpoints beside the writer. Both are declared before tx: a transaction left open
   // by an exception is rolled back before they end.
@@ -249,10 +232,15 @@ IngestStats Ingester::run_once() {
     etx.commit();
     throw Error(e);
   };
+  // Files are prepared on `threads` long-lived threads, at most `window` ahead of the writer
+  // (ordered_pool.h). Started last: where few threads can be had (a pids limit), the writer's
+  // helpers above take them, and the writer prepares each file itself when it gets to it.
+  std::optional<OrderedPool<PreparedFile>> preparing;
+  preparing.emplace(pending.size(), static_cast<size_t>(threads), window,
+                    [this, &pending, &prepare](size_t t) { return prepare_file(source_, pending[t], t, prepare); });
   try {
     for (size_t i = 0; i < pending.size(); ++i) {
-      submit_until(i + window);
-      PreparedFile f = futures[i].get();
+      PreparedFile f = preparing->take(i);
       struct Release {
         ReadBudget& budget;
         uint64_t bytes;
@@ -291,8 +279,7 @@ IngestStats Ingester::run_once() {
     writer_->discard();  // its transaction is rolled back
     catalog_->discard();
     budget.abort();
-    for (size_t j = 0; j < submitted; ++j)
-      if (futures[j].valid()) futures[j].wait();
+    preparing.reset();  // lets the files being prepared finish
     throw;
   }
   if (ended) {

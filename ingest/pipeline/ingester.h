@@ -1,9 +1,10 @@
 // The ingester: one incremental pass over a trial, from a TrialSource into the schema.
 //
 // Unit of work: one index file (= one step of one worker). Files are prepared (prepare_file.h:
-// read via the index offsets, CRC-checked, decoded, reduced, blob-encoded) on worker threads, in
-// order, within a window of futures and a read-ahead budget so memory stays bounded; one thread
-// writes them to SQLite (value_writer.h) in large transactions. A step's rows become visible
+// read via the index offsets, CRC-checked, decoded, reduced, blob-encoded) on a thread per core
+// that lasts the pass (ordered_pool.h), in order, within a window of files and a read-ahead
+// budget so memory stays bounded; one thread writes them to SQLite (value_writer.h) in large
+// transactions. A step's rows become visible
 // atomically, when the step completes (step_completion.h).
 //
 // Selective (IngestOptions::selection): files of unselected steps are not read, records of
