@@ -13,8 +13,8 @@ namespace trialdb::cli {
 // ---------------------------------------------------------------------------------------------
 // counting what is read
 
-std::vector<SourceFile> CountingSource::list(const std::string& prefix, const std::string& start_after) {
-  return inner_->list(prefix, start_after);
+std::vector<SourceFile> CountingSource::list(const std::string& prefix, const std::string& start_after, size_t limit) {
+  return inner_->list(prefix, start_after, limit);
 }
 
 Status CountingSource::read(const std::string& path, std::optional<ReadBuffer>* out) {

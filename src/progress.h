@@ -27,7 +27,7 @@ class CountingSource : public TrialSource {
   uint64_t bytes_read() const { return bytes_.load(std::memory_order_relaxed); }
 
   std::string root() const override { return inner_->root(); }
-  std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after) override;
+  std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after, size_t limit) override;
   Status read(const std::string& path, std::optional<ReadBuffer>* out) override;
   Status read_range(const std::string& path, uint64_t offset, uint64_t length, std::optional<ReadBuffer>* out) override;
   Status map_range(const std::string& path, uint64_t offset, uint64_t length,

@@ -56,14 +56,14 @@ std::string resolved(const std::string& path) {
   return ::realpath(path.c_str(), buf) ? std::string(buf) : std::string();
 }
 
-// Depth-first in sorted order, skipping whole subtrees that sort before start_after. A folder
-// already listed (by its device and inode) is not entered again: a symlink cycle, or a link to a
-// folder whose files are listed under their own path.
+// Depth-first in sorted order, skipping whole subtrees that sort before start_after, and stopping
+// once `limit` entries are out. A folder already listed (by its device and inode) is not entered
+// again: a symlink cycle, or a link to a folder whose files are listed under their own path.
 class LocalWalk {
  public:
-  LocalWalk(const std::string& root, const std::string& start_after, std::function<bool(const std::string&)> inside,
-            std::vector<SourceFile>* out)
-      : root_(root), start_after_(start_after), inside_(std::move(inside)), out_(out) {}
+  LocalWalk(const std::string& root, const std::string& start_after, size_t limit,
+            std::function<bool(const std::string&)> inside, std::vector<SourceFile>* out)
+      : root_(root), start_after_(start_after), limit_(limit), inside_(std::move(inside)), out_(out) {}
 
   void folder(const std::string& rel) {
     const std::string path = rel.empty() ? root_ : root_ + "/" + rel;
@@ -80,7 +80,10 @@ class LocalWalk {
     }
     ::closedir(d);
     std::sort(names.begin(), names.end());
-    for (const auto& n : names) entry(rel.empty() ? n : rel + "/" + n);
+    for (const auto& n : names) {
+      if (out_->size() >= limit_) return;
+      entry(rel.empty() ? n : rel + "/" + n);
+    }
   }
 
  private:
@@ -114,6 +117,7 @@ class LocalWalk {
 
   const std::string& root_;
   const std::string& start_after_;
+  const size_t limit_;
   std::function<bool(const std::string&)> inside_;  // whether a symlinked path stays in the trial
   std::vector<SourceFile>* out_;
   std::set<std::pair<dev_t, ino_t>> visited_;
@@ -137,8 +141,9 @@ bool LocalSource::inside(const std::string& rel) const {
          r[real_root_.size()] == '/';
 }
 
-std::vector<SourceFile> LocalSource::list(const std::string& prefix, const std::string& start_after) {
+std::vector<SourceFile> LocalSource::list(const std::string& prefix, const std::string& start_after, size_t limit) {
   std::vector<SourceFile> out;
+  if (limit == 0) return out;
   std::string rel = prefix;
   while (!rel.empty() && rel.back() == '/') rel.pop_back();
   struct stat st;
@@ -148,7 +153,7 @@ std::vector<SourceFile> LocalSource::list(const std::string& prefix, const std::
     return out;
   }
   LocalWalk walk(
-      root_, start_after, [this](const std::string& child) { return inside(child); }, &out);
+      root_, start_after, limit, [this](const std::string& child) { return inside(child); }, &out);
   walk.folder(rel);
   return out;
 }

@@ -13,7 +13,8 @@ class LocalSource : public TrialSource {
  public:
   explicit LocalSource(std::string root);
   std::string root() const override { return root_; }
-  std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after) override;
+  std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after = "",
+                               size_t limit = kWholeListing) override;
   Status read(const std::string& path, std::optional<ReadBuffer>* out) override;
   Status read_range(const std::string& path, uint64_t offset, uint64_t length, std::optional<ReadBuffer>* out) override;
   Status map_range(const std::string& path, uint64_t offset, uint64_t length,

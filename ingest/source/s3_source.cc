@@ -97,7 +97,8 @@ void S3Source::check_object_response(const S3Response& r, const std::string& op,
   fail(r, op, key);
 }
 
-std::vector<SourceFile> S3Source::list(const std::string& prefix, const std::string& start_after) {
+std::vector<SourceFile> S3Source::list(const std::string& prefix, const std::string& start_after, size_t limit) {
+  if (limit == 0) return {};
   return s3_redacting(config_, [&]() -> std::vector<SourceFile> {
     const std::string base = location_.prefix.empty() ? "" : location_.prefix + "/";
     const std::string key_prefix = base + prefix;
@@ -110,7 +111,7 @@ std::vector<SourceFile> S3Source::list(const std::string& prefix, const std::str
       // Parameters in canonical (sorted, encoded) order: older libcurl signs the query as sent.
       std::string query;
       if (!token.empty()) query += "continuation-token=" + s3_uri_encode(token, false) + "&";
-      query += "list-type=2&max-keys=" + std::to_string(config_.tuning.list_page_size);
+      query += "list-type=2&max-keys=" + std::to_string(std::min<size_t>(config_.tuning.list_page_size, limit));
       if (!key_prefix.empty()) query += "&prefix=" + s3_uri_encode(key_prefix, false);
       if (!after.empty()) query += "&start-after=" + s3_uri_encode(after, false);
 
@@ -126,6 +127,10 @@ std::vector<SourceFile> S3Source::list(const std::string& prefix, const std::str
         if (rel.empty() || rel.back() == '/') continue;
         if (!start_after.empty() && rel <= start_after) continue;
         files.push_back(SourceFile{std::move(rel), o.size});
+      }
+      if (files.size() >= limit) {
+        files.erase(files.begin() + static_cast<std::ptrdiff_t>(limit), files.end());  // the first, in key order
+        break;
       }
       if (!page.truncated) break;
       if (!page.next_continuation_token.empty()) {

@@ -23,7 +23,8 @@ class S3Source : public TrialSource {
   S3Source(const std::string& url, const S3Options& options = {});
 
   std::string root() const override;
-  std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after = "") override;
+  std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after = "",
+                               size_t limit = kWholeListing) override;
   Status read(const std::string& path, std::optional<ReadBuffer>* out) override;
   Status read_range(const std::string& path, uint64_t offset, uint64_t length, std::optional<ReadBuffer>* out) override;
   Status read_ranges(const std::vector<Range>& ranges, std::vector<std::optional<ReadBuffer>>* out) override;

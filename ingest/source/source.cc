@@ -41,7 +41,7 @@ std::unique_ptr<TrialSource> open_source(const std::string& location, const Sour
 }
 
 Status check_trial_layout(TrialSource& source) {
-  const bool index = !source.list("index/").empty(), events = !source.list("events/").empty();
+  const bool index = !source.list("index/", "", 1).empty(), events = !source.list("events/", "", 1).empty();
   if (index && events) return Status();
   if (index) return Status::invalid("has index/ files but no events/ files they point into").at(source.root());
   if (events)

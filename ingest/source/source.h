@@ -1,6 +1,7 @@
 // Where a trial's files come from: a local folder or an S3 prefix. The ingester sees only this
 // interface, so S3 reuses the local path exactly (index offsets become ranged GETs).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,6 +39,9 @@ struct SourceFile {
   Status problem;
 };
 
+// TrialSource::list's limit when every entry is wanted.
+inline constexpr size_t kWholeListing = SIZE_MAX;
+
 class TrialSource {
  public:
   virtual ~TrialSource() = default;
@@ -45,8 +49,10 @@ class TrialSource {
   virtual std::string root() const = 0;
   // Files under a relative directory prefix (e.g. "index/"), recursively, sorted by path.
   // start_after: only paths > start_after (S3 ListObjectsV2 start-after), "" for all. A prefix
-  // that does not exist (yet) lists nothing.
-  virtual std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after = "") = 0;
+  // that does not exist (yet) lists nothing. limit: the listing stops once it has this many
+  // entries, so that asking whether a prefix holds anything costs one entry, not every file.
+  virtual std::vector<SourceFile> list(const std::string& prefix, const std::string& start_after = "",
+                                       size_t limit = kWholeListing) = 0;
   // *out: the whole file, or std::nullopt when it does not exist (yet).
   virtual Status read(const std::string& path, std::optional<ReadBuffer>* out) = 0;
   // *out: the byte range [offset, offset + length); fewer bytes when the file is shorter (a live

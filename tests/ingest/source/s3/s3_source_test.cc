@@ -97,6 +97,23 @@ TEST_F(S3rverSource, StartAfterListsOnlyLaterKeys) {
   EXPECT_TRUE(src.list("index/", all.back().path).empty());  // a poll with nothing new
 }
 
+TEST_F(S3rverSource, ALimitedListingStopsAtItsLimit) {
+  S3Options o;
+  o.list_page_size = 5;
+  S3Source src(fixture_url("pt_bad_init"), o);
+  const std::vector<SourceFile> all = local_listing(fixture_dir("pt_bad_init"), "index/");
+  ASSERT_GT(all.size(), 12u);
+  for (size_t limit : {size_t{1}, size_t{3}, size_t{5}, size_t{12}}) {
+    const uint64_t before = src.requests_made();
+    expect_same(src.list("index/", "", limit), std::vector<SourceFile>(all.begin(), all.begin() + limit),
+                "limit " + std::to_string(limit));
+    EXPECT_EQ(src.requests_made() - before, (limit + 4) / 5) << "limit " << limit;  // the pages it needs
+  }
+  expect_same(src.list("index/", all[2].path, 2), std::vector<SourceFile>(all.begin() + 3, all.begin() + 5), "after");
+  EXPECT_TRUE(src.list("index/", "", 0).empty());
+  EXPECT_TRUE(src.list("no-such-dir/", "", 1).empty());
+}
+
 TEST_F(S3rverSource, WholeReadsEqualLocalFiles) {
   for (const std::string& name : kFixtures) {
     S3Source src(fixture_url(name));
