@@ -16,9 +16,7 @@ namespace trialdb {
 namespace {
 
 // A few microseconds of varying work, so that workers finish out of order.
-void busy(size_t i) {
-  std::this_thread::sleep_for(std::chrono::microseconds((i * 7919) % 200));
-}
+void busy(size_t i) { std::this_thread::sleep_for(std::chrono::microseconds((i * 7919) % 200)); }
 
 TEST(OrderedPool, ResultsComeBackInOrder) {
   for (size_t workers : {1, 2, 3, 8}) {
