@@ -235,9 +235,9 @@ IngestStats Ingester::run_once() {
   // Files are prepared on `threads` long-lived threads, at most `window` ahead of the writer
   // (ordered_pool.h). Started last: where few threads can be had (a pids limit), the writer's
   // helpers above take them, and the writer prepares each file itself when it gets to it.
-  std::optional<OrderedPool<PreparedFile>> preparing;
-  preparing.emplace(pending.size(), static_cast<size_t>(threads), window,
-                    [this, &pending, &prepare](size_t t) { return prepare_file(source_, pending[t], t, prepare); });
+  std::optional<OrderedPool<PreparedFile>> preparing(
+      std::in_place, pending.size(), static_cast<size_t>(threads), window,
+      [this, &pending, &prepare](size_t t) { return prepare_file(source_, pending[t], t, prepare); });
   try {
     for (size_t i = 0; i < pending.size(); ++i) {
       PreparedFile f = preparing->take(i);

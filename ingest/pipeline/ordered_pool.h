@@ -9,7 +9,9 @@
 // `window` jobs are started and not yet taken. Jobs start in order, which the read-ahead budget
 // (read_budget.h) relies on: job j's turn comes after job j - 1's. A job's exception is rethrown
 // by take(). The threads live as long as the pool, so a trial of 1,000 small files starts two
-// threads, not 1,000. Where no thread can be had (a pids limit), take(i) runs job i itself.
+// threads, not 1,000, and they never preempt the consumer (yield_to_consumer below), whose thread
+// is the pipeline's critical path. Where no thread can be had (a pids limit), take(i) runs job i
+// itself.
 //
 // The destructor lets the running jobs finish and starts no more: whoever owns what the jobs wait
 // on (the read-ahead budget) must release them first.
