@@ -6,12 +6,12 @@
 //   for (size_t i = 0; i < files.size(); ++i) store(pool.take(i));
 //
 // A worker starts job j only while j < i + window, i the job the consumer takes next, so at most
-// `window` jobs are started and not yet taken. Jobs start in order, which the read-ahead budget
-// (read_budget.h) relies on: job j's turn comes after job j - 1's. A job's exception is rethrown
-// by take(). The threads live as long as the pool, so a trial of 1,000 small files starts two
-// threads, not 1,000, and they never preempt the consumer (yield_to_consumer below), whose thread
-// is the pipeline's critical path. Where no thread can be had (a pids limit), take(i) runs job i
-// itself.
+// `window` (>= 1) jobs are started and not yet taken, and their results wait in `window` slots
+// whatever the number of jobs. Jobs start in order, which the read-ahead budget (read_budget.h)
+// relies on: job j's turn comes after job j - 1's. A job's exception is rethrown by take(). The
+// threads live as long as the pool, so a trial of 1,000 small files starts two threads, not 1,000,
+// and they never preempt the consumer (yield_to_consumer below), whose thread is the pipeline's
+// critical path. Where no thread can be had (a pids limit), take(i) runs job i itself.
 //
 // The destructor lets the running jobs finish and starts no more: whoever owns what the jobs wait
 // on (the read-ahead budget) must release them first.
@@ -28,6 +28,7 @@
 #include <optional>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace trialdb {
@@ -36,7 +37,7 @@ template <typename Result>
 class OrderedPool {
  public:
   OrderedPool(size_t jobs, size_t workers, size_t window, std::function<Result(size_t)> job)
-      : job_(std::move(job)), slots_(jobs), window_(window) {
+      : job_(std::move(job)), jobs_(jobs), slots_(std::max<size_t>(window, 1)) {
     workers = std::min(workers, jobs);
     try {
       for (size_t w = 0; w < workers; ++w) threads_.emplace_back([this] { work(); });
@@ -64,8 +65,9 @@ class OrderedPool {
       lock.unlock();
       return job_(i);
     }
-    done_.wait(lock, [&] { return slots_[i].finished; });
-    Slot slot = std::move(slots_[i]);
+    Slot& waiting = slot_of(i);
+    done_.wait(lock, [&] { return waiting.finished; });
+    Slot slot = std::exchange(waiting, Slot{});  // free for job i + window
     lock.unlock();
     if (slot.error) std::rethrow_exception(slot.error);
     return std::move(*slot.result);
@@ -82,7 +84,7 @@ class OrderedPool {
     yield_to_consumer();
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      startable_.wait(lock, [&] { return stopping_ || (next_ < slots_.size() && next_ < wanted_ + window_); });
+      startable_.wait(lock, [&] { return stopping_ || (next_ < jobs_ && next_ < wanted_ + slots_.size()); });
       if (stopping_) return;
       const size_t j = next_++;
       lock.unlock();
@@ -94,10 +96,13 @@ class OrderedPool {
       }
       slot.finished = true;
       lock.lock();
-      slots_[j] = std::move(slot);
+      slot_of(j) = std::move(slot);
       done_.notify_all();
     }
   }
+
+  // Job j's slot: jobs window apart share one, never both started and not taken.
+  Slot& slot_of(size_t j) { return slots_[j % slots_.size()]; }
 
   // A worker woken because the consumer took a result (the window moved) would otherwise preempt
   // the consumer on its own core: under SCHED_BATCH a waking thread never preempts, so the
@@ -114,10 +119,10 @@ class OrderedPool {
   std::function<Result(size_t)> job_;
   std::mutex mu_;
   std::condition_variable startable_, done_;
-  std::vector<Slot> slots_;
-  size_t window_;
-  size_t next_ = 0;    // the next job to start
-  size_t wanted_ = 0;  // the job the consumer takes next
+  const size_t jobs_;
+  std::vector<Slot> slots_;  // one per job of the window
+  size_t next_ = 0;          // the next job to start
+  size_t wanted_ = 0;        // the job the consumer takes next
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

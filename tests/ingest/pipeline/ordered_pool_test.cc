@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -49,6 +51,32 @@ TEST(OrderedPool, NoMoreThanTheWindowRunsAheadOfTheConsumer) {
   }
   EXPECT_LT(worst.load(), kWindow);
   EXPECT_GT(worst.load(), 0u);  // the workers did run ahead
+}
+
+// A result that only copies (moving it copies too), holding a share of one token: the shares
+// alive are the results the pool still holds.
+struct HeldResult {
+  std::shared_ptr<int> token;
+  explicit HeldResult(std::shared_ptr<int> t) : token(std::move(t)) {}
+  HeldResult(const HeldResult&) = default;
+  HeldResult& operator=(const HeldResult&) = default;
+};
+
+TEST(OrderedPool, HoldsNoMoreResultsThanTheWindowWhateverTheJobs) {
+  constexpr size_t kWindow = 4, kJobs = 500;
+  auto token = std::make_shared<int>(0);
+  long most = 0;
+  {
+    OrderedPool<HeldResult> pool(kJobs, 2, kWindow, [&](size_t) { return HeldResult(token); });
+    for (size_t i = 0; i < kJobs; ++i) {
+      HeldResult r = pool.take(i);
+      most = std::max(most, token.use_count() - 2);                // less this test's and r's
+      std::this_thread::sleep_for(std::chrono::microseconds(20));  // a slow consumer: the window fills
+    }
+  }
+  EXPECT_GT(most, 0);                               // results did wait for the consumer
+  EXPECT_LE(most, static_cast<long>(kWindow) + 2);  // the window's, and one in each worker's hands
+  EXPECT_EQ(token.use_count(), 1);
 }
 
 TEST(OrderedPool, AJobsExceptionReachesTheConsumer) {
