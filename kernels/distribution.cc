@@ -34,11 +34,10 @@ using distribution_kernel::SortedElements;
 // (2.5 MB for BucketCounter) and the ingest's threads come and go: its preparing threads last a
 // pass (`--follow` makes one every few seconds), the helpers that decode a large file one file.
 // Made anew per thread, zeroing them was 16% of the CPU of ingesting the CNN profile when every
-// file had a thread of its own (1,000 files). A
-// thread leases one from the process's pool when it first needs it and gives it back when it
-// ends; a counter is clean between values (with_counted clears it), so the next thread takes it
-// as it is. The pool holds at most as many as ever ran at once. SortedElements' arrays are
-// pooled alike, so that they keep their capacity.
+// file had a thread of its own (1,000 files). A thread leases one from the process's pool when it
+// first needs it and gives it back when it ends; a counter is clean between values (with_counted
+// clears it), so the next thread takes it as it is. The pool holds at most as many as ever ran at
+// once. SortedElements' arrays are pooled alike, so that they keep their capacity.
 template <class Counter>
 class CounterPool {
  public:

@@ -4,8 +4,8 @@
 // read via the index offsets, CRC-checked, decoded, reduced, blob-encoded) on a thread per core
 // that lasts the pass (ordered_pool.h), in order, within a window of files and a read-ahead
 // budget so memory stays bounded; one thread writes them to SQLite (value_writer.h) in large
-// transactions. A step's rows become visible
-// atomically, when the step completes (step_completion.h).
+// transactions. A step's rows become visible atomically, when the step completes
+// (step_completion.h).
 //
 // Selective (IngestOptions::selection): files of unselected steps are not read, records of
 // unselected tensors not read either; such files are recorded as partial (file_ledger.h) so a
