@@ -130,42 +130,29 @@ static_assert(kDistributionParams == 22);
 // explicit id costs.
 constexpr int kBlobRowParams = 1;
 
-// Appends "?n" to *sql. The row statements are built by appending: `"(" + std::string(...)` draws
-// a false -Wrestrict from GCC 12 at -O3 (through basic_string::_M_replace, GCC bug 105329).
-void append_param(std::string* sql, int n) {
-  *sql += '?';
-  *sql += std::to_string(n);
-}
-
-// "(?1,?2,?3,...)" for row i of the full statement.
-std::string value_row_sql(size_t i) {
-  const int base = kSharedParams + static_cast<int>(i) * kRowParams;
-  std::string r(1, '(');
-  append_param(&r, kTrialIdParam);
-  for (int k = kTensorIdParam; k <= kRowParams; ++k) {
-    r += ',';
-    append_param(&r, base + k);
-  }
+// Row i of a multi-row INSERT INTO value: "(?1,?,?,...)", the shared trial then the row's own
+// parameters, kSharedParams + i * kRowParams + 1 on. A plain ? is numbered one after the
+// parameter before it, so the numbers need not be written: SQLite looks every ?N up in a list of
+// the statement's numbered parameters while it codes the statement, quadratic in the thousand
+// parameters of a full one (schema/multi_row.h).
+std::string value_row_sql(size_t) {
+  std::string r = "(?";
+  r += std::to_string(kTrialIdParam);
+  for (int k = kTensorIdParam; k <= kRowParams; ++k) r += ",?";
   r += ')';
   return r;
 }
 
-std::string scalar_row_sql(size_t i) {
-  const int base = kSharedParams + static_cast<int>(i) * kScalarRowParams;
-  std::string r(1, '(');
-  append_param(&r, kTrialIdParam);
-  for (int k = kTensorIdParam; k <= kScalarDtypeParam; ++k) {
-    r += ',';
-    append_param(&r, base + k);
-  }
+// The same for a plain scalar: its literal columns between its parameters.
+std::string scalar_row_sql(size_t) {
+  std::string r = "(?";
+  r += std::to_string(kTrialIdParam);
+  for (int k = kTensorIdParam; k <= kScalarDtypeParam; ++k) r += ",?";
   r += ",'[1]',";
   r += std::to_string(static_cast<int>(ReductionSource::kScalarElement));
   r += ",0,";
   r += std::to_string(kAllReductionsMask);
-  for (int k = kScalarElementParam; k <= kScalarRowParams; ++k) {
-    r += ',';
-    append_param(&r, base + k);
-  }
+  for (int k = kScalarElementParam; k <= kScalarRowParams; ++k) r += ",?";
   r += ')';
   return r;
 }
