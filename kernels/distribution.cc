@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -16,8 +15,10 @@
 #include "kernels/bucket_runs.h"
 #include "kernels/element_loader.h"
 #include "kernels/float32_key_counter.h"
+#include "kernels/float32_widening.h"
 #include "kernels/rank_selection.h"
 #include "kernels/sorted_elements.h"
+#include "kernels/thread_scratch.h"
 
 namespace trialdb {
 
@@ -30,44 +31,6 @@ using distribution_kernel::ListedBucket;
 using distribution_kernel::ListedBuckets;
 using distribution_kernel::SortedElements;
 
-// Counters kept between values and between threads. A counter is megabytes of zeroed tables
-// (2.5 MB for BucketCounter) and the ingest's threads come and go: its preparing threads last a
-// pass (`--follow` makes one every few seconds), the helpers that decode a large file one file.
-// Made anew per thread, zeroing them was 16% of the CPU of ingesting the CNN profile when every
-// file had a thread of its own (1,000 files). A thread leases one from the process's pool when it
-// first needs it and gives it back when it ends; a counter is clean between values (with_counted
-// clears it), so the next thread takes it as it is. The pool holds at most as many as ever ran at
-// once. SortedElements' arrays are pooled alike, so that they keep their capacity.
-template <class Counter>
-class CounterPool {
- public:
-  std::unique_ptr<Counter> take() {
-    std::lock_guard lock(mutex_);
-    if (free_.empty()) return std::make_unique<Counter>();
-    std::unique_ptr<Counter> c = std::move(free_.back());
-    free_.pop_back();
-    return c;
-  }
-  void give(std::unique_ptr<Counter> c) {
-    std::lock_guard lock(mutex_);
-    free_.push_back(std::move(c));
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<Counter>> free_;
-};
-
-template <class Counter>
-Counter& thread_counter() {
-  static auto* const pool = new CounterPool<Counter>;  // never destroyed: threads may outlive main
-  struct Lease {
-    std::unique_ptr<Counter> counter = pool->take();
-    ~Lease() { pool->give(std::move(counter)); }
-  };
-  thread_local Lease lease;
-  return *lease.counter;
-}
 // What fill_distribution keeps from value to value: the list of a counted value's non-empty
 // buckets and the histogram's writer, pooled like the counters (a thread_local would start empty,
 // and grow, on every thread the ingest starts).
@@ -82,9 +45,9 @@ struct FillScratch {
   }
 };
 
-BucketCounter& thread_bucket_counter() { return thread_counter<BucketCounter>(); }
-SortedElements& thread_sorted_elements() { return thread_counter<SortedElements>(); }
-Float32KeyCounter& thread_key_counter() { return thread_counter<Float32KeyCounter>(); }
+BucketCounter& thread_bucket_counter() { return thread_scratch<BucketCounter>(); }
+SortedElements& thread_sorted_elements() { return thread_scratch<SortedElements>(); }
+Float32KeyCounter& thread_key_counter() { return thread_scratch<Float32KeyCounter>(); }
 
 // Clears a counter when the value's work is done, also when it throws: a counter goes on to
 // the thread's next value or to another thread.
@@ -181,7 +144,7 @@ void fill_distribution(Counter& c, const TensorView& v, Load load, Distribution*
   // and serves the selection of a counted value's percentiles, which finds the buckets holding
   // the wanted ranks by binary search instead of scanning the buckets again.
   constexpr bool kCounted = DistributionCounter<Counter>;
-  FillScratch& scratch = thread_counter<FillScratch>();
+  FillScratch& scratch = thread_scratch<FillScratch>();
   ClearAfter<FillScratch> clear{scratch};
   // Room for every bucket the value can have, so that listing one is a store: the range's (both
   // signs and zero) for a counter, one per element and the zeros' for the sorted elements.
@@ -226,7 +189,7 @@ void fill_distribution(Float32KeyCounter& c, const TensorView& v, Load load, Dis
   int64_t ranks[2 * kDistributionPercentiles];
   const size_t k = ordered ? percentile_ranks(ordered, kDistributionPercents, kDistributionPercentiles, ranks) : 0;
   ListedBucket found[2 * kDistributionPercentiles];
-  FillScratch& scratch = thread_counter<FillScratch>();
+  FillScratch& scratch = thread_scratch<FillScratch>();
   ClearAfter<FillScratch> clear{scratch};
   const Float32KeyCounter::TakenHistogram taken = c.take_histogram(ranks, k, &scratch.blob, found);
   out->histogram = scratch.blob.finish();
@@ -244,6 +207,8 @@ bool compute_distribution(const TensorView& v, Distribution* out) {
 
 bool compute_reductions_and_distribution(const TensorView& v, Reductions* reductions, bool* has_reductions,
                                          Distribution* out) {
+  if (TensorView wide; widen_to_float32(v, &wide))
+    return compute_reductions_and_distribution(wide, reductions, has_reductions, out);
   Keys keys = Keys::kCount;
   if (counts_keys_with_reductions(v)) {
     Reductions unwanted;

@@ -9,6 +9,7 @@
 
 #include "kernels/element_loader.h"
 #include "kernels/float32_key_counter.h"
+#include "kernels/float32_widening.h"
 #include "kernels/reduction_lanes.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -259,6 +260,7 @@ const char* reduction_name(int index) { return index >= 0 && index < kRedCount ?
 
 bool compute_reductions(const TensorView& v, Reductions* out) {
   if (!dtype_is_real(v.dtype) || v.numel <= 0) return false;
+  if (TensorView wide; has_avx2() && widen_to_float32(v, &wide)) return compute_reductions(wide, out);
   const int64_t n = v.numel;
   const double shift = element_as_double(v, 0);
   const double shift_abs = std::fabs(shift);

@@ -17,6 +17,7 @@
 #include "kernels/bucket_grid.h"
 #include "kernels/bucket_runs.h"
 #include "kernels/distribution.h"
+#include "tests/kernels/distribution_expect.h"
 
 namespace trialdb {
 namespace {
@@ -174,17 +175,6 @@ std::vector<float> float32_from_bits(const std::vector<uint32_t>& bits) {
   std::vector<float> x(bits.size());
   std::memcpy(x.data(), bits.data(), bits.size() * 4);
   return x;
-}
-
-// Counts and histogram equal field for field.
-void expect_same_counts(const Distribution& a, const Distribution& b) {
-  EXPECT_EQ(a.nan, b.nan);
-  EXPECT_EQ(a.pos_inf, b.pos_inf);
-  EXPECT_EQ(a.neg_inf, b.neg_inf);
-  EXPECT_EQ(a.zero, b.zero);
-  EXPECT_EQ(a.negative, b.negative);
-  EXPECT_EQ(a.positive, b.positive);
-  EXPECT_EQ(a.histogram, b.histogram);
 }
 
 void expect_float32_distribution_exact(const std::vector<float>& x, const char* what) {
@@ -485,7 +475,7 @@ TEST(Distribution, SmallFloat16AndInt8ValuesEqualTheirFloat64Copies) {
 }
 
 // A thread's counters go back to a pool when it ends and the next thread takes them
-// (distribution.cc): what a value counted there must not reach the next thread's values.
+// (thread_scratch.h): what a value counted there must not reach the next thread's values.
 TEST(Distribution, CountersHandedOnBetweenThreadsAreClean) {
   const std::vector<double> small = {-3.5, 0.0, 1.0, 2.0, 2.0, 1e30, kNaN, -kInf};
   const std::vector<float> large = float32_from_bits(random_normal_float32_bits(kLargeFloat32, 21));
