@@ -51,10 +51,15 @@ void compute_slots(const uint8_t* p, int64_t start, int64_t len, Load load, int3
 // compute_slots for float32 through AVX2 (bucket_counter.cc). False where the CPU has no AVX2
 // or the block holds a float32 subnormal: the portable loop then does the block.
 bool compute_slots_float32_avx2(const uint8_t* p, int64_t start, int64_t len, int32_t* slots, BlockStats* st);
+// compute_slots for float64 through AVX2: exactly the portable loop's slots and stats (the junk
+// slots of zeros and NaNs aside, which only spread their increments). False where the CPU has no
+// AVX2.
+bool compute_slots_float64_avx2(const uint8_t* p, int64_t start, int64_t len, int32_t* slots, BlockStats* st);
 
 template <class Load>
 void block_slots(const TensorView& v, int64_t start, int64_t len, Load load, int32_t* slots, BlockStats* st) {
   if (v.dtype == DType::Float32 && compute_slots_float32_avx2(v.data, start, len, slots, st)) return;
+  if (v.dtype == DType::Float64 && compute_slots_float64_avx2(v.data, start, len, slots, st)) return;
   compute_slots(v.data, start, len, load, slots, st);
 }
 

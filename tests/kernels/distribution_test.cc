@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/bucket_counter.h"
 #include "kernels/bucket_grid.h"
 #include "kernels/bucket_runs.h"
 #include "kernels/distribution.h"
@@ -504,5 +505,50 @@ TEST(Distribution, CountersHandedOnBetweenThreadsAreClean) {
   }
 }
 
+// The bucket counter's AVX2 slots of float64 elements (bucket_counter.cc) are the portable loop's,
+// and so are the stats of the block: every class of element, every length of a block's tail.
+TEST(BucketCounter, Float64SlotsInAvx2AreThePortableOnes) {
+  using distribution_kernel::BlockStats;
+  using distribution_kernel::kBlock;
+  using distribution_kernel::kJunkBase;
+  std::mt19937_64 rng(11);
+  const uint64_t specials[] = {0,
+                               1ull << 63,
+                               0x7FF0000000000000ull,
+                               0xFFF0000000000000ull,
+                               0x7FF8000000000001ull,
+                               1,
+                               0x000FFFFFFFFFFFFFull,
+                               0x0010000000000000ull,
+                               0x7FEFFFFFFFFFFFFFull,
+                               0x3FF0000000000000ull};
+  auto load = [](const uint8_t* q, int64_t i) {
+    double x;
+    std::memcpy(&x, q + i * 8, 8);
+    return x;
+  };
+  for (int round = 0; round < 200; ++round) {
+    const int64_t len = round < kBlock ? round % (kBlock + 1) : kBlock;
+    const int64_t start = round % 3;  // the block need not start the value
+    std::vector<uint64_t> bits(static_cast<size_t>(start + len));
+    for (uint64_t& b : bits) b = rng() % 4 ? rng() : specials[rng() % std::size(specials)];
+    const auto* p = reinterpret_cast<const uint8_t*>(bits.data());
+    std::vector<int32_t> avx2(static_cast<size_t>(len) + 1), portable(static_cast<size_t>(len) + 1);
+    BlockStats a, b;
+    if (!distribution_kernel::compute_slots_float64_avx2(p, start, len, avx2.data(), &a)) GTEST_SKIP() << "no AVX2";
+    distribution_kernel::compute_slots(p, start, len, load, portable.data(), &b);
+    EXPECT_EQ(a.zero, b.zero);
+    EXPECT_EQ(a.nan, b.nan);
+    EXPECT_EQ(a.lo, b.lo);
+    EXPECT_EQ(a.hi, b.hi);
+    for (int64_t j = 0; j < len; ++j) {
+      const bool junk = portable[static_cast<size_t>(j)] >= kJunkBase;
+      EXPECT_EQ(avx2[static_cast<size_t>(j)] >= kJunkBase, junk) << j;
+      if (!junk) {
+        EXPECT_EQ(avx2[static_cast<size_t>(j)], portable[static_cast<size_t>(j)]) << j;
+      }
+    }
+  }
+}
 }  // namespace
 }  // namespace trialdb
