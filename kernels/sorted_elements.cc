@@ -31,7 +31,8 @@ void SortedElements::sort_finite() {
   }
   negative_ = 0;
   for (size_t d = 0; d < kPositiveBucketKeys >> kDigitBits; ++d) negative_ += counts[1][d];
-  if (n < kMinRadixKeys) {
+  whole_keys_sorted_ = n < kMinRadixKeys;
+  if (whole_keys_sorted_) {
     std::sort(src, src + n);  // by the whole key, hence by bucket
   } else {
     if (scratch_.size() < n) scratch_.resize(n);
@@ -71,6 +72,10 @@ void SortedElements::select(const int64_t* ranks, size_t count, double* values) 
     const int64_t at = where(ranks[i], &special);
     if (at < 0) {
       values[i++] = special;
+      continue;
+    }
+    if (whole_keys_sorted_) {  // each element is at its rank already
+      values[i++] = value(sorted_[at]);
       continue;
     }
     // Select the ranks that fall in this element's bucket within the bucket alone.

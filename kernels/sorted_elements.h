@@ -119,8 +119,9 @@ class SortedElements {
   void sort_finite();
 
   std::vector<uint32_t> keys_, scratch_;
-  uint32_t* sorted_ = nullptr;  // keys_ or scratch_, whichever the sort ended in
-  size_t finite_ = 0;           // finite non-zero elements: sorted_[0, finite_)
+  uint32_t* sorted_ = nullptr;      // keys_ or scratch_, whichever the sort ended in
+  bool whole_keys_sorted_ = false;  // sorted_ by the whole key (few elements), not only by bucket
+  size_t finite_ = 0;               // finite non-zero elements: sorted_[0, finite_)
   int64_t negative_ = 0, zero_ = 0, nan_ = 0, inf_[2] = {0, 0};
 };
 
