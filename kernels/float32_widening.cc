@@ -13,6 +13,7 @@
 #include "kernels/thread_scratch.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -27,8 +28,12 @@ struct WidenedElements {
 };
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// F16C from CPUID itself: not every compiler's __builtin_cpu_supports knows the feature.
 bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool yes = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+  }();
   return yes;
 }
 
