@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "kernels/cpu_features.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
@@ -124,15 +126,13 @@ __attribute__((target("avx2"))) void slots_float64_avx2(const uint8_t* p, int64_
 }  // namespace
 
 bool compute_slots_float64_avx2(const uint8_t* p, int64_t start, int64_t len, int32_t* slots, BlockStats* st) {
-  static const bool has_avx2 = __builtin_cpu_supports("avx2");
-  if (!has_avx2) return false;
+  if (!cpu_has_avx2()) return false;
   slots_float64_avx2(p, start, len, slots, st);
   return true;
 }
 
 bool compute_slots_float32_avx2(const uint8_t* p, int64_t start, int64_t len, int32_t* slots, BlockStats* st) {
-  static const bool has_avx2 = __builtin_cpu_supports("avx2");
-  return has_avx2 && slots_avx2(p, start, len, slots, st);
+  return cpu_has_avx2() && slots_avx2(p, start, len, slots, st);
 }
 #else
 bool compute_slots_float32_avx2(const uint8_t*, int64_t, int64_t, int32_t*, BlockStats*) { return false; }

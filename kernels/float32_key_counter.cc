@@ -370,7 +370,7 @@ Float32KeyCounter::TakenHistogram Float32KeyCounter::take_histogram(const int64_
   const auto first_octave = static_cast<int64_t>((first_group - 1) / kOctaveBuckets);
   const auto last_octave = static_cast<int64_t>((last_group - 1) / kOctaveBuckets);
   uint32_t counts[kOctaveBuckets];  // by position, written for the non-empty groups only
-  const bool avx2 = has_avx2();
+  const bool avx2 = cpu_has_avx2();
   for (int64_t q = last_octave; nonzero && q >= first_octave; --q) {
     const auto key0 = static_cast<uint32_t>(q * kOctaveBuckets);
     const uint32_t from = std::max(first_group, key0 + 1), to = std::min(last_group, key0 + kLastGroup);
@@ -508,11 +508,6 @@ __attribute__((target("avx2"))) int64_t list_avx2(const uint8_t* p, int64_t star
 
 }  // namespace
 
-bool Float32KeyCounter::has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
-
 int64_t Float32KeyCounter::list_wanted_keys(const uint8_t* p, int64_t start, int64_t len, const uint32_t* keys,
                                             size_t count, int32_t* hits) {
   // list_avx2 compares 16-bit keys: every finite bucket's key is below the one saturated key.
@@ -524,7 +519,6 @@ int64_t Float32KeyCounter::list_wanted_keys(const uint8_t* p, int64_t start, int
   return list_avx2<kMaxComparedKeys>(p, start, len, keys, count, hits);
 }
 #else
-bool Float32KeyCounter::has_avx2() { return false; }
 int64_t Float32KeyCounter::list_wanted_keys(const uint8_t*, int64_t, int64_t, const uint32_t*, size_t, int32_t*) {
   return 0;
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kernels/bucket_grid.h"
+#include "kernels/cpu_features.h"
 #include "kernels/distribution_counter.h"
 #include "schema/histogram_blob.h"
 #include "schema/value_blob.h"
@@ -103,7 +104,7 @@ class Float32KeyCounter {
   }
   template <class Load, class Elem>
   void gather(const TensorView& v, Load load, int64_t* cursor, Elem* buffer) {
-    if (wanted_keys_.size() <= kMaxComparedKeys && has_avx2()) {
+    if (wanted_keys_.size() <= kMaxComparedKeys && cpu_has_avx2()) {
       int32_t hits[kBlock];
       for (int64_t start = 0; start < v.numel; start += kBlock) {
         const int64_t len = std::min(kBlock, v.numel - start);
@@ -151,7 +152,6 @@ class Float32KeyCounter {
   // usually wants, that costs less than a table lookup per element. A distribution's percentiles want two ranks each,
   // in 12-14 buckets for most values besides the extremes' (bench/README.md).
   static constexpr size_t kMaxComparedKeys = 16;
-  static bool has_avx2();
   static int64_t list_wanted_keys(const uint8_t* p, int64_t start, int64_t len, const uint32_t* keys, size_t count,
                                   int32_t* hits);
 

@@ -9,11 +9,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu_features.h"
 #include "kernels/element_loader.h"
 #include "kernels/thread_scratch.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -28,15 +28,6 @@ struct WidenedElements {
 };
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// F16C from CPUID itself: not every compiler's __builtin_cpu_supports knows the feature.
-bool has_f16c() {
-  static const bool yes = [] {
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
-  }();
-  return yes;
-}
-
 // float16 to float32, eight at a time; returns how many it converted.
 __attribute__((target("avx,f16c"))) int64_t widen_half_f16c(const uint8_t* p, int64_t n, float* out) {
   int64_t i = 0;
@@ -52,7 +43,7 @@ bool widen(const uint8_t* p, int64_t n, float* out) {
   int64_t i = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
   if constexpr (std::is_same_v<Loader, LoadHalf>)
-    if (has_f16c()) i = widen_half_f16c(p, n, out);
+    if (cpu_has_f16c()) i = widen_half_f16c(p, n, out);
 #endif
   for (; i < n; ++i) out[i] = Loader::template as<float>(p, i);
   return true;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/cpu_features.h"
 #include "kernels/element_loader.h"
 #include "kernels/float32_key_counter.h"
 #include "kernels/float32_widening.h"
@@ -193,23 +194,18 @@ __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_
   return end;
 }
 
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
 #else
 template <class T, bool kCountKeys = false>
 int64_t accumulate_avx2(const uint8_t*, int64_t, double, double, Acc*,
                         distribution_kernel::Float32KeyCounter* = nullptr) {
   return 0;
 }
-bool has_avx2() { return false; }
 #endif
 
 // float32 / float64: the AVX2 loop where the CPU has it, then the portable loop for the rest.
 template <class T>
 void accumulate_real(const uint8_t* p, int64_t n, double shift, double shift_abs, Acc* a) {
-  const int64_t start = has_avx2() ? accumulate_avx2<T>(p, n, shift, shift_abs, a) : 0;
+  const int64_t start = cpu_has_avx2() ? accumulate_avx2<T>(p, n, shift, shift_abs, a) : 0;
   accumulate<LoadAs<T>>(p, n, shift, shift_abs, a, start);
 }
 
@@ -260,7 +256,7 @@ const char* reduction_name(int index) { return index >= 0 && index < kRedCount ?
 
 bool compute_reductions(const TensorView& v, Reductions* out) {
   if (!dtype_is_real(v.dtype) || v.numel <= 0) return false;
-  if (TensorView wide; has_avx2() && widen_to_float32(v, &wide)) return compute_reductions(wide, out);
+  if (TensorView wide; cpu_has_avx2() && widen_to_float32(v, &wide)) return compute_reductions(wide, out);
   const int64_t n = v.numel;
   const double shift = element_as_double(v, 0);
   const double shift_abs = std::fabs(shift);
@@ -277,7 +273,7 @@ bool compute_reductions(const TensorView& v, Reductions* out) {
 }
 
 bool count_keys_with_reductions(const TensorView& v, Reductions* out, distribution_kernel::Float32KeyCounter* keys) {
-  if (!has_avx2()) {
+  if (!cpu_has_avx2()) {
     compute_reductions(v, out);
     return keys->count(v);
   }

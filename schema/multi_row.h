@@ -11,18 +11,26 @@
 
 namespace trialdb {
 
+// `rows` copies of one row's SQL, comma-separated: "(...),(...),...".
+inline std::string repeated_rows_sql(const std::string& row, size_t rows) {
+  std::string sql;
+  sql.reserve(rows * (row.size() + 1));
+  for (size_t i = 0; i < rows; ++i) {
+    if (i) sql += ',';
+    sql += row;
+  }
+  return sql;
+}
+
 // "(?,?,...),(?,...),...": `rows` rows of `params` parameters each, numbered 1, 2, ... in order.
 // A plain ? is numbered one after the parameter before it. Written as ?N instead, every parameter
 // would be looked up in a list of the statement's numbered ones while SQLite codes it: quadratic
 // in the parameters, and multi-row statements have a thousand (3% of ingesting a small trial).
 inline std::string values_rows_sql(size_t rows, int params) {
-  std::string sql;
-  for (size_t i = 0; i < rows; ++i) {
-    sql += i ? ",(" : "(";
-    for (int k = 0; k < params; ++k) sql += k ? ",?" : "?";
-    sql += ')';
-  }
-  return sql;
+  std::string row(1, '(');
+  for (int k = 0; k < params; ++k) row += k ? ",?" : "?";
+  row += ')';
+  return repeated_rows_sql(row, rows);
 }
 
 // Rows written `batch_rows` a statement and the rest one a statement: two statements, the

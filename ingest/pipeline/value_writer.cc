@@ -130,12 +130,12 @@ static_assert(kDistributionParams == 22);
 // explicit id costs.
 constexpr int kBlobRowParams = 1;
 
-// Row i of a multi-row INSERT INTO value: "(?1,?,?,...)", the shared trial then the row's own
-// parameters, kSharedParams + i * kRowParams + 1 on. A plain ? is numbered one after the
-// parameter before it, so the numbers need not be written: SQLite looks every ?N up in a list of
-// the statement's numbered parameters while it codes the statement, quadratic in the thousand
-// parameters of a full one (schema/multi_row.h).
-std::string value_row_sql(size_t) {
+// A row of a multi-row INSERT INTO value: "(?1,?,?,...)", the shared trial then the row's own
+// parameters (row i's are kSharedParams + i * kRowParams + 1 on). A plain ? is numbered one after
+// the parameter before it, so every row's SQL is the same and the numbers need not be written:
+// SQLite looks every ?N up in a list of the statement's numbered parameters while it codes the
+// statement, quadratic in the thousand parameters of a full one (schema/multi_row.h).
+std::string value_row_sql() {
   std::string r = "(?";
   r += std::to_string(kTrialIdParam);
   for (int k = kTensorIdParam; k <= kRowParams; ++k) r += ",?";
@@ -144,7 +144,7 @@ std::string value_row_sql(size_t) {
 }
 
 // The same for a plain scalar: its literal columns between its parameters.
-std::string scalar_row_sql(size_t) {
+std::string scalar_row_sql() {
   std::string r = "(?";
   r += std::to_string(kTrialIdParam);
   for (int k = kTensorIdParam; k <= kScalarDtypeParam; ++k) r += ",?";
@@ -155,15 +155,6 @@ std::string scalar_row_sql(size_t) {
   for (int k = kScalarElementParam; k <= kScalarRowParams; ++k) r += ",?";
   r += ')';
   return r;
-}
-
-std::string rows_sql(std::string (*row)(size_t), size_t n) {
-  std::string s = row(0);
-  for (size_t i = 1; i < n; ++i) {
-    s += ',';
-    s += row(i);
-  }
-  return s;
 }
 
 std::string insert_sql(const char* verb, const char* columns, const std::string& rows) {
@@ -281,7 +272,7 @@ ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress, TensorSu
       compress_(compress),
       summary_(summary),
       limits_(limits),
-      insert_value_(db.handle(), insert_sql("INSERT", kValueColumns, value_row_sql(0))),
+      insert_value_(db.handle(), insert_sql("INSERT", kValueColumns, value_row_sql())),
       step_workers_(db.handle(), R"sql(
         SELECT coalesce(max(worker_id = ?3), 0), coalesce(max(worker_id <> ?3), 0)
         FROM step_worker
@@ -551,14 +542,15 @@ void ValueWriter::flush_values() {
     const bool scalars = order[from].scalar;
     size_t n = 1;
     while (n < kValueBatch && from + n < order.size() && order[from + n].scalar == scalars) ++n;
-    Statement& ins = scalars
-                         ? cached(insert_scalars_, n,
-                                  [](size_t k) {
-                                    return insert_sql("INSERT OR IGNORE", kScalarColumns, rows_sql(scalar_row_sql, k));
-                                  })
-                         : cached(insert_values_, n, [](size_t k) {
-                             return insert_sql("INSERT OR IGNORE", kValueColumns, rows_sql(value_row_sql, k));
-                           });
+    Statement& ins =
+        scalars
+            ? cached(insert_scalars_, n,
+                     [](size_t k) {
+                       return insert_sql("INSERT OR IGNORE", kScalarColumns, repeated_rows_sql(scalar_row_sql(), k));
+                     })
+            : cached(insert_values_, n, [](size_t k) {
+                return insert_sql("INSERT OR IGNORE", kValueColumns, repeated_rows_sql(value_row_sql(), k));
+              });
     ins.bind(kTrialIdParam, trial_id_);
     for (size_t i = 0; i < n; ++i) {
       const Row& r = order[from + i];
