@@ -398,6 +398,7 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
                             r.rec_offset, r.rec_length, r.data_at, static_cast<uint32_t>(r.data_size), r.file});
       else values_.push_back(r);
     } else if (!insert_one(r, f, v.tensor, report)) {
+      if (r.apart) --next_value_id;  // the last id allocated: the next blob takes it, as SQLite will
       continue;
     }
     ++stored;

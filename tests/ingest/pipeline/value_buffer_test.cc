@@ -264,6 +264,37 @@ TEST(ValueBuffer, AValueBufferedEarlierInTheTransactionIsReportedByALaterFile) {
   EXPECT_EQ(w.values(), "a@3/1=3.5 b@3/1=3.5 c@3/1=3.5 ");
 }
 
+// The same with blobs stored apart: the value reported does not take a value_blob id, so the
+// next one's blob is stored under the id its row names (not an ingest stopped by ids out of step).
+TEST(ValueBuffer, AValueReportedAsStoredBeforeLeavesTheNextBlobItsId) {
+  TempDir tmp;
+  Writer w(tmp.path / "t.db", {});
+  std::vector<Status> errors;
+  auto with_blobs = [](PreparedFile f) {
+    for (PreparedValue& v : f.values) {
+      v.has_raw = true;
+      v.blob.owned = v.tensor + std::string(ValueWriter::kInlineBlobBytes, '.');  // stored apart
+    }
+    return f;
+  };
+  {
+    Transaction tx(w.db);
+    PreparedFile a = with_blobs(w.file(3, "worker_0", {"a", "b"}));
+    EXPECT_EQ(w.write(a, &errors), 2u);
+    PreparedFile again = with_blobs(w.file(3, "worker_0", {"b", "c", "d"}));
+    EXPECT_EQ(w.write(again, &errors), 2u);
+    w.writer.flush();
+    tx.commit();
+  }
+  ASSERT_EQ(errors.size(), 1u);
+  Statement q(w.db.handle(),
+              "SELECT tn.name, substr(b.data, 1, 1) FROM value v JOIN tensor tn USING (tensor_id) "
+              "JOIN value_blob b USING (value_id) ORDER BY 1");
+  std::string blobs;
+  while (q.step()) blobs += q.text(0) + "=" + q.text(1) + " ";
+  EXPECT_EQ(blobs, "a=a b=b c=c d=d ");
+}
+
 // A transaction rolled back drops what its buffer held: the next transaction stores only its own.
 TEST(ValueBuffer, ARolledBackTransactionLeavesNothingInTheBuffer) {
   TempDir tmp;
