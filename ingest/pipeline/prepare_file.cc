@@ -19,7 +19,11 @@ namespace trialdb {
 
 namespace {
 
-constexpr uint64_t kMapSpanBytes = 1u << 20;        // spans this large are mapped, not read
+constexpr uint64_t kMapSpanBytes = 1u << 20;  // spans this large are mapped, not read
+// A blob built in place in a mapped span dirties the page its header is written to, which the
+// kernel then copies (the mapping is private): that costs less than copying the value only for
+// records this large. Smaller ones of a mapped span are copied into their blobs.
+constexpr uint64_t kInPlaceMappedRecordBytes = 64u << 10;
 constexpr size_t kParallelDecodeBytes = 16u << 20;  // files larger than this decode on several threads...
 constexpr size_t kParallelRecordBytes = 64u << 20;  // ...unless their records are larger (memory: 2x a record each)
 // What one index entry costs while its file is prepared, beside its record's bytes: taken from
@@ -319,8 +323,9 @@ void prepare_records(TrialSource& src, IndexFile& idx, BudgetTurn& turn, const P
   for_each_index(decoded.size(), helpers, [&](size_t i) {
     decoded[i] = decode_record(idx.tensors[i], f.file.step, span, lo, ev, opt.max_blob_bytes,
                                statistics_of(idx.tensors[i], reduced));
-    // Before the span can go: large tensors are views into it.
-    if (opt.store_values) encode_record(decoded[i], opt.compress, span_data, idx.tensors[i].start - lo, in_place);
+    // Before the span can go: the tensors are views into it.
+    const bool here = in_place && (!mapped || idx.tensors[i].length >= kInPlaceMappedRecordBytes);
+    if (opt.store_values) encode_record(decoded[i], opt.compress, span_data, idx.tensors[i].start - lo, here);
     else encode_header_only(decoded[i]);
   });
   if (mapped && mapped->shrank()) {

@@ -13,9 +13,9 @@ namespace {
 
 constexpr std::string_view kReductionsPrefix = "smdebug/reductions/";
 constexpr std::string_view kAbsPrefix = "abs_";
-// Records at least this large leave their tensor_content in the span (decode_event's borrowing):
-// below it the copy costs less than the wire walk that avoids it.
-constexpr size_t kBorrowContentBytes = 64u << 10;
+// Every record leaves its tensor_content in the span (decode_event's borrowing): the value is then
+// copied once, into its blob, or not at all (encode_record in place), instead of into a string first.
+constexpr size_t kBorrowContentBytes = 0;
 
 // "smdebug/reductions/abs_l2/grad/x" -> ("grad/x", bit of abs l2).
 bool parse_reduction_name(const std::string& name, std::string* tensor, int* bit) {

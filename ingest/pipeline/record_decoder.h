@@ -53,8 +53,8 @@ DecodedRecord decode_record(const IndexEntry& entry, int64_t step, std::string_v
                             const std::string& event_file, uint64_t max_blob_bytes,
                             RecordStatistics statistics = RecordStatistics::kCompute);
 
-// Turns a decoded raw value into its blob and releases the decoded bytes. A large tensor's bytes
-// are a view into the span; uncompressed, its blob is built in place: the blob header is written
+// Turns a decoded raw value into its blob and releases the decoded bytes. A tensor's bytes are a
+// view into the span (decode_record borrows them); uncompressed, its blob is built in place: the blob header is written
 // over the bytes just before them in the same record (its framing and the event's other fields,
 // all decoded by now), so the tensor is never copied between the file and SQLite's pages. That
 // needs `in_place` (no other entry's record overlaps this one) and room in the record;
