@@ -54,11 +54,11 @@ DecodedRecord decode_record(const IndexEntry& entry, int64_t step, std::string_v
                             RecordStatistics statistics = RecordStatistics::kCompute);
 
 // Turns a decoded raw value into its blob and releases the decoded bytes. A tensor's bytes are a
-// view into the span (decode_record borrows them); uncompressed, its blob is built in place: the blob header is written
-// over the bytes just before them in the same record (its framing and the event's other fields,
-// all decoded by now), so the tensor is never copied between the file and SQLite's pages. That
-// needs `in_place` (no other entry's record overlaps this one) and room in the record;
-// otherwise the blob is a copy.
+// view into the span (decode_record borrows them); uncompressed, its blob is built in place: the
+// blob header is written over the bytes just before them in the same record (its framing and the
+// event's other fields, all decoded by now), so the tensor is never copied between the file and
+// SQLite's pages. That needs `in_place` (no other entry's record overlaps this one, and the caller
+// allows it) and room in the record; otherwise the blob is a copy.
 void encode_record(DecodedRecord& d, bool compress, char* span, size_t record_start, bool in_place);
 
 // Instead of encode_record, for ingest --values none: the blob is the header alone, flagged as
