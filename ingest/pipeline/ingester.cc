@@ -220,6 +220,7 @@ IngestStats Ingester::run_once() {
     const int64_t completed = steps_->complete(catalog_->expected_workers(), false, *summary_);
     tx->commit();
     tx.reset();
+    if (bulk) bulk->size_cache(false);  // what runs between transactions (rules) reads at random
     if (checkpointer) checkpointer->after_commit();
     tx_bytes = tx_files = 0;
     completed_steps(completed);
@@ -260,6 +261,8 @@ IngestStats Ingester::run_once() {
         if (opt_.strict && !f.errors.empty()) stop_strict(f.errors.front());
         if (!tx) tx = std::make_unique<Transaction>(db_);
         write_file(f, &stats);
+        // Whether the transaction only appends is known once its first file is written.
+        if (bulk && tx_files == 0) bulk->size_cache(writer_->defers_step_index());
         if (f.mapped_span && f.mapped_span->shrank())  // the open transaction is rolled back
           throw Error(Status::io("the file shrank while its tensors were being stored (truncated by another "
                                  "process?); nothing of it was stored. Run the ingest again.")

@@ -81,6 +81,9 @@ class ValueWriter {
   void flush();
   // Drops the buffered rows: their transaction is being rolled back.
   void discard();
+  // Whether the open transaction left value_by_step out (value had no row when it began): then
+  // none of its inserts lands out of its table's key order (BulkLoad::size_cache).
+  bool defers_step_index() const { return step_index_.deferred(); }
 
  private:
   struct BufferedValue;

@@ -43,9 +43,23 @@ class BulkLoad {
   // last transaction began (a query: for decisions per commit, not per row).
   bool in_effect() const;
 
+  // Sizes the connection's page cache for the rest of the open transaction: small when it only
+  // appends (`appending`: none of its inserts lands out of its table's key order) and the load
+  // is in effect, else the usual kPageCacheKiB, which the destructor also puts back.
+  //
+  // Why: a transaction that only appends never reads back a page it let go, so a large cache
+  // only costs: its memory is faulted in page by page, and its dirty pages wait in it for the
+  // commit, which then writes them all at once instead of as the load goes (bench/README.md,
+  // "The page cache of a bulk load"). A transaction that inserts out of key order (into
+  // value_by_step, kept row by row once value holds rows) comes back to its pages, and a small
+  // cache would write and read each of them many times. In WAL mode (a load another connection
+  // moved back to WAL) a page spilled and written again costs a rewrite of the WAL at commit.
+  void size_cache(bool appending);
+
  private:
   Database& db_;
   bool active_ = false;
+  int64_t page_size_ = 0;  // the file's
   std::unique_ptr<EarlyWriteback> writeback_;
 };
 

@@ -29,6 +29,12 @@ std::string journal_mode(Database& db) {
   return q.step() ? q.text(0) : "";
 }
 
+// The connection's page cache in KiB (PRAGMA cache_size says -KiB where it was set so).
+int64_t cache_kib(Database& db) {
+  Statement q(db.handle(), "PRAGMA cache_size");
+  return q.step() ? -q.int64(0) : 0;
+}
+
 int64_t synchronous(Database& db) {
   Statement q(db.handle(), "PRAGMA synchronous");
   return q.step() ? q.int64(0) : -1;
@@ -128,6 +134,42 @@ TEST(BulkLoad, AnotherConnectionSwitchingBackToWalMidLoadLosesNothing) {
     EXPECT_GT(wal_bytes(path), uintmax_t{8} << 20) << "the writer did not follow the file into WAL mode";
   }
   EXPECT_EQ(journal_mode(db), "wal");
+  OtherConnection check(path);
+  EXPECT_EQ(check.count("SELECT count(*) FROM filler"), 16);
+  EXPECT_EQ(check.count("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+}
+
+// A transaction that only appends gets a small page cache; any other, what runs after the load and
+// a load moved back to WAL keep the connection's usual one.
+TEST(BulkLoad, OnlyATransactionThatAppendsTakesASmallPageCache) {
+  test::TempDir tmp("trialdb_bulk");
+  const std::string path = tmp / "t.db";
+  Database db(path, OpenMode::kCreate, write_combining_vfs_name());
+  ASSERT_EQ(cache_kib(db), kPageCacheKiB);
+  {
+    BulkLoad bulk(db);
+    ASSERT_TRUE(bulk.in_effect());
+    bulk.size_cache(true);
+    const int64_t appending = cache_kib(db);
+    EXPECT_GT(appending, 0);
+    EXPECT_LT(appending, kPageCacheKiB / 4);
+    write_transaction(db, 1);  // 8 MiB through the small cache: spilled as it goes
+    bulk.size_cache(false);
+    EXPECT_EQ(cache_kib(db), kPageCacheKiB) << "a transaction inserting out of key order re-reads its pages";
+    bulk.size_cache(true);
+  }
+  EXPECT_EQ(cache_kib(db), kPageCacheKiB) << "the load's end puts the usual cache back";
+  {
+    BulkLoad bulk(db);
+    ASSERT_TRUE(bulk.in_effect());
+    {
+      Database other(path);  // switches the file back to WAL
+    }
+    write_transaction(db, 2);
+    ASSERT_FALSE(bulk.in_effect());
+    bulk.size_cache(true);
+    EXPECT_EQ(cache_kib(db), kPageCacheKiB) << "a WAL transaction rewrites the WAL for every page spilled twice";
+  }
   OtherConnection check(path);
   EXPECT_EQ(check.count("SELECT count(*) FROM filler"), 16);
   EXPECT_EQ(check.count("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
