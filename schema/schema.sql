@@ -220,16 +220,17 @@ CREATE TABLE IF NOT EXISTS bucket_octave (
   scale  REAL NOT NULL                       -- its buckets' width, first / 128
 );
 CREATE INDEX IF NOT EXISTS bucket_octave_by_first ON bucket_octave(first);
+-- Filled once, in octave order: octave 0 has octave 1's scale (2^-1029), and from octave 1
+-- (2^-1022, the smallest normal float64) each octave doubles the one before, exactly. The seed's
+-- NOT EXISTS leaves the statement nothing to do on every later open of the file.
 WITH RECURSIVE
-  up(octave, first, scale) AS (
-    SELECT 1023, 1.0, 0.0078125
-    UNION ALL SELECT octave + 1, first * 2, scale * 2 FROM up WHERE octave < 2046),
-  down(octave, first, scale) AS (
-    SELECT 1022, 0.5, 0.00390625
-    UNION ALL SELECT octave - 1, first / 2, scale / 2 FROM down WHERE octave > 1)
+  octaves(octave, first, scale) AS (
+    SELECT 0, 0.0, 1.7383389519587512e-310 WHERE NOT EXISTS (SELECT 1 FROM bucket_octave)
+    UNION ALL
+    SELECT octave + 1, iif(octave = 0, 2.2250738585072014e-308, first * 2), iif(octave = 0, scale, scale * 2)
+    FROM octaves WHERE octave < 2046)
 INSERT INTO bucket_octave(octave, first, scale)
-SELECT * FROM (SELECT * FROM up UNION ALL SELECT * FROM down UNION ALL SELECT 0, 0.0, scale FROM down WHERE octave = 1)
-WHERE NOT EXISTS (SELECT 1 FROM bucket_octave);
+SELECT * FROM octaves;
 
 -- The event files raw values were read from, one row per file, so that a value's location is
 -- three integers (value.file_id, rec_offset, rec_length).

@@ -1,6 +1,7 @@
 // The histogram views' functions (sqlext/fn_histogram.cc): histogram_json, histogram_of_element
 // and histogram_each, against the plain-SQL arithmetic on bucket_octave (schema.sql) that the views
 // used over the JSON text, on values at the edges of the grid.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -49,6 +50,22 @@ std::vector<double> edge_values() {
 }
 
 // A one-element value's histogram is the bucket the views' octave arithmetic finds for it.
+// Every octave's edges exactly (first 2^(octave - 1023), scale first / 128; octave 0 the
+// subnormals, first 0 and octave 1's scale), and the schema run again on a file that has them adds
+// none.
+TEST_F(HistogramFn, TheOctaveTableHoldsEveryOctavesExactEdgesOnce) {
+  for (int octave = 0; octave <= 2046; ++octave) {
+    const double first = octave == 0 ? 0.0 : std::ldexp(1.0, octave - 1023);
+    const double scale = std::ldexp(1.0, std::max(octave, 1) - 1023 - 7);
+    ASSERT_EQ(q("SELECT first = " + sql_real(first) + " AND scale = " + sql_real(scale) +
+                " FROM bucket_octave WHERE octave = " + std::to_string(octave)),
+              "1")
+        << "octave " << octave;
+  }
+  ASSERT_EQ(c.exec(schema_sql()), "");
+  EXPECT_EQ(q("SELECT count(*) || ' ' || min(octave) || ' ' || max(octave) FROM bucket_octave"), "2047 0 2046");
+}
+
 TEST_F(HistogramFn, AnElementsHistogramIsTheBucketTheOctaveArithmeticFinds) {
   for (double x : edge_values()) {
     const std::string v = sql_real(x);
