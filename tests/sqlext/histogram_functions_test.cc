@@ -49,14 +49,13 @@ std::vector<double> edge_values() {
   return xs;
 }
 
-// A one-element value's histogram is the bucket the views' octave arithmetic finds for it.
 // Every octave's edges exactly (first 2^(octave - 1023), scale first / 128; octave 0 the
 // subnormals, first 0 and octave 1's scale), and the schema run again on a file that has them adds
 // none.
 TEST_F(HistogramFn, TheOctaveTableHoldsEveryOctavesExactEdgesOnce) {
   for (int octave = 0; octave <= 2046; ++octave) {
     const double first = octave == 0 ? 0.0 : std::ldexp(1.0, octave - 1023);
-    const double scale = std::ldexp(1.0, std::max(octave, 1) - 1023 - 7);
+    const double scale = std::ldexp(1.0, std::max(octave, 1) - 1023) / 128;
     ASSERT_EQ(q("SELECT first = " + sql_real(first) + " AND scale = " + sql_real(scale) +
                 " FROM bucket_octave WHERE octave = " + std::to_string(octave)),
               "1")
@@ -66,6 +65,7 @@ TEST_F(HistogramFn, TheOctaveTableHoldsEveryOctavesExactEdgesOnce) {
   EXPECT_EQ(q("SELECT count(*) || ' ' || min(octave) || ' ' || max(octave) FROM bucket_octave"), "2047 0 2046");
 }
 
+// A one-element value's histogram is the bucket the views' octave arithmetic finds for it.
 TEST_F(HistogramFn, AnElementsHistogramIsTheBucketTheOctaveArithmeticFinds) {
   for (double x : edge_values()) {
     const std::string v = sql_real(x);
