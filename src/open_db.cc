@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "schema/new_file_images.h"
 #include "sqlext/register.h"
 
 namespace trialdb::cli {
@@ -23,6 +24,9 @@ std::unique_ptr<Database> open_db(const std::string& path, OpenMode mode, const 
   if (mode != OpenMode::kCreate && !std::filesystem::is_regular_file(path, ec))
     throw Error(ErrorKind::kIo,
                 "no database at " + path + " (create one with: trialdb ingest TRIAL --db " + path + ")");
+  // A new file starts as a copy of this build's image of an empty database (new_file_image.h).
+  if (mode == OpenMode::kCreate)
+    if (const NewFileImage* image = find_new_file_image(new_file_page_size)) create_from_image(path, *image);
   auto db = std::make_unique<Database>(path, mode, vfs, std::move(written_tables), new_file_page_size);
   if (trialdb_register_sql_functions(db->handle()) != SQLITE_OK)
     throw Error(Status::database("cannot register the trialdb SQL functions").at(path));
