@@ -26,6 +26,10 @@ PageSizeLimits page_size_limits() {
   return {kPageSize, kSqliteLargestPageSize, static_cast<uint64_t>(kPageCacheKiB) * 1024};
 }
 
+void set_page_cache_kib(sqlite3* db, int64_t kib) {
+  sqlite3_exec(db, ("PRAGMA cache_size=-" + std::to_string(kib)).c_str(), nullptr, nullptr, nullptr);
+}
+
 bool is_corruption(int sqlite_code) {
   const int primary = sqlite_code & 0xff;
   return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB;
@@ -287,7 +291,7 @@ void Database::setup_read_only() {
   // writable_schema pragma, shadow tables) are off, like every write on a read-only connection.
   sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
   try {
-    exec("PRAGMA cache_size=-" + std::to_string(kPageCacheKiB));
+    set_page_cache_kib(db_, kPageCacheKiB);
     check_trialdb(false);
     check_file_size();
   } catch (const Error& e) {
@@ -363,7 +367,7 @@ void Database::setup() {
   // A write transaction touches one leaf of value per tensor (the table is clustered by tensor):
   // those pages must stay in the cache, or SQLite spills them to the WAL mid-transaction and
   // rewrites (and re-checksums) every later frame at commit. The cache grows only as needed.
-  exec("PRAGMA cache_size=-" + std::to_string(kPageCacheKiB));
+  set_page_cache_kib(db_, kPageCacheKiB);
   exec("BEGIN IMMEDIATE");
   try {
     exec(schema_sql());

@@ -42,6 +42,10 @@ inline constexpr int kPageSize = 2048;
 // Each connection's page cache (PRAGMA cache_size, which takes KiB when negative).
 inline constexpr int64_t kPageCacheKiB = 32768;
 
+// Sets db's page cache to `kib` KiB (PRAGMA cache_size, negative for KiB). Not checked: a size
+// only sets speed, and SQLite refuses no value of it.
+void set_page_cache_kib(sqlite3* db, int64_t kib);
+
 // The page sizes a new database may take (page_size_policy.h chooses among them).
 PageSizeLimits page_size_limits();
 

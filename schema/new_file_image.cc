@@ -92,8 +92,8 @@ MadeImage make_new_file_image(int page_size, const std::string& scratch_dir) {
       file.find(uid) != std::string::npos)
     throw Error(ErrorKind::kDatabase, "the new database's uid is not in one place of its file", path);
   MadeImage made{std::string(ZSTD_compressBound(file.size()), '\0'), file.size(), at};
-  const size_t compressed = ZSTD_compress(made.compressed.data(), made.compressed.size(), file.data(), file.size(),
-                                          ZSTD_maxCLevel());
+  const size_t compressed =
+      ZSTD_compress(made.compressed.data(), made.compressed.size(), file.data(), file.size(), ZSTD_maxCLevel());
   if (ZSTD_isError(compressed)) throw Error(ErrorKind::kDatabase, "zstd cannot compress the new database", path);
   made.compressed.resize(compressed);
   return made;
@@ -105,8 +105,8 @@ bool create_from_image(const std::string& path, const NewFileImage& image) {
     if (!nothing_at(path + suffix)) return false;  // SQLite would take them for this file's
   std::string bytes(image.bytes, '\0');
   if (ZSTD_decompress(bytes.data(), bytes.size(), image.compressed, image.compressed_bytes) != image.bytes ||
-      image.uid_offset > bytes.size() - kUidChars ||
-      bytes.compare(image.uid_offset, kUidChars, kUidPlaceholder) != 0 || !random_uid(bytes.data() + image.uid_offset))
+      image.uid_offset > bytes.size() - kUidChars || bytes.compare(image.uid_offset, kUidChars, kUidPlaceholder) != 0 ||
+      !random_uid(bytes.data() + image.uid_offset))
     return false;
   // Written whole beside it first, so that no other process opens a part of it.
   const std::string temp = temp_path_of(path).string();

@@ -16,11 +16,6 @@ namespace {
 constexpr int64_t kAppendingCacheKiB = 2048;
 constexpr int64_t kAppendingCachePages = 64;
 
-// Not checked: a size is only a setting of speed, and the destructor may not throw.
-void set_cache_kib(sqlite3* db, int64_t kib) {
-  sqlite3_exec(db, ("PRAGMA cache_size=-" + std::to_string(kib)).c_str(), nullptr, nullptr, nullptr);
-}
-
 }  // namespace
 
 BulkLoad::BulkLoad(Database& db) : db_(db) {
@@ -38,9 +33,9 @@ bool BulkLoad::in_effect() const { return active_ && journal_mode(db_.handle()) 
 
 void BulkLoad::size_cache(bool appending) {
   if (!active_) return;
-  set_cache_kib(db_.handle(), appending && in_effect()
-                                  ? std::max(kAppendingCacheKiB, kAppendingCachePages * page_size_ / 1024)
-                                  : kPageCacheKiB);
+  set_page_cache_kib(db_.handle(), appending && in_effect()
+                                       ? std::max(kAppendingCacheKiB, kAppendingCachePages * page_size_ / 1024)
+                                       : kPageCacheKiB);
 }
 
 BulkLoad::~BulkLoad() {
