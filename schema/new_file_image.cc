@@ -14,7 +14,6 @@
 #include <sstream>
 
 #include "schema/database.h"
-#include "schema/temp_path.h"
 
 namespace trialdb {
 
@@ -52,16 +51,6 @@ bool write_all(int fd, const std::string& bytes) {
     if (n <= 0) return false;
     done += static_cast<size_t>(n);
   }
-  return true;
-}
-
-// Moves temp to path unless something is at path. False (temp left) when it did not.
-bool rename_no_replace(const std::string& temp, const std::string& path) {
-  if (renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) return true;
-  if (errno != EINVAL && errno != ENOSYS) return false;
-  // A file system without RENAME_NOREPLACE: a hard link also fails when path exists.
-  if (link(temp.c_str(), path.c_str()) != 0) return false;
-  unlink(temp.c_str());
   return true;
 }
 
@@ -108,14 +97,18 @@ bool create_from_image(const std::string& path, const NewFileImage& image) {
       image.uid_offset > bytes.size() - kUidChars || bytes.compare(image.uid_offset, kUidChars, kUidPlaceholder) != 0 ||
       !random_uid(bytes.data() + image.uid_offset))
     return false;
-  // Written whole beside it first, so that no other process opens a part of it.
-  const std::string temp = temp_path_of(path).string();
-  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return false;  // another process is making it, or a folder we cannot write to
-  const bool written = write_all(fd, bytes) && fdatasync(fd) == 0;
-  if (close(fd) == 0 && written && rename_no_replace(temp, path)) return true;
-  unlink(temp.c_str());
-  return false;
+  // Written whole into an unnamed file of the folder, then given its name by a link, which fails
+  // if anything took the name meanwhile: no other process sees a part of it, and a crash leaves
+  // nothing behind.
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  const int fd = open(folder.empty() ? "." : folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0) return false;  // a folder we cannot write to, or a file system without O_TMPFILE
+  char self[32];             // its name in /proc, which linkat takes without CAP_DAC_READ_SEARCH
+  std::snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+  const bool created = write_all(fd, bytes) && fdatasync(fd) == 0 &&
+                       linkat(AT_FDCWD, self, AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0;
+  close(fd);
+  return created;
 }
 
 }  // namespace trialdb

@@ -46,9 +46,10 @@ struct MadeImage {
 MadeImage make_new_file_image(int page_size, const std::string& scratch_dir);
 
 // Creates the database file `path` as a copy of image with a new random uid, only if nothing is
-// at `path` (not even a dangling link) nor at its -wal or -journal: the file appears whole, by a
-// rename that never replaces one, or not at all. False when it did not create it (the caller
-// opens `path` as before, and SQLite creates it or says why it cannot).
+// at `path` (not even a dangling link) nor at its -wal, -journal or -shm: the file appears whole
+// (an unnamed file of the folder, linked to its name if the name is still free) or not at all.
+// False when it did not create it (the caller opens `path` as before, and SQLite creates it or
+// says why it cannot).
 bool create_from_image(const std::string& path, const NewFileImage& image);
 
 }  // namespace trialdb

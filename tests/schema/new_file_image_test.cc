@@ -1,8 +1,8 @@
 // A new database from this build's image (schema/new_file_image.h): at every page size the copy
 // holds what Database(kCreate) makes of a new file (the same schema, rows, settings and pages),
-// with a random uid of its own; and create_from_image never replaces or hides anything that is
-// there already: a file (even an empty one), a link, a WAL or journal, another process's copy in
-// the making.
+// with a random uid of its own, and nothing else left in the folder; and create_from_image never
+// replaces or hides anything that is there already: a file (even an empty one), a link, a WAL,
+// journal or shared-memory file.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -18,7 +18,6 @@
 #include "schema/database.h"
 #include "schema/new_file_images.h"
 #include "schema/page_size_policy.h"
-#include "schema/temp_path.h"
 #include "tests/common/file_bytes.h"
 #include "tests/common/temp_dir.h"
 
@@ -42,8 +41,8 @@ std::string uid_of(const Database& db) {
 // (the uid left out: each file has its own).
 std::map<std::string, std::string> contents(const Database& db) {
   std::map<std::string, std::string> out;
-  for (const char* pragma : {"page_size", "page_count", "freelist_count", "auto_vacuum", "application_id", "user_version",
-                             "journal_mode", "encoding"}) {
+  for (const char* pragma : {"page_size", "page_count", "freelist_count", "auto_vacuum", "application_id",
+                             "user_version", "journal_mode", "encoding"}) {
     Statement q(db.handle(), std::string("PRAGMA ") + pragma);
     out[pragma] = q.step() ? q.text(0) : "";
   }
@@ -93,7 +92,6 @@ TEST(NewFileImage, ACopyHoldsWhatTheSchemaMakesOfANewFile) {
     const std::string made = tmp / ("made-" + std::to_string(size) + ".db");
     const std::string copied = tmp / ("copied-" + std::to_string(size) + ".db");
     ASSERT_TRUE(create_from_image(copied, image_of(size)));
-    EXPECT_FALSE(std::filesystem::exists(temp_path_of(copied)));
     Database by_schema(made, OpenMode::kCreate, nullptr, {}, size);
     Database by_image(copied, OpenMode::kCreate, nullptr, {}, size);
     EXPECT_EQ(contents(by_image), contents(by_schema));
@@ -114,12 +112,17 @@ TEST(NewFileImage, EachCopyHasAUidOfItsOwn) {
   EXPECT_TRUE(is_uid(b)) << b;
   EXPECT_NE(a, b);
   EXPECT_EQ(test::file_bytes(tmp / "a.db").find(kUidPlaceholder), std::string::npos);
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(tmp.path)) ++files;
+  EXPECT_EQ(files, 2u);  // a.db and b.db, nothing written on the way
 }
 
 TEST(NewFileImage, NeverReplacesOrHidesWhatIsThere) {
   TempDir tmp;
   const NewFileImage& image = image_of(kPageSize);
-  auto write = [](const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; };
+  auto write = [](const std::string& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary) << bytes;
+  };
 
   const std::string empty = tmp / "empty.db";  // an empty file is SQLite's to make a database of
   write(empty, "");
@@ -144,20 +147,12 @@ TEST(NewFileImage, NeverReplacesOrHidesWhatIsThere) {
     EXPECT_EQ(test::file_bytes(path + suffix), "left behind");
   }
 
-  const std::string racing = tmp / "racing.db";  // another process is writing its copy
-  write(temp_path_of(racing), "half");
-  EXPECT_FALSE(create_from_image(racing, image));
-  EXPECT_FALSE(std::filesystem::exists(racing));
-  EXPECT_EQ(test::file_bytes(temp_path_of(racing)), "half");
-
   EXPECT_FALSE(create_from_image(tmp / "no-such-folder/a.db", image));
 }
 
 TEST(NewFileImage, ACopyIsMadeWithTheModeSQLiteGivesANewFile) {
   TempDir tmp;
-  {
-    Database by_schema(tmp / "made.db");
-  }
+  { Database by_schema(tmp / "made.db"); }
   ASSERT_TRUE(create_from_image(tmp / "copied.db", image_of(kPageSize)));
   struct stat made, copied;
   ASSERT_EQ(stat((tmp / "made.db").c_str(), &made), 0);
