@@ -68,8 +68,7 @@ MadeImage make_new_file_image(int page_size, const std::string& scratch_dir) {
     }
     // The same length: SQLite rewrites the row in place, so the random uid leaves no trace.
     db.exec(std::string("UPDATE database_identity SET uid = '") + kUidPlaceholder + "'");
-    db.exec("PRAGMA journal_mode=DELETE");
-  }
+  }  // closing checkpoints the WAL into the file and removes it
   std::ifstream in(path, std::ios::binary);
   std::ostringstream bytes;
   bytes << in.rdbuf();

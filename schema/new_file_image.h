@@ -7,10 +7,10 @@
 // about 8 ms here), then commits it through the WAL: most of the fixed cost of ingesting a small
 // trial into a new file (bench/README.md, "A new database from an image").
 //
-// The image is the file Database(kCreate) leaves, in rollback-journal mode (so a copy is opened
-// as a new file would be, with no WAL of its own to look for) and with one placeholder where its
-// database_identity.uid goes: each copy gets a random uid of its own there, as schema.sql gives
-// a file it creates.
+// The image is the file Database(kCreate) leaves once closed: in WAL mode, as every opening
+// leaves it (a copy is made only where no WAL, journal or shared memory is, so it never takes
+// another file's for its own), and with one placeholder where its database_identity.uid goes:
+// each copy gets a random uid of its own there, as schema.sql gives a file it creates.
 //
 //   if (const NewFileImage* image = find_new_file_image(page_size)) create_from_image(path, *image);
 //   Database db(path, OpenMode::kCreate, ...);  // the copy, or a new file as before
