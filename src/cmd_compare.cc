@@ -84,16 +84,12 @@ namespace {
 std::string number(double v, bool short_form) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[40];
   if (short_form) {
+    char buf[40];
     std::snprintf(buf, sizeof buf, "%.6g", v);
     return buf;
   }
-  for (int prec = 6; prec <= 17; ++prec) {  // shortest text that reads back as the same double
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
+  return shortest_real(v);
 }
 
 double ratio(double a, double b) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -136,6 +137,26 @@ int g_real_digits = 0;  // 0: the shortest text that reads back as the same doub
 
 void set_real_digits(int digits) { g_real_digits = digits; }
 
+std::string shortest_real(double d) {
+  char buf[48];
+  if (!std::isfinite(d)) {
+    std::snprintf(buf, sizeof buf, "%g", d);
+    return buf;
+  }
+  // The shortest digits that read back as d (std::to_chars without a precision) bound the
+  // precision from below: no "%.*g" text of fewer significant digits reads back as d. The one of
+  // that many may still not (around a power of two the interval of d is lopsided): the next then.
+  auto text = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  const int digits =
+      static_cast<int>(std::count_if(buf, std::find(buf, text.ptr, 'e'), [](char c) { return c >= '0' && c <= '9'; }));
+  for (int precision = std::max(kMinRealPrecision, digits);; ++precision) {
+    text = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::general, precision);
+    double back = 0;
+    std::from_chars(buf, text.ptr, back);
+    if (back == d || precision >= kMaxRealPrecision) return std::string(buf, text.ptr);
+  }
+}
+
 std::string format_real(double d) {
   if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
   if (g_real_digits > 0) {
@@ -143,15 +164,7 @@ std::string format_real(double d) {
     std::snprintf(b, sizeof b, "%.*g", g_real_digits, d);
     return b;
   }
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", d);
-  // Shortest form that round-trips.
-  for (int prec = 6; prec <= 17; ++prec) {
-    char b2[40];
-    std::snprintf(b2, sizeof b2, "%.*g", prec, d);
-    if (std::strtod(b2, nullptr) == d) return b2;
-  }
-  return buf;
+  return shortest_real(d);
 }
 
 nlohmann::ordered_json json_number(double v) {

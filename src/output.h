@@ -28,8 +28,13 @@ void print_query(sqlite3* db, const std::string& sql, Format format, std::ostrea
 // 2 AS a_2, 3 AS a: a, a_2, a_3), so no two columns ever share a key.
 std::vector<std::string> json_keys(const std::vector<std::string>& names);
 
-// How every command prints a REAL: the shortest text that reads back as the same double, or
-// with `digits` significant digits once set (--precision).
+// The shortest "%.<p>g" text (p at least kMinRealPrecision) that reads back as d: "0.1", "1e-05",
+// "100000", "123456789", "0.30000000000000004"; non-finite as "%g" writes it ("inf", "-nan").
+inline constexpr int kMinRealPrecision = 6, kMaxRealPrecision = 17;
+std::string shortest_real(double d);
+
+// How every command prints a REAL: shortest_real, or with `digits` significant digits once set
+// (--precision).
 std::string format_real(double d);
 void set_real_digits(int digits);
 

@@ -221,6 +221,35 @@ p = run("sql", "--db", db, "--json", "--csv", "SELECT 1")
 check(p.returncode == 2, "sql --json --csv refused: rc %d" % p.returncode)
 p = run("sql", "--db", db, "--precision", "3", "--csv", "SELECT 3.14159265 AS pi")
 check(p.returncode == 0 and p.stdout == "pi\n3.14\n", "sql --precision: %r" % p.stdout)
+
+
+# A REAL prints as the "%.<p>g" text of the smallest p >= 6 that reads back as the same double.
+def shortest_g(x):
+    for p in range(6, 18):
+        if float("%.*g" % (p, x)) == x:
+            return "%.*g" % (p, x)
+    return "%.17g" % x
+
+
+import random
+rng = random.Random(7)
+reals = [0.1, 1e-05, 100000.0, 1e6, 123456789.0, 0.30000000000000004, 5e-324, 2.2250738585072014e-308,
+         1.7976931348623157e308, 2.0 ** -1022 * 3, 9007199254740993.0]
+reals += [2.0 ** e for e in range(-1074, 1024, 7)]  # around a power of two the shortest digits may not do
+reals += [struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0] for _ in range(3000)]
+reals += [float(struct.unpack("<f", struct.pack("<I", rng.getrandbits(32)))[0]) for _ in range(3000)]
+# (-0.0 is left out: a REAL column stores it as the integer 0.)
+reals = [x for x in reals if x == x and abs(x) != float("inf")]
+reals_db = os.path.join(WORK, "reals.db")
+shutil.copy(db, reals_db)
+with sqlite3.connect(reals_db) as conn:
+    conn.execute("CREATE TABLE reals(i INTEGER PRIMARY KEY, x REAL)")
+    conn.executemany("INSERT INTO reals(x) VALUES (?)", [(x,) for x in reals])
+conn.close()
+p = run("sql", "--db", reals_db, "--csv", "SELECT x FROM reals ORDER BY i")
+printed = p.stdout.splitlines()[1:] if p.returncode == 0 else []
+wrong = [(x, s) for x, s in zip(reals, printed) if s != shortest_g(x)]
+check(len(printed) == len(reals) and not wrong, "sql prints each REAL in its shortest %%g text: %r %r" % (wrong[:5], p.stderr))
 # Rows stream: 3 million rows of CSV in far less memory than the rows take.
 import resource
 before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
