@@ -305,6 +305,22 @@ TEST(NumberDictionary, KeysFindTheTablesIndexOnly) {
   EXPECT_EQ(d.size(), 2u);
 }
 
+// histogram_buckets names each edge by its bucket, negative for negative values: the edges of a
+// value's negative buckets and of its positive ones stay cached side by side, whatever the
+// magnitudes (modulo a power of two, bucket -(2^17 - d) is bucket 2^17 + d).
+TEST(NumberDictionary, NegativeKeysKeepOutOfThePositiveOnesSlots) {
+  NumberDictionary d;
+  constexpr int64_t kMirror = int64_t{1} << 17;
+  for (int64_t offset = 1; offset <= 1000; offset += 37) {
+    const int64_t positive = kMirror + offset, negative = -(kMirror - offset);
+    const uint64_t p = std::bit_cast<uint64_t>(static_cast<double>(positive));
+    const uint64_t n = std::bit_cast<uint64_t>(static_cast<double>(negative));
+    const uint32_t p_index = d.insert(p, positive).first, n_index = d.insert(n, negative).first;
+    EXPECT_EQ(d.cached(p, positive), p_index) << offset;
+    EXPECT_EQ(d.cached(n, negative), n_index) << offset;
+  }
+}
+
 TEST(FileWriter, KeyedValuesNeedAKeyEach) {
   StringSink sink;
   FileWriter w({{"a", ColumnType::kDouble}}, sink);
