@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "export/target.h"
+#include "schema/fd_write.h"
 #include "schema/status.h"
 #include "schema/temp_path.h"
 
@@ -73,12 +74,7 @@ class LocalFile : public OutputFile {
   }
 
   void write(std::string_view bytes) override {
-    while (!bytes.empty()) {
-      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw io_error("cannot write", temp_.string());
-      bytes.remove_prefix(static_cast<size_t>(n));
-    }
+    if (!write_fully(fd_, bytes)) throw io_error("cannot write", temp_.string());
   }
 
   void commit() override {

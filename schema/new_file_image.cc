@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "schema/database.h"
+#include "schema/fd_write.h"
 
 namespace trialdb {
 
@@ -40,16 +41,6 @@ bool random_uid(char out[kUidChars]) {
   for (size_t i = 0; i < sizeof raw; ++i) {
     out[2 * i] = kHex[raw[i] >> 4];
     out[2 * i + 1] = kHex[raw[i] & 0xF];
-  }
-  return true;
-}
-
-bool write_all(int fd, const std::string& bytes) {
-  for (size_t done = 0; done < bytes.size();) {
-    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
   }
   return true;
 }
@@ -104,7 +95,7 @@ bool create_from_image(const std::string& path, const NewFileImage& image) {
   if (fd < 0) return false;  // a folder we cannot write to, or a file system without O_TMPFILE
   char self[32];             // its name in /proc, which linkat takes without CAP_DAC_READ_SEARCH
   std::snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
-  const bool created = write_all(fd, bytes) && fdatasync(fd) == 0 &&
+  const bool created = write_fully(fd, bytes) && fdatasync(fd) == 0 &&
                        linkat(AT_FDCWD, self, AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0;
   close(fd);
   return created;

@@ -10,6 +10,7 @@
 
 #include "ingest/format/tfrecord.h"
 #include "ingest/format/event_encoder.h"
+#include "schema/fd_write.h"
 #include "schema/status.h"
 
 namespace trialdb::tensorboard {
@@ -62,13 +63,7 @@ void EventFile::append(std::string_view event) {
 }
 
 void EventFile::flush() {
-  std::string_view bytes = buffer_;
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw io_error("cannot write", temp_);
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
+  if (!write_fully(fd_, buffer_)) throw io_error("cannot write", temp_);
   buffer_.clear();
 }
 
