@@ -465,9 +465,13 @@ __attribute__((target("avx2"))) inline void list_group(int mask, __m256i* offset
 // eight keys are packed into one register of 16-bit keys, so that a compare covers sixteen
 // elements. The packing saturates: the one key past 16 bits (kKeys - 1, a negative NaN's) reads as
 // 0xFFFF, another NaN's key, and the wanted keys (finite buckets') are below both.
+// The body is inlined into one function per instruction set (list_vector below): AVX2's 16
+// registers spill some of twelve or sixteen wanted keys, AVX-512VL's 32 hold them all.
 template <size_t kCompared>
-__attribute__((target("avx2"))) int64_t list_avx2(const uint8_t* p, int64_t start, int64_t len, const uint32_t* keys,
-                                                  size_t count, int32_t* hits) {
+[[gnu::always_inline]] inline __attribute__((target("avx2"))) int64_t list_vector_body(const uint8_t* p, int64_t start,
+                                                                                       int64_t len,
+                                                                                       const uint32_t* keys,
+                                                                                       size_t count, int32_t* hits) {
   __m256i wanted[kCompared];
   for (size_t k = 0; k < kCompared; ++k) wanted[k] = _mm256_set1_epi16(static_cast<int16_t>(keys[k < count ? k : 0]));
   // hit: 16-bit lanes of packed keys, 0xFFFF where wanted. _mm256_packus_epi32(a, b) packs within
@@ -506,17 +510,36 @@ __attribute__((target("avx2"))) int64_t list_avx2(const uint8_t* p, int64_t star
   return n;
 }
 
+template <size_t kCompared>
+__attribute__((target("avx2"))) int64_t list_avx2(const uint8_t* p, int64_t start, int64_t len, const uint32_t* keys,
+                                                  size_t count, int32_t* hits) {
+  return list_vector_body<kCompared>(p, start, len, keys, count, hits);
+}
+
+template <size_t kCompared>
+__attribute__((target("avx2,avx512f,avx512vl"))) int64_t list_avx512vl(const uint8_t* p, int64_t start, int64_t len,
+                                                                       const uint32_t* keys, size_t count,
+                                                                       int32_t* hits) {
+  return list_vector_body<kCompared>(p, start, len, keys, count, hits);
+}
+
+template <size_t kCompared>
+int64_t list_vector(const uint8_t* p, int64_t start, int64_t len, const uint32_t* keys, size_t count, int32_t* hits) {
+  return cpu_has_avx512vl() ? list_avx512vl<kCompared>(p, start, len, keys, count, hits)
+                            : list_avx2<kCompared>(p, start, len, keys, count, hits);
+}
+
 }  // namespace
 
 int64_t Float32KeyCounter::list_wanted_keys(const uint8_t* p, int64_t start, int64_t len, const uint32_t* keys,
                                             size_t count, int32_t* hits) {
-  // list_avx2 compares 16-bit keys: every finite bucket's key is below the one saturated key.
+  // list_vector compares 16-bit keys: every finite bucket's key is below the one saturated key.
   static_assert(kNegativeKeys + kInfinityKey < 0xFFFF && kKeys - 1 == 0x10000);
   // The fewest compares that hold the list, in steps of four.
-  if (count <= 4) return list_avx2<4>(p, start, len, keys, count, hits);
-  if (count <= 8) return list_avx2<8>(p, start, len, keys, count, hits);
-  if (count <= 12) return list_avx2<12>(p, start, len, keys, count, hits);
-  return list_avx2<kMaxComparedKeys>(p, start, len, keys, count, hits);
+  if (count <= 4) return list_vector<4>(p, start, len, keys, count, hits);
+  if (count <= 8) return list_vector<8>(p, start, len, keys, count, hits);
+  if (count <= 12) return list_vector<12>(p, start, len, keys, count, hits);
+  return list_vector<kMaxComparedKeys>(p, start, len, keys, count, hits);
 }
 #else
 int64_t Float32KeyCounter::list_wanted_keys(const uint8_t*, int64_t, int64_t, const uint32_t*, size_t, int32_t*) {

@@ -76,7 +76,7 @@ double first_zero_of(const uint8_t* p, int64_t n) {
 
 // AVX2 form of accumulate's 4-element loop for float32 and float64, the ingest's hot loop: the
 // portable loop compiles to scalar SSE2 code (bench/README.md). Every result is bit for bit the
-// portable loop's (no FMA: target avx2 alone does not contract):
+// portable loop's (no FMA: the kernels compile with -ffp-contract=off, kernels/CMakeLists.txt):
 // - each of the seven lane sums is one register whose lane l takes elements 4k + l, as add() does;
 // - min and max are per lane too. x < m ? x : m is exactly _mm256_min_pd(x, m), and equal values
 //   have equal bits except 0.0 and -0.0, so only a zero result needs the order: the sequential
@@ -89,11 +89,12 @@ double first_zero_of(const uint8_t* p, int64_t n) {
 //   through the sequential products again.
 // With a key counter (float32 only), each element's key is also counted into it (the
 // distribution's counting pass, float32_key_counter.h), so that one read of the value serves both.
-// Returns where the tail starts.
-template <class T, bool kCountKeys = false>
-__attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_t n, double shift, double shift_abs,
-                                                        Acc* a,
-                                                        distribution_kernel::Float32KeyCounter* keys = nullptr) {
+// Returns where the tail starts. The body is inlined into one function per instruction set
+// (accumulate_vector below): with AVX-512VL's 32 registers its fifteen accumulators and constants
+// stay in registers, where AVX2's 16 spill a dozen of them to the stack in the loop.
+template <class T, bool kCountKeys>
+[[gnu::always_inline]] inline __attribute__((target("avx2"))) int64_t accumulate_vector_body(
+    const uint8_t* p, int64_t n, double shift, double shift_abs, Acc* a, distribution_kernel::Float32KeyCounter* keys) {
   using distribution_kernel::Float32KeyCounter;
   static_assert(!kCountKeys || (sizeof(T) == 4 && Float32KeyCounter::kCountTables == 2));
   uint32_t* const even = kCountKeys ? keys->count_table(0) : nullptr;
@@ -194,18 +195,35 @@ __attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_
   return end;
 }
 
-#else
-template <class T, bool kCountKeys = false>
-int64_t accumulate_avx2(const uint8_t*, int64_t, double, double, Acc*,
-                        distribution_kernel::Float32KeyCounter* = nullptr) {
-  return 0;
+template <class T, bool kCountKeys>
+__attribute__((target("avx2"))) int64_t accumulate_avx2(const uint8_t* p, int64_t n, double shift, double shift_abs,
+                                                        Acc* a, distribution_kernel::Float32KeyCounter* keys) {
+  return accumulate_vector_body<T, kCountKeys>(p, n, shift, shift_abs, a, keys);
+}
+
+template <class T, bool kCountKeys>
+__attribute__((target("avx2,avx512f,avx512vl"))) int64_t accumulate_avx512vl(
+    const uint8_t* p, int64_t n, double shift, double shift_abs, Acc* a, distribution_kernel::Float32KeyCounter* keys) {
+  return accumulate_vector_body<T, kCountKeys>(p, n, shift, shift_abs, a, keys);
 }
 #endif
 
-// float32 / float64: the AVX2 loop where the CPU has it, then the portable loop for the rest.
+// The vector loop of the widest instruction set the kernels use (cpu_features.h); 0 (the
+// portable loop does every element) without one.
+template <class T, bool kCountKeys = false>
+int64_t accumulate_vector(const uint8_t* p, int64_t n, double shift, double shift_abs, Acc* a,
+                          distribution_kernel::Float32KeyCounter* keys = nullptr) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (cpu_has_avx512vl()) return accumulate_avx512vl<T, kCountKeys>(p, n, shift, shift_abs, a, keys);
+  if (cpu_has_avx2()) return accumulate_avx2<T, kCountKeys>(p, n, shift, shift_abs, a, keys);
+#endif
+  return 0;
+}
+
+// float32 / float64: the vector loop where the CPU has one, then the portable loop for the rest.
 template <class T>
 void accumulate_real(const uint8_t* p, int64_t n, double shift, double shift_abs, Acc* a) {
-  const int64_t start = cpu_has_avx2() ? accumulate_avx2<T>(p, n, shift, shift_abs, a) : 0;
+  const int64_t start = accumulate_vector<T>(p, n, shift, shift_abs, a);
   accumulate<LoadAs<T>>(p, n, shift, shift_abs, a, start);
 }
 
@@ -280,7 +298,7 @@ bool count_keys_with_reductions(const TensorView& v, Reductions* out, distributi
   const int64_t n = v.numel;
   const double shift = element_as_double(v, 0);
   Acc a;
-  const int64_t tail = accumulate_avx2<float, true>(v.data, n, shift, std::fabs(shift), &a, keys);
+  const int64_t tail = accumulate_vector<float, true>(v.data, n, shift, std::fabs(shift), &a, keys);
   accumulate<LoadAs<float>>(v.data, n, shift, std::fabs(shift), &a, tail);
   uint32_t* const t = keys->count_table(0);
   for (int64_t i = tail; i < n; ++i) {
