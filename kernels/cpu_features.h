@@ -42,16 +42,23 @@ inline constexpr struct {
   const char* name;
   VectorIsa isa;
 } kIsaNames[] = {{"portable", VectorIsa::kPortable}, {"avx2", VectorIsa::kAvx2}, {"avx512", VectorIsa::kAvx512Vl}};
+inline constexpr VectorIsa kNoCap = VectorIsa::kAvx512Vl;  // the widest: the processor's own is taken
 
-// The cap TRIALDB_VECTOR_ISA names; none (the processor's) when unset, and, said once on stderr,
-// when it names no instruction set.
+// The cap TRIALDB_VECTOR_ISA names; none when unset, and, said once on stderr, when it names no
+// instruction set.
 inline VectorIsa isa_cap() {
   const char* name = std::getenv(kIsaEnvironment);
-  if (!name || !*name) return VectorIsa::kAvx512Vl;
+  if (!name || !*name) return kNoCap;
   for (const auto& known : kIsaNames)
     if (std::strcmp(name, known.name) == 0) return known.isa;
-  std::fprintf(stderr, "trialdb: %s=%s is not one of portable, avx2, avx512: ignored\n", kIsaEnvironment, name);
-  return VectorIsa::kAvx512Vl;
+  std::fprintf(stderr, "trialdb: %s=%s is not one of", kIsaEnvironment, name);
+  const char* separator = " ";
+  for (const auto& known : kIsaNames) {
+    std::fprintf(stderr, "%s%s", separator, known.name);
+    separator = ", ";
+  }
+  std::fprintf(stderr, ": ignored\n");
+  return kNoCap;
 }
 
 }  // namespace cpu_features_internal
