@@ -26,6 +26,13 @@ namespace {
 constexpr std::string_view kEndMarker = "training_job_end.ts";
 constexpr std::string_view kIndexSuffix = ".json";
 
+// The window of files prepared ahead of the writer: two per thread, files of fewer bytes than
+// kLightFileBytes not counting, up to kFilesAhead in all (ordered_pool.h). A trial that saves its
+// big tensors every n steps and a loss every step then has its next big file prepared while the
+// writer stores this one, rather than only the small files between them.
+constexpr uint64_t kLightFileBytes = 1u << 20;
+constexpr size_t kFilesAhead = 64;
+
 // Commit policy: a transaction commits after this many event bytes or files...
 constexpr size_t kCommitBytes = 64u << 20;
 constexpr size_t kCommitFiles = 256;
@@ -190,7 +197,7 @@ IngestStats Ingester::run_once() {
   // Preparing: a window of files ahead of the writer, bounded by the read-ahead budget.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = std::min(opt_.threads > 0 ? opt_.threads : cores, kMaxThreads);
-  const size_t window = static_cast<size_t>(threads) * 2;
+  const PoolWindow window{static_cast<size_t>(threads) * 2, std::max(kFilesAhead, static_cast<size_t>(threads) * 2)};
   ReadBudget budget(kReadAheadBytes);
   PrepareOptions prepare;
   prepare.ended = ended;
@@ -238,7 +245,8 @@ IngestStats Ingester::run_once() {
   // helpers above take them, and the writer prepares each file itself when it gets to it.
   std::optional<OrderedPool<PreparedFile>> preparing(
       std::in_place, pending.size(), static_cast<size_t>(threads), window,
-      [this, &pending, &prepare](size_t t) { return prepare_file(source_, pending[t], t, prepare); });
+      [this, &pending, &prepare](size_t t) { return prepare_file(source_, pending[t], t, prepare); },
+      [](const PreparedFile& f) { return f.bytes < kLightFileBytes; });
   try {
     for (size_t i = 0; i < pending.size(); ++i) {
       PreparedFile f = preparing->take(i);
