@@ -67,6 +67,13 @@ ColumnWriter::ColumnWriter(Column column, size_t page_bytes)
       dictionary_(dictionary_encoded(column_.type)),
       stats_(column_.type) {}
 
+ColumnWriter::~ColumnWriter() {
+  // The tasks use this writer's codecs; a copy of their futures held by the column following
+  // this one would not wait for them.
+  for (const auto& page : pages_aside_) page.wait();
+  if (last_aside_.page.valid()) last_aside_.page.wait();
+}
+
 void ColumnWriter::add_null() {
   levels_.add(0);
   stats_.add_null();
@@ -367,17 +374,27 @@ void ColumnWriter::close_page() {
     return;
   }
   collect_pages(kMaxPagesAside - 1);
-  // The codec of the page kMaxPagesAside before this one, which collect_pages has taken in.
-  ZstdCodec& codec = aside_codecs_[pages_sent_aside_++ % kMaxPagesAside];
   pages_aside_bytes_ += body.size();
-  pages_aside_.push_back(std::async(std::launch::async, [body = std::move(body), values, encoding, &codec] {
-    return data_page(body, values, encoding, codec);
-  }));
+  auto shared_body = std::make_shared<const std::string>(std::move(body));
+  if (const PageAside* other = previous_ ? &previous_->last_aside_ : nullptr;
+      other && other->body && other->values == values && other->encoding == encoding && *other->body == *shared_body) {
+    // The same header and bytes, compressed by the same settings: the same page.
+    last_aside_ = {std::move(shared_body), values, encoding, other->page};
+    ++pages_shared_;
+  } else {
+    // The codec of the page kMaxPagesAside before this one, which collect_pages has taken in.
+    ZstdCodec& codec = aside_codecs_[pages_sent_aside_++ % kMaxPagesAside];
+    last_aside_ = {shared_body, values, encoding,
+                   std::async(std::launch::async, [shared_body, values, encoding, &codec] {
+                     return data_page(*shared_body, values, encoding, codec);
+                   }).share()};
+  }
+  pages_aside_.push_back(last_aside_.page);
 }
 
 void ColumnWriter::collect_pages(size_t keep) {
   while (pages_aside_.size() > keep) {
-    CompressedPage page = pages_aside_.front().get();  // rethrows the compression's error
+    CompressedPage page = pages_aside_.front().get();  // a copy; rethrows the compression's error
     pages_aside_.pop_front();
     pages_aside_bytes_ -= page.body_bytes;
     append_page(std::move(page));

@@ -21,6 +21,7 @@
 #include <array>
 #include <deque>
 #include <future>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -55,6 +56,10 @@ inline constexpr size_t kDistinctProbeValues = 4096;
 // Pages of at least kCompressAsideBytes are compressed on a thread of their own while the column
 // goes on filling the next page (zstd is a fifth of an export's CPU), at most kMaxPagesAside at a
 // time per column, in order; smaller ones (small tables, the last page of a file) at once.
+// A column that follows another (follow()) takes, instead of compressing it again, a page of the
+// same bytes (and values and encoding) as the one the other column last sent aside:
+// histogram_buckets' lo and hi see each bucket's two edges first in the same row, so their
+// dictionary indices are the same page for page.
 inline constexpr size_t kCompressAsideBytes = 256u << 10;
 inline constexpr size_t kMaxPagesAside = 2;
 
@@ -68,6 +73,15 @@ struct CompressedPage {
 class ColumnWriter {
  public:
   ColumnWriter(Column column, size_t page_bytes);
+  ~ColumnWriter();  // waits for the pages being compressed aside
+  ColumnWriter(const ColumnWriter&) = delete;
+  ColumnWriter& operator=(const ColumnWriter&) = delete;
+
+  // The column before this one in the file, whose last page compressed aside this one's may
+  // repeat; it must outlive this writer's use.
+  void follow(const ColumnWriter* previous) { previous_ = previous; }
+  // Data pages taken from the column followed rather than compressed here.
+  size_t pages_shared() const { return pages_shared_; }
 
   void add_null();
   void add(bool v);
@@ -150,8 +164,18 @@ class ColumnWriter {
   // page to compress); declared before the pages, whose futures wait for their work when destroyed.
   std::array<ZstdCodec, kMaxPagesAside> aside_codecs_;
   size_t pages_sent_aside_ = 0;
-  std::deque<std::future<CompressedPage>> pages_aside_;  // being compressed, in page order
-  size_t pages_aside_bytes_ = 0;                         // their bodies' bytes
+  std::deque<std::shared_future<CompressedPage>> pages_aside_;  // being compressed, in page order
+  size_t pages_aside_bytes_ = 0;                                // their bodies' bytes
+  // The page this column last sent aside, which the column following it may take (follow()).
+  struct PageAside {
+    std::shared_ptr<const std::string> body;  // uncompressed
+    int32_t values = 0;
+    format::Encoding::type encoding = format::Encoding::PLAIN;
+    std::shared_future<CompressedPage> page;
+  };
+  PageAside last_aside_;
+  const ColumnWriter* previous_ = nullptr;
+  size_t pages_shared_ = 0;
   std::vector<std::string> chunk_pages_;
   int64_t chunk_compressed_ = 0;  // their bytes
   int64_t chunk_values_ = 0;

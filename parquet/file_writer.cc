@@ -38,8 +38,17 @@ format::SchemaElement leaf(const Column& c) {
 FileWriter::FileWriter(std::vector<Column> columns, ByteSink& sink, WriterOptions options)
     : columns_(std::move(columns)), sink_(sink), options_(options) {
   writers_.reserve(columns_.size());
-  for (const Column& c : columns_) writers_.push_back(std::make_unique<ColumnWriter>(c, options_.page_bytes));
+  for (const Column& c : columns_) {
+    writers_.push_back(std::make_unique<ColumnWriter>(c, options_.page_bytes));
+    if (writers_.size() > 1) writers_.back()->follow(writers_[writers_.size() - 2].get());
+  }
   put(kMagic);
+}
+
+size_t FileWriter::pages_shared() const {
+  size_t n = 0;
+  for (const auto& w : writers_) n += w->pages_shared();
+  return n;
 }
 
 void FileWriter::too_many_values() const {

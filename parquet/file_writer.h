@@ -57,6 +57,9 @@ class FileWriter {
   // Ends the row (or run of rows); throws Error (kInvalidInput) when it did not get one value per
   // column (the same number of values in each column).
   void end_row();
+  // Data pages a column took from the column before it rather than compressing the same bytes
+  // again (ColumnWriter::follow).
+  size_t pages_shared() const;
   // Writes the last row group and the footer. Call once; nothing may be added after.
   void finish();
 

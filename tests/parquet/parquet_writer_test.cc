@@ -2,6 +2,8 @@
 // by DuckDB (every value, NULLs, row groups and pages as asked for, statistics in parquet_metadata).
 #include <gtest/gtest.h>
 
+#include <span>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -552,6 +554,41 @@ TEST_F(DuckDbReadBack, PagesCompressedAsideComeBackInOrder) {
       {"SELECT count(*), count(*) FILTER (WHERE i = file_row_number * 7919 % 1000003 AND d = file_row_number / 4 "
        "AND s = 's' || file_row_number) FROM read_parquet('" +
        path + "', file_row_number = true)"});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], Cell(std::to_string(kManyRows)));
+  EXPECT_EQ(rows[0][1], Cell(std::to_string(kManyRows)));
+}
+
+// Two columns whose values are first seen in the same rows (histogram_buckets' lo and hi) have
+// the same dictionary indices page for page: the second takes the first's compressed pages. A
+// column of other values beside them takes none, and every value comes back.
+TEST_F(DuckDbReadBack, AColumnTakesThePagesOfTheColumnBeforeItWhereTheyAreTheSame) {
+  constexpr int64_t kManyRows = 1500000, kRun = 300, kBuckets = 3000;  // 3 MB of 16-bit indices a column
+  static_assert(kManyRows * 2 > 3 * kCompressAsideBytes, "full pages are compressed aside");
+  size_t shared = 0;
+  const std::string path = write_file(
+      {{"lo", ColumnType::kDouble}, {"hi", ColumnType::kDouble}, {"n", ColumnType::kInt64}}, {}, [&](FileWriter& w) {
+        std::vector<double> lo(kRun), hi(kRun);
+        std::vector<int64_t> bucket(kRun), n(kRun);
+        for (int64_t row = 0; row < kManyRows; row += kRun) {
+          for (int64_t j = 0; j < kRun; ++j) {
+            bucket[j] = (row + j) % kBuckets;
+            lo[j] = static_cast<double>(bucket[j]) / 2;
+            hi[j] = lo[j] + 0.5;
+            n[j] = (row + j) * 7 % kBuckets;  // as many distinct values, first seen in other rows
+          }
+          w.add_values(std::span<const double>(lo), std::span<const int64_t>(bucket));
+          w.add_values(std::span<const double>(hi), std::span<const int64_t>(bucket));
+          w.add_values(std::span<const int64_t>(n));
+          w.end_row();
+        }
+        shared = w.pages_shared();
+      });
+  EXPECT_GE(shared, 2u);  // hi's full pages; n's differ from hi's
+  const auto rows =
+      duckdb_rows({"SELECT count(*), count(*) FILTER (WHERE lo = (file_row_number % 3000) / 2 AND hi = lo + 0.5 "
+                   "AND n = file_row_number * 7 % 3000) FROM read_parquet('" +
+                   path + "', file_row_number = true)"});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0][0], Cell(std::to_string(kManyRows)));
   EXPECT_EQ(rows[0][1], Cell(std::to_string(kManyRows)));
