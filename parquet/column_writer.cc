@@ -69,9 +69,8 @@ ColumnWriter::ColumnWriter(Column column, size_t page_bytes)
 
 ColumnWriter::~ColumnWriter() {
   // The tasks use this writer's codecs; a copy of their futures held by the column following
-  // this one would not wait for them.
+  // this one would not wait for them. A page no longer in pages_aside_ was collected: done.
   for (const auto& page : pages_aside_) page.wait();
-  if (last_aside_.page.valid()) last_aside_.page.wait();
 }
 
 void ColumnWriter::add_null() {

@@ -161,7 +161,8 @@ class ColumnWriter {
   uint32_t last_index_ = 0;
   bool has_last_ = false;
   // The codecs of pages compressed aside, used in turn (a zstd context costs more to make than a
-  // page to compress); declared before the pages, whose futures wait for their work when destroyed.
+  // page to compress); the destructor waits for the pages' work, whose futures the column
+  // following this one may share (a shared future does not wait when destroyed).
   std::array<ZstdCodec, kMaxPagesAside> aside_codecs_;
   size_t pages_sent_aside_ = 0;
   std::deque<std::shared_future<CompressedPage>> pages_aside_;  // being compressed, in page order

@@ -197,7 +197,7 @@ IngestStats Ingester::run_once() {
   // Preparing: a window of files ahead of the writer, bounded by the read-ahead budget.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = std::min(opt_.threads > 0 ? opt_.threads : cores, kMaxThreads);
-  const PoolWindow window{static_cast<size_t>(threads) * 2, std::max(kFilesAhead, static_cast<size_t>(threads) * 2)};
+  const PoolWindow window{static_cast<size_t>(threads) * 2, kFilesAhead};  // the pool keeps any >= heavy
   ReadBudget budget(kReadAheadBytes);
   PrepareOptions prepare;
   prepare.ended = ended;
