@@ -416,7 +416,7 @@ void Database::install_planner_stats() {
       {"value", "value", "10000000 1000 1 1 1"},  // WITHOUT ROWID: the key is named after the table
       {"value", "value_by_step", "10000000 1000000 100"},
       {"value_blob", nullptr, "10000000"},
-      {"value_distribution", "value_distribution", "10000000 1000 1 1 1"},
+      {"value_distribution", nullptr, "10000000"},
       {"value_histogram", nullptr, "10000000"},
       {"bucket_octave", nullptr, "2047"},
       {"bucket_octave", "bucket_octave_by_first", "2047 1"},

@@ -15,7 +15,7 @@ struct PageSizeLimits;  // schema/page_size_policy.h
 
 // The shape of every table, the rule runner's included; older versions are upgraded by the steps
 // of schema/migrations.h.
-inline constexpr int kSchemaVersion = 12;  // 2: value.dtype is a code; 3: small blobs in value.data;
+inline constexpr int kSchemaVersion = 13;  // 2: value.dtype is a code; 3: small blobs in value.data;
                                            // 4: value clustered by (tensor, step, worker);
                                            // 5: value.tensor_step, trial.complete_through;
                                            // 6: value_distribution, value_histogram, bucket_octave;
@@ -26,7 +26,9 @@ inline constexpr int kSchemaVersion = 12;  // 2: value.dtype is a code; 3: small
                                            // 10: value.red_computed, reductions.computed;
                                            // 11: value_histogram.buckets a histogram blob,
                                            //     histogram_blobs;
-                                           // 12: tensor.visible_steps, tensor_variant
+                                           // 12: tensor.visible_steps, tensor_variant;
+                                           // 13: value.distribution_id, the distribution and
+                                           //     histogram rows keyed by it
 
 // PRAGMA application_id of a trialdb database (the bytes "trdb"): how a file is recognised as
 // trialdb's, rather than another program's that happens to have a table of the same name.

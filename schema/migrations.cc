@@ -105,6 +105,9 @@ void upgrade_9(Database& db) {
 // is kept. The table is rebuilt for its column type, and the views over it are made again by
 // schema.sql.
 void upgrade_10(Database& db) {
+  // Keyed by distribution_id: version 13's table, blobs already (a file of a later shape whose
+  // version number was set back).
+  if (has_column(db, "value_histogram", "distribution_id")) return;
   db.exec("CREATE TABLE value_histogram_blob (histogram_id INTEGER PRIMARY KEY, buckets BLOB NOT NULL)");
   {
     Statement objects(db.handle(), R"sql(
@@ -179,12 +182,65 @@ void upgrade_11(Database& db) {
   build_tensor_summaries(db);
 }
 
+// 12 -> 13: value_distribution and value_histogram keyed by distribution_id, which the value row
+// names (value.distribution_id), instead of by the value's key: the ingest then appends a trial's
+// rows instead of inserting them among other tensors' (bench/README.md, "Distribution rows by id").
+// The rows are numbered in their old key's order, and keep every column but the key.
+void upgrade_12(Database& db) {
+  // Keyed by id already (a file of this shape whose version number was set back).
+  if (has_column(db, "value_distribution", "distribution_id")) return;
+  for (const char* view : {"histogram_buckets", "histograms", "histogram_blobs", "distributions"})
+    db.exec(std::string("DROP VIEW IF EXISTS ") + view);
+  db.exec("ALTER TABLE value ADD COLUMN distribution_id INTEGER");
+  db.exec(R"sql(
+    CREATE TEMP TABLE distribution_number AS
+    SELECT row_number() OVER (ORDER BY tensor_id, tensor_step, step_offset, worker_id) AS distribution_id,
+           tensor_id, tensor_step, step_offset, worker_id, histogram_id
+    FROM value_distribution)sql");
+  db.exec(R"sql(
+    CREATE TABLE value_distribution_by_id (
+      distribution_id INTEGER PRIMARY KEY,
+      nan INTEGER NOT NULL, pos_inf INTEGER NOT NULL, neg_inf INTEGER NOT NULL,
+      zero INTEGER NOT NULL, negative INTEGER NOT NULL, positive INTEGER NOT NULL,
+      p0 REAL, p1 REAL, p5 REAL, p10 REAL, p25 REAL, p50 REAL, p75 REAL, p90 REAL, p95 REAL, p99 REAL, p100 REAL
+    ))sql");
+  db.exec(R"sql(
+    INSERT INTO value_distribution_by_id
+    SELECT n.distribution_id, d.nan, d.pos_inf, d.neg_inf, d.zero, d.negative, d.positive,
+           d.p0, d.p1, d.p5, d.p10, d.p25, d.p50, d.p75, d.p90, d.p95, d.p99, d.p100
+    FROM temp.distribution_number n
+    JOIN value_distribution d
+      ON d.tensor_id = n.tensor_id AND d.tensor_step = n.tensor_step
+     AND d.step_offset = n.step_offset AND d.worker_id = n.worker_id
+    ORDER BY n.distribution_id)sql");
+  db.exec("CREATE TABLE value_histogram_by_id (distribution_id INTEGER PRIMARY KEY, buckets BLOB NOT NULL)");
+  db.exec(R"sql(
+    INSERT INTO value_histogram_by_id
+    SELECT n.distribution_id, h.buckets
+    FROM temp.distribution_number n JOIN value_histogram h ON h.histogram_id = n.histogram_id
+    ORDER BY n.distribution_id)sql");
+  db.exec(R"sql(
+    UPDATE value SET distribution_id = n.distribution_id
+    FROM temp.distribution_number n
+    WHERE n.tensor_id = value.tensor_id AND n.tensor_step = value.tensor_step
+      AND n.step_offset = value.step_offset AND n.worker_id = value.worker_id)sql");
+  db.exec("DROP TABLE temp.distribution_number");
+  db.exec("DROP TABLE value_distribution");
+  db.exec("DROP TABLE value_histogram");
+  db.exec("PRAGMA legacy_alter_table = ON");  // the rename checks no view (the rule views' functions are not here)
+  db.exec("ALTER TABLE value_distribution_by_id RENAME TO value_distribution");
+  db.exec("ALTER TABLE value_histogram_by_id RENAME TO value_histogram");
+  db.exec("PRAGMA legacy_alter_table = OFF");
+  db.exec(schema_sql());
+}
+
 constexpr Migration kMigrations[] = {
     {7, true, upgrade_7},
     {8, true, upgrade_8},     // the views read none of it; export needs it (a writing command upgrades)
     {9, true, upgrade_9},     // the views' older shape lacks only reductions.computed, which rules read (they write)
     {10, false, upgrade_10},  // the readers decode histogram blobs, not the older text
     {11, true, upgrade_11},   // the views read none of it; info --tensors asks for the upgrade
+    {12, true, upgrade_12},   // an older file's views read its older tables
 };
 
 static_assert(kMigrations[std::size(kMigrations) - 1].from + 1 == kSchemaVersion,

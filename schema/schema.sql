@@ -174,6 +174,8 @@ CREATE TABLE IF NOT EXISTS value (
   file_id    INTEGER,                      -- event_file row
   rec_offset INTEGER,
   rec_length INTEGER,
+  -- Its value_distribution row (and value_histogram row, the same id): NULL without one.
+  distribution_id INTEGER,
   PRIMARY KEY (tensor_id, tensor_step, step_offset, worker_id)
 ) WITHOUT ROWID;
 -- The views number steps as smdebug does (tensor_step), so that is what a step filter searches.
@@ -190,25 +192,24 @@ CREATE TABLE IF NOT EXISTS value_blob (
 -- The distribution of a raw numeric value (kernels/distribution.h), computed at ingest: counts of
 -- its elements by class, numpy's percentiles (nanpercentile, linear; NULL where numpy's is NaN)
 -- and its histogram on the global bucket grid. One-element values whose element is in r_min
--- (red_src 2) have no row: the views derive theirs from the element.
+-- (red_src 2) have no row: the views derive theirs from the element. A row is found from its value
+-- (value.distribution_id); its id is allocated as the ingest stores the value, so a trial's rows
+-- are appended to the table rather than inserted among those of other tensors (bench/README.md,
+-- "Distribution rows by id").
 CREATE TABLE IF NOT EXISTS value_distribution (
-  tensor_id   INTEGER NOT NULL,              -- value's key
-  tensor_step INTEGER NOT NULL,
-  step_offset INTEGER NOT NULL,
-  worker_id   INTEGER NOT NULL,
+  distribution_id INTEGER PRIMARY KEY,
   nan INTEGER NOT NULL, pos_inf INTEGER NOT NULL, neg_inf INTEGER NOT NULL,
   zero INTEGER NOT NULL, negative INTEGER NOT NULL, positive INTEGER NOT NULL,
-  p0 REAL, p1 REAL, p5 REAL, p10 REAL, p25 REAL, p50 REAL, p75 REAL, p90 REAL, p95 REAL, p99 REAL, p100 REAL,
-  histogram_id INTEGER,                      -- value_histogram row; NULL without finite elements
-  PRIMARY KEY (tensor_id, tensor_step, step_offset, worker_id)
-) WITHOUT ROWID;
+  p0 REAL, p1 REAL, p5 REAL, p10 REAL, p25 REAL, p50 REAL, p75 REAL, p90 REAL, p95 REAL, p99 REAL, p100 REAL
+);
 
--- Histograms apart from the statistics, so that scans of value_distribution stay small. buckets:
--- the histogram blob (schema/histogram_blob.h): runs of consecutive buckets of the grid, each
--- run's counts bit-packed; the histograms view shows it as JSON text (histogram_json).
+-- Histograms apart from the statistics, so that scans of value_distribution stay small: a
+-- distribution's histogram has its id, and none without finite elements. buckets: the histogram
+-- blob (schema/histogram_blob.h): runs of consecutive buckets of the grid, each run's counts
+-- bit-packed; the histograms view shows it as JSON text (histogram_json).
 CREATE TABLE IF NOT EXISTS value_histogram (
-  histogram_id INTEGER PRIMARY KEY,
-  buckets      BLOB NOT NULL
+  distribution_id INTEGER PRIMARY KEY,
+  buckets         BLOB NOT NULL
 );
 
 -- The bucket grid's octaves (kernels/bucket_grid.h), so that plain SQL turns a bucket number into
@@ -419,26 +420,24 @@ SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS work
        coalesce(d.zero, v.r_min = 0, 0) AS zero,
        coalesce(d.negative, v.r_min < 0 AND v.r_min > -9e999, 0) AS negative,
        coalesce(d.positive, v.r_min > 0 AND v.r_min < 9e999, 0) AS positive,
-       CASE WHEN d.tensor_id IS NOT NULL THEN d.p0 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p0,
-       CASE WHEN d.tensor_id IS NOT NULL THEN d.p1 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p1,
-       CASE WHEN d.tensor_id IS NOT NULL THEN d.p5 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p5,
-       CASE WHEN d.tensor_id IS NOT NULL THEN d.p10 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p10,
-       CASE WHEN d.tensor_id IS NOT NULL THEN d.p25 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p25,
-       CASE WHEN d.tensor_id IS NOT NULL THEN d.p50 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p50,
-       CASE WHEN d.tensor_id IS NOT NULL THEN d.p75 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p75,
-       CASE WHEN d.tensor_id IS NOT NULL THEN d.p90 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p90,
-       CASE WHEN d.tensor_id IS NOT NULL THEN d.p95 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p95,
-       CASE WHEN d.tensor_id IS NOT NULL THEN d.p99 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p99,
-       CASE WHEN d.tensor_id IS NOT NULL THEN d.p100 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p100
+       CASE WHEN v.distribution_id IS NOT NULL THEN d.p0 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p0,
+       CASE WHEN v.distribution_id IS NOT NULL THEN d.p1 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p1,
+       CASE WHEN v.distribution_id IS NOT NULL THEN d.p5 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p5,
+       CASE WHEN v.distribution_id IS NOT NULL THEN d.p10 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p10,
+       CASE WHEN v.distribution_id IS NOT NULL THEN d.p25 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p25,
+       CASE WHEN v.distribution_id IS NOT NULL THEN d.p50 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p50,
+       CASE WHEN v.distribution_id IS NOT NULL THEN d.p75 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p75,
+       CASE WHEN v.distribution_id IS NOT NULL THEN d.p90 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p90,
+       CASE WHEN v.distribution_id IS NOT NULL THEN d.p95 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p95,
+       CASE WHEN v.distribution_id IS NOT NULL THEN d.p99 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p99,
+       CASE WHEN v.distribution_id IS NOT NULL THEN d.p100 WHEN abs(v.r_min) < 9e999 THEN v.r_min END AS p100
 FROM value v
 JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through
 JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offset
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
 LEFT JOIN worker w ON w.worker_id = v.worker_id
-LEFT JOIN value_distribution d
-  ON d.tensor_id = v.tensor_id AND d.tensor_step = v.tensor_step
- AND d.step_offset = v.step_offset AND d.worker_id = v.worker_id
-WHERE d.tensor_id IS NOT NULL OR v.red_src = 2;
+LEFT JOIN value_distribution d ON d.distribution_id = v.distribution_id
+WHERE v.distribution_id IS NOT NULL OR v.red_src = 2;
 
 -- Histograms in their stored form: one row per raw numeric value, its histogram blob
 -- (schema/histogram_blob.h) on the global bucket grid (kernels/bucket_grid.h); NULL without finite
@@ -447,17 +446,14 @@ WHERE d.tensor_id IS NOT NULL OR v.red_src = 2;
 -- extension's histogram_* functions (sqlext/fn_histogram.cc), as do the export, the charts and serve.
 CREATE VIEW IF NOT EXISTS histogram_blobs AS
 SELECT t.name AS trial, tn.name AS tensor, v.tensor_step AS step, w.name AS worker, s.mode, s.mode_step,
-       CASE WHEN d.tensor_id IS NOT NULL THEN h.buckets ELSE histogram_of_element(v.r_min) END AS buckets
+       CASE WHEN v.distribution_id IS NOT NULL THEN h.buckets ELSE histogram_of_element(v.r_min) END AS buckets
 FROM value v
 JOIN trial t ON t.trial_id = v.trial_id AND v.tensor_step + v.step_offset <= t.complete_through
 JOIN step s ON s.trial_id = v.trial_id AND s.step = v.tensor_step + v.step_offset
 JOIN tensor tn ON tn.tensor_id = v.tensor_id
 LEFT JOIN worker w ON w.worker_id = v.worker_id
-LEFT JOIN value_distribution d
-  ON d.tensor_id = v.tensor_id AND d.tensor_step = v.tensor_step
- AND d.step_offset = v.step_offset AND d.worker_id = v.worker_id
-LEFT JOIN value_histogram h ON h.histogram_id = d.histogram_id
-WHERE d.tensor_id IS NOT NULL OR v.red_src = 2;
+LEFT JOIN value_histogram h ON h.distribution_id = v.distribution_id
+WHERE v.distribution_id IS NOT NULL OR v.red_src = 2;
 
 -- Histograms: one row per raw numeric value, its histogram on the global bucket grid
 -- (kernels/bucket_grid.h) as a JSON object {"<first bucket>": [count, ...], ...} of runs of

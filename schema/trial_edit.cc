@@ -82,11 +82,13 @@ void remove_trial(Database& db, const std::string& name) {
       {"value_blob", R"sql( WHERE value_id IN (
          SELECT value_id FROM value WHERE value_id IS NOT NULL
            AND tensor_id IN (SELECT tensor_id FROM tensor WHERE trial_id = ?1)))sql"},
+      {"value_histogram", R"sql( WHERE distribution_id IN (
+         SELECT distribution_id FROM value WHERE distribution_id IS NOT NULL
+           AND tensor_id IN (SELECT tensor_id FROM tensor WHERE trial_id = ?1)))sql"},
+      {"value_distribution", R"sql( WHERE distribution_id IN (
+         SELECT distribution_id FROM value WHERE distribution_id IS NOT NULL
+           AND tensor_id IN (SELECT tensor_id FROM tensor WHERE trial_id = ?1)))sql"},
       {"value", " WHERE tensor_id IN (SELECT tensor_id FROM tensor WHERE trial_id = ?1)"},
-      {"value_histogram", R"sql( WHERE histogram_id IN (
-         SELECT d.histogram_id FROM value_distribution d JOIN tensor t ON t.tensor_id = d.tensor_id
-         WHERE t.trial_id = ?1))sql"},
-      {"value_distribution", " WHERE tensor_id IN (SELECT tensor_id FROM tensor WHERE trial_id = ?1)"},
       {"collection_member", " WHERE collection_id IN (SELECT collection_id FROM collection WHERE trial_id = ?1)"},
   };
   for (const auto& [table, of_trial] : hanging) delete_rows(table, of_trial);

@@ -17,6 +17,7 @@ struct ValueWriter::BufferedValue {
   int64_t dtype;                                           // has_raw
   int64_t value_id;                                        // apart
   int64_t file_id, rec_offset, rec_length;                 // has_raw: the record's location
+  int64_t distribution_id;                                 // 0: it has no value_distribution row
   double red[kAllReductions];
   size_t shape_at, shape_size;  // in bytes_, when has_shape_text
   size_t data_at, data_size;    // in bytes_, when inline_blob
@@ -41,14 +42,6 @@ struct ValueWriter::BufferedScalar {
   uint32_t file;  // in files_
 };
 
-// A value_distribution row waiting in the buffer.
-struct ValueWriter::BufferedDistribution {
-  int64_t tensor_id, tensor_step, step_offset, worker_id;  // the key
-  int64_t nan, pos_inf, neg_inf, zero, negative, positive;
-  double percentile[kDistributionPercentiles];
-  int64_t histogram_id;  // 0: it has no histogram
-};
-
 namespace {
 
 // key_order counts rows by tensor when the buffer's tensor ids span at most this many per row.
@@ -58,8 +51,8 @@ constexpr uint64_t kCountingSortSpan = 4;
 constexpr int kTrialIdParam = 1;
 constexpr int kSharedParams = 1;
 
-// The first parameters of every row below, value's, a plain scalar's and value_distribution's:
-// the key they share (tensor, step, offset, worker), bound by bind_key.
+// The first parameters of a value row and of a plain scalar's: the key (tensor, step, offset,
+// worker), bound by bind_key.
 enum KeyParam : int {
   kTensorIdParam = 1,
   kTensorStepParam,
@@ -84,13 +77,14 @@ enum RowParam : int {
   kFileIdParam,  // the record's location (value_locations), NULL without a raw value
   kRecOffsetParam,
   kRecLengthParam,
-  kRowParams = kRecLengthParam,
+  kDistributionIdParam,  // its value_distribution row, NULL without one
+  kRowParams = kDistributionIdParam,
 };
 constexpr const char* kValueColumns =
     "trial_id, tensor_id, tensor_step, step_offset, worker_id, value_id, dtype, shape, red_src, red_mask, "
     "red_computed, r_min, r_max, r_mean, r_prod, r_std, r_variance, r_sum, r_l1, r_l2, "
     "ra_min, ra_max, ra_mean, ra_prod, ra_std, ra_variance, ra_sum, ra_l1, ra_l2, data, file_id, rec_offset, "
-    "rec_length";
+    "rec_length, distribution_id";
 
 // A plain scalar's parameters: shape, red_src, red_mask and red_computed (all 18) are literals, the
 // rest NULL.
@@ -108,24 +102,27 @@ constexpr const char* kScalarColumns =
     "data, file_id, rec_offset, rec_length";
 
 // A value_distribution row's parameters, numbered from 1 (row i of a multi-row INSERT starts at
-// i * kDistributionParams), in the order of kDistributionColumns.
+// i * kDistributionParams), in the order of kDistributionColumns. Its id is SQLite's choice, as a
+// blob row's is (kBlobRowParams).
 enum DistributionParam : int {
-  kNanParam = kKeyParams + 1,
+  kNanParam = 1,
   kPosInfParam,
   kNegInfParam,
   kZeroParam,
   kNegativeParam,
   kPositiveParam,
   kFirstPercentileParam,  // kDistributionPercentiles of them, in kDistributionPercents order
-  kHistogramIdParam = kFirstPercentileParam + kDistributionPercentiles,
-  kDistributionParams = kHistogramIdParam
+  kDistributionParams = kFirstPercentileParam + kDistributionPercentiles - 1
 };
 constexpr const char* kDistributionColumns =
-    "tensor_id, tensor_step, step_offset, worker_id, nan, pos_inf, neg_inf, zero, negative, positive, p0, p1, p5, "
-    "p10, p25, p50, p75, p90, p95, p99, p100, histogram_id";
-static_assert(kDistributionParams == 22);
+    "nan, pos_inf, neg_inf, zero, negative, positive, p0, p1, p5, p10, p25, p50, p75, p90, p95, p99, p100";
+static_assert(kDistributionParams == 17);
 
-// A value_blob or value_histogram row's one parameter: its blob (append_blob_rows). Its id is
+// A value_histogram row's parameters: its distribution's id, then its blob. Explicit, since a
+// distribution without finite elements has no histogram.
+enum HistogramParam : int { kHistogramIdParam = 1, kHistogramBlobParam, kHistogramParams = kHistogramBlobParam };
+
+// A value_blob row's one parameter: its blob (append_blob_rows). Its id is
 // SQLite's choice (the largest plus one), which finds the end of the table without the search an
 // explicit id costs.
 constexpr int kBlobRowParams = 1;
@@ -235,6 +232,7 @@ void bind_value_row(Statement& ins, size_t i, const Row& r, const std::string& b
     ins.bind(base + kFileIdParam, r.file_id)
         .bind(base + kRecOffsetParam, r.rec_offset)
         .bind(base + kRecLengthParam, r.rec_length);
+  if (r.distribution_id) ins.bind(base + kDistributionIdParam, r.distribution_id);
 }
 
 template <typename Row>
@@ -248,11 +246,9 @@ void bind_scalar_row(Statement& ins, size_t i, const Row& r, const std::string& 
       .bind(base + kScalarRecLengthParam, r.rec_length);
 }
 
-template <typename Row>
-void bind_distribution_row(Statement& ins, size_t i, const Row& d) {
+void bind_distribution_row(Statement& ins, size_t i, const Distribution& d) {
   const int base = static_cast<int>(i) * kDistributionParams;
-  bind_key(ins, base, d)
-      .bind(base + kNanParam, d.nan)
+  ins.bind(base + kNanParam, d.nan)
       .bind(base + kPosInfParam, d.pos_inf)
       .bind(base + kNegInfParam, d.neg_inf)
       .bind(base + kZeroParam, d.zero)
@@ -260,7 +256,6 @@ void bind_distribution_row(Statement& ins, size_t i, const Row& d) {
       .bind(base + kPositiveParam, d.positive);
   for (int p = 0; p < kDistributionPercentiles; ++p)  // NaN stays unbound: NULL
     if (!std::isnan(d.percentile[p])) ins.bind(base + kFirstPercentileParam + p, d.percentile[p]);
-  if (d.histogram_id) ins.bind(base + kHistogramIdParam, d.histogram_id);
 }
 
 }  // namespace
@@ -281,7 +276,7 @@ ValueWriter::ValueWriter(Database& db, int64_t trial_id, bool compress, TensorSu
         SELECT 1 FROM value INDEXED BY value_by_step
         WHERE trial_id = ?1 AND tensor_step = ?2 AND step_offset = ?3 AND worker_id = ?4 LIMIT 1)sql"),
       max_value_id_(db.handle(), "SELECT coalesce(max(value_id), 0) FROM value_blob"),
-      max_histogram_id_(db.handle(), "SELECT coalesce(max(histogram_id), 0) FROM value_histogram"),
+      max_distribution_id_(db.handle(), "SELECT coalesce(max(distribution_id), 0) FROM value_distribution"),
       insert_event_file_(db.handle(), "INSERT INTO event_file(trial_id, path) VALUES (?, ?) ON CONFLICT DO NOTHING"),
       find_event_file_(db.handle(), "SELECT file_id FROM event_file WHERE trial_id = ? AND path = ?"),
       step_index_(db, "value", "value_by_step") {}
@@ -305,9 +300,9 @@ uint32_t ValueWriter::current_file(const PreparedFile& f) {
 }
 
 bool ValueWriter::buffer_full() const {
-  const size_t rows = values_.size() + scalars_.size() + distributions_.size();
-  const size_t bytes = values_.size() * sizeof(BufferedValue) + scalars_.size() * sizeof(BufferedScalar) +
-                       distributions_.size() * sizeof(BufferedDistribution) + bytes_.size();
+  const size_t rows = values_.size() + scalars_.size();
+  const size_t bytes =
+      values_.size() * sizeof(BufferedValue) + scalars_.size() * sizeof(BufferedScalar) + bytes_.size();
   return rows >= limits_.rows || bytes >= limits_.bytes;
 }
 
@@ -357,7 +352,8 @@ void ValueWriter::check_nothing_stored(const PreparedFile& f, int64_t worker_id,
 size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_step,
                           const std::function<int64_t(const std::string&)>& tensor_id,
                           const std::function<void(const Status&)>& report) {
-  histograms_.clear();  // none left by a write that threw: its transaction is rolled back
+  distributions_.clear();  // none left by a write that threw: its transaction is rolled back
+  histograms_.clear();
   blobs_.clear();
   file_listed_ = false;
   // value_blob ids are allocated here (value has no rowid), as SQLite allocates them (the largest
@@ -366,9 +362,10 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
   int64_t next_value_id = 1;
   if (max_value_id_.step()) next_value_id = max_value_id_.int64(0) + 1;
   max_value_id_.reset();
-  // value_histogram ids likewise, as SQLite would choose them (the largest plus one).
-  if (max_histogram_id_.step()) next_histogram_id_ = max_histogram_id_.int64(0) + 1;
-  max_histogram_id_.reset();
+  // value_distribution ids likewise (value_histogram rows take their distribution's).
+  int64_t next_distribution_id = 1;
+  if (max_distribution_id_.step()) next_distribution_id = max_distribution_id_.int64(0) + 1;
+  max_distribution_id_.reset();
   // Values of a (step, worker) exist only if its step_worker row does (same transaction).
   step_workers_.bind(1, trial_id_).bind(2, f.file.step).bind(3, worker_id);
   step_workers_.step();
@@ -392,19 +389,21 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
     const bool adds_visible_step = summary_.adds_visible_step(tensor);
     BufferedValue r = buffered(v, tensor, tensor_step, f.file.step, worker_id, file_id, fast ? current_file(f) : 0);
     if (r.apart) r.value_id = next_value_id++;
+    if (v.has_distribution && v.red_src != ReductionSource::kScalarElement) r.distribution_id = next_distribution_id++;
     if (fast) {
       if (r.plain_scalar)
         scalars_.push_back({r.tensor_id, r.tensor_step, r.step_offset, r.worker_id, r.dtype, r.red[kRedMin], r.file_id,
                             r.rec_offset, r.rec_length, r.data_at, static_cast<uint32_t>(r.data_size), r.file});
       else values_.push_back(r);
     } else if (!insert_one(r, f, v.tensor, report)) {
-      if (r.apart) --next_value_id;  // the last id allocated: the next blob takes it, as SQLite will
+      if (r.apart) --next_value_id;  // the last ids allocated: the next value takes them, as SQLite will
+      if (r.distribution_id) --next_distribution_id;
       continue;
     }
     ++stored;
     summary_.stored(tensor, v.has_raw ? r.dtype : kNoDtype,
                     v.has_raw || v.has_shape ? std::string_view(v.shape_text) : kNoShape, adds_visible_step);
-    add_distribution(v, tensor, tensor_step, f.file.step, worker_id);
+    if (r.distribution_id) add_distribution(r.distribution_id, v.distribution);
     if (r.apart) {
       blobs_.push_back({r.value_id, &v.blob});
       if (blobs_.size() == kValueBatch) insert_blobs();
@@ -412,11 +411,9 @@ size_t ValueWriter::write(PreparedFile& f, int64_t worker_id, int64_t tensor_ste
     if (buffer_full()) insert_buffered();
   }
   insert_blobs();
+  insert_distributions();
   insert_histograms();
-  if (!fast) {
-    bytes_.clear();     // the rows inserted one by one
-    insert_buffered();  // their distributions
-  }
+  if (!fast) bytes_.clear();  // the rows inserted one by one
   file_listed_ = false;
   return stored;
 }
@@ -438,21 +435,28 @@ bool ValueWriter::insert_one(const BufferedValue& r, const PreparedFile& f, cons
   return true;
 }
 
-void ValueWriter::add_distribution(const PreparedValue& v, int64_t tensor_id, int64_t tensor_step, int64_t step,
-                                   int64_t worker_id) {
-  if (!v.has_distribution || v.red_src == ReductionSource::kScalarElement) return;
-  const Distribution& d = v.distribution;
-  BufferedDistribution b{};
-  b.tensor_id = tensor_id, b.tensor_step = tensor_step, b.step_offset = step - tensor_step, b.worker_id = worker_id;
-  b.nan = d.nan, b.pos_inf = d.pos_inf, b.neg_inf = d.neg_inf, b.zero = d.zero;
-  b.negative = d.negative, b.positive = d.positive;
-  std::copy(std::begin(d.percentile), std::end(d.percentile), std::begin(b.percentile));
+void ValueWriter::add_distribution(int64_t distribution_id, const Distribution& d) {
+  distributions_.push_back({distribution_id, &d});
+  if (distributions_.size() == kValueBatch) insert_distributions();
   if (d.negative + d.positive + d.zero > 0) {
-    b.histogram_id = next_histogram_id_++;
-    histograms_.push_back({b.histogram_id, &d.histogram});
+    histograms_.push_back({distribution_id, &d.histogram});
     if (histograms_.size() == kValueBatch) insert_histograms();
   }
-  distributions_.push_back(b);
+}
+
+void ValueWriter::insert_distributions() {
+  if (distributions_.empty()) return;
+  const size_t n = distributions_.size();
+  Statement& ins = cached(insert_distributions_, n, [](size_t k) {
+    return multi_row_insert_sql("value_distribution", kDistributionColumns, kDistributionParams, k);
+  });
+  for (size_t i = 0; i < n; ++i) bind_distribution_row(ins, i, *distributions_[i].distribution);
+  ins.run();
+  // The value rows name the ids SQLite chooses (the largest plus one, in order), allocated in
+  // write(): the last one says whether they are.
+  if (sqlite3_last_insert_rowid(db_.handle()) != distributions_.back().distribution_id)
+    throw Error(Status::database("value_distribution ids out of step with their value rows").at(db_.path()));
+  distributions_.clear();
 }
 
 void ValueWriter::insert_blobs() {
@@ -487,11 +491,16 @@ Statement& ValueWriter::cached(std::vector<std::unique_ptr<Statement>>& cache, s
 
 void ValueWriter::insert_histograms() {
   if (histograms_.empty()) return;
-  append_blob_rows(
-      cached(insert_histograms_, histograms_.size(),
-             [](size_t n) { return multi_row_insert_sql("value_histogram", "buckets", kBlobRowParams, n); }),
-      histograms_.size(), [this](size_t i) { return std::string_view(*histograms_[i].buckets); },
-      histograms_.back().histogram_id, "value_histogram ids out of step with their value_distribution rows");
+  const size_t n = histograms_.size();
+  Statement& ins = cached(insert_histograms_, n, [](size_t k) {
+    return multi_row_insert_sql("value_histogram", "distribution_id, buckets", kHistogramParams, k);
+  });
+  for (size_t i = 0; i < n; ++i) {
+    const int base = static_cast<int>(i) * kHistogramParams;
+    ins.bind(base + kHistogramIdParam, histograms_[i].distribution_id)
+        .bind_blob_static(base + kHistogramBlobParam, histograms_[i].buckets->data(), histograms_[i].buckets->size());
+  }
+  ins.run();
   histograms_.clear();
 }
 
@@ -502,7 +511,6 @@ void ValueWriter::flush() {
 
 void ValueWriter::insert_buffered() {
   flush_values();
-  flush_distributions();
   bytes_.clear();
   files_.clear();
   file_listed_ = false;
@@ -512,9 +520,9 @@ void ValueWriter::discard() {
   step_index_.discard();
   values_.clear();
   scalars_.clear();
-  distributions_.clear();
   bytes_.clear();
   files_.clear();
+  distributions_.clear();
   histograms_.clear();
   blobs_.clear();
   file_listed_ = false;
@@ -579,19 +587,6 @@ void ValueWriter::flush_values() {
   }
   values_.clear();
   scalars_.clear();
-}
-
-void ValueWriter::flush_distributions() {
-  const std::vector<uint32_t> order = key_order(distributions_);
-  for (size_t from = 0; from < order.size(); from += kValueBatch) {
-    const size_t n = std::min(kValueBatch, order.size() - from);
-    Statement& ins = cached(insert_distributions_, n, [](size_t k) {
-      return multi_row_insert_sql("value_distribution", kDistributionColumns, kDistributionParams, k);
-    });
-    for (size_t i = 0; i < n; ++i) bind_distribution_row(ins, i, distributions_[order[from + i]]);
-    ins.run();
-  }
-  distributions_.clear();
 }
 
 }  // namespace trialdb

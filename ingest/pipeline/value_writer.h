@@ -2,21 +2,21 @@
 // value_histogram tables, through statements prepared once per ingest (a trial of many small
 // files would otherwise pay a prepare per statement per file).
 //
-// Fast path (nothing of this step and worker is stored yet, so no row can collide): the value
-// and value_distribution rows are copied into a buffer of the transaction and inserted later in
-// their tables' key order (tensor, step, worker). Files arrive step by step, but both tables are
-// clustered by tensor: inserted as they arrive, each row would land on a different, nearly full
-// page, and SQLite's B-tree balancing of those pages dominated the ingest of many small values;
-// in key order the inserts of a fresh trial are appends. The buffer is flushed by flush(), which
+// Fast path (nothing of this step and worker is stored yet, so no row can collide): the value rows
+// are copied into a buffer of the transaction and inserted later in their table's key order
+// (tensor, step, worker). Files arrive step by step, but value is clustered by tensor: inserted as
+// they arrive, each row would land on a different, nearly full page, and SQLite's B-tree
+// balancing of those pages dominated the ingest of many small values; in key order the inserts of
+// a fresh trial are appends. The buffer is flushed by flush(), which
 // the ingester calls before the transaction commits, and by write() itself once it holds
 // ValueBufferLimits' rows or bytes, or before anything of the file reads the tables (plain
 // scalars are buffered in a form of their own, a third of the size, so that a transaction's
 // scalars go in at once more often). Rows go in kValueBatch per INSERT OR IGNORE, plain scalars
 // through a statement of their own; OR IGNORE because a statement that may abort half-way needs
 // a statement journal, which costs more than the batching saves: the row count is checked
-// instead. Blobs stored apart (value_blob) and histograms (value_histogram) are inserted with the
-// file's others, kValueBatch per INSERT, not buffered: their ids are allocated in order, so they
-// are appends already.
+// instead. Blobs stored apart (value_blob), distributions (value_distribution) and histograms
+// (value_histogram, under their distribution's id) are inserted with the file's others, kValueBatch
+// per INSERT, not buffered: their ids are allocated in order, so they are appends already.
 //
 // Otherwise (the step and worker were written before: a file read again after a selection or a
 // second index file for them) the buffer is flushed and the file's values go in row by row, so
@@ -76,8 +76,8 @@ class ValueWriter {
                const std::function<int64_t(const std::string&)>& tensor_id,
                const std::function<void(const Status&)>& report);
   // Inserts the buffered rows, in key order, and builds value_by_step if the transaction left it
-  // out. Before the transaction commits, and before anything other than write() reads value or
-  // value_distribution (or what is derived from them) in it.
+  // out. Before the transaction commits, and before anything other than write() reads value (or
+  // what is derived from it) in it.
   void flush();
   // Drops the buffered rows: their transaction is being rolled back.
   void discard();
@@ -88,7 +88,6 @@ class ValueWriter {
  private:
   struct BufferedValue;
   struct BufferedScalar;
-  struct BufferedDistribution;
   struct BufferedFile {  // what an error about a buffered row names
     std::string path, worker;
     int64_t step;
@@ -109,10 +108,10 @@ class ValueWriter {
   // flush() but for value_by_step: what write() itself reads needs only the tables' keys.
   void insert_buffered();
   void flush_values();
-  void flush_distributions();
-  // The value's distribution row (buffered) and histogram row (inserted with the file's others).
-  void add_distribution(const PreparedValue& v, int64_t tensor_id, int64_t tensor_step, int64_t step,
-                        int64_t worker_id);
+  // The value's distribution row and histogram row (if it has finite elements), inserted with the
+  // file's others under the id its value row names.
+  void add_distribution(int64_t distribution_id, const Distribution& d);
+  void insert_distributions();
   void insert_histograms();
   // The file's blobs stored apart, kValueBatch per INSERT (a statement a blob cost ~2,000
   // instructions a blob more: bench/README.md, "The writer thread's cost per value").
@@ -132,7 +131,7 @@ class ValueWriter {
   bool compress_;
   TensorSummaryWriter& summary_;
   ValueBufferLimits limits_;
-  Statement insert_value_, step_workers_, values_stored_, max_value_id_, max_histogram_id_;
+  Statement insert_value_, step_workers_, values_stored_, max_value_id_, max_distribution_id_;
   Statement insert_event_file_, find_event_file_;
   std::unordered_map<std::string, int64_t> event_files_;
   DeferredIndex step_index_;  // value_by_step
@@ -141,14 +140,18 @@ class ValueWriter {
   // blobs in bytes_.
   std::vector<BufferedValue> values_;  // all but the plain scalars
   std::vector<BufferedScalar> scalars_;
-  std::vector<BufferedDistribution> distributions_;
   std::string bytes_;
   std::vector<BufferedFile> files_;
   bool file_listed_ = false;  // files_.back() is the file write() is adding rows of
 
-  // The file's histograms not inserted yet (pointing into its values' distributions).
+  // The file's distributions and histograms not inserted yet (pointing into its values').
+  struct PendingDistribution {
+    int64_t distribution_id;
+    const Distribution* distribution;
+  };
+  std::vector<PendingDistribution> distributions_;
   struct PendingHistogram {
-    int64_t histogram_id;
+    int64_t distribution_id;
     const std::string* buckets;
   };
   std::vector<PendingHistogram> histograms_;
@@ -158,7 +161,6 @@ class ValueWriter {
     ValueBlob* blob;
   };
   std::vector<PendingBlob> blobs_;
-  int64_t next_histogram_id_ = 1;
   std::vector<std::unique_ptr<Statement>> insert_values_, insert_scalars_, insert_histograms_, insert_distributions_,
       insert_blobs_;
 };

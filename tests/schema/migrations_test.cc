@@ -5,7 +5,8 @@
 // version-9 database gets value.red_computed (0: not known); a version-10 database's histogram
 // texts become histogram blobs that read back as the same text, and a text that is not one fails
 // the upgrade, which changes nothing; a version-11 database gets the tensors' summary, built from
-// its values.
+// its values; a version-12 database's distributions and histograms are numbered in their values'
+// key order and read back through the views as before.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -45,10 +46,46 @@ std::string raw_text(const std::string& path, const std::string& sql) {
   return text;
 }
 
+// The distribution tables as version 12 had them: value_distribution keyed by its value's key and
+// naming its histogram (value_histogram.histogram_id), no value.distribution_id. Rows are kept;
+// a histogram's id is its distribution's plus 100, so that an upgrade that kept the old ids would
+// be seen. The views over them go (every upgrade from 12 makes them again).
+void to_version_12_distributions(Database& db) {
+  for (const char* view : {"histogram_buckets", "histograms", "histogram_blobs", "distributions"})
+    db.exec(std::string("DROP VIEW IF EXISTS ") + view);
+  db.exec(R"sql(
+    CREATE TABLE v12_distribution (
+      tensor_id INTEGER NOT NULL, tensor_step INTEGER NOT NULL, step_offset INTEGER NOT NULL,
+      worker_id INTEGER NOT NULL,
+      nan INTEGER NOT NULL, pos_inf INTEGER NOT NULL, neg_inf INTEGER NOT NULL,
+      zero INTEGER NOT NULL, negative INTEGER NOT NULL, positive INTEGER NOT NULL,
+      p0 REAL, p1 REAL, p5 REAL, p10 REAL, p25 REAL, p50 REAL, p75 REAL, p90 REAL, p95 REAL, p99 REAL, p100 REAL,
+      histogram_id INTEGER,
+      PRIMARY KEY (tensor_id, tensor_step, step_offset, worker_id)
+    ) WITHOUT ROWID)sql");
+  db.exec(R"sql(
+    INSERT INTO v12_distribution
+    SELECT v.tensor_id, v.tensor_step, v.step_offset, v.worker_id, d.nan, d.pos_inf, d.neg_inf, d.zero,
+           d.negative, d.positive, d.p0, d.p1, d.p5, d.p10, d.p25, d.p50, d.p75, d.p90, d.p95, d.p99, d.p100,
+           h.distribution_id + 100
+    FROM value v JOIN value_distribution d USING (distribution_id)
+    LEFT JOIN value_histogram h USING (distribution_id))sql");
+  db.exec("CREATE TABLE v12_histogram (histogram_id INTEGER PRIMARY KEY, buckets BLOB NOT NULL)");
+  db.exec("INSERT INTO v12_histogram SELECT distribution_id + 100, buckets FROM value_histogram");
+  db.exec("DROP TABLE value_distribution");
+  db.exec("DROP TABLE value_histogram");
+  db.exec("ALTER TABLE value DROP COLUMN distribution_id");
+  db.exec("PRAGMA legacy_alter_table = ON");
+  db.exec("ALTER TABLE v12_distribution RENAME TO value_distribution");
+  db.exec("ALTER TABLE v12_histogram RENAME TO value_histogram");
+  db.exec("PRAGMA legacy_alter_table = OFF");
+}
+
 // A database as trialdb 7 left it: no trial_follower; the stored parameters in a table
 // rule_params (with the old indexes), rule_progress without its count, no rule_evaluated.
 void make_version_7(const std::string& path) {
   Database db(path);
+  to_version_12_distributions(db);
   db.exec("INSERT INTO trial(trial_id, name, path, complete_through) VALUES (1, 't', '/x', 2)");
   for (int s = 0; s < 4; ++s)
     db.exec("INSERT INTO step(trial_id, step, mode, mode_step, tensor_step, complete) VALUES (1, " + std::to_string(s) +
@@ -103,6 +140,7 @@ TEST(Migrations, AReadOnlyOpenAsksForACommandThatWritesBeforeVersion11) {
 // column computed, a value whose 18 reductions are stored.
 void make_version_9(const std::string& path) {
   Database db(path);
+  to_version_12_distributions(db);
   db.exec("INSERT INTO trial(trial_id, name, path, complete_through) VALUES (1, 't', '/x', 0)");
   db.exec("INSERT INTO step(trial_id, step, mode, mode_step, tensor_step, complete) VALUES (1, 0, 'TRAIN', 0, 0, 1)");
   db.exec("INSERT INTO tensor(tensor_id, trial_id, name) VALUES (1, 1, 'w')");
@@ -114,7 +152,7 @@ void make_version_9(const std::string& path) {
   // SQLite checks every view when a column goes, and the histogram views call the trialdb
   // extension's functions, which a bare connection lacks: the upgrade makes them again.
   for (const char* view : {"histogram_buckets", "histograms", "histogram_blobs"})
-    db.exec(std::string("DROP VIEW ") + view);
+    db.exec(std::string("DROP VIEW IF EXISTS ") + view);
   db.exec("ALTER TABLE value DROP COLUMN red_computed");
   Statement view(db.handle(),
                  "SELECT replace(replace(?1, ', (v.red_computed >> k.idx) & 1 AS computed', ''), "
@@ -143,17 +181,22 @@ TEST(Migrations, Version9GetsRedComputedUnknownAndReductionsComputed) {
 }
 
 // A database as trialdb 10 left it: value_histogram.buckets as JSON text, the histogram views
-// over it, one histogram per row of `texts` (histogram_id 1, 2, ...).
+// over it, one histogram per row of `texts` (histogram_id 1, 2, ...), each a distribution's, the
+// distributions in the histograms' order.
 void make_version_10(const std::string& path, const std::vector<std::string>& texts) {
   Database db(path);
-  db.exec("DROP VIEW histogram_buckets");
-  db.exec("DROP VIEW histograms");
-  db.exec("DROP VIEW histogram_blobs");
+  to_version_12_distributions(db);
   db.exec("DROP TABLE value_histogram");
   db.exec("CREATE TABLE value_histogram (histogram_id INTEGER PRIMARY KEY, buckets TEXT NOT NULL)");
   db.exec("CREATE VIEW histograms AS SELECT histogram_id, buckets FROM value_histogram");
   Statement insert(db.handle(), "INSERT INTO value_histogram(buckets) VALUES (?1)");
-  for (const std::string& t : texts) insert.bind(1, t).run();
+  Statement distribution(db.handle(),
+                         "INSERT INTO value_distribution(tensor_id, tensor_step, step_offset, worker_id, nan, pos_inf, "
+                         "neg_inf, zero, negative, positive, histogram_id) VALUES (1, ?1, 0, 1, 0, 0, 0, 0, 0, 1, ?1)");
+  for (size_t i = 0; i < texts.size(); ++i) {
+    insert.bind(1, texts[i]).run();
+    distribution.bind(1, static_cast<int64_t>(i + 1)).run();
+  }
   db.exec("UPDATE schema_version SET version = 10");
 }
 
@@ -169,7 +212,7 @@ TEST(Migrations, Version10HistogramTextsBecomeBlobsThatReadBackAsTheSameText) {
   EXPECT_EQ(count(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'histograms' AND sql LIKE '%histogram_json%'"),
             1);
   EXPECT_EQ(count(db, "SELECT count(*) FROM sqlite_schema WHERE name IN ('histogram_blobs', 'histogram_buckets')"), 2);
-  Statement rows(db.handle(), "SELECT histogram_id, buckets FROM value_histogram ORDER BY histogram_id");
+  Statement rows(db.handle(), "SELECT distribution_id, buckets FROM value_histogram ORDER BY distribution_id");
   for (size_t i = 0; i < texts.size(); ++i) {
     ASSERT_TRUE(rows.step());
     EXPECT_EQ(rows.int64(0), static_cast<int64_t>(i + 1));
@@ -208,6 +251,7 @@ TEST(Migrations, AVersion10HistogramThatIsNotBucketRunsFailsTheUpgradeUnchanged)
 // worker without a worker row; none has no values; late has none visible. Trial u shows nothing.
 void make_version_11(const std::string& path) {
   Database db(path);
+  to_version_12_distributions(db);
   db.exec("INSERT INTO trial(trial_id, name, path, complete_through) VALUES (1, 't', '/t', 3), (2, 'u', '/u', -1)");
   db.exec(R"sql(INSERT INTO step(trial_id, step, mode, mode_step, tensor_step) VALUES
                 (1, 0, 'TRAIN', 0, 0), (1, 1, 'TRAIN', 1, 1), (1, 2, 'TRAIN', 2, 2), (1, 3, 'GLOBAL', 1, 1),
@@ -224,7 +268,7 @@ void make_version_11(const std::string& path) {
                 (2, 5, 0, 0, 4, 11, '[1]'))sql");
   db.exec("DROP TABLE tensor_variant");
   for (const char* view : {"histogram_buckets", "histograms", "histogram_blobs"})  // see make_version_9
-    db.exec(std::string("DROP VIEW ") + view);
+    db.exec(std::string("DROP VIEW IF EXISTS ") + view);
   db.exec("ALTER TABLE tensor DROP COLUMN visible_steps");
   db.exec("UPDATE schema_version SET version = 11");
 }
@@ -252,6 +296,74 @@ TEST(Migrations, Version11GetsTheTensorSummaryOfItsValues) {
   EXPECT_EQ(listing, listing_from_views(db.handle()));
   EXPECT_EQ(listing, (std::vector<std::string>{"t|late|NULL|NULL|0|0|", "t|none|NULL|NULL|0|0|", "t|r|NULL|NULL|1|0|",
                                                "t|w|float32,float64|[2],[3]|3|2|", "u|w|NULL|NULL|0|0|"}));
+}
+
+// A stand-in for the trialdb extension's histogram_of_element, which the histogram_blobs view calls
+// for a one-element value: the element itself, the same before and after an upgrade.
+void add_histogram_of_element(Database& db) {
+  sqlite3_create_function(
+      db.handle(), "histogram_of_element", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+      [](sqlite3_context* c, int, sqlite3_value** v) { sqlite3_result_value(c, v[0]); }, nullptr, nullptr);
+}
+
+// The rows of every query in `sqls`, as one string.
+std::string dump(Database& db, const std::vector<std::string>& sqls) {
+  std::string out;
+  for (const std::string& sql : sqls) {
+    Statement q(db.handle(), sql);
+    while (q.step()) {
+      for (int c = 0; c < sqlite3_column_count(q.handle()); ++c) out += (q.is_null(c) ? "NULL" : q.text(c)) + "|";
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+// Version 12 kept a distribution under its value's key: the upgrade numbers them in that order and
+// names each number in its value row, histograms included. Here the rows were stored out of that
+// order (ids 3, 1, 4, 2: a@0, a@1, b@0, b@1), b@0 has no histogram (no finite element) and the
+// scalar s none of either; the views read the same before and after.
+TEST(Migrations, Version12DistributionsAreNumberedInTheirValuesKeyOrder) {
+  TempDir dir;
+  const std::string path = dir / "v12.db";
+  const std::vector<std::string> views = {
+      "SELECT * FROM distributions ORDER BY tensor, step",
+      "SELECT tensor, step, hex(buckets) FROM histogram_blobs ORDER BY tensor, step"};
+
+  std::string before;
+  {
+    Database db(path);
+    db.exec("INSERT INTO trial(trial_id, name, path, complete_through) VALUES (1, 't', '/x', 1)");
+    db.exec(
+        "INSERT INTO step(trial_id, step, mode, mode_step, tensor_step) VALUES (1, 0, 'TRAIN', 0, 0), "
+        "(1, 1, 'TRAIN', 1, 1)");
+    db.exec("INSERT INTO worker(worker_id, trial_id, name) VALUES (1, 1, 'worker_0')");
+    db.exec("INSERT INTO tensor(tensor_id, trial_id, name) VALUES (1, 1, 'a'), (2, 1, 'b'), (3, 1, 's')");
+    db.exec(R"sql(INSERT INTO value(trial_id, tensor_id, tensor_step, step_offset, worker_id, red_src, r_min,
+                                    distribution_id) VALUES
+                  (1, 1, 0, 0, 1, 0, NULL, 3), (1, 1, 1, 0, 1, 0, NULL, 1), (1, 2, 0, 0, 1, 0, NULL, 4),
+                  (1, 2, 1, 0, 1, 0, NULL, 2), (1, 3, 0, 0, 1, 2, 1.5, NULL))sql");
+    db.exec(R"sql(INSERT INTO value_distribution(distribution_id, nan, pos_inf, neg_inf, zero, negative, positive,
+                                                 p0, p50, p100) VALUES
+                  (1, 0, 0, 0, 0, 0, 2, 0.25, 0.5, 0.75), (2, 0, 0, 0, 1, 1, 0, -2.0, -1.0, 0.0),
+                  (3, 0, 1, 0, 0, 0, 3, 1.0, 2.0, NULL), (4, 2, 0, 0, 0, 0, 0, NULL, NULL, NULL))sql");
+    db.exec("INSERT INTO value_histogram(distribution_id, buckets) VALUES (1, x'0101'), (2, x'0202'), (3, x'0303')");
+    add_histogram_of_element(db);
+    before = dump(db, views);
+    to_version_12_distributions(db);
+    db.exec("UPDATE schema_version SET version = 12");
+  }
+  EXPECT_TRUE(readable_without_upgrade(12));
+  Database db(path, OpenMode::kExisting);
+  EXPECT_EQ(count(db, "SELECT version FROM schema_version"), kSchemaVersion);
+  add_histogram_of_element(db);
+  EXPECT_EQ(dump(db, views), before);
+  EXPECT_EQ(dump(db, {"SELECT tn.name, v.tensor_step, v.distribution_id, h.distribution_id FROM value v "
+                      "JOIN tensor tn USING (tensor_id) LEFT JOIN value_histogram h USING (distribution_id) "
+                      "ORDER BY 1, 2"}),
+            "a|0|1|1|\na|1|2|2|\nb|0|3|NULL|\nb|1|4|4|\ns|0|NULL|NULL|\n");
+  EXPECT_EQ(count(db, "SELECT count(*) FROM value_distribution"), 4);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM value_histogram"), 3);
 }
 
 TEST(Migrations, VersionsWithoutAPathAreRefusedUnchanged) {

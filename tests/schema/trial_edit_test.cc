@@ -36,15 +36,15 @@ void add_trial(Database& db, int64_t id, const std::string& name, int values = 1
     const std::string vid = std::to_string(id * 1000 + v);
     db.exec("INSERT INTO value_blob(value_id, data) VALUES (" + vid + ", zeroblob(" + std::to_string(kBlobBytes) +
             "))");
-    db.exec("INSERT INTO value(trial_id, tensor_id, tensor_step, step_offset, worker_id, value_id) VALUES (" + i +
-            ", " + i + ", " + std::to_string(v) + ", 0, " + i + ", " + vid + ")");
+    db.exec(  // the first value has a distribution and a histogram, under the trial's id
+        "INSERT INTO value(trial_id, tensor_id, tensor_step, step_offset, worker_id, value_id, distribution_id) "
+        "VALUES (" +
+        i + ", " + i + ", " + std::to_string(v) + ", 0, " + i + ", " + vid + ", " + (v == 0 ? i : "NULL") + ")");
   }
-  db.exec("INSERT INTO value_histogram(histogram_id, buckets) VALUES (" + i +
+  db.exec("INSERT INTO value_histogram(distribution_id, buckets) VALUES (" + i +
           ", X'01')");  // a histogram blob of no runs
-  db.exec(
-      "INSERT INTO value_distribution(tensor_id, tensor_step, step_offset, worker_id, nan, pos_inf, neg_inf, zero, "
-      "negative, positive, histogram_id) VALUES (" +
-      i + ", 0, 0, " + i + ", 0, 0, 0, 0, 0, 1, " + i + ")");
+  db.exec("INSERT INTO value_distribution(distribution_id, nan, pos_inf, neg_inf, zero, negative, positive) VALUES (" +
+          i + ", 0, 0, 0, 0, 0, 1)");
   db.exec("INSERT INTO collection(collection_id, trial_id, name, definition) VALUES (" + i + ", " + i + ", 'c', '{}')");
   db.exec("INSERT INTO collection_member VALUES (" + i + ", " + i + ")");
   db.exec("INSERT INTO event_file(trial_id, path) VALUES (" + i + ", 'e')");
@@ -90,8 +90,8 @@ std::vector<std::string> rows_of(Database& db, int64_t id, const std::string& na
   const std::string i = std::to_string(id);
   for (const auto& [what, sql] : std::vector<std::pair<std::string, std::string>>{
            {"value_blob", "SELECT count(*) FROM value_blob WHERE value_id / 1000 = " + i},
-           {"value_distribution", "SELECT count(*) FROM value_distribution WHERE tensor_id = " + i},
-           {"value_histogram", "SELECT count(*) FROM value_histogram WHERE histogram_id = " + i},
+           {"value_distribution", "SELECT count(*) FROM value_distribution WHERE distribution_id = " + i},
+           {"value_histogram", "SELECT count(*) FROM value_histogram WHERE distribution_id = " + i},
            {"collection_member", "SELECT count(*) FROM collection_member WHERE collection_id = " + i},
            {"rule_delivery", "SELECT count(*) FROM rule_delivery WHERE finding_id = " + i}}) {
     if (int64_t n = count(db, sql)) found.push_back(what + ": " + std::to_string(n));

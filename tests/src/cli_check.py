@@ -279,9 +279,10 @@ for q in ("SELECT trial, count(*) FROM reductions GROUP BY trial", "SELECT trial
           "SELECT trial, count(*) FROM tensor_values GROUP BY trial"):
     check(c2.execute(q).fetchall() == c1.execute(q).fetchall(), "rm leaves the other trial as it was: %s" % q)
 for q in ("SELECT count(*) FROM value_blob WHERE value_id NOT IN (SELECT value_id FROM value WHERE value_id IS NOT NULL)",
-          "SELECT count(*) FROM value_histogram WHERE histogram_id NOT IN (SELECT histogram_id FROM value_distribution "
-          "WHERE histogram_id IS NOT NULL)",
-          "SELECT count(*) FROM value_distribution WHERE tensor_id NOT IN (SELECT tensor_id FROM tensor)",
+          "SELECT count(*) FROM value_histogram WHERE distribution_id NOT IN (SELECT distribution_id FROM "
+          "value_distribution)",
+          "SELECT count(*) FROM value_distribution WHERE distribution_id NOT IN (SELECT distribution_id FROM value "
+          "WHERE distribution_id IS NOT NULL)",
           "SELECT count(*) FROM rule_evaluated WHERE trial = 'pt_bad_init'"):
     check(c2.execute(q).fetchone()[0] == 0, "rm leaves nothing of the trial: %s" % q)
 p = run("rename", "--db", two, "--trial", "pt_good_init", "--to", "good")

@@ -598,8 +598,8 @@ TEST(Ingester, OneElementValuesKeepTheirDistributionBesideSavedReductions) {
   ingest(db, trial);
   EXPECT_EQ(text(db,
                  "SELECT group_concat(name || '@' || tensor_step || ':' || negative || ',' || p0 || ',' || p100, ' ') "
-                 "FROM (SELECT tn.name, d.* FROM value_distribution d JOIN tensor tn USING (tensor_id) "
-                 "ORDER BY tn.name, d.tensor_step)"),
+                 "FROM (SELECT tn.name, v.tensor_step, d.* FROM value v JOIN tensor tn USING (tensor_id) "
+                 "JOIN value_distribution d USING (distribution_id) ORDER BY tn.name, v.tensor_step)"),
             "a@0:1,-2.5,-2.5 a@1:1,-3.5,-3.5");
   EXPECT_EQ(text(db,
                  "SELECT group_concat(tensor || '@' || step || ':' || count || ',' || p50, ' ') "

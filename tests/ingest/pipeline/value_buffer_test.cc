@@ -1,6 +1,6 @@
-// The value writer's buffer (value_writer.h): value and value_distribution rows inserted in key
-// order, later than their files are written. Whatever its size, flushed many times in a
-// transaction or once, the database is the same; errors still name their file, and a failure
+// The value writer's buffer (value_writer.h): value rows inserted in key order, later than their
+// files are written; value_distribution rows appended in the order of the ids their values name. Whatever its size,
+// flushed many times in a transaction or once, the database is the same; errors still name their file, and a failure
 // leaves nothing behind.
 #include <gtest/gtest.h>
 
@@ -46,10 +46,12 @@ std::string dump(Database& db) {
         "tensor_values ORDER BY 1, 2, 3, 4",
         "SELECT trial, tensor, step, worker, reduction, abs, printf('%.17g', value) FROM reductions "
         "ORDER BY 1, 2, 3, 4, 5, 6",
-        "SELECT * FROM distributions ORDER BY 1, 2, 3, 4",  // by value: histogram ids follow the order files came in
-        "SELECT tn.name, d.tensor_step, d.worker_id, hex(h.buckets) FROM value_distribution d "
-        "JOIN tensor tn USING (tensor_id) LEFT JOIN value_histogram h USING (histogram_id) "
+        "SELECT * FROM distributions ORDER BY 1, 2, 3, 4",  // by value: distribution ids follow the order files came in
+        "SELECT tn.name, v.tensor_step, v.worker_id, hex(h.buckets) FROM value v JOIN tensor tn USING (tensor_id) "
+        "JOIN value_distribution d USING (distribution_id) LEFT JOIN value_histogram h USING (distribution_id) "
         "ORDER BY 1, 2, 3",
+        "SELECT count(*) FROM value_distribution WHERE distribution_id NOT IN "
+        "(SELECT distribution_id FROM value WHERE distribution_id IS NOT NULL)",
         "SELECT tensor, step, worker, replace(file, (SELECT path FROM trials), ''), \"offset\", length, dtype, "
         "shape, global_step FROM value_locations ORDER BY 1, 2, 3, 4",
         "SELECT * FROM tensor_variant ORDER BY 1, 2, 3, 4, 5", "SELECT name, visible_steps FROM tensor ORDER BY 1",
@@ -148,26 +150,29 @@ TEST(ValueBuffer, ATinyBufferStoresWhatOneFlushStores) {
   }
 }
 
-// The rows of a pass that fits in one buffer go in in key order (a fresh trial's are appends):
-// watched by triggers of the test's own connection, which log each row as it is inserted.
+// The rows of a pass that fits in one buffer go in in key order (a fresh trial's are appends), and
+// the distribution and histogram rows in the order of their ids: watched by triggers of the test's
+// own connection, which log each row's key as it is inserted.
 TEST(ValueBuffer, RowsGoInInKeyOrder) {
   TempDir tmp;
   const fs::path trial = tmp.path / "trial";
   write_steps(trial, 0, 20, {"worker_0", "worker_1"});
   write_steps(trial, 20, 25, {"worker_0", "worker_1"}, TrialMode::kGlobal);
   Database db((tmp.path / "t.db").string());
-  for (const char* table : {"value", "value_distribution"}) {
+  const std::pair<const char*, const char*> keys[] = {
+      {"value", "new.tensor_id, new.tensor_step, new.step_offset, new.worker_id"},
+      {"value_distribution", "new.distribution_id, 0, 0, 0"},
+      {"value_histogram", "new.distribution_id, 0, 0, 0"}};
+  for (const auto& [table, key] : keys) {
     const std::string t = table;
     Statement(db.handle(), "CREATE TEMP TABLE " + t + "_log(n INTEGER PRIMARY KEY, k1, k2, k3, k4)").run();
     Statement(db.handle(), "CREATE TEMP TRIGGER " + t + "_logged AFTER INSERT ON main." + t + " BEGIN INSERT INTO " +
-                               t +
-                               "_log(k1, k2, k3, k4) VALUES (new.tensor_id, new.tensor_step, new.step_offset, "
-                               "new.worker_id); END")
+                               t + "_log(k1, k2, k3, k4) VALUES (" + key + "); END")
         .run();
   }
   run(db, trial);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM value WHERE step_offset = 20"), 5 * 2 * (kScalars + 2));
-  for (const char* table : {"value", "value_distribution"}) {
+  for (const auto& [table, key] : keys) {
     SCOPED_TRACE(table);
     const std::string log = std::string(table) + "_log";
     EXPECT_GT(scalar(db, "SELECT count(*) FROM " + log), 25 * 2);
@@ -345,13 +350,14 @@ TEST(ValueBuffer, ACollisionNamesItsFileAndAFailedPassChangesNothing) {
 }
 
 // After each row the writer inserts into `table`, a trigger of the test's connection inserts one
-// behind its back: the next ingest of `trial` must stop with "<table> ids out of step" and change
-// nothing.
+// behind its back (`columns` = `values`, the first of which no row of the writer's has): the next
+// ingest of `trial` must stop with "<table> ids out of step" and change nothing.
 void expect_ids_out_of_step_stop(Database& db, const fs::path& trial, const std::string& table,
-                                 const std::string& id_column, const std::string& data_column) {
-  Statement(db.handle(), "CREATE TEMP TRIGGER one_more AFTER INSERT ON " + table + " WHEN NEW." + data_column +
-                             " <> x'00' BEGIN INSERT INTO " + table + "(" + id_column + ", " + data_column +
-                             ") VALUES (NEW." + id_column + " + 1000, x'00'); END")
+                                 const std::string& id_column, const std::string& columns, const std::string& values) {
+  const std::string marker = columns.substr(0, columns.find(',')), marked = values.substr(0, values.find(','));
+  Statement(db.handle(), "CREATE TEMP TRIGGER one_more AFTER INSERT ON " + table + " WHEN NEW." + marker + " IS NOT " +
+                             marked + " BEGIN INSERT INTO " + table + "(" + id_column + ", " + columns +
+                             ") VALUES (NEW." + id_column + " + 1000, " + values + "); END")
       .run();
   const std::string before = dump(db);
   try {
@@ -363,18 +369,19 @@ void expect_ids_out_of_step_stop(Database& db, const fs::path& trial, const std:
   EXPECT_TRUE(same_dump(dump(db), before));
 }
 
-// value_histogram ids are SQLite's choice, checked against the ones the value_distribution rows
-// name: ids out of step (a row inserted behind the writer's back, here by a trigger of the test's
-// connection) stop the ingest before a distribution names another value's histogram, and the pass
+// value_distribution ids are SQLite's choice, checked against the ones the value rows name: ids
+// out of step (a row inserted behind the writer's back, here by a trigger of the test's
+// connection) stop the ingest before a value names another value's distribution, and the pass
 // changes nothing.
-TEST(ValueBuffer, HistogramIdsOutOfStepStopTheIngest) {
+TEST(ValueBuffer, DistributionIdsOutOfStepStopTheIngest) {
   TempDir tmp;
   const fs::path trial = tmp.path / "trial";
   write_steps(trial, 0, 2, {"worker_0"});
   Database db((tmp.path / "t.db").string());
   run(db, trial);
   write_steps(trial, 2, 4, {"worker_0"});
-  expect_ids_out_of_step_stop(db, trial, "value_histogram", "histogram_id", "buckets");
+  expect_ids_out_of_step_stop(db, trial, "value_distribution", "distribution_id",
+                              "nan, pos_inf, neg_inf, zero, negative, positive", "-1, 0, 0, 0, 0, 0");
 }
 
 // value_blob rows go kValueBatch to an INSERT, their ids SQLite's choice: a file of more blobs
@@ -417,7 +424,7 @@ TEST(ValueBuffer, EveryBlobStoredApartIsItsValuesOwn) {
 }
 
 // value_blob ids out of step with the ones the value rows name (a row inserted behind the
-// writer's back) stop the ingest, like the histograms' above.
+// writer's back) stop the ingest, like the distributions' above.
 TEST(ValueBuffer, BlobIdsOutOfStepStopTheIngest) {
   TempDir tmp;
   const fs::path trial = tmp.path / "trial";
@@ -431,7 +438,7 @@ TEST(ValueBuffer, BlobIdsOutOfStepStopTheIngest) {
     for (const char* name : {"a", "b"}) s->add_tensor(name, DType::Float32, {32, 32}, big.data(), big.size() * 4);
     s->close();
   }
-  expect_ids_out_of_step_stop(db, trial, "value_blob", "value_id", "data");
+  expect_ids_out_of_step_stop(db, trial, "value_blob", "value_id", "data", "x'00'");
 }
 
 namespace {
