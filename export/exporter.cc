@@ -40,10 +40,10 @@ class KillPoint {
   long long left_ = 0;
 };
 
-// The identities and change record an export reads came with schema version 9, the reductions
-// view's column `computed` with 10 (migrations.h). A read-only open reads an older database as it
-// is, so an export of one asks for its upgrade (which only a command that writes may do) rather
-// than failing on a missing column.
+// An export reads what this version's schema holds: the identities and change record (version
+// 9), the reductions view's column `computed` (10), histogram blobs (11), ... (migrations.h). A
+// read-only open reads an older database as it is, so an export of one asks for its upgrade (which
+// only a command that writes may do) rather than failing on a missing column.
 void require_export_schema(Database& db) {
   Statement q(db.handle(), "SELECT max(version) FROM schema_version");
   const int64_t version = q.step() ? q.int64(0) : 0;
@@ -51,12 +51,8 @@ void require_export_schema(Database& db) {
   throw Error(ErrorKind::kUsage,
               "the database has schema version " + std::to_string(version) + ", older than this trialdb's (" +
                   std::to_string(kSchemaVersion) +
-                  "); export needs the database's and its trials' identities and the reductions' column `computed`, "
-                  "which the upgrade adds. Upgrade it "
-                  "with `trialdb compact --db " +
-                  db.path() +
-                  "` (or any command that writes to it, e.g. the next "
-                  "ingest), then export again",
+                  "), whose tables export reads. Upgrade it with `trialdb compact --db " + db.path() +
+                  "` (or any command that writes to it, e.g. the next ingest), then export again",
               db.path());
 }
 
