@@ -69,8 +69,8 @@ void remove_trial(Database& db, const std::string& name) {
     Statement n(db.handle(), "SELECT count(*) FROM trial");
     return n.step() && n.int64(0) == 1;
   }();
-  auto delete_rows = [&](const std::string& table, const char* of_trial) {
-    Statement q(db.handle(), "DELETE FROM " + quoted_identifier(table) + (only_trial ? "" : of_trial));
+  auto delete_rows = [&](const std::string& table, const std::string& of_trial) {
+    Statement q(db.handle(), "DELETE FROM " + quoted_identifier(table) + (only_trial ? std::string() : of_trial));
     if (!only_trial) q.bind(1, id);
     q.run();
   };
@@ -78,16 +78,15 @@ void remove_trial(Database& db, const std::string& name) {
   // through the rows deleted after them. value is read and deleted tensor by tensor, in its key's
   // order: through value_by_step (trial_id, step) every row would be a seek into value's pages
   // in another order, 5x slower on a trial of many small values.
-  const std::pair<const char*, const char*> hanging[] = {
-      {"value_blob", R"sql( WHERE value_id IN (
-         SELECT value_id FROM value WHERE value_id IS NOT NULL
-           AND tensor_id IN (SELECT tensor_id FROM tensor WHERE trial_id = ?1)))sql"},
-      {"value_histogram", R"sql( WHERE distribution_id IN (
-         SELECT distribution_id FROM value WHERE distribution_id IS NOT NULL
-           AND tensor_id IN (SELECT tensor_id FROM tensor WHERE trial_id = ?1)))sql"},
-      {"value_distribution", R"sql( WHERE distribution_id IN (
-         SELECT distribution_id FROM value WHERE distribution_id IS NOT NULL
-           AND tensor_id IN (SELECT tensor_id FROM tensor WHERE trial_id = ?1)))sql"},
+  // The rows a column of the trial's value rows names (value_id, distribution_id).
+  auto named_by_values = [](const std::string& id) {
+    return " WHERE " + id + " IN (SELECT " + id + " FROM value WHERE " + id +
+           " IS NOT NULL AND tensor_id IN (SELECT tensor_id FROM tensor WHERE trial_id = ?1))";
+  };
+  const std::pair<std::string, std::string> hanging[] = {
+      {"value_blob", named_by_values("value_id")},
+      {"value_histogram", named_by_values("distribution_id")},
+      {"value_distribution", named_by_values("distribution_id")},
       {"value", " WHERE tensor_id IN (SELECT tensor_id FROM tensor WHERE trial_id = ?1)"},
       {"collection_member", " WHERE collection_id IN (SELECT collection_id FROM collection WHERE trial_id = ?1)"},
   };

@@ -122,9 +122,8 @@ static_assert(kDistributionParams == 17);
 // distribution without finite elements has no histogram.
 enum HistogramParam : int { kHistogramIdParam = 1, kHistogramBlobParam, kHistogramParams = kHistogramBlobParam };
 
-// A value_blob row's one parameter: its blob (append_blob_rows). Its id is
-// SQLite's choice (the largest plus one), which finds the end of the table without the search an
-// explicit id costs.
+// A value_blob row's one parameter: its blob. Its id is SQLite's choice (the largest plus one), which finds the end of
+// the table without the search an explicit id costs.
 constexpr int kBlobRowParams = 1;
 
 // A row of a multi-row INSERT INTO value: "(?1,?,?,...)", the shared trial then the row's own
@@ -452,34 +451,28 @@ void ValueWriter::insert_distributions() {
   });
   for (size_t i = 0; i < n; ++i) bind_distribution_row(ins, i, *distributions_[i].distribution);
   ins.run();
-  // The value rows name the ids SQLite chooses (the largest plus one, in order), allocated in
-  // write(): the last one says whether they are.
-  if (sqlite3_last_insert_rowid(db_.handle()) != distributions_.back().distribution_id)
-    throw Error(Status::database("value_distribution ids out of step with their value rows").at(db_.path()));
+  expect_last_id("value_distribution", distributions_.back().distribution_id);
   distributions_.clear();
 }
 
 void ValueWriter::insert_blobs() {
   if (blobs_.empty()) return;
-  append_blob_rows(
-      cached(insert_blobs_, blobs_.size(),
-             [](size_t n) { return multi_row_insert_sql("value_blob", "data", kBlobRowParams, n); }),
-      blobs_.size(), [this](size_t i) { return blobs_[i].blob->bytes(); }, blobs_.back().value_id,
-      "value_blob ids out of step with their value rows");
+  const size_t n = blobs_.size();
+  Statement& ins =
+      cached(insert_blobs_, n, [](size_t k) { return multi_row_insert_sql("value_blob", "data", kBlobRowParams, k); });
+  for (size_t i = 0; i < n; ++i) {
+    const std::string_view bytes = blobs_[i].blob->bytes();
+    ins.bind_blob_static(static_cast<int>(i) * kBlobRowParams + 1, bytes.data(), bytes.size());
+  }
+  ins.run();
+  expect_last_id("value_blob", blobs_.back().value_id);
   for (const PendingBlob& b : blobs_) std::string().swap(b.blob->owned);  // release the tensors once stored
   blobs_.clear();
 }
 
-void ValueWriter::append_blob_rows(Statement& ins, size_t n, const std::function<std::string_view(size_t)>& blob,
-                                   int64_t last_id, const char* out_of_step) {
-  for (size_t i = 0; i < n; ++i) {
-    const std::string_view bytes = blob(i);
-    ins.bind_blob_static(static_cast<int>(i) * kBlobRowParams + 1, bytes.data(), bytes.size());
-  }
-  ins.run();
-  // The rows naming them were given the ids SQLite chooses (the largest plus one, in order),
-  // allocated in write(): the last one says whether they are.
-  if (sqlite3_last_insert_rowid(db_.handle()) != last_id) throw Error(Status::database(out_of_step).at(db_.path()));
+void ValueWriter::expect_last_id(const char* table, int64_t last_id) const {
+  if (sqlite3_last_insert_rowid(db_.handle()) != last_id)
+    throw Error(Status::database(std::string(table) + " ids out of step with their value rows").at(db_.path()));
 }
 
 Statement& ValueWriter::cached(std::vector<std::unique_ptr<Statement>>& cache, size_t n,

@@ -116,10 +116,10 @@ class ValueWriter {
   // The file's blobs stored apart, kValueBatch per INSERT (a statement a blob cost ~2,000
   // instructions a blob more: bench/README.md, "The writer thread's cost per value").
   void insert_blobs();
-  // Runs `ins`, an INSERT of n rows of one blob each (blob(i), bound unowned) whose ids SQLite
-  // chooses, and throws Error (out_of_step) unless the last id is `last_id`.
-  void append_blob_rows(Statement& ins, size_t n, const std::function<std::string_view(size_t)>& blob, int64_t last_id,
-                        const char* out_of_step);
+  // Throws Error unless SQLite gave the last row inserted into `table` the id `last_id`: the
+  // value rows name the ids write() allocated as SQLite allocates them (the largest plus one, in
+  // order), so a row inserted behind the writer's back would make them name other rows.
+  void expect_last_id(const char* table, int64_t last_id) const;
   // The INSERT of n rows, built by `sql`, prepared on first use and kept in cache[n - 1].
   Statement& cached(std::vector<std::unique_ptr<Statement>>& cache, size_t n,
                     const std::function<std::string(size_t)>& sql);

@@ -21,9 +21,11 @@
 
 #include "ingest/writer/trial_writer.h"
 #include "schema/database.h"
+#include "tests/common/rows_text.h"
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;
+using trialdb::test::rows_text;
 using trialdb::test::TempDir;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -65,19 +67,12 @@ int wait_for(pid_t pid, double seconds) {
 
 std::string dump_views(const std::string& db_path) {
   Database db(db_path);
-  std::string out;
-  for (const char* sql :
-       {"SELECT workers, ended FROM trials", "SELECT step, mode, mode_step, complete FROM steps ORDER BY step",
-        "SELECT tensor FROM tensors ORDER BY 1", "SELECT collection, tensor FROM collections ORDER BY 1, 2",
-        "SELECT tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM tensor_values ORDER BY 1, 2, 3",
-        "SELECT tensor, step, worker, reduction, abs, value FROM reductions ORDER BY 1, 2, 3, 4, 5"}) {
-    Statement q(db.handle(), sql);
-    while (q.step()) {
-      for (int c = 0; c < sqlite3_column_count(q.handle()); ++c) out += (q.is_null(c) ? "NULL" : q.text(c)) + "|";
-      out += "\n";
-    }
-  }
-  return out;
+  return rows_text(
+      db.handle(),
+      {"SELECT workers, ended FROM trials", "SELECT step, mode, mode_step, complete FROM steps ORDER BY step",
+       "SELECT tensor FROM tensors ORDER BY 1", "SELECT collection, tensor FROM collections ORDER BY 1, 2",
+       "SELECT tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM tensor_values ORDER BY 1, 2, 3",
+       "SELECT tensor, step, worker, reduction, abs, value FROM reductions ORDER BY 1, 2, 3, 4, 5"});
 }
 
 constexpr int kSteps = 10;

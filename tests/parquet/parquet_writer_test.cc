@@ -2,8 +2,6 @@
 // by DuckDB (every value, NULLs, row groups and pages as asked for, statistics in parquet_metadata).
 #include <gtest/gtest.h>
 
-#include <span>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -11,6 +9,7 @@
 #include <functional>
 #include <fstream>
 #include <limits>
+#include <span>
 
 #include "common/temp_dir.h"
 #include "duckdb_query.h"

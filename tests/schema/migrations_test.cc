@@ -18,11 +18,13 @@
 #include "schema/migrations.h"
 #include "schema/tensor_summary.h"
 #include "tests/common/tensor_listing.h"
+#include "tests/common/rows_text.h"
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;
 using trialdb::test::listing_from_summary;
 using trialdb::test::listing_from_views;
+using trialdb::test::rows_text;
 using trialdb::test::TempDir;
 
 namespace {
@@ -306,19 +308,6 @@ void add_histogram_of_element(Database& db) {
       [](sqlite3_context* c, int, sqlite3_value** v) { sqlite3_result_value(c, v[0]); }, nullptr, nullptr);
 }
 
-// The rows of every query in `sqls`, as one string.
-std::string dump(Database& db, const std::vector<std::string>& sqls) {
-  std::string out;
-  for (const std::string& sql : sqls) {
-    Statement q(db.handle(), sql);
-    while (q.step()) {
-      for (int c = 0; c < sqlite3_column_count(q.handle()); ++c) out += (q.is_null(c) ? "NULL" : q.text(c)) + "|";
-      out += "\n";
-    }
-  }
-  return out;
-}
-
 // Version 12 kept a distribution under its value's key: the upgrade numbers them in that order and
 // names each number in its value row, histograms included. Here the rows were stored out of that
 // order (ids 3, 1, 4, 2: a@0, a@1, b@0, b@1), b@0 has no histogram (no finite element) and the
@@ -349,7 +338,7 @@ TEST(Migrations, Version12DistributionsAreNumberedInTheirValuesKeyOrder) {
                   (3, 0, 1, 0, 0, 0, 3, 1.0, 2.0, NULL), (4, 2, 0, 0, 0, 0, 0, NULL, NULL, NULL))sql");
     db.exec("INSERT INTO value_histogram(distribution_id, buckets) VALUES (1, x'0101'), (2, x'0202'), (3, x'0303')");
     add_histogram_of_element(db);
-    before = dump(db, views);
+    before = rows_text(db.handle(), views);
     to_version_12_distributions(db);
     db.exec("UPDATE schema_version SET version = 12");
   }
@@ -357,11 +346,12 @@ TEST(Migrations, Version12DistributionsAreNumberedInTheirValuesKeyOrder) {
   Database db(path, OpenMode::kExisting);
   EXPECT_EQ(count(db, "SELECT version FROM schema_version"), kSchemaVersion);
   add_histogram_of_element(db);
-  EXPECT_EQ(dump(db, views), before);
-  EXPECT_EQ(dump(db, {"SELECT tn.name, v.tensor_step, v.distribution_id, h.distribution_id FROM value v "
-                      "JOIN tensor tn USING (tensor_id) LEFT JOIN value_histogram h USING (distribution_id) "
-                      "ORDER BY 1, 2"}),
-            "a|0|1|1|\na|1|2|2|\nb|0|3|NULL|\nb|1|4|4|\ns|0|NULL|NULL|\n");
+  EXPECT_EQ(rows_text(db.handle(), views), before);
+  EXPECT_EQ(
+      rows_text(db.handle(), {"SELECT tn.name, v.tensor_step, v.distribution_id, h.distribution_id FROM value v "
+                              "JOIN tensor tn USING (tensor_id) LEFT JOIN value_histogram h USING (distribution_id) "
+                              "ORDER BY 1, 2"}),
+      "a|0|1|1|\na|1|2|2|\nb|0|3|NULL|\nb|1|4|4|\ns|0|NULL|NULL|\n");
   EXPECT_EQ(count(db, "SELECT count(*) FROM value_distribution"), 4);
   EXPECT_EQ(count(db, "SELECT count(*) FROM value_histogram"), 3);
 }

@@ -17,6 +17,7 @@
 #include "schema/database.h"
 #include "schema/value_blob.h"
 #include "tests/common/file_bytes.h"
+#include "tests/common/rows_text.h"
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;
@@ -25,6 +26,7 @@ using namespace trialdb;
 // these tests, before any test runs.
 static const bool kSigbusHandlerInstalled = (MappedRange::install_sigbus_handler(), true);
 using trialdb::test::file_bytes;
+using trialdb::test::rows_text;
 using trialdb::test::TempDir;
 namespace fs = std::filesystem;
 
@@ -62,20 +64,13 @@ IngestStats ingest(Database& db, const fs::path& trial, const std::string& name 
 
 // Every public view as one canonical string, to compare whole databases.
 std::string dump_views(Database& db) {
-  std::string out;
-  for (const char* sql : {"SELECT trial, workers, ended FROM trials ORDER BY 1", "SELECT * FROM steps ORDER BY 1, 2",
-                          "SELECT * FROM tensors ORDER BY 1, 2", "SELECT * FROM collections ORDER BY 1, 2, 3",
-                          "SELECT trial, tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM "
-                          "tensor_values ORDER BY 1, 2, 3, 4",
-                          "SELECT trial, tensor, step, worker, reduction, abs, printf('%.17g', value) FROM reductions "
-                          "ORDER BY 1, 2, 3, 4, 5, 6"}) {
-    Statement q(db.handle(), sql);
-    while (q.step()) {
-      for (int c = 0; c < sqlite3_column_count(q.handle()); ++c) out += (q.is_null(c) ? "NULL" : q.text(c)) + "|";
-      out += "\n";
-    }
-  }
-  return out;
+  return rows_text(db.handle(),
+                   {"SELECT trial, workers, ended FROM trials ORDER BY 1", "SELECT * FROM steps ORDER BY 1, 2",
+                    "SELECT * FROM tensors ORDER BY 1, 2", "SELECT * FROM collections ORDER BY 1, 2, 3",
+                    "SELECT trial, tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM "
+                    "tensor_values ORDER BY 1, 2, 3, 4",
+                    "SELECT trial, tensor, step, worker, reduction, abs, printf('%.17g', value) FROM reductions "
+                    "ORDER BY 1, 2, 3, 4, 5, 6"});
 }
 
 }  // namespace

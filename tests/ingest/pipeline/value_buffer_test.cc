@@ -17,9 +17,11 @@
 #include "ingest/source/local_source.h"
 #include "ingest/writer/trial_writer.h"
 #include "schema/database.h"
+#include "tests/common/rows_text.h"
 #include "tests/common/temp_dir.h"
 
 using namespace trialdb;
+using trialdb::test::rows_text;
 using trialdb::test::TempDir;
 namespace fs = std::filesystem;
 
@@ -38,32 +40,25 @@ int64_t scalar(Database& db, const std::string& sql) {
 
 // Every public view the values reach, and the tables they are kept in, as one string.
 std::string dump(Database& db) {
-  std::string out;
-  for (const char* sql :
-       {"SELECT trial, workers, ended FROM trials ORDER BY 1", "SELECT * FROM steps ORDER BY 1, 2",
-        "SELECT * FROM tensors ORDER BY 1, 2",
-        "SELECT trial, tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM "
-        "tensor_values ORDER BY 1, 2, 3, 4",
-        "SELECT trial, tensor, step, worker, reduction, abs, printf('%.17g', value) FROM reductions "
-        "ORDER BY 1, 2, 3, 4, 5, 6",
-        "SELECT * FROM distributions ORDER BY 1, 2, 3, 4",  // by value: distribution ids follow the order files came in
-        "SELECT tn.name, v.tensor_step, v.worker_id, hex(h.buckets) FROM value v JOIN tensor tn USING (tensor_id) "
-        "JOIN value_distribution d USING (distribution_id) LEFT JOIN value_histogram h USING (distribution_id) "
-        "ORDER BY 1, 2, 3",
-        "SELECT count(*) FROM value_distribution WHERE distribution_id NOT IN "
-        "(SELECT distribution_id FROM value WHERE distribution_id IS NOT NULL)",
-        "SELECT tensor, step, worker, replace(file, (SELECT path FROM trials), ''), \"offset\", length, dtype, "
-        "shape, global_step FROM value_locations ORDER BY 1, 2, 3, 4",
-        "SELECT * FROM tensor_variant ORDER BY 1, 2, 3, 4, 5", "SELECT name, visible_steps FROM tensor ORDER BY 1",
-        "SELECT file, step, message FROM ingest_error ORDER BY 1, 2, 3", "SELECT count(*) FROM ingested_file",
-        "SELECT count(*) FROM value_blob", "SELECT count(*) FROM value_histogram"}) {
-    Statement q(db.handle(), sql);
-    while (q.step()) {
-      for (int c = 0; c < sqlite3_column_count(q.handle()); ++c) out += (q.is_null(c) ? "NULL" : q.text(c)) + "|";
-      out += "\n";
-    }
-  }
-  return out;
+  return rows_text(
+      db.handle(),
+      {"SELECT trial, workers, ended FROM trials ORDER BY 1", "SELECT * FROM steps ORDER BY 1, 2",
+       "SELECT * FROM tensors ORDER BY 1, 2",
+       "SELECT trial, tensor, step, worker, mode, mode_step, dtype, shape, hex(value) FROM "
+       "tensor_values ORDER BY 1, 2, 3, 4",
+       "SELECT trial, tensor, step, worker, reduction, abs, printf('%.17g', value) FROM reductions "
+       "ORDER BY 1, 2, 3, 4, 5, 6",
+       "SELECT * FROM distributions ORDER BY 1, 2, 3, 4",  // by value: distribution ids follow the order files came in
+       "SELECT tn.name, v.tensor_step, v.worker_id, hex(h.buckets) FROM value v JOIN tensor tn USING (tensor_id) "
+       "JOIN value_distribution d USING (distribution_id) LEFT JOIN value_histogram h USING (distribution_id) "
+       "ORDER BY 1, 2, 3",
+       "SELECT count(*) FROM value_distribution WHERE distribution_id NOT IN "
+       "(SELECT distribution_id FROM value WHERE distribution_id IS NOT NULL)",
+       "SELECT tensor, step, worker, replace(file, (SELECT path FROM trials), ''), \"offset\", length, dtype, "
+       "shape, global_step FROM value_locations ORDER BY 1, 2, 3, 4",
+       "SELECT * FROM tensor_variant ORDER BY 1, 2, 3, 4, 5", "SELECT name, visible_steps FROM tensor ORDER BY 1",
+       "SELECT file, step, message FROM ingest_error ORDER BY 1, 2, 3", "SELECT count(*) FROM ingested_file",
+       "SELECT count(*) FROM value_blob", "SELECT count(*) FROM value_histogram"});
 }
 
 // Steps [from, to) of `workers`: plain scalars, a small tensor (inline, with a distribution and
