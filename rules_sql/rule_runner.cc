@@ -124,6 +124,7 @@ std::string base_sql() {
       {"{reductions.filter}", reduction_filter_over_kind_sql()},
       {"{reductions.computed}", reduction_kind_column_sql("computed")},
       {"{reductions.value}", reduction_value_over_kind_sql()},
+      {"{reductions.values}", reduction_values_sql()},
   };
   std::string sql = kBaseSql;
   for (const auto& [name, expression] : parts)

@@ -17,8 +17,8 @@
 -- a rule finds the same whichever way a trial's steps are split into batches.
 --
 -- Rules read only the public views of schema.sql (and rule_now_reduction here schema.sql's fixed
--- list of reduction kinds, reduction_kind, and a value's stored reductions from the value table by
--- its key; weight_update_ratio the stored l2 of a value, so too), the tables and views defined here, their own
+-- list of reduction kinds, reduction_kind, and the value rows the reductions view reads, with its
+-- own text; weight_update_ratio a value's blob by the value_blob row that view names), the tables and views defined here, their own
 -- state tables and trialdb's SQL functions (sqlext: tensor_*, and the rule_* helpers of
 -- sqlext/fn_rule.cc; all in build/lib/trialdb.so, docs/SQL.md).
 -- Every rule view and trigger also runs in a stock sqlite3 shell or Python with only
@@ -200,26 +200,35 @@ WHERE v.trial = b.trial
 -- variance or norm of a value reads no blob, unless the value was ingested before schema
 -- version 10, its reduction is the hook's saved one, or it is NaN (stored as NULL). NULL for
 -- strings, complex values and empty tensors, as tensor_reduce() answers. A filter on reduction
--- and abs picks the kind before any value is looked up.
--- The computed reduction is the `reductions` view's row for the value and kind, read from the
--- value's row by its key. The names in braces, reductions.filter, reductions.computed and
--- reductions.value, stand for that view's row filter, computed column and value expression over
--- a value row v and a kind k: the runner writes them in when it installs this file (`trialdb
--- rules --print-sql` shows them), so what a stored reduction means is declared in schema.sql
--- only. A lookup through the view, a subquery per value and kind, costs more than a rule's whole
--- work on the value.
+-- and abs picks the kind before any value is read (the kinds are the outer loop, as in the view).
+-- The names in braces stand for the `reductions` view's declaration: reductions.values its visible
+-- value rows v with their trial t, step s, tensor tn and worker w; reductions.filter,
+-- reductions.computed and reductions.value its row filter, computed column and value expression
+-- over v and a kind k. The runner writes them in when it installs this file (`trialdb rules
+-- --print-sql` shows them), so what a stored reduction means, and which values are visible, is
+-- declared in schema.sql only. The values are read from their tables, not from tensor_values: a
+-- value found through that view would be looked up again by its names and key for its
+-- reductions, which cost half of vanishing_gradient. The blob is read only when no computed
+-- reduction answers. In place of rule_now's raw value, where it is, for a rule that reads the
+-- blob after pairing values and so copies none: value_inline holds a small value's bytes, else
+-- value_id names its value_blob row.
 DROP VIEW IF EXISTS rule_now_reduction;
 CREATE VIEW rule_now_reduction AS
-SELECT n.trial, n.step, n.mode, n.mode_step, n.tensor, n.worker, n.dtype, n.shape, k.reduction, k.abs,
+SELECT t.name AS trial, b.step, b.mode, b.mode_step, tn.name AS tensor, w.name AS worker, dn.name AS dtype,
+       v.shape, k.reduction, k.abs,
        coalesce(CASE WHEN ({reductions.filter}) AND ({reductions.computed}) THEN {reductions.value} END,
-                tensor_reduce(n.real_value, k.reduction, k.abs)) AS value
-FROM rule_now n
+                tensor_reduce(CASE WHEN dn.name NOT IN ('complex64', 'complex128', 'string')
+                                   THEN coalesce(v.data, (SELECT data FROM value_blob WHERE value_id = v.value_id))
+                              END, k.reduction, k.abs)) AS value,
+       v.data AS value_inline, v.value_id
+FROM rule_batch b
 CROSS JOIN reduction_kind k
-LEFT JOIN trial t ON t.name = n.trial
-LEFT JOIN tensor tn ON tn.trial_id = t.trial_id AND tn.name = n.tensor
-LEFT JOIN worker w ON w.trial_id = t.trial_id AND w.name = n.worker
-LEFT JOIN value v ON v.tensor_id = tn.tensor_id AND v.tensor_step = n.tensor_step
-                 AND v.step_offset = n.step - n.tensor_step AND v.worker_id = w.worker_id;
+CROSS JOIN {reductions.values}
+LEFT JOIN dtype_name dn ON dn.code = v.dtype
+WHERE t.name = b.trial
+  AND v.tensor_step = b.tensor_step
+  AND v.tensor_step + v.step_offset = b.step
+  AND (v.data IS NOT NULL OR v.value_id IS NOT NULL);
 
 -- The distributions (counts and percentiles, computed at ingest) of the steps under evaluation,
 -- from the public view: a GLOBAL-mode step is found by its mode and mode step, as the view
@@ -261,16 +270,23 @@ WHERE v.trial = (SELECT trial FROM rule_batch LIMIT 1)
 
 DROP VIEW IF EXISTS rule_now_reduction_by_tensor;
 CREATE VIEW rule_now_reduction_by_tensor AS
-SELECT n.trial, n.step, n.mode, n.mode_step, n.tensor, n.worker, n.dtype, n.shape, k.reduction, k.abs,
+SELECT t.name AS trial, b.step, b.mode, b.mode_step, tn.name AS tensor, w.name AS worker, dn.name AS dtype,
+       v.shape, k.reduction, k.abs,
        coalesce(CASE WHEN ({reductions.filter}) AND ({reductions.computed}) THEN {reductions.value} END,
-                tensor_reduce(n.real_value, k.reduction, k.abs)) AS value
-FROM rule_now_by_tensor n
-CROSS JOIN reduction_kind k
-LEFT JOIN trial t ON t.name = n.trial
-LEFT JOIN tensor tn ON tn.trial_id = t.trial_id AND tn.name = n.tensor
-LEFT JOIN worker w ON w.trial_id = t.trial_id AND w.name = n.worker
-LEFT JOIN value v ON v.tensor_id = tn.tensor_id AND v.tensor_step = n.tensor_step
-                 AND v.step_offset = n.step - n.tensor_step AND v.worker_id = w.worker_id;
+                tensor_reduce(CASE WHEN dn.name NOT IN ('complex64', 'complex128', 'string')
+                                   THEN coalesce(v.data, (SELECT data FROM value_blob WHERE value_id = v.value_id))
+                              END, k.reduction, k.abs)) AS value,
+       v.data AS value_inline, v.value_id
+FROM reduction_kind k
+CROSS JOIN {reductions.values}
+CROSS JOIN rule_batch b
+LEFT JOIN dtype_name dn ON dn.code = v.dtype
+WHERE t.name = (SELECT trial FROM rule_batch LIMIT 1)
+  AND v.tensor_step BETWEEN (SELECT min(tensor_step) FROM rule_batch) AND (SELECT max(tensor_step) FROM rule_batch)
+  AND (v.data IS NOT NULL OR v.value_id IS NOT NULL)
+  AND b.trial = t.name
+  AND b.step = v.tensor_step + v.step_offset
+  AND b.tensor_step = v.tensor_step;
 
 DROP VIEW IF EXISTS rule_now_distribution_by_tensor;
 CREATE VIEW rule_now_distribution_by_tensor AS

@@ -55,18 +55,22 @@ selection AS MATERIALIZED (
   SELECT tensor FROM rule_collections WHERE collection = 'weights'
 ),
 x AS MATERIALIZED (  -- the considered saved steps: the state's (0) and the batch's (1)
-  SELECT s.trial, s.tensor, s.worker, s.step, NULL AS tensor_step, 0 AS new
+  SELECT s.trial, s.tensor, s.worker, s.step, 0 AS new,
+         NULL AS dtype, NULL AS shape, NULL AS value_inline, NULL AS value_id, NULL AS l2
   FROM rule_weight_update_ratio_state s, t
   WHERE s.trial = (SELECT trial FROM rule_batch LIMIT 1) AND (t.train_seen OR NOT t.batch_train)
   UNION ALL
-  SELECT n.trial, n.tensor, n.worker, n.step, n.tensor_step, 1
-  FROM selection CROSS JOIN rule_now_by_tensor n, t
+  SELECT n.trial, n.tensor, n.worker, n.step, 1, n.dtype, n.shape, n.value_inline, n.value_id, n.value
+  FROM selection CROSS JOIN rule_now_reduction_by_tensor n, t
   WHERE n.tensor = selection.tensor
+    AND n.reduction = 'l2' AND n.abs = 0
     AND (n.mode = 'TRAIN' OR NOT (t.train_seen OR t.batch_train))
 ),
-l AS MATERIALIZED (  -- each with the step before it (P) and where P's value is: its key
+l AS MATERIALIZED (  -- each with the step before it (P) and what the pair needs of P's value
   SELECT x.*, lag(x.step) OVER series AS p_step, lag(x.new) OVER series AS p_new,
-         lag(x.tensor_step) OVER series AS p_tensor_step
+         lag(x.dtype) OVER series AS p_dtype, lag(x.shape) OVER series AS p_shape,
+         lag(x.value_inline) OVER series AS p_value_inline, lag(x.value_id) OVER series AS p_value_id,
+         lag(x.l2) OVER series AS p_l2
   FROM x
   WINDOW series AS (PARTITION BY x.tensor, x.worker ORDER BY x.step)
 ),
@@ -75,53 +79,39 @@ pairs AS (  -- the batch's steps with a P near enough
   FROM l, rule_weight_update_ratio_cfg AS cfg
   WHERE l.new AND l.p_step IS NOT NULL AND (cfg.num_steps IS NULL OR l.p_step >= l.step - cfg.num_steps)
 )
--- No ratio when the shapes differ or either value is not real numbers (strings, complex). Both
--- values of a pair are found by their keys (tensor_values' trial, tensor, step, worker and
--- global step) in one join, not by a subquery per pair, and the shapes and dtypes compared from
--- the columns beside them (a 0-d value's column says [1], its blob []); so a large weight's blob
--- is read where it is used rather than copied into the pairs and read back. ||v_P|| of a value
--- of the batch is the l2 the ingest computed from its elements (value.r_l2 where its
--- red_computed bit is set: the same number as tensor_reduce's), so only the difference reads
--- both blobs; the state's value, from an earlier batch, is reduced from its copy. The l2 is read
--- from the value table by the value's key, not through the reductions view: a lookup through
--- the view costs more than reducing a small weight.
+-- No ratio when the shapes differ or either value is not real numbers (strings, complex). The
+-- values of the batch come with their shapes, dtypes and l2 norms (rule_now_reduction_by_tensor:
+-- the l2 the ingest computed from the elements where there is one, the same number as
+-- tensor_reduce's) and where their blobs are, so that a pair reads its two blobs once, where the
+-- difference is taken, and looks nothing up by name (a 0-d value's shape column says [1], its
+-- blob []). The state's value, from an earlier batch, is reduced from its copy.
 SELECT l.trial, l.tensor, l.worker, l.step, l.p_step, NULL AS ratio
 FROM l, rule_weight_update_ratio_cfg AS cfg
 WHERE l.new AND NOT (l.p_step IS NOT NULL AND (cfg.num_steps IS NULL OR l.p_step >= l.step - cfg.num_steps))
 UNION ALL
 SELECT p.trial, p.tensor, p.worker, p.step, p.p_step,
-       CASE WHEN a.dtype NOT IN ('string', 'complex64', 'complex128')
-             AND b.dtype NOT IN ('string', 'complex64', 'complex128')
-             AND CASE WHEN a.shape = '[1]' OR b.shape = '[1]'
-                      THEN tensor_shape(a.value) = tensor_shape(b.value)
-                      ELSE a.shape = b.shape END
-            THEN tensor_diff_norm(a.value, b.value) / (
-                   coalesce(CASE WHEN v.red_src = 1
-                                  AND (v.red_computed >> (SELECT idx FROM reduction_kind
-                                                          WHERE reduction = 'l2' AND abs = 0)) & 1
-                                 THEN v.r_l2 END,
-                            tensor_reduce(b.value, 'l2')) + p.epsilon) END
+       CASE WHEN p.dtype NOT IN ('string', 'complex64', 'complex128')
+             AND p.p_dtype NOT IN ('string', 'complex64', 'complex128')
+             AND CASE WHEN p.shape = '[1]' OR p.p_shape = '[1]'
+                      THEN tensor_shape(coalesce(p.value_inline, a.data))
+                             = tensor_shape(coalesce(p.p_value_inline, b.data))
+                      ELSE p.shape = p.p_shape END
+            THEN tensor_diff_norm(coalesce(p.value_inline, a.data), coalesce(p.p_value_inline, b.data))
+                   / (p.p_l2 + p.epsilon) END
 FROM pairs p
-JOIN tensor_values a ON a.trial = p.trial AND a.tensor = p.tensor AND a.worker = p.worker
-                    AND a.step = p.tensor_step AND a.global_step = p.step
-JOIN tensor_values b ON b.trial = p.trial AND b.tensor = p.tensor AND b.worker = p.worker
-                    AND b.step = p.p_tensor_step AND b.global_step = p.p_step
-LEFT JOIN trial tr ON tr.name = p.trial
-LEFT JOIN tensor tn ON tn.trial_id = tr.trial_id AND tn.name = p.tensor
-LEFT JOIN worker w ON w.trial_id = tr.trial_id AND w.name = p.worker
-LEFT JOIN value v ON v.tensor_id = tn.tensor_id AND v.tensor_step = p.p_tensor_step
-                 AND v.step_offset = p.p_step - p.p_tensor_step AND v.worker_id = w.worker_id
+LEFT JOIN value_blob a ON a.value_id = p.value_id
+LEFT JOIN value_blob b ON b.value_id = p.p_value_id
 WHERE p.p_new
 UNION ALL
 SELECT p.trial, p.tensor, p.worker, p.step, p.p_step,
-       CASE WHEN a.dtype NOT IN ('string', 'complex64', 'complex128')
+       CASE WHEN p.dtype NOT IN ('string', 'complex64', 'complex128')
              AND tensor_dtype(s.value) NOT IN ('string', 'complex64', 'complex128')
-             AND tensor_shape(a.value) = tensor_shape(s.value)
-            THEN tensor_diff_norm(a.value, s.value) / (tensor_reduce(s.value, 'l2') + p.epsilon) END
+             AND tensor_shape(coalesce(p.value_inline, a.data)) = tensor_shape(s.value)
+            THEN tensor_diff_norm(coalesce(p.value_inline, a.data), s.value)
+                   / (tensor_reduce(s.value, 'l2') + p.epsilon) END
 FROM pairs p
-JOIN tensor_values a ON a.trial = p.trial AND a.tensor = p.tensor AND a.worker = p.worker
-                    AND a.step = p.tensor_step AND a.global_step = p.step
 JOIN rule_weight_update_ratio_state s ON s.trial = p.trial AND s.tensor = p.tensor AND s.worker = p.worker
+LEFT JOIN value_blob a ON a.value_id = p.value_id
 WHERE NOT p.p_new;
 
 DROP TRIGGER IF EXISTS rule_weight_update_ratio_fold;

@@ -104,6 +104,8 @@ std::string reduction_value_over_kind_sql() { return view_text().value; }
 
 std::string reduction_filter_over_kind_sql() { return view_text().filter; }
 
+std::string reduction_values_sql() { return view_text().values; }
+
 std::string reduction_kind_column_sql(const std::string& name) {
   for (const RestColumn& c : view_text().kind_columns)
     if (c.name == name) return c.expression;

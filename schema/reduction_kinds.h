@@ -38,6 +38,9 @@ const std::vector<RestColumn>& reduction_kind_columns();
 std::string reduction_value_over_kind_sql();
 std::string reduction_filter_over_kind_sql();
 std::string reduction_kind_column_sql(const std::string& name);
+// The view's values: its FROM clause after the kinds, the visible value rows `v` joined with their
+// trial `t`, step `s`, tensor `tn` and worker `w`.
+std::string reduction_values_sql();
 
 // The reductions view with one row per value instead of one per value and kind: the view's
 // columns that are the value's (trial, tensor, step, worker, mode, mode_step, global_step), then
