@@ -211,24 +211,31 @@ WHERE v.trial = b.trial
 -- reductions, which cost half of vanishing_gradient. The blob is read only when no computed
 -- reduction answers. In place of rule_now's raw value, where it is, for a rule that reads the
 -- blob after pairing values and so copies none: value_inline holds a small value's bytes, else
--- value_id names its value_blob row.
-DROP VIEW IF EXISTS rule_now_reduction;
-CREATE VIEW rule_now_reduction AS
-SELECT t.name AS trial, b.step, b.mode, b.mode_step, tn.name AS tensor, w.name AS worker, dn.name AS dtype,
-       v.shape, k.reduction, k.abs,
+-- value_id names its value_blob row. rule_value_reduction is every visible raw value's, the kinds
+-- first; rule_now_reduction takes those of the batch's steps, the batch first.
+DROP VIEW IF EXISTS rule_value_reduction;
+CREATE VIEW rule_value_reduction AS
+SELECT t.name AS trial, v.tensor_step, v.tensor_step + v.step_offset AS global_step, tn.name AS tensor,
+       w.name AS worker, dn.name AS dtype, v.shape, k.reduction, k.abs,
        coalesce(CASE WHEN ({reductions.filter}) AND ({reductions.computed}) THEN {reductions.value} END,
                 tensor_reduce(CASE WHEN dn.name NOT IN ('complex64', 'complex128', 'string')
                                    THEN coalesce(v.data, (SELECT data FROM value_blob WHERE value_id = v.value_id))
                               END, k.reduction, k.abs)) AS value,
        v.data AS value_inline, v.value_id
-FROM rule_batch b
-CROSS JOIN reduction_kind k
+FROM reduction_kind k
 CROSS JOIN {reductions.values}
 LEFT JOIN dtype_name dn ON dn.code = v.dtype
-WHERE t.name = b.trial
-  AND v.tensor_step = b.tensor_step
-  AND v.tensor_step + v.step_offset = b.step
-  AND (v.data IS NOT NULL OR v.value_id IS NOT NULL);
+WHERE v.data IS NOT NULL OR v.value_id IS NOT NULL;
+
+DROP VIEW IF EXISTS rule_now_reduction;
+CREATE VIEW rule_now_reduction AS
+SELECT r.trial, b.step, b.mode, b.mode_step, r.tensor, r.worker, r.dtype, r.shape, r.reduction, r.abs, r.value,
+       r.value_inline, r.value_id
+FROM rule_batch b
+CROSS JOIN rule_value_reduction r
+WHERE r.trial = b.trial
+  AND r.tensor_step = b.tensor_step
+  AND r.global_step = b.step;
 
 -- The distributions (counts and percentiles, computed at ingest) of the steps under evaluation,
 -- from the public view: a GLOBAL-mode step is found by its mode and mode step, as the view
@@ -270,23 +277,15 @@ WHERE v.trial = (SELECT trial FROM rule_batch LIMIT 1)
 
 DROP VIEW IF EXISTS rule_now_reduction_by_tensor;
 CREATE VIEW rule_now_reduction_by_tensor AS
-SELECT t.name AS trial, b.step, b.mode, b.mode_step, tn.name AS tensor, w.name AS worker, dn.name AS dtype,
-       v.shape, k.reduction, k.abs,
-       coalesce(CASE WHEN ({reductions.filter}) AND ({reductions.computed}) THEN {reductions.value} END,
-                tensor_reduce(CASE WHEN dn.name NOT IN ('complex64', 'complex128', 'string')
-                                   THEN coalesce(v.data, (SELECT data FROM value_blob WHERE value_id = v.value_id))
-                              END, k.reduction, k.abs)) AS value,
-       v.data AS value_inline, v.value_id
-FROM reduction_kind k
-CROSS JOIN {reductions.values}
+SELECT r.trial, b.step, b.mode, b.mode_step, r.tensor, r.worker, r.dtype, r.shape, r.reduction, r.abs, r.value,
+       r.value_inline, r.value_id
+FROM rule_value_reduction r
 CROSS JOIN rule_batch b
-LEFT JOIN dtype_name dn ON dn.code = v.dtype
-WHERE t.name = (SELECT trial FROM rule_batch LIMIT 1)
-  AND v.tensor_step BETWEEN (SELECT min(tensor_step) FROM rule_batch) AND (SELECT max(tensor_step) FROM rule_batch)
-  AND (v.data IS NOT NULL OR v.value_id IS NOT NULL)
-  AND b.trial = t.name
-  AND b.step = v.tensor_step + v.step_offset
-  AND b.tensor_step = v.tensor_step;
+WHERE r.trial = (SELECT trial FROM rule_batch LIMIT 1)
+  AND r.tensor_step BETWEEN (SELECT min(tensor_step) FROM rule_batch) AND (SELECT max(tensor_step) FROM rule_batch)
+  AND b.trial = r.trial
+  AND b.step = r.global_step
+  AND b.tensor_step = r.tensor_step;
 
 DROP VIEW IF EXISTS rule_now_distribution_by_tensor;
 CREATE VIEW rule_now_distribution_by_tensor AS
